@@ -1,0 +1,176 @@
+package consumer
+
+import "sort"
+
+// Rotation is the round robin of a queue's consumers within priority bands,
+// with the blocked sets of their channels.
+type Rotation struct {
+	bands    []*band // highest priority first; empty bands are kept
+	count    int     // every consumer added and not removed
+	blockSeq uint64
+}
+
+// Len returns the number of consumers in the rotation, blocked ones included.
+func (r *Rotation) Len() int { return r.count }
+
+// Add puts a new consumer at the tail of its priority band.
+func (r *Rotation) Add(c *Consumer) {
+	if c.state != detached {
+		panic("consumer: Add of a consumer already in a rotation")
+	}
+	r.count++
+	r.activate(c)
+}
+
+// Remove takes a consumer out of the rotation, wherever it is.
+func (r *Rotation) Remove(c *Consumer) {
+	switch c.state {
+	case detached:
+		return
+	case active:
+		c.band.remove(c)
+	case blockedCredit:
+		c.Group.withCredit.remove(c)
+	}
+	c.state = detached
+	c.band = nil
+	r.count--
+}
+
+func (r *Rotation) activate(c *Consumer) {
+	b := r.bandFor(c.Priority)
+	c.state = active
+	c.band = b
+	b.pushBack(c)
+}
+
+func (r *Rotation) bandFor(priority int) *band {
+	i := sort.Search(len(r.bands), func(i int) bool { return r.bands[i].priority <= priority })
+	if i < len(r.bands) && r.bands[i].priority == priority {
+		return r.bands[i]
+	}
+	b := &band{priority: priority}
+	r.bands = append(r.bands, nil)
+	copy(r.bands[i+1:], r.bands[i:])
+	r.bands[i] = b
+	return b
+}
+
+// Pick returns the consumer that gets the next message, or nil when no active
+// consumer can take one. It offers the message to the head of the highest
+// non-empty band; a consumer whose group is suspended, whose window is full,
+// or that allow refuses is moved to the blocked set and the next one is tried.
+// The chosen consumer moves to the tail of its band. allow is the channel-wide
+// limiter: it is called last, only for a consumer that has credit, and may
+// set the group's Suspended flag when it refuses.
+func (r *Rotation) Pick(allow func(c *Consumer) bool) *Consumer {
+	for _, b := range r.bands {
+		for b.head != nil {
+			c := b.head
+			if !c.Group.Suspended && c.HasCredit() && (allow == nil || allow(c)) {
+				b.remove(c)
+				b.pushBack(c)
+				return c
+			}
+			r.block(c)
+		}
+	}
+	return nil
+}
+
+// Offer tries one consumer alone, as a single-active-consumer queue does: it
+// reports whether c can take a message, blocking it if not.
+func (r *Rotation) Offer(c *Consumer, allow func(c *Consumer) bool) bool {
+	if c.state == active && !c.Group.Suspended && c.HasCredit() && (allow == nil || allow(c)) {
+		return true
+	}
+	if c.state == active {
+		r.block(c)
+	}
+	return false
+}
+
+func (r *Rotation) block(c *Consumer) {
+	c.band.remove(c)
+	c.band = nil
+	r.blockSeq++
+	c.blockSeq = r.blockSeq
+	if c.HasCredit() {
+		c.state = blockedCredit
+		c.Group.withCredit.pushBack(c)
+	} else {
+		c.state = blockedNoCredit
+	}
+}
+
+// Delivered records a delivery to c: an ack-mode consumer uses one credit.
+func (r *Rotation) Delivered(c *Consumer) {
+	if !c.NoAck {
+		c.Outstanding++
+	}
+}
+
+// Credit gives one credit back to each consumer in settled (a consumer
+// appears once per settled delivery; all belong to one group) after acks,
+// nacks or rejects. If that lifts any window off zero, those consumers and
+// every consumer of the group that has credit rejoin the rotation, in the
+// order they were blocked: RabbitMQ's subtract_acks followed by one unblock.
+// It reports whether any consumer rejoined.
+func (r *Rotation) Credit(settled []*Consumer) bool {
+	var gained []*Consumer
+	var g *Group
+	for _, c := range settled {
+		if c.NoAck {
+			continue
+		}
+		wasFull := !c.HasCredit()
+		c.Outstanding--
+		if c.Outstanding < 0 {
+			panic("consumer: more settlements than deliveries")
+		}
+		if wasFull && c.HasCredit() && c.state != detached {
+			gained = append(gained, c)
+			g = c.Group
+		}
+	}
+	if g == nil {
+		return false
+	}
+	return r.unblock(g, gained)
+}
+
+// Resume clears a group's suspension (the channel-wide limit has room again,
+// or was removed) and brings back its consumers that have credit.
+func (r *Rotation) Resume(g *Group) bool {
+	if !g.Suspended {
+		return false
+	}
+	g.Suspended = false
+	return r.unblock(g, nil)
+}
+
+// unblock moves the group's consumers that have credit, among them those
+// of gained that were blocked for credit, to the tails of their bands in the
+// order they were blocked.
+func (r *Rotation) unblock(g *Group, gained []*Consumer) bool {
+	moving := gained[:0:0]
+	for _, c := range gained {
+		if c.state == blockedNoCredit {
+			moving = append(moving, c)
+		}
+	}
+	for c := g.withCredit.head; c != nil; c = c.next {
+		moving = append(moving, c)
+	}
+	if len(moving) == 0 {
+		return false
+	}
+	sort.Slice(moving, func(i, j int) bool { return moving[i].blockSeq < moving[j].blockSeq })
+	for _, c := range moving {
+		if c.state == blockedCredit {
+			g.withCredit.remove(c)
+		}
+		r.activate(c)
+	}
+	return true
+}

@@ -1,0 +1,298 @@
+package sim
+
+import (
+	"github.com/amqpsim/amqpsim/channel"
+	"github.com/amqpsim/amqpsim/consumer"
+	"github.com/amqpsim/amqpsim/protocol"
+	"github.com/amqpsim/amqpsim/queue"
+)
+
+// Consume is basic.consume. The consumer gets the channel's current
+// per-consumer prefetch (the last basic.qos with global=false) and keeps it.
+// Deliveries are read with Consumer.Next, or reach the connection's sink.
+func (ch *Channel) Consume(queueName string, o ConsumeOptions) (*Consumer, error) {
+	var cs *Consumer
+	err := ch.do(protocol.BasicConsume, "%q tag=%q no-ack=%t exclusive=%t args=%v", []any{queueName, o.Tag, o.NoAck, o.Exclusive, o.Args}, func() error {
+		q, err := ch.lookupQueue(queueName, protocol.BasicConsume)
+		if err != nil {
+			return err
+		}
+		tag := o.Tag
+		if tag == "" {
+			tag = ch.b.randomName("amq.ctag-")
+		}
+		if _, dup := ch.consumers[tag]; dup {
+			return protocol.Errorf(protocol.NotAllowed, protocol.BasicConsume, "attempt to reuse consumer tag '%s'", tag)
+		}
+		priority := 0
+		if v, ok := o.Args["x-priority"]; ok {
+			n, isInt := protocol.Int(v)
+			if !isInt {
+				return protocol.Errorf(protocol.PreconditionFailed, protocol.BasicConsume, "invalid arg 'x-priority' for %s: {unacceptable_type,%s}", q.Resource(), protocol.TypeName(v))
+			}
+			priority = int(n)
+		}
+		if err := q.AdmitConsumer(o.Exclusive); err != nil {
+			return err
+		}
+		g := ch.groups[q]
+		if g == nil {
+			g = &consumer.Group{Ref: q}
+			ch.groups[q] = g
+		}
+		cs = &Consumer{ch: ch, q: q}
+		cs.core = consumer.Consumer{Tag: tag, NoAck: o.NoAck, Exclusive: o.Exclusive, Priority: priority, Group: g, Ref: cs}
+		if !o.NoAck {
+			cs.core.Prefetch = ch.core.Prefetch
+		}
+		ch.consumers[tag] = cs
+		ch.order = append(ch.order, cs)
+		q.AddConsumer(&cs.core)
+		ch.b.markDirty(q)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return cs, nil
+}
+
+// Cancel is basic.cancel. The consumer's unacked deliveries stay on the
+// channel, to be settled or requeued when it closes. An unknown tag is not
+// an error. Cancelling the last consumer of an auto-delete queue deletes it.
+func (ch *Channel) Cancel(tag string) error {
+	return ch.do(protocol.BasicCancel, "%q", []any{tag}, func() error {
+		cs, ok := ch.consumers[tag]
+		if !ok {
+			return nil
+		}
+		ch.cancel(cs)
+		return nil
+	})
+}
+
+func (ch *Channel) cancel(cs *Consumer) {
+	q := cs.q
+	q.RemoveConsumer(&cs.core)
+	cs.cancelled = true
+	delete(ch.consumers, cs.core.Tag)
+	if q.AutoDelete && q.ConsumerCount() == 0 {
+		ch.b.deleteQueue(q)
+		return
+	}
+	ch.b.markDirty(q)
+}
+
+// Publish is basic.publish. A mandatory message that reaches no queue comes
+// back as a Return (312 NO_ROUTE); in confirm mode every publish is then
+// confirmed.
+func (ch *Channel) Publish(exchangeName, key string, o PublishOptions, m Message) error {
+	return ch.do(protocol.BasicPublish, "exchange=%q key=%q mandatory=%t", []any{exchangeName, key, o.Mandatory}, func() error {
+		if o.Immediate {
+			return protocol.Errorf(protocol.NotImplemented, protocol.BasicPublish, "immediate=true")
+		}
+		x, err := ch.conn.vhost.exchange(exchangeName, protocol.BasicPublish)
+		if err != nil {
+			return err
+		}
+		if x.internal {
+			return protocol.Errorf(protocol.AccessRefused, protocol.BasicPublish, "cannot publish to internal %s", exchangeResource(x.name, ch.conn.vhost.name))
+		}
+		routed := ch.b.publish(ch.conn.vhost, x, key, m)
+		if routed == 0 && o.Mandatory {
+			ch.conn.push(Return{Channel: ch.id, ReplyCode: protocol.NoRoute, ReplyText: "NO_ROUTE", Exchange: exchangeName, RoutingKey: key, Message: m})
+		}
+		if ch.confirming {
+			ch.publishTag++
+			ch.conn.push(Confirm{Channel: ch.id, DeliveryTag: ch.publishTag})
+		}
+		return nil
+	})
+}
+
+// Publish routes a message through an exchange of vhost "/" without a
+// channel, as the management API's publish does: no confirms, no returns.
+// It fails only for a missing exchange.
+func (b *Broker) Publish(exchangeName, key string, m Message) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	v := b.vhosts["/"]
+	x, err := v.exchange(exchangeName, protocol.BasicPublish)
+	if err != nil {
+		return err
+	}
+	b.event(nil, 0, "publish", "exchange=%q key=%q", exchangeName, key)
+	b.publish(v, x, key, m)
+	b.flush()
+	return nil
+}
+
+// publish routes m and enqueues it in every queue it reaches, returning how
+// many. The body is copied once and shared. Caller holds the lock.
+func (b *Broker) publish(v *vhost, x *exchange, key string, m Message) int {
+	b.routed = v.route(x, key, m.Headers, b.routed[:0])
+	if len(b.routed) == 0 {
+		return 0
+	}
+	body := append([]byte(nil), m.Body...)
+	var props *protocol.Properties
+	if !isZeroProperties(&m.Properties) {
+		p := m.Properties
+		props = &p
+	}
+	for _, q := range b.routed {
+		q.Enqueue(&queue.Message{Exchange: x.name, RoutingKey: key, Properties: props, Body: body})
+		b.markDirty(q)
+	}
+	n := len(b.routed)
+	clear(b.routed)
+	return n
+}
+
+func isZeroProperties(p *protocol.Properties) bool {
+	return p.ContentType == "" && p.ContentEncoding == "" && len(p.Headers) == 0 && p.DeliveryMode == 0 &&
+		p.Priority == 0 && p.CorrelationID == "" && p.ReplyTo == "" && p.Expiration == "" &&
+		p.MessageID == "" && p.Timestamp.IsZero() && p.Type == "" && p.UserID == "" && p.AppID == "" && p.ClusterID == ""
+}
+
+// Get is basic.get. It is not limited by either prefetch window. ok is false
+// for basic.get-empty. Without noAck the delivery joins the channel's unacked
+// deliveries like any other.
+func (ch *Channel) Get(queueName string, noAck bool) (d Delivery, ok bool, err error) {
+	err = ch.do(protocol.BasicGet, "%q no-ack=%t", []any{queueName, noAck}, func() error {
+		q, err := ch.lookupQueue(queueName, protocol.BasicGet)
+		if err != nil {
+			return err
+		}
+		m, redelivered := q.Fetch(!noAck)
+		if m == nil {
+			ch.b.event(ch.conn, ch.id, "basic.get-empty", "")
+			return nil
+		}
+		tag := ch.core.NextTag()
+		if !noAck {
+			ch.core.Record(channel.Delivery{Tag: tag, Queue: q, Message: m, At: ch.b.now})
+		}
+		d = delivery("", tag, redelivered, m)
+		d.MessageCount = q.Ready()
+		ok = true
+		ch.b.event(ch.conn, ch.id, "basic.get-ok", "tag=%d redelivered=%t left=%d body=%q", tag, redelivered, d.MessageCount, m.Body)
+		return nil
+	})
+	return d, ok, err
+}
+
+func delivery(ctag string, tag uint64, redelivered bool, m *queue.Message) Delivery {
+	d := Delivery{ConsumerTag: ctag, DeliveryTag: tag, Redelivered: redelivered, Exchange: m.Exchange, RoutingKey: m.RoutingKey}
+	d.Body = m.Body
+	if m.Properties != nil {
+		d.Properties = *m.Properties
+	}
+	return d
+}
+
+// Ack is basic.ack; multiple acks every delivery up to and including tag,
+// and tag 0 with multiple acks all.
+func (ch *Channel) Ack(tag uint64, multiple bool) error {
+	return ch.do(protocol.BasicAck, "tag=%d multiple=%t", []any{tag, multiple}, func() error {
+		return ch.settle(protocol.BasicAck, tag, multiple, false)
+	})
+}
+
+// Nack is basic.nack: requeue returns the messages to their original
+// positions; otherwise they are dropped.
+func (ch *Channel) Nack(tag uint64, multiple, requeue bool) error {
+	return ch.do(protocol.BasicNack, "tag=%d multiple=%t requeue=%t", []any{tag, multiple, requeue}, func() error {
+		return ch.settle(protocol.BasicNack, tag, multiple, requeue)
+	})
+}
+
+// Reject is basic.reject of one delivery.
+func (ch *Channel) Reject(tag uint64, requeue bool) error {
+	return ch.do(protocol.BasicReject, "tag=%d requeue=%t", []any{tag, requeue}, func() error {
+		return ch.settle(protocol.BasicReject, tag, false, requeue)
+	})
+}
+
+// Recover is basic.recover: every unacked delivery on the channel is
+// requeued. RabbitMQ refuses requeue=false with 540, closing the connection.
+func (ch *Channel) Recover(requeue bool) error {
+	return ch.do(protocol.BasicRecover, "requeue=%t", []any{requeue}, func() error {
+		if !requeue {
+			return protocol.Errorf(protocol.NotImplemented, protocol.BasicRecover, "requeue=false")
+		}
+		ch.apply(ch.core.TakeAll(), true)
+		return nil
+	})
+}
+
+func (ch *Channel) settle(m protocol.Method, tag uint64, multiple, requeue bool) error {
+	ds, err := ch.core.Settle(m, tag, multiple)
+	if err != nil {
+		return err
+	}
+	ch.apply(ds, requeue)
+	return nil
+}
+
+// apply settles deliveries taken from the ledger: each queue requeues or
+// forgets its messages, consumers get their credit back (one unblock per
+// queue, as RabbitMQ's subtract_acks), and the channel-wide limiter is told.
+func (ch *Channel) apply(ds []channel.Delivery, requeue bool) {
+	var touched []*queue.Queue
+	for _, d := range ds {
+		touched = appendQueue(touched, d.Queue)
+	}
+	for _, q := range touched {
+		if q.Deleted {
+			continue
+		}
+		var credited []*consumer.Consumer
+		for _, d := range ds {
+			if d.Queue != q {
+				continue
+			}
+			if requeue {
+				q.Requeue(d.Message)
+			} else {
+				q.Settle(d.Message)
+			}
+			if d.Consumer != nil {
+				credited = append(credited, d.Consumer)
+			}
+		}
+		q.Credit(credited)
+		ch.b.markDirty(q)
+	}
+	ch.resume(ch.core.Released(ds))
+	if !ch.b.cfg.NoTrace {
+		for _, d := range ds {
+			ch.b.event(ch.conn, ch.id, "settled", "tag=%d queue=%s requeue=%t body=%q", d.Tag, d.Queue.Name, requeue, d.Message.Body)
+		}
+	}
+}
+
+// allow is the channel-wide limiter's can_send for a consumer; caller holds
+// the lock.
+func (b *Broker) allow(c *consumer.Consumer) bool {
+	return c.Ref.(*Consumer).ch.core.Limiter.Allow(c.Group, !c.NoAck)
+}
+
+// deliver sends a message to a consumer: a delivery tag, a ledger entry
+// unless no-ack, and basic.deliver to the client. Caller holds the lock.
+func (b *Broker) deliver(c *consumer.Consumer, m *queue.Message, redelivered bool) {
+	cs := c.Ref.(*Consumer)
+	ch := cs.ch
+	tag := ch.core.NextTag()
+	if !c.NoAck {
+		ch.core.Record(channel.Delivery{Tag: tag, Queue: cs.q, Message: m, Consumer: c, At: b.now})
+	}
+	d := delivery(c.Tag, tag, redelivered, m)
+	if sink := ch.conn.opts.Sink; sink != nil {
+		b.tracePush(ch.conn, Deliver{Channel: ch.id, Delivery: d})
+		sink(Deliver{Channel: ch.id, Delivery: d})
+		return
+	}
+	b.tracePush(ch.conn, Deliver{Channel: ch.id, Delivery: d})
+	cs.inbox = append(cs.inbox, d)
+}

@@ -1,0 +1,199 @@
+package sim
+
+import (
+	"container/heap"
+	"encoding/base64"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/amqpsim/amqpsim/consumer"
+	"github.com/amqpsim/amqpsim/queue"
+)
+
+// Config configures a Broker. The zero value is a broker like a fresh
+// RabbitMQ 3.10 with one vhost "/".
+type Config struct {
+	// Start is the virtual clock's starting time; zero means Epoch.
+	Start time.Time
+	// Seed feeds the one random source: generated queue names and consumer
+	// tags, and the order in which a channel-wide limit releases queues
+	// (random in RabbitMQ too). The same seed and calls give the same trace.
+	Seed uint64
+	// NoTrace turns the event trace off (for benchmarks and long runs).
+	NoTrace bool
+}
+
+// Broker is a simulated RabbitMQ broker. All its methods are safe for
+// concurrent use; one lock serialises them, and the state below it is a
+// single-threaded state machine with a virtual clock.
+type Broker struct {
+	mu sync.Mutex
+
+	cfg    Config
+	now    time.Time
+	rng    *rand.Rand
+	timers timerHeap
+	seq    uint64 // timer creation order
+
+	vhosts     map[string]*vhost
+	conns      []*Connection // open connections in connect order
+	nextConnID uint64
+
+	trace []Event
+
+	// dirty queues need a dispatch before the current call returns.
+	dirty []*queue.Queue
+	// allowFn and deliverFn are made once: method values allocate.
+	allowFn   func(*consumer.Consumer) bool
+	deliverFn func(*consumer.Consumer, *queue.Message, bool)
+	routed    []*queue.Queue // scratch for routing
+}
+
+// New returns a broker with the virtual clock at cfg.Start (or Epoch).
+func New(cfg Config) *Broker {
+	if cfg.Start.IsZero() {
+		cfg.Start = Epoch
+	}
+	b := &Broker{
+		cfg:    cfg,
+		now:    cfg.Start,
+		rng:    rand.New(rand.NewPCG(cfg.Seed, 0x616d717073696d)),
+		vhosts: map[string]*vhost{},
+	}
+	b.allowFn = b.allow
+	b.deliverFn = b.deliver
+	b.addVhost("/")
+	return b
+}
+
+// AddVhost creates a virtual host with the predeclared exchanges. Adding an
+// existing one does nothing.
+func (b *Broker) AddVhost(name string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.addVhost(name)
+}
+
+// Vhosts returns the virtual hosts' names, sorted.
+func (b *Broker) Vhosts() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []string
+	for n := range b.vhosts {
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Now returns the virtual time.
+func (b *Broker) Now() time.Time {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.now
+}
+
+// Advance moves the virtual clock forward by d, firing every timer that
+// falls due on the way in (due time, creation) order, each at its own due
+// time, as if the time had passed continuously.
+func (b *Broker) Advance(d time.Duration) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if d < 0 {
+		return
+	}
+	end := b.now.Add(d)
+	for len(b.timers) > 0 && !b.timers[0].due.After(end) {
+		t := heap.Pop(&b.timers).(*timer)
+		if t.cancelled {
+			continue
+		}
+		b.now = t.due
+		t.fire()
+		b.flush()
+	}
+	b.now = end
+}
+
+// timer is a callback on the virtual clock.
+type timer struct {
+	due       time.Time
+	seq       uint64
+	fire      func()
+	cancelled bool
+}
+
+type timerHeap []*timer
+
+func (h timerHeap) Len() int { return len(h) }
+func (h timerHeap) Less(i, j int) bool {
+	if !h[i].due.Equal(h[j].due) {
+		return h[i].due.Before(h[j].due)
+	}
+	return h[i].seq < h[j].seq
+}
+func (h timerHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *timerHeap) Push(x any)   { *h = append(*h, x.(*timer)) }
+func (h *timerHeap) Pop() any {
+	old := *h
+	t := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return t
+}
+
+// after schedules f at now+d; caller holds the lock. Cancel by setting the
+// returned timer's cancelled flag.
+func (b *Broker) after(d time.Duration, f func()) *timer {
+	b.seq++
+	t := &timer{due: b.now.Add(d), seq: b.seq, fire: f}
+	heap.Push(&b.timers, t)
+	return t
+}
+
+// randomName returns prefix followed by 22 base64url characters, the shape
+// of RabbitMQ's generated names (rabbit_guid).
+func (b *Broker) randomName(prefix string) string {
+	var raw [16]byte
+	for i := 0; i < 16; i += 8 {
+		v := b.rng.Uint64()
+		for j := 0; j < 8; j++ {
+			raw[i+j] = byte(v >> (8 * j))
+		}
+	}
+	return prefix + base64.RawURLEncoding.EncodeToString(raw[:])
+}
+
+// markDirty queues q for dispatch before the current call returns.
+func (b *Broker) markDirty(q *queue.Queue) {
+	if q.Deleted {
+		return
+	}
+	for _, d := range b.dirty {
+		if d == q {
+			return
+		}
+	}
+	b.dirty = append(b.dirty, q)
+}
+
+// flush dispatches every dirty queue; caller holds the lock.
+func (b *Broker) flush() {
+	for i := 0; i < len(b.dirty); i++ {
+		if q := b.dirty[i]; !q.Deleted {
+			q.Dispatch(b.allowFn, b.deliverFn)
+		}
+	}
+	clear(b.dirty)
+	b.dirty = b.dirty[:0]
+}
+
+func (b *Broker) lookupVhost(name string) (*vhost, error) {
+	v, ok := b.vhosts[name]
+	if !ok {
+		return nil, fmt.Errorf("sim: no vhost %q", name)
+	}
+	return v, nil
+}

@@ -1,0 +1,77 @@
+package sim
+
+import (
+	"github.com/amqpsim/amqpsim/consumer"
+	"github.com/amqpsim/amqpsim/queue"
+)
+
+// Consumer is a consumer created by Channel.Consume. When its connection has
+// no sink, the deliveries the broker pushes to it wait here, in order, to be
+// read with Next; nothing runs in the background.
+type Consumer struct {
+	ch        *Channel
+	q         *queue.Queue
+	core      consumer.Consumer
+	inbox     []Delivery
+	cancelled bool
+}
+
+// Tag returns the consumer tag.
+func (c *Consumer) Tag() string { return c.core.Tag }
+
+// Queue returns the name of the queue it consumes from.
+func (c *Consumer) Queue() string { return c.q.Name }
+
+// Next returns the oldest delivery not yet read, if any.
+func (c *Consumer) Next() (Delivery, bool) {
+	c.ch.b.mu.Lock()
+	defer c.ch.b.mu.Unlock()
+	if len(c.inbox) == 0 {
+		return Delivery{}, false
+	}
+	d := c.inbox[0]
+	c.inbox[0] = Delivery{}
+	c.inbox = c.inbox[1:]
+	if len(c.inbox) == 0 {
+		c.inbox = c.inbox[:0:0]
+	}
+	return d, true
+}
+
+// Deliveries returns every delivery not yet read, oldest first, and marks
+// them read.
+func (c *Consumer) Deliveries() []Delivery {
+	c.ch.b.mu.Lock()
+	defer c.ch.b.mu.Unlock()
+	out := c.inbox
+	c.inbox = nil
+	return out
+}
+
+// Cancelled reports whether the consumer is gone: cancelled by the client,
+// by the broker (its queue was deleted), or with its channel.
+func (c *Consumer) Cancelled() bool {
+	c.ch.b.mu.Lock()
+	defer c.ch.b.mu.Unlock()
+	return c.cancelled
+}
+
+// Stats returns the consumer's credit window.
+func (c *Consumer) Stats() ConsumerStats {
+	c.ch.b.mu.Lock()
+	defer c.ch.b.mu.Unlock()
+	return c.stats()
+}
+
+func (c *Consumer) stats() ConsumerStats {
+	cc := &c.core
+	prefetch := cc.Prefetch
+	if cc.NoAck {
+		prefetch = 0
+	}
+	active := !c.q.SingleActive() || c.q.ActiveConsumer() == cc
+	return ConsumerStats{
+		Tag: cc.Tag, Queue: c.q.Name, Channel: c.ch.id, Prefetch: prefetch, Outstanding: cc.Outstanding,
+		NoAck: cc.NoAck, Priority: cc.Priority, Blocked: cc.Blocked(), Active: active && !c.cancelled,
+	}
+}

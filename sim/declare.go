@@ -1,0 +1,260 @@
+package sim
+
+import (
+	"slices"
+
+	"github.com/amqpsim/amqpsim/protocol"
+	"github.com/amqpsim/amqpsim/queue"
+)
+
+// ExchangeDeclare is exchange.declare. kind is direct, fanout, topic or
+// headers.
+func (ch *Channel) ExchangeDeclare(name, kind string, o ExchangeOptions) error {
+	return ch.do(protocol.ExchangeDeclare, "%q %s passive=%t", []any{name, kind, o.Passive}, func() error {
+		v := ch.conn.vhost
+		if name == "" {
+			return protocol.Errorf(protocol.AccessRefused, protocol.ExchangeDeclare, "operation not permitted on the default exchange")
+		}
+		if o.Passive {
+			_, err := v.exchange(name, protocol.ExchangeDeclare)
+			return err
+		}
+		if !exchangeKinds[kind] {
+			return protocol.Errorf(protocol.CommandInvalid, protocol.ExchangeDeclare, "unknown exchange type '%s'", kind)
+		}
+		if x, ok := v.exchanges[name]; ok {
+			return x.equivalent(v, kind, o)
+		}
+		if err := reservedName("exchange", name, protocol.ExchangeDeclare); err != nil {
+			return err
+		}
+		if err := o.Args.Validate(); err != nil {
+			return protocol.Errorf(protocol.PreconditionFailed, protocol.ExchangeDeclare, "invalid arguments: %v", err)
+		}
+		v.exchanges[name] = &exchange{name: name, kind: kind, durable: o.Durable, autoDelete: o.AutoDelete, internal: o.Internal, args: o.Args, direct: map[string][]*queue.Queue{}}
+		return nil
+	})
+}
+
+// ExchangeDelete is exchange.delete. Deleting a missing exchange is not an
+// error; ifUnused refuses an exchange that has bindings.
+func (ch *Channel) ExchangeDelete(name string, ifUnused bool) error {
+	return ch.do(protocol.ExchangeDelete, "%q if-unused=%t", []any{name, ifUnused}, func() error {
+		v := ch.conn.vhost
+		if name == "" {
+			return protocol.Errorf(protocol.AccessRefused, protocol.ExchangeDelete, "operation not permitted on the default exchange")
+		}
+		x, ok := v.exchanges[name]
+		if !ok {
+			return nil
+		}
+		if ifUnused && len(x.bindings) > 0 {
+			return protocol.Errorf(protocol.PreconditionFailed, protocol.ExchangeDelete, "%s in use", exchangeResource(name, v.name))
+		}
+		delete(v.exchanges, name)
+		return nil
+	})
+}
+
+// QueueDeclare is queue.declare. An empty name makes the broker generate
+// one ("amq.gen-…"); the returned QueueInfo has it.
+func (ch *Channel) QueueDeclare(name string, o QueueOptions) (QueueInfo, error) {
+	var info QueueInfo
+	err := ch.do(protocol.QueueDeclare, "%q passive=%t durable=%t exclusive=%t auto-delete=%t args=%v", []any{name, o.Passive, o.Durable, o.Exclusive, o.AutoDelete, o.Args}, func() error {
+		v := ch.conn.vhost
+		if o.Passive {
+			q, err := ch.lookupQueue(name, protocol.QueueDeclare)
+			if err != nil {
+				return err
+			}
+			info = QueueInfo{Name: q.Name, Messages: q.Ready(), Consumers: q.ConsumerCount()}
+			ch.lastQueue = q.Name
+			return nil
+		}
+		if name == "" {
+			name = ch.b.randomName("amq.gen-")
+		}
+		if q, ok := v.queues[name]; ok {
+			if (q.Exclusive && q.Owner != ch.conn) || q.Exclusive != o.Exclusive {
+				return lockedError(q, protocol.QueueDeclare)
+			}
+			if err := q.Equivalent(queue.Options{Durable: o.Durable, AutoDelete: o.AutoDelete, Args: o.Args}); err != nil {
+				return err
+			}
+			info = QueueInfo{Name: q.Name, Messages: q.Ready(), Consumers: q.ConsumerCount()}
+			ch.lastQueue = q.Name
+			return nil
+		}
+		if err := reservedName("queue", name, protocol.QueueDeclare); err != nil {
+			return err
+		}
+		q, err := queue.New(v.name, name, queue.Options{Durable: o.Durable, Exclusive: o.Exclusive, AutoDelete: o.AutoDelete, Args: o.Args})
+		if err != nil {
+			return err
+		}
+		if o.Exclusive {
+			q.Owner = ch.conn
+		}
+		v.queues[name] = q
+		// Every queue is bound to the default exchange by its name; routing
+		// there is a map lookup, so no binding is stored.
+		info = QueueInfo{Name: name}
+		ch.lastQueue = name
+		return nil
+	})
+	return info, err
+}
+
+// QueueBind is queue.bind. An empty queue name means the last queue declared
+// on the channel.
+func (ch *Channel) QueueBind(queueName, key, exchangeName string, args Table) error {
+	return ch.do(protocol.QueueBind, "%q key=%q exchange=%q", []any{queueName, key, exchangeName}, func() error {
+		x, q, err := ch.bindingEnds(queueName, exchangeName, protocol.QueueBind)
+		if err != nil {
+			return err
+		}
+		x.bind(q, key, args)
+		return nil
+	})
+}
+
+// QueueUnbind is queue.unbind. Removing a binding that does not exist is not
+// an error.
+func (ch *Channel) QueueUnbind(queueName, key, exchangeName string, args Table) error {
+	return ch.do(protocol.QueueUnbind, "%q key=%q exchange=%q", []any{queueName, key, exchangeName}, func() error {
+		x, q, err := ch.bindingEnds(queueName, exchangeName, protocol.QueueUnbind)
+		if err != nil {
+			return err
+		}
+		x.unbind(q, key, args)
+		ch.b.maybeAutoDeleteExchange(ch.conn.vhost, x)
+		return nil
+	})
+}
+
+// bindingEnds finds the two ends of a binding with RabbitMQ's errors: the
+// default exchange cannot be bound, and a missing exchange is reported
+// before a missing queue.
+func (ch *Channel) bindingEnds(queueName, exchangeName string, m protocol.Method) (*exchange, *queue.Queue, error) {
+	v := ch.conn.vhost
+	if exchangeName == "" {
+		return nil, nil, protocol.Errorf(protocol.AccessRefused, m, "operation not permitted on the default exchange")
+	}
+	queueName, err := ch.queueName(queueName, m)
+	if err != nil {
+		return nil, nil, err
+	}
+	x, err := v.exchange(exchangeName, m)
+	if err != nil {
+		return nil, nil, err
+	}
+	q, err := ch.lookupQueue(queueName, m)
+	if err != nil {
+		return nil, nil, err
+	}
+	return x, q, nil
+}
+
+// QueuePurge is queue.purge: it removes the ready messages and returns how
+// many; unacked deliveries are untouched.
+func (ch *Channel) QueuePurge(name string) (int, error) {
+	n := 0
+	err := ch.do(protocol.QueuePurge, "%q", []any{name}, func() error {
+		q, err := ch.lookupQueue(name, protocol.QueuePurge)
+		if err != nil {
+			return err
+		}
+		n = q.Purge()
+		return nil
+	})
+	return n, err
+}
+
+// QueueDelete is queue.delete. It returns the number of ready messages
+// deleted. Deleting a missing queue is not an error. IfEmpty is checked
+// before IfUnused; unacked messages make a queue neither used nor non-empty.
+func (ch *Channel) QueueDelete(name string, o QueueDeleteOptions) (int, error) {
+	n := 0
+	err := ch.do(protocol.QueueDelete, "%q if-unused=%t if-empty=%t", []any{name, o.IfUnused, o.IfEmpty}, func() error {
+		name, err := ch.queueName(name, protocol.QueueDelete)
+		if err != nil {
+			return err
+		}
+		q, ok := ch.conn.vhost.queues[name]
+		if !ok {
+			return nil
+		}
+		if err := ch.checkExclusive(q, protocol.QueueDelete); err != nil {
+			return err
+		}
+		if o.IfEmpty && q.Ready() > 0 {
+			return protocol.Errorf(protocol.PreconditionFailed, protocol.QueueDelete, "%s not empty", q.Resource())
+		}
+		if o.IfUnused && q.ConsumerCount() > 0 {
+			return protocol.Errorf(protocol.PreconditionFailed, protocol.QueueDelete, "%s in use", q.Resource())
+		}
+		n = q.Ready()
+		ch.b.deleteQueue(q)
+		return nil
+	})
+	return n, err
+}
+
+// deleteQueue removes a queue with its ready messages and bindings, and
+// cancels its consumers (telling clients that asked to be told). Its
+// deliveries stay in their channels' ledgers, where settling them does
+// nothing. Caller holds the lock.
+func (b *Broker) deleteQueue(q *queue.Queue) {
+	if q.Deleted {
+		return
+	}
+	v := b.vhosts[q.Vhost]
+	b.event(nil, 0, "queue.deleted", "%s ready=%d", q.Name, q.Ready())
+	q.Purge()
+	q.Deleted = true
+	delete(v.queues, q.Name)
+	for _, cc := range slices.Clone(q.Consumers()) {
+		cs := cc.Ref.(*Consumer)
+		q.RemoveConsumer(&cs.core)
+		cs.cancelled = true
+		ch := cs.ch
+		delete(ch.consumers, cs.core.Tag)
+		if g := ch.groups[q]; g != nil {
+			ch.core.Limiter.Forget(g)
+			delete(ch.groups, q)
+		}
+		if !ch.conn.opts.NoCancelNotify && ch.closed == nil {
+			ch.conn.push(Cancel{Channel: ch.id, ConsumerTag: cs.core.Tag})
+		}
+	}
+	for _, x := range sortedExchanges(v) {
+		if len(x.bindings) == 0 {
+			continue
+		}
+		x.unbindQueue(q)
+		b.maybeAutoDeleteExchange(v, x)
+	}
+}
+
+// maybeAutoDeleteExchange deletes an auto-delete exchange that lost its last
+// binding.
+func (b *Broker) maybeAutoDeleteExchange(v *vhost, x *exchange) {
+	if x.autoDelete && len(x.bindings) == 0 {
+		delete(v.exchanges, x.name)
+	}
+}
+
+// sortedExchanges returns a vhost's exchanges by name, for deterministic
+// iteration.
+func sortedExchanges(v *vhost) []*exchange {
+	names := make([]string, 0, len(v.exchanges))
+	for n := range v.exchanges {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	out := make([]*exchange, len(names))
+	for i, n := range names {
+		out[i] = v.exchanges[n]
+	}
+	return out
+}

@@ -1,0 +1,52 @@
+package sim_test
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/amqpsim/amqpsim/sim"
+)
+
+// Two consumers with a prefetch window of two share a queue: the queue fills
+// each window in turn, an ack frees a slot that the next message takes, and a
+// closed channel returns its deliveries, marked redelivered.
+func Example() {
+	b := sim.New(sim.Config{})
+	conn := b.Connect("app")
+	ch1, _ := conn.Channel()
+	ch2, _ := conn.Channel()
+	ch1.QueueDeclare("orders", sim.QueueOptions{})
+	ch1.Qos(2, 0, false)
+	ch2.Qos(2, 0, false)
+	c1, _ := ch1.Consume("orders", sim.ConsumeOptions{Tag: "c1"})
+	c2, _ := ch2.Consume("orders", sim.ConsumeOptions{Tag: "c2"})
+	for i := 1; i <= 6; i++ {
+		b.Publish("", "orders", sim.Message{Body: []byte(fmt.Sprintf("m%d", i))})
+	}
+	show := func(c *sim.Consumer) {
+		for _, d := range c.Deliveries() {
+			fmt.Printf("%s got %s tag=%d redelivered=%t\n", c.Tag(), d.Body, d.DeliveryTag, d.Redelivered)
+		}
+	}
+	show(c1)
+	show(c2)
+
+	ch1.Ack(1, false) // c1 acks m1: the next message fills the slot
+	show(c1)
+
+	ch2.Close() // c2's m2 and m4 return to their places, redelivered
+	b.Advance(time.Second)
+	st, _ := b.QueueStats("/", "orders")
+	fmt.Printf("ready=%d unacked=%d consumers=%d\n", st.Ready, st.Unacked, st.Consumers)
+	ch1.Ack(0, true)
+	show(c1)
+	// Output:
+	// c1 got m1 tag=1 redelivered=false
+	// c1 got m3 tag=2 redelivered=false
+	// c2 got m2 tag=1 redelivered=false
+	// c2 got m4 tag=2 redelivered=false
+	// c1 got m5 tag=3 redelivered=false
+	// ready=3 unacked=2 consumers=1
+	// c1 got m2 tag=4 redelivered=true
+	// c1 got m4 tag=5 redelivered=true
+}

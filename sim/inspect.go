@@ -1,0 +1,115 @@
+package sim
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/amqpsim/amqpsim/queue"
+)
+
+// QueueStats returns a queue's counts as RabbitMQ's management API shows
+// them.
+func (b *Broker) QueueStats(vhost, name string) (QueueStats, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	v, err := b.lookupVhost(vhost)
+	if err != nil {
+		return QueueStats{}, err
+	}
+	q, ok := v.queues[name]
+	if !ok {
+		return QueueStats{}, fmt.Errorf("sim: no queue %q in vhost %q", name, vhost)
+	}
+	return queueStats(q), nil
+}
+
+// Queues returns every queue's stats, sorted by vhost and name.
+func (b *Broker) Queues() []QueueStats {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []QueueStats
+	for _, v := range b.vhosts {
+		for _, q := range v.queues {
+			out = append(out, queueStats(q))
+		}
+	}
+	slices.SortFunc(out, func(a, c QueueStats) int {
+		if a.Vhost != c.Vhost {
+			return strings.Compare(a.Vhost, c.Vhost)
+		}
+		return strings.Compare(a.Name, c.Name)
+	})
+	return out
+}
+
+func queueStats(q *queue.Queue) QueueStats {
+	return QueueStats{Vhost: q.Vhost, Name: q.Name, Ready: q.Ready(), Unacked: q.Unacked(), Consumers: q.ConsumerCount(), Bytes: q.ReadyBytes()}
+}
+
+// QueueMessages returns a queue's ready messages in the order consumers
+// would get them.
+func (b *Broker) QueueMessages(vhost, name string) ([]Message, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	v, err := b.lookupVhost(vhost)
+	if err != nil {
+		return nil, err
+	}
+	q, ok := v.queues[name]
+	if !ok {
+		return nil, fmt.Errorf("sim: no queue %q in vhost %q", name, vhost)
+	}
+	var out []Message
+	for _, m := range q.Messages() {
+		out = append(out, delivery("", 0, false, m).Message)
+	}
+	return out, nil
+}
+
+// Stats returns the channel's delivery state and its consumers' windows in
+// creation order.
+func (ch *Channel) Stats() ChannelStats {
+	ch.b.mu.Lock()
+	defer ch.b.mu.Unlock()
+	s := ChannelStats{
+		Channel: ch.id, Prefetch: ch.core.Prefetch, GlobalLimit: ch.core.Limiter.Limit,
+		GlobalVolume: ch.core.Limiter.Volume, Unacked: ch.core.Unacked(),
+		Confirming: ch.confirming, LastPublishTag: ch.publishTag,
+	}
+	for _, cs := range ch.order {
+		if !cs.cancelled {
+			s.Consumers = append(s.Consumers, cs.stats())
+		}
+	}
+	return s
+}
+
+// Returns returns the basic.return frames not yet read and marks them read.
+// (Only for connections without a sink.)
+func (ch *Channel) Returns() []Return {
+	ch.b.mu.Lock()
+	defer ch.b.mu.Unlock()
+	out := ch.returns
+	ch.returns = nil
+	return out
+}
+
+// Confirms returns the publisher confirms not yet read and marks them read.
+func (ch *Channel) Confirms() []Confirm {
+	ch.b.mu.Lock()
+	defer ch.b.mu.Unlock()
+	out := ch.confirms
+	ch.confirms = nil
+	return out
+}
+
+// Cancels returns the tags of consumers the broker cancelled (their queue
+// was deleted) not yet read, and marks them read.
+func (ch *Channel) Cancels() []string {
+	ch.b.mu.Lock()
+	defer ch.b.mu.Unlock()
+	out := ch.cancels
+	ch.cancels = nil
+	return out
+}

@@ -1,0 +1,25 @@
+// Package wire is the AMQP 0-9-1 wire codec of amqpsim, in RabbitMQ's dialect.
+//
+// It holds:
+//
+//   - framing: [Frame], [FrameReader] (protocol header, frame size limit,
+//     frame-end check) and [FrameWriter];
+//   - the methods: one struct per AMQP method ([BasicPublish], [QueueDeclare],
+//     ...), generated from the specification XML that ships with
+//     github.com/rabbitmq/amqp091-go, all implementing [Method], with
+//     [DecodeMethod] and [AppendMethod];
+//   - content: the content header ([Header], the 14 basic properties as
+//     [protocol.Properties]) and the splitting of bodies into body frames;
+//   - field tables and arrays with RabbitMQ's type tags ([AppendTable],
+//     [DecodeTable]), mapped to the Go types documented on [protocol.Table].
+//
+// Decoding never panics on bad input: it returns an [*Error] carrying the
+// reply code (501 FRAME_ERROR, 502 SYNTAX_ERROR, 503 COMMAND_INVALID, 505
+// UNEXPECTED_FRAME) a RabbitMQ server would close the connection with.
+// Decoded strings, byte slices and tables never alias the input.
+//
+// The package is a codec only; the server that speaks it to clients comes
+// later. methods_gen.go is regenerated with "go generate ./wire/".
+//
+//go:generate go run ./internal/gen
+package wire

@@ -1,0 +1,428 @@
+// Command gen writes wire/methods_gen.go, the AMQP 0-9-1 method structs and
+// their argument codecs, from the machine-readable specification that ships in
+// the github.com/rabbitmq/amqp091-go module
+// (spec/amqp0-9-1.stripped.extended.xml, BSD-licensed).
+//
+// It is run by "go generate" in the wire directory:
+//
+//	go run ./internal/gen [-spec path/to/amqp0-9-1.stripped.extended.xml] [-out methods_gen.go]
+//
+// Without -spec it finds the file with
+// "go list -m -f {{.Dir}} github.com/rabbitmq/amqp091-go".
+package main
+
+import (
+	"bytes"
+	"encoding/xml"
+	"flag"
+	"fmt"
+	"go/format"
+	"log"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+const (
+	specModule = "github.com/rabbitmq/amqp091-go"
+	specFile   = "spec/amqp0-9-1.stripped.extended.xml"
+)
+
+func main() {
+	specPath := flag.String("spec", "", "path of amqp0-9-1.stripped.extended.xml (default: found in the "+specModule+" module)")
+	out := flag.String("out", "methods_gen.go", "output file")
+	flag.Parse()
+	log.SetFlags(0)
+	log.SetPrefix("gen: ")
+
+	path := *specPath
+	if path == "" {
+		var err error
+		if path, err = findSpec(); err != nil {
+			log.Fatal(err)
+		}
+	}
+	src, err := generateFile(path)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := os.WriteFile(*out, src, 0o644); err != nil {
+		log.Fatal(err)
+	}
+}
+
+// findSpec locates the specification XML in the module cache through the go
+// command, so the version used is the one go.mod requires.
+func findSpec() (string, error) {
+	cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", specModule)
+	cmd.Stderr = os.Stderr
+	dir, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("go list -m %s: %v", specModule, err)
+	}
+	d := strings.TrimSpace(string(dir))
+	if d == "" {
+		return "", fmt.Errorf("go list -m %s: module not downloaded (run go mod download %s)", specModule, specModule)
+	}
+	return filepath.Join(d, filepath.FromSlash(specFile)), nil
+}
+
+// generateFile reads the specification at path and returns the gofmt'ed Go
+// source of methods_gen.go.
+func generateFile(path string) ([]byte, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var s spec
+	if err := xml.Unmarshal(raw, &s); err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	g := &generator{domains: map[string]string{}}
+	for _, d := range s.Domains {
+		g.domains[d.Name] = d.Type
+	}
+	if err := g.generate(&s); err != nil {
+		return nil, err
+	}
+	src, err := format.Source(g.buf.Bytes())
+	if err != nil {
+		return nil, fmt.Errorf("gofmt generated code: %v", err)
+	}
+	return src, nil
+}
+
+type spec struct {
+	Domains []struct {
+		Name string `xml:"name,attr"`
+		Type string `xml:"type,attr"`
+	} `xml:"domain"`
+	Classes []class `xml:"class"`
+}
+
+type class struct {
+	Name    string   `xml:"name,attr"`
+	Index   uint16   `xml:"index,attr"`
+	Methods []method `xml:"method"`
+}
+
+type method struct {
+	Name        string    `xml:"name,attr"`
+	Index       uint16    `xml:"index,attr"`
+	Synchronous int       `xml:"synchronous,attr"`
+	Content     int       `xml:"content,attr"`
+	Chassis     []chassis `xml:"chassis"`
+	Responses   []struct {
+		Name string `xml:"name,attr"`
+	} `xml:"response"`
+	Fields []field `xml:"field"`
+}
+
+type chassis struct {
+	Name string `xml:"name,attr"`
+}
+
+type field struct {
+	Name     string `xml:"name,attr"`
+	Domain   string `xml:"domain,attr"`
+	Type     string `xml:"type,attr"`
+	Reserved int    `xml:"reserved,attr"`
+}
+
+// goTypes maps AMQP argument types to Go types.
+var goTypes = map[string]string{
+	"bit":       "bool",
+	"octet":     "uint8",
+	"short":     "uint16",
+	"long":      "uint32",
+	"longlong":  "uint64",
+	"shortstr":  "string",
+	"longstr":   "string",
+	"table":     "protocol.Table",
+	"timestamp": "time.Time",
+}
+
+// senders overrides the direction the XML's chassis elements give. The XML
+// has connection.update-secret the wrong way round: RabbitMQ and amqp091-go's
+// Connection.UpdateSecret have the client send update-secret and the server
+// answer update-secret-ok.
+var senders = map[string]string{
+	"connection.update-secret":    "client",
+	"connection.update-secret-ok": "server",
+}
+
+type generator struct {
+	domains map[string]string
+	buf     bytes.Buffer
+}
+
+func (g *generator) p(format string, args ...any) {
+	fmt.Fprintf(&g.buf, format, args...)
+	g.buf.WriteByte('\n')
+}
+
+// arg is one method argument after domain resolution.
+type arg struct {
+	xmlName, goName, amqpType string
+}
+
+func (g *generator) args(m method) ([]arg, error) {
+	var as []arg
+	for _, f := range m.Fields {
+		t := f.Type
+		if t == "" {
+			t = g.domains[f.Domain]
+		}
+		if _, ok := goTypes[t]; !ok {
+			return nil, fmt.Errorf("field %s: unknown type %q (domain %q)", f.Name, t, f.Domain)
+		}
+		as = append(as, arg{xmlName: f.Name, goName: fieldName(f.Name), amqpType: t})
+	}
+	return as, nil
+}
+
+func (g *generator) generate(s *spec) error {
+	g.p("// Code generated by \"go run ./internal/gen\" from amqp0-9-1.stripped.extended.xml; DO NOT EDIT.")
+	g.p("")
+	g.p("package wire")
+	g.p("")
+	if g.usesTimestamp(s) { // no 0-9-1 method does, but the type map allows it
+		g.p("import (")
+		g.p("%q", "time")
+		g.p("")
+		g.p("%q", "github.com/amqpsim/amqpsim/protocol")
+		g.p(")")
+	} else {
+		g.p("import %q", "github.com/amqpsim/amqpsim/protocol")
+	}
+
+	type entry struct {
+		class, id uint16
+		typ       string
+	}
+	var all []entry
+	for _, c := range s.Classes {
+		for _, m := range c.Methods {
+			name := c.Name + "." + m.Name
+			typ := typeName(c.Name) + typeName(m.Name)
+			as, err := g.args(m)
+			if err != nil {
+				return fmt.Errorf("%s: %v", name, err)
+			}
+			g.method(c, m, name, typ, as)
+			all = append(all, entry{c.Index, m.Index, typ})
+		}
+	}
+
+	g.p("// methodIDs lists every method of the specification in its order.")
+	g.p("var methodIDs = []protocol.Method{")
+	for _, e := range all {
+		g.p("{Class: %d, ID: %d},", e.class, e.id)
+	}
+	g.p("}")
+	g.p("")
+	g.p("// newMethod returns a zero method of the given class and method id, or nil.")
+	g.p("func newMethod(class, id uint16) Method {")
+	g.p("switch uint32(class)<<16 | uint32(id) {")
+	for _, e := range all {
+		g.p("case %d<<16 | %d:", e.class, e.id)
+		g.p("return new(%s)", e.typ)
+	}
+	g.p("}")
+	g.p("return nil")
+	g.p("}")
+	g.p("")
+	g.p("// readArgs decodes the arguments of the method with the given class and")
+	g.p("// method id, calling the concrete read method so r does not escape. It")
+	g.p("// returns nil for an unknown id.")
+	g.p("func readArgs(class, id uint16, r *reader) Method {")
+	g.p("switch uint32(class)<<16 | uint32(id) {")
+	for _, e := range all {
+		g.p("case %d<<16 | %d:", e.class, e.id)
+		g.p("m := new(%s)", e.typ)
+		g.p("m.read(r)")
+		g.p("return m")
+	}
+	g.p("}")
+	g.p("return nil")
+	g.p("}")
+	g.p("")
+	g.p("// writeArgs encodes the arguments of m, calling the concrete write method")
+	g.p("// so w does not escape. It reports false for a nil method.")
+	g.p("func writeArgs(w *writer, m Method) bool {")
+	g.p("switch m := m.(type) {")
+	for _, e := range all {
+		g.p("case *%s:", e.typ)
+		g.p("if m == nil { return false }")
+		g.p("m.write(w)")
+	}
+	g.p("default:")
+	g.p("return false")
+	g.p("}")
+	g.p("return true")
+	g.p("}")
+	return nil
+}
+
+func (g *generator) usesTimestamp(s *spec) bool {
+	for _, c := range s.Classes {
+		for _, m := range c.Methods {
+			as, _ := g.args(m)
+			for _, a := range as {
+				if a.amqpType == "timestamp" {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+func (g *generator) method(c class, m method, name, typ string, as []arg) {
+	sender := senders[name]
+	if sender == "" {
+		var server, client bool
+		for _, ch := range m.Chassis {
+			switch ch.Name {
+			case "server":
+				server = true // the server implements it: the client sends it
+			case "client":
+				client = true
+			}
+		}
+		switch {
+		case server && client:
+			sender = "either peer"
+		case server:
+			sender = "client"
+		case client:
+			sender = "server"
+		}
+	}
+	doc := fmt.Sprintf("// %s is the %s method (class %d, method %d)", typ, name, c.Index, m.Index)
+	switch sender {
+	case "":
+	case "either peer":
+		doc += ", sent by either peer"
+	default:
+		doc += ", sent by the " + sender
+	}
+	g.p("")
+	g.p("%s.", doc)
+	if len(m.Responses) > 0 {
+		var rs []string
+		for _, r := range m.Responses {
+			rs = append(rs, c.Name+"."+r.Name)
+		}
+		g.p("// The peer answers with %s.", strings.Join(rs, " or "))
+	}
+	if m.Content == 1 {
+		g.p("// It is followed by a content header frame and body frames.")
+	}
+	g.p("type %s struct {", typ)
+	for _, a := range as {
+		g.p("%s %s // %s (%s)", a.goName, goTypes[a.amqpType], a.xmlName, a.amqpType)
+	}
+	g.p("}")
+	g.p("")
+	g.p("// ID returns the class and method id of %s: %d, %d.", name, c.Index, m.Index)
+	g.p("func (*%s) ID() protocol.Method { return protocol.Method{Class: %d, ID: %d} }", typ, c.Index, m.Index)
+	g.p("")
+	g.p("// HasContent reports whether %s carries content: %v.", name, m.Content == 1)
+	g.p("func (*%s) HasContent() bool { return %v }", typ, m.Content == 1)
+	g.p("")
+	if len(as) == 0 {
+		g.p("func (*%s) write(*writer) {}", typ)
+		g.p("")
+		g.p("func (*%s) read(*reader) {}", typ)
+		g.p("")
+		return
+	}
+	g.p("func (m *%s) write(w *writer) {", typ)
+	eachRun(as, func(a arg) {
+		g.p("w.%s(m.%s)", a.amqpType, a.goName)
+	}, func(v string, bits []arg) {
+		g.p("var %s uint8", v)
+		for i, b := range bits {
+			g.p("if m.%s { %s |= 1 << %d }", b.goName, v, i)
+		}
+		g.p("w.octet(%s)", v)
+	})
+	g.p("}")
+	g.p("")
+	g.p("func (m *%s) read(r *reader) {", typ)
+	eachRun(as, func(a arg) {
+		g.p("m.%s = r.%s()", a.goName, a.amqpType)
+	}, func(v string, bits []arg) {
+		g.p("%s := r.octet()", v)
+		for i, b := range bits {
+			g.p("m.%s = %s&(1<<%d) != 0", b.goName, v, i)
+		}
+	})
+	g.p("}")
+	g.p("")
+}
+
+// eachRun calls one for each non-bit argument and bits for each run of up to
+// eight consecutive bit arguments, which share one octet, least significant
+// bit first. Each run gets its own variable name.
+func eachRun(as []arg, one func(arg), bits func(name string, run []arg)) {
+	runs := 0
+	for i := 0; i < len(as); i++ {
+		if as[i].amqpType == "bit" && (i == 0 || as[i-1].amqpType != "bit") {
+			runs++
+		}
+	}
+	k := 0
+	for i := 0; i < len(as); {
+		if as[i].amqpType != "bit" {
+			one(as[i])
+			i++
+			continue
+		}
+		j := i
+		for j < len(as) && j-i < 8 && as[j].amqpType == "bit" {
+			j++
+		}
+		name := "bits"
+		if runs > 1 { // never happens in 0-9-1, but keep the names apart
+			name = fmt.Sprintf("bits%d", k)
+		}
+		k++
+		bits(name, as[i:j])
+		i = j
+	}
+}
+
+// typeName turns a spec name such as "recover-async" into "RecoverAsync".
+func typeName(s string) string {
+	var b strings.Builder
+	for _, part := range strings.Split(s, "-") {
+		if part == "" {
+			continue
+		}
+		b.WriteString(strings.ToUpper(part[:1]) + part[1:])
+	}
+	return b.String()
+}
+
+// fieldName turns an argument name such as "class-id" into a Go field name
+// ("ClassID"), following Go's initialism convention.
+func fieldName(s string) string {
+	switch s {
+	case "nowait": // confirm.select spells no-wait this way
+		return "NoWait"
+	}
+	var b strings.Builder
+	for _, part := range strings.Split(s, "-") {
+		switch part {
+		case "":
+		case "id":
+			b.WriteString("ID")
+		default:
+			b.WriteString(strings.ToUpper(part[:1]) + part[1:])
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,80 @@
+package wire
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/amqpsim/amqpsim/protocol"
+)
+
+// Method is an AMQP method with its arguments: one of the pointer types
+// generated in methods_gen.go, such as *BasicPublish. The interface is sealed.
+type Method interface {
+	// ID returns the method's class and method id.
+	ID() protocol.Method
+	// HasContent reports whether a content header and body frames follow
+	// the method: true for basic.publish, basic.return, basic.deliver and
+	// basic.get-ok.
+	HasContent() bool
+
+	write(w *writer)
+	read(r *reader)
+}
+
+// DecodeMethod decodes a method frame's payload: class id, method id and the
+// arguments. Consecutive bit arguments share an octet, least significant bit
+// first. The result is a pointer to the method's struct, such as *BasicAck.
+//
+// It never panics. Errors are [*Error]s wrapping [ErrUnknownMethod] (503
+// COMMAND_INVALID) for an id the specification does not define,
+// [ErrTruncated] or [ErrTrailingBytes] (501 FRAME_ERROR) when the payload
+// does not hold exactly the arguments, and [ErrMalformedTable] (502
+// SYNTAX_ERROR) for a bad field table. The returned method shares no memory
+// with payload.
+func DecodeMethod(payload []byte) (Method, error) {
+	if len(payload) < 4 {
+		return nil, newError(protocol.FrameError, ErrTruncated, "method frame payload of %d bytes has no class and method id", len(payload))
+	}
+	id := protocol.Method{Class: binary.BigEndian.Uint16(payload), ID: binary.BigEndian.Uint16(payload[2:])}
+	r := reader{buf: payload[4:]}
+	m := readArgs(id.Class, id.ID, &r)
+	if m == nil {
+		return nil, &Error{Code: protocol.CommandInvalid, Method: id, Err: ErrUnknownMethod,
+			Detail: fmt.Sprintf("class %d, method %d", id.Class, id.ID)}
+	}
+	r.end()
+	if r.err != nil {
+		e := r.err.(*Error)
+		e.Method = id
+		return nil, e
+	}
+	return m, nil
+}
+
+// AppendMethod appends m's method frame payload (class id, method id,
+// arguments) to dst. It fails, returning dst unchanged, if a shortstr argument
+// is over 255 bytes or a table holds a value with no AMQP type.
+func AppendMethod(dst []byte, m Method) ([]byte, error) {
+	w := writer{buf: dst}
+	if err := w.method(m); err != nil {
+		return dst, err
+	}
+	return w.buf, nil
+}
+
+// method writes m's ids and arguments.
+func (w *writer) method(m Method) error {
+	if m == nil {
+		return fmt.Errorf("wire: encode method: %w", ErrNilMethod)
+	}
+	id := m.ID()
+	w.short(id.Class)
+	w.short(id.ID)
+	if !writeArgs(w, m) {
+		return fmt.Errorf("wire: encode %s: %w", id, ErrNilMethod)
+	}
+	if w.err != nil {
+		return fmt.Errorf("wire: encode %s: %w", id, w.err)
+	}
+	return nil
+}

@@ -84,7 +84,7 @@ func (w *writer) patchLen(at int) {
 // after it every read returns a zero value.
 type reader struct {
 	buf []byte
-	err error
+	err *Error
 	// inTable makes running out of bytes a malformed table (502) rather
 	// than a truncated payload (501): the reader is then confined to one
 	// table's or array's declared length.

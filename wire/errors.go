@@ -68,6 +68,7 @@ type Error struct {
 	Detail  string          // what exactly was wrong, may be ""
 }
 
+// Error returns "wire: ", the sentinel's text, the detail and the method.
 func (e *Error) Error() string {
 	s := "wire: " + e.Err.Error()
 	if e.Detail != "" {

@@ -44,9 +44,8 @@ func DecodeMethod(payload []byte) (Method, error) {
 	}
 	r.end()
 	if r.err != nil {
-		e := r.err.(*Error)
-		e.Method = id
-		return nil, e
+		r.err.Method = id
+		return nil, r.err
 	}
 	return m, nil
 }

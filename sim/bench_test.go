@@ -1,0 +1,177 @@
+package sim_test
+
+import (
+	"fmt"
+	"runtime"
+	"testing"
+
+	"github.com/amqpsim/amqpsim/sim"
+)
+
+// lifecycle is a queue "work" with consumers on their own channels.
+type lifecycle struct {
+	b         *sim.Broker
+	channels  []*sim.Channel
+	consumers []*sim.Consumer
+	msg       sim.Message
+}
+
+func newLifecycle(tb testing.TB, consumers, prefetch int) *lifecycle {
+	l := &lifecycle{b: sim.New(sim.Config{NoTrace: true}), msg: sim.Message{Body: make([]byte, 128)}}
+	conn := l.b.Connect("bench")
+	for i := 0; i < consumers; i++ {
+		ch, err := conn.Channel()
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if i == 0 {
+			if _, err := ch.QueueDeclare("work", sim.QueueOptions{}); err != nil {
+				tb.Fatal(err)
+			}
+		}
+		if err := ch.Qos(prefetch, 0, false); err != nil {
+			tb.Fatal(err)
+		}
+		c, err := ch.Consume("work", sim.ConsumeOptions{})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		l.channels = append(l.channels, ch)
+		l.consumers = append(l.consumers, c)
+	}
+	return l
+}
+
+// next returns the first unread delivery of any consumer, with its channel.
+func (l *lifecycle) next(tb testing.TB) (*sim.Channel, sim.Delivery) {
+	for i, c := range l.consumers {
+		if d, ok := c.Next(); ok {
+			return l.channels[i], d
+		}
+	}
+	tb.Fatal("no delivery")
+	return nil, sim.Delivery{}
+}
+
+// BenchmarkLifecycle measures publish → deliver → ack of one message with 4
+// consumers of prefetch 100 on one queue.
+func BenchmarkLifecycle(b *testing.B) {
+	l := newLifecycle(b, 4, 100)
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := l.b.Publish("", "work", l.msg); err != nil {
+			b.Fatal(err)
+		}
+		ch, d := l.next(b)
+		if err := ch.Ack(d.DeliveryTag, false); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkDeepQueue runs the lifecycle with a deep backlog: every step
+// publishes at the tail, nacks a delivery back to its original place at the
+// head, and acks its redelivery. Cost per message must not grow with depth.
+func BenchmarkDeepQueue(b *testing.B) {
+	for _, depth := range []int{1e3, 1e4, 1e5, 1e6} {
+		b.Run(fmt.Sprint(depth), func(b *testing.B) {
+			l := newLifecycle(b, 4, 100)
+			for i := 0; i < depth+400; i++ {
+				if err := l.b.Publish("", "work", l.msg); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := l.b.Publish("", "work", l.msg); err != nil {
+					b.Fatal(err)
+				}
+				ch, d := l.next(b)
+				if err := ch.Nack(d.DeliveryTag, false, true); err != nil {
+					b.Fatal(err)
+				}
+				ch, d = l.next(b)
+				if err := ch.Ack(d.DeliveryTag, false); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkManyConsumers measures a delivery and its ack when all consumers
+// but one hold a full window: blocked consumers must cost nothing.
+func BenchmarkManyConsumers(b *testing.B) {
+	for _, n := range []int{1, 10, 100, 1000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			bk := sim.New(sim.Config{NoTrace: true})
+			conn := bk.Connect("bench")
+			msg := sim.Message{Body: make([]byte, 128)}
+			var active *sim.Consumer
+			var activeCh *sim.Channel
+			for i := 0; i < n; i++ {
+				ch, _ := conn.Channel()
+				if i == 0 {
+					ch.QueueDeclare("work", sim.QueueOptions{})
+				}
+				ch.Qos(1, 0, false)
+				c, err := ch.Consume("work", sim.ConsumeOptions{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				bk.Publish("", "work", msg) // fills this consumer's window of 1
+				active, activeCh = c, ch
+			}
+			// The last consumer is the active one: it acks what it got and
+			// takes the next message each time.
+			d, _ := active.Next()
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := activeCh.Ack(d.DeliveryTag, false); err != nil {
+					b.Fatal(err)
+				}
+				bk.Publish("", "work", msg)
+				var ok bool
+				if d, ok = active.Next(); !ok {
+					b.Fatal("the active consumer got nothing")
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkMemory reports the heap held per ready message beyond its body,
+// and per unacked delivery, with 10^6 messages of 16-byte bodies.
+func BenchmarkMemory(b *testing.B) {
+	const n = 1_000_000
+	const bodySize = 16
+	for b.Loop() {
+		bk := sim.New(sim.Config{NoTrace: true})
+		ch, _ := bk.Connect("bench").Channel()
+		ch.QueueDeclare("work", sim.QueueOptions{})
+		msg := sim.Message{Body: make([]byte, bodySize)}
+		before := heapInUse()
+		for i := 0; i < n; i++ {
+			bk.Publish("", "work", msg)
+		}
+		ready := heapInUse()
+		b.ReportMetric(float64(ready-before)/n-bodySize, "B/ready-msg")
+
+		// A consumer on a connection whose pushes are discarded, so that
+		// only the broker's side of each delivery is counted.
+		sinkConn, _ := bk.Dial(sim.ConnectOptions{Sink: func(sim.Push) {}})
+		sch, _ := sinkConn.Channel()
+		sch.Consume("work", sim.ConsumeOptions{})
+		unacked := heapInUse()
+		b.ReportMetric(float64(unacked-before)/n-bodySize, "B/unacked-delivery")
+		runtime.KeepAlive(bk)
+	}
+}
+
+func heapInUse() int64 {
+	runtime.GC()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return int64(ms.HeapAlloc)
+}

@@ -48,6 +48,9 @@ func (c *Channel) NextTag() uint64 {
 	return c.lastTag
 }
 
+// LastTag returns the last delivery tag allocated, 0 before the first.
+func (c *Channel) LastTag() uint64 { return c.lastTag }
+
 // Record adds an ack-mode delivery to the ledger.
 func (c *Channel) Record(d Delivery) { c.ledger.push(d) }
 
@@ -80,19 +83,19 @@ func (c *Channel) Qos(prefetchSize uint32, prefetchCount uint16, global bool) ([
 // and returns them, oldest first. multiple settles every delivery up to and
 // including tag, which must itself be unacked; tag 0 with multiple settles
 // all. An unknown tag is RabbitMQ's 406 "unknown delivery tag", and then
-// nothing is settled.
-func (c *Channel) Settle(m protocol.Method, tag uint64, multiple bool) ([]Delivery, error) {
+// nothing is settled. The deliveries are appended to buf.
+func (c *Channel) Settle(m protocol.Method, tag uint64, multiple bool, buf []Delivery) ([]Delivery, error) {
 	if multiple && tag == 0 {
-		return c.ledger.takeAll(), nil
+		return append(buf, c.ledger.takeAll()...), nil
 	}
 	i, ok := c.ledger.find(tag)
 	if !ok {
-		return nil, protocol.Errorf(protocol.PreconditionFailed, m, "unknown delivery tag %d", tag)
+		return buf, protocol.Errorf(protocol.PreconditionFailed, m, "unknown delivery tag %d", tag)
 	}
 	if multiple {
-		return c.ledger.takeThrough(i), nil
+		return c.ledger.takeThrough(i, buf), nil
 	}
-	return []Delivery{c.ledger.take(i)}, nil
+	return append(buf, c.ledger.take(i)), nil
 }
 
 // TakeAll empties the ledger (basic.recover, channel close) and returns its

@@ -44,8 +44,7 @@ func (l *ledger) take(i int) Delivery {
 	return d
 }
 
-func (l *ledger) takeThrough(i int) []Delivery {
-	var out []Delivery
+func (l *ledger) takeThrough(i int, out []Delivery) []Delivery {
 	for j := l.start; j <= i; j++ {
 		if l.entries[j].Queue != nil {
 			out = append(out, l.entries[j])

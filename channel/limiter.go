@@ -31,6 +31,12 @@ func (l *Limiter) Allow(g *consumer.Group, ackRequired bool) bool {
 		return true
 	}
 	if l.Volume >= l.Limit {
+		// Mark the group suspended, as RabbitMQ's queue marks the channel's
+		// limiter state: the rotation then blocks every consumer of the
+		// group when its turn comes, and Rotation.Resume (which does nothing
+		// for a group that is not suspended) brings them back on release.
+		// Without this flag a released group stayed blocked for good.
+		g.Suspended = true
 		for _, r := range l.refused {
 			if r == g {
 				return false

@@ -8,35 +8,38 @@ import (
 )
 
 // argCheck validates one queue argument the way rabbit_amqqueue:declare_args/0
-// does in RabbitMQ 3.10. It returns the Erlang term RabbitMQ prints after the
-// colon in "invalid arg", or "" when the value is acceptable.
+// does in RabbitMQ 3.10. It returns the reason RabbitMQ prints after the colon
+// in "invalid arg" (an Erlang term), or "" when the value is acceptable.
 type argCheck func(v any, args protocol.Table) string
 
 // declareArgs are the arguments RabbitMQ 3.10 checks at declaration and
 // compares on redeclaration, in RabbitMQ's order. Other arguments are stored
-// and ignored, as RabbitMQ ignores them.
+// and ignored, as RabbitMQ ignores them. Every reason was read off RabbitMQ
+// 3.10.8.
 var declareArgs = []struct {
 	key   string
 	check argCheck
 }{
 	{"x-expires", checkPositiveInt},
 	{"x-message-ttl", checkNonNegInt},
-	{"x-dead-letter-exchange", checkString},
+	{"x-dead-letter-exchange", nil}, // its own text: see applyArgs
 	{"x-dead-letter-routing-key", checkDLRK},
 	{"x-max-length", checkNonNegInt},
 	{"x-max-length-bytes", checkNonNegInt},
-	{"x-max-in-memory-length", checkNonNegInt},
-	{"x-max-in-memory-bytes", checkNonNegInt},
 	{"x-max-priority", checkMaxPriority},
-	{"x-overflow", checkOneOf("drop-head", "reject-publish", "reject-publish-dlx")},
-	{"x-queue-mode", checkOneOf("default", "lazy")},
+	{"x-overflow", checkOverflow},
+	{"x-queue-mode", checkQueueMode},
 	{"x-single-active-consumer", checkBool},
-	{"x-queue-type", checkOneOf("classic", "quorum", "stream")},
-	{"x-quorum-initial-group-size", checkPositiveInt},
-	{"x-max-age", checkString},
-	{"x-stream-max-segment-size-bytes", checkNonNegInt},
-	{"x-initial-cluster-size", checkPositiveInt},
-	{"x-queue-leader-locator", checkOneOf("client-local", "balanced")},
+	{"x-queue-type", checkQueueType},
+}
+
+// notClassic are arguments of quorum queues and streams. A classic queue
+// refuses them whatever their value: "invalid arg '<k>' for queue '<q>' in
+// vhost '<v>' of queue type rabbit_classic_queue" (RabbitMQ 3.10.8).
+var notClassic = []string{
+	"x-delivery-limit", "x-dead-letter-strategy", "x-quorum-initial-group-size",
+	"x-max-in-memory-length", "x-max-in-memory-bytes", "x-max-age",
+	"x-stream-max-segment-size-bytes", "x-initial-cluster-size", "x-queue-leader-locator",
 }
 
 // notYet are arguments RabbitMQ accepts that amqpsim does not model yet. It
@@ -51,7 +54,7 @@ const maxPriority = 255
 func checkInt(v any) (int64, string) {
 	n, ok := protocol.Int(v)
 	if !ok {
-		return 0, fmt.Sprintf("{unacceptable_type,%s}", protocol.TypeName(v))
+		return 0, fmt.Sprintf("\"expected integer, got %s\"", protocol.TypeName(v))
 	}
 	return n, ""
 }
@@ -87,42 +90,48 @@ func checkMaxPriority(v any, args protocol.Table) string {
 	return ""
 }
 
+func unacceptable(v any) string { return fmt.Sprintf("{unacceptable_type,%s}", protocol.TypeName(v)) }
+
 func checkBool(v any, _ protocol.Table) string {
 	if _, ok := v.(bool); !ok {
-		return fmt.Sprintf("{unacceptable_type,%s}", protocol.TypeName(v))
-	}
-	return ""
-}
-
-func checkString(v any, _ protocol.Table) string {
-	if _, ok := v.(string); !ok {
-		return fmt.Sprintf("{unacceptable_type,%s}", protocol.TypeName(v))
+		return unacceptable(v)
 	}
 	return ""
 }
 
 func checkDLRK(v any, args protocol.Table) string {
-	if bad := checkString(v, args); bad != "" {
-		return bad
+	if _, ok := v.(string); !ok {
+		return unacceptable(v)
 	}
 	if _, ok := args["x-dead-letter-exchange"]; !ok {
-		return "{missing_dead_letter_exchange}"
+		return "routing_key_but_no_dlx_defined"
 	}
 	return ""
 }
 
-func checkOneOf(allowed ...string) argCheck {
+// checkString returns a check for a string argument with a fixed set of
+// values; bad formats the reason for any other string.
+func checkString(allowed []string, bad func(s string) string) argCheck {
 	return func(v any, _ protocol.Table) string {
 		s, ok := v.(string)
 		if !ok {
-			return fmt.Sprintf("{unacceptable_type,%s}", protocol.TypeName(v))
+			return unacceptable(v)
 		}
 		if !slices.Contains(allowed, s) {
-			return fmt.Sprintf("{invalid_value,<<\"%s\">>}", s)
+			return bad(s)
 		}
 		return ""
 	}
 }
+
+var (
+	checkOverflow = checkString([]string{"drop-head", "reject-publish", "reject-publish-dlx"},
+		func(string) string { return "invalid_overflow" })
+	checkQueueMode = checkString([]string{"default", "lazy"},
+		func(s string) string { return fmt.Sprintf("\"unsupported queue mode '%s'\"", s) })
+	checkQueueType = checkString([]string{"classic", "quorum", "stream"},
+		func(s string) string { return fmt.Sprintf("\"unsupported queue type '%s'\"", s) })
+)
 
 func (q *Queue) applyArgs() error {
 	if err := q.Args.Validate(); err != nil {
@@ -130,20 +139,33 @@ func (q *Queue) applyArgs() error {
 	}
 	for _, a := range declareArgs {
 		v, ok := q.Args[a.key]
-		if !ok {
-			continue
+		switch {
+		case !ok:
+		case a.check == nil:
+			if _, isString := v.(string); !isString {
+				return protocol.Errorf(protocol.PreconditionFailed, protocol.QueueDeclare,
+					"invalid type '%s' for arg '%s' in %s", protocol.TypeName(v), a.key, q.Resource())
+			}
+		default:
+			if bad := a.check(v, q.Args); bad != "" {
+				return protocol.Errorf(protocol.PreconditionFailed, protocol.QueueDeclare,
+					"invalid arg '%s' for %s: %s", a.key, q.Resource(), bad)
+			}
 		}
-		if bad := a.check(v, q.Args); bad != "" {
-			return protocol.Errorf(protocol.PreconditionFailed, protocol.QueueDeclare, "invalid arg '%s' for %s: %s", a.key, q.Resource(), bad)
+	}
+	if t, ok := q.Args["x-queue-type"].(string); ok && t != "classic" {
+		return protocol.Errorf(protocol.NotImplemented, protocol.QueueDeclare, "amqpsim simulates classic queues only, not x-queue-type '%s'", t)
+	}
+	for _, k := range notClassic {
+		if _, ok := q.Args[k]; ok {
+			return protocol.Errorf(protocol.PreconditionFailed, protocol.QueueDeclare,
+				"invalid arg '%s' for %s of queue type rabbit_classic_queue", k, q.Resource())
 		}
 	}
 	for _, k := range notYet {
 		if _, ok := q.Args[k]; ok {
 			return protocol.Errorf(protocol.NotImplemented, protocol.QueueDeclare, "amqpsim does not implement the queue argument '%s' yet", k)
 		}
-	}
-	if t, ok := q.Args["x-queue-type"].(string); ok && t != "classic" {
-		return protocol.Errorf(protocol.NotImplemented, protocol.QueueDeclare, "amqpsim simulates classic queues only, not x-queue-type '%s'", t)
 	}
 	if v, ok := q.Args["x-max-priority"]; ok {
 		n, _ := protocol.Int(v)
@@ -165,12 +187,23 @@ func (q *Queue) Equivalent(opt Options) error {
 		return q.inequivalent("auto_delete", fmt.Sprintf("'%t'", opt.AutoDelete), fmt.Sprintf("'%t'", q.AutoDelete))
 	}
 	for _, a := range declareArgs {
+		if a.key == "x-queue-type" {
+			continue // RabbitMQ fills in "classic", so it never differs here
+		}
 		nv, nok := opt.Args[a.key]
 		ov, ook := q.Args[a.key]
-		if nok == ook && (!nok || sameValue(nv, ov)) {
-			continue
+		switch {
+		case !nok && !ook:
+		case nok && ook:
+			// Both set: RabbitMQ prints the bare values ("received '10' but
+			// current is '5'"); "the value ... of type" is only for a side
+			// that is missing (checked against RabbitMQ 3.10.8).
+			if !sameValue(nv, ov) {
+				return q.inequivalent(a.key, fmt.Sprintf("'%v'", nv), fmt.Sprintf("'%v'", ov))
+			}
+		default:
+			return q.inequivalent(a.key, describeArg(nv, nok), describeArg(ov, ook))
 		}
-		return q.inequivalent(a.key, describeArg(nv, nok), describeArg(ov, ook))
 	}
 	return nil
 }
@@ -187,21 +220,13 @@ func describeArg(v any, present bool) string {
 	return fmt.Sprintf("the value '%v' of type '%s'", v, protocol.TypeName(v))
 }
 
-// sameValue compares two argument values as RabbitMQ compares {Type, Value}
-// pairs: the AMQP type must match too.
+// sameValue compares two argument values as RabbitMQ 3.10.8 does: integers
+// of any width are equal when their values are (5 as 'I', 'l' or 'b'); other
+// values need the same AMQP type and value.
 func sameValue(a, b any) bool {
-	if protocol.TypeName(a) != protocol.TypeName(b) {
-		return false
-	}
-	switch x := a.(type) {
-	case []byte:
-		return string(x) == string(b.([]byte))
-	case []any, protocol.Table:
-		return fmt.Sprint(a) == fmt.Sprint(b)
-	}
 	if n, ok := protocol.Int(a); ok {
-		m, _ := protocol.Int(b)
-		return n == m
+		m, ok := protocol.Int(b)
+		return ok && n == m
 	}
-	return a == b
+	return protocol.TypeName(a) == protocol.TypeName(b) && fmt.Sprint(a) == fmt.Sprint(b)
 }

@@ -39,6 +39,8 @@ type Options struct {
 
 // Queue is one classic queue.
 type Queue struct {
+	// ID orders queues by creation; the broker sets it.
+	ID    uint64
 	Vhost string
 	Name  string
 	Options

@@ -1,6 +1,11 @@
 package sim
 
 import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
 	"github.com/amqpsim/amqpsim/channel"
 	"github.com/amqpsim/amqpsim/consumer"
 	"github.com/amqpsim/amqpsim/protocol"
@@ -12,7 +17,15 @@ import (
 // Deliveries are read with Consumer.Next, or reach the connection's sink.
 func (ch *Channel) Consume(queueName string, o ConsumeOptions) (*Consumer, error) {
 	var cs *Consumer
-	err := ch.do(protocol.BasicConsume, "%q tag=%q no-ack=%t exclusive=%t args=%v", []any{queueName, o.Tag, o.NoAck, o.Exclusive, o.Args}, func() error {
+	err := ch.do(protocol.BasicConsume, func() string {
+		return fmt.Sprintf("%q tag=%q no-ack=%t exclusive=%t args=%v", queueName, o.Tag, o.NoAck, o.Exclusive, o.Args)
+	}, func() error {
+		// RabbitMQ checks a client-chosen tag before it looks the queue up
+		// (rabbit_channel, basic.consume): reusing a tag against a missing
+		// queue is 530, not 404 (checked against RabbitMQ 3.10.8).
+		if _, dup := ch.consumers[o.Tag]; dup && o.Tag != "" {
+			return protocol.Errorf(protocol.NotAllowed, protocol.BasicConsume, "attempt to reuse consumer tag '%s'", o.Tag)
+		}
 		q, err := ch.lookupQueue(queueName, protocol.BasicConsume)
 		if err != nil {
 			return err
@@ -28,7 +41,10 @@ func (ch *Channel) Consume(queueName string, o ConsumeOptions) (*Consumer, error
 		if v, ok := o.Args["x-priority"]; ok {
 			n, isInt := protocol.Int(v)
 			if !isInt {
-				return protocol.Errorf(protocol.PreconditionFailed, protocol.BasicConsume, "invalid arg 'x-priority' for %s: {unacceptable_type,%s}", q.Resource(), protocol.TypeName(v))
+				// rabbit_amqqueue:check_int_arg formats "expected integer,
+				// got <type>" and the channel prints it with ~p, quotes
+				// included (checked against RabbitMQ 3.10.8).
+				return protocol.Errorf(protocol.PreconditionFailed, protocol.BasicConsume, "invalid arg 'x-priority' for %s: \"expected integer, got %s\"", q.Resource(), protocol.TypeName(v))
 			}
 			priority = int(n)
 		}
@@ -61,7 +77,7 @@ func (ch *Channel) Consume(queueName string, o ConsumeOptions) (*Consumer, error
 // channel, to be settled or requeued when it closes. An unknown tag is not
 // an error. Cancelling the last consumer of an auto-delete queue deletes it.
 func (ch *Channel) Cancel(tag string) error {
-	return ch.do(protocol.BasicCancel, "%q", []any{tag}, func() error {
+	return ch.do(protocol.BasicCancel, func() string { return fmt.Sprintf("%q", tag) }, func() error {
 		cs, ok := ch.consumers[tag]
 		if !ok {
 			return nil
@@ -87,7 +103,7 @@ func (ch *Channel) cancel(cs *Consumer) {
 // back as a Return (312 NO_ROUTE); in confirm mode every publish is then
 // confirmed.
 func (ch *Channel) Publish(exchangeName, key string, o PublishOptions, m Message) error {
-	return ch.do(protocol.BasicPublish, "exchange=%q key=%q mandatory=%t", []any{exchangeName, key, o.Mandatory}, func() error {
+	return ch.do(protocol.BasicPublish, func() string { return fmt.Sprintf("exchange=%q key=%q mandatory=%t", exchangeName, key, o.Mandatory) }, func() error {
 		if o.Immediate {
 			return protocol.Errorf(protocol.NotImplemented, protocol.BasicPublish, "immediate=true")
 		}
@@ -121,7 +137,9 @@ func (b *Broker) Publish(exchangeName, key string, m Message) error {
 	if err != nil {
 		return err
 	}
-	b.event(nil, 0, "publish", "exchange=%q key=%q", exchangeName, key)
+	if !b.cfg.NoTrace {
+		b.event(nil, 0, "publish", "exchange=%q key=%q", exchangeName, key)
+	}
 	b.publish(v, x, key, m)
 	b.flush()
 	return nil
@@ -159,7 +177,7 @@ func isZeroProperties(p *protocol.Properties) bool {
 // for basic.get-empty. Without noAck the delivery joins the channel's unacked
 // deliveries like any other.
 func (ch *Channel) Get(queueName string, noAck bool) (d Delivery, ok bool, err error) {
-	err = ch.do(protocol.BasicGet, "%q no-ack=%t", []any{queueName, noAck}, func() error {
+	err = ch.do(protocol.BasicGet, func() string { return fmt.Sprintf("%q no-ack=%t", queueName, noAck) }, func() error {
 		q, err := ch.lookupQueue(queueName, protocol.BasicGet)
 		if err != nil {
 			return err
@@ -194,7 +212,7 @@ func delivery(ctag string, tag uint64, redelivered bool, m *queue.Message) Deliv
 // Ack is basic.ack; multiple acks every delivery up to and including tag,
 // and tag 0 with multiple acks all.
 func (ch *Channel) Ack(tag uint64, multiple bool) error {
-	return ch.do(protocol.BasicAck, "tag=%d multiple=%t", []any{tag, multiple}, func() error {
+	return ch.do(protocol.BasicAck, func() string { return fmt.Sprintf("tag=%d multiple=%t", tag, multiple) }, func() error {
 		return ch.settle(protocol.BasicAck, tag, multiple, false)
 	})
 }
@@ -202,14 +220,14 @@ func (ch *Channel) Ack(tag uint64, multiple bool) error {
 // Nack is basic.nack: requeue returns the messages to their original
 // positions; otherwise they are dropped.
 func (ch *Channel) Nack(tag uint64, multiple, requeue bool) error {
-	return ch.do(protocol.BasicNack, "tag=%d multiple=%t requeue=%t", []any{tag, multiple, requeue}, func() error {
+	return ch.do(protocol.BasicNack, func() string { return fmt.Sprintf("tag=%d multiple=%t requeue=%t", tag, multiple, requeue) }, func() error {
 		return ch.settle(protocol.BasicNack, tag, multiple, requeue)
 	})
 }
 
 // Reject is basic.reject of one delivery.
 func (ch *Channel) Reject(tag uint64, requeue bool) error {
-	return ch.do(protocol.BasicReject, "tag=%d requeue=%t", []any{tag, requeue}, func() error {
+	return ch.do(protocol.BasicReject, func() string { return fmt.Sprintf("tag=%d requeue=%t", tag, requeue) }, func() error {
 		return ch.settle(protocol.BasicReject, tag, false, requeue)
 	})
 }
@@ -217,7 +235,7 @@ func (ch *Channel) Reject(tag uint64, requeue bool) error {
 // Recover is basic.recover: every unacked delivery on the channel is
 // requeued. RabbitMQ refuses requeue=false with 540, closing the connection.
 func (ch *Channel) Recover(requeue bool) error {
-	return ch.do(protocol.BasicRecover, "requeue=%t", []any{requeue}, func() error {
+	return ch.do(protocol.BasicRecover, func() string { return fmt.Sprintf("requeue=%t", requeue) }, func() error {
 		if !requeue {
 			return protocol.Errorf(protocol.NotImplemented, protocol.BasicRecover, "requeue=false")
 		}
@@ -227,29 +245,45 @@ func (ch *Channel) Recover(requeue bool) error {
 }
 
 func (ch *Channel) settle(m protocol.Method, tag uint64, multiple, requeue bool) error {
-	ds, err := ch.core.Settle(m, tag, multiple)
+	ds, err := ch.core.Settle(m, tag, multiple, ch.settled[:0])
 	if err != nil {
 		return err
 	}
 	ch.apply(ds, requeue)
+	clear(ds)
+	ch.settled = ds[:0]
 	return nil
 }
 
-// apply settles deliveries taken from the ledger: each queue requeues or
-// forgets its messages, consumers get their credit back (one unblock per
-// queue, as RabbitMQ's subtract_acks), and the channel-wide limiter is told.
+// apply settles deliveries taken from the ledger the way RabbitMQ's channel
+// does. The limiter hears of the settlement first. Then the deliveries are
+// settled one (queue, consumer tag) group at a time — queues in creation
+// order, basic.get deliveries before consumer tags in ascending order — and
+// each group's queue gives credit back and dispatches before the next group
+// is settled: RabbitMQ sends each group to its queue as one message, so the
+// redeliveries of one group precede the requeue of the next (measured on
+// RabbitMQ 3.10.8 with basic.recover and nack multiple). Last, the groups
+// the limiter released resume.
 func (ch *Channel) apply(ds []channel.Delivery, requeue bool) {
-	var touched []*queue.Queue
-	for _, d := range ds {
-		touched = appendQueue(touched, d.Queue)
+	b := ch.b
+	released := ch.core.Released(ds)
+	if len(ds) > 1 {
+		slices.SortStableFunc(ds, func(x, y channel.Delivery) int {
+			if c := cmp.Compare(x.Queue.ID, y.Queue.ID); c != 0 {
+				return c
+			}
+			return strings.Compare(consumerTag(x), consumerTag(y))
+		})
 	}
-	for _, q := range touched {
-		if q.Deleted {
-			continue
-		}
-		var credited []*consumer.Consumer
-		for _, d := range ds {
-			if d.Queue != q {
+	for i := 0; i < len(ds); {
+		q, tag := ds[i].Queue, consumerTag(ds[i])
+		credited := b.credited[:0]
+		for ; i < len(ds) && ds[i].Queue == q && consumerTag(ds[i]) == tag; i++ {
+			d := ds[i]
+			if !b.cfg.NoTrace {
+				b.event(ch.conn, ch.id, "settled", "tag=%d queue=%s requeue=%t body=%q", d.Tag, q.Name, requeue, d.Message.Body)
+			}
+			if q.Deleted {
 				continue
 			}
 			if requeue {
@@ -261,15 +295,22 @@ func (ch *Channel) apply(ds []channel.Delivery, requeue bool) {
 				credited = append(credited, d.Consumer)
 			}
 		}
-		q.Credit(credited)
-		ch.b.markDirty(q)
-	}
-	ch.resume(ch.core.Released(ds))
-	if !ch.b.cfg.NoTrace {
-		for _, d := range ds {
-			ch.b.event(ch.conn, ch.id, "settled", "tag=%d queue=%s requeue=%t body=%q", d.Tag, d.Queue.Name, requeue, d.Message.Body)
+		if !q.Deleted {
+			q.Credit(credited)
+			b.markDirty(q)
+			b.flush()
 		}
+		clear(credited)
+		b.credited = credited[:0]
 	}
+	ch.resume(released)
+}
+
+func consumerTag(d channel.Delivery) string {
+	if d.Consumer == nil {
+		return ""
+	}
+	return d.Consumer.Tag
 }
 
 // allow is the channel-wide limiter's can_send for a consumer; caller holds
@@ -288,11 +329,12 @@ func (b *Broker) deliver(c *consumer.Consumer, m *queue.Message, redelivered boo
 		ch.core.Record(channel.Delivery{Tag: tag, Queue: cs.q, Message: m, Consumer: c, At: b.now})
 	}
 	d := delivery(c.Tag, tag, redelivered, m)
-	if sink := ch.conn.opts.Sink; sink != nil {
+	if !b.cfg.NoTrace {
 		b.tracePush(ch.conn, Deliver{Channel: ch.id, Delivery: d})
+	}
+	if sink := ch.conn.opts.Sink; sink != nil {
 		sink(Deliver{Channel: ch.id, Delivery: d})
 		return
 	}
-	b.tracePush(ch.conn, Deliver{Channel: ch.id, Delivery: d})
 	cs.inbox = append(cs.inbox, d)
 }

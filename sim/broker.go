@@ -41,6 +41,8 @@ type Broker struct {
 	vhosts     map[string]*vhost
 	conns      []*Connection // open connections in connect order
 	nextConnID uint64
+	// nextQueueID numbers queues in creation order.
+	nextQueueID uint64
 
 	trace []Event
 
@@ -49,7 +51,11 @@ type Broker struct {
 	// allowFn and deliverFn are made once: method values allocate.
 	allowFn   func(*consumer.Consumer) bool
 	deliverFn func(*consumer.Consumer, *queue.Message, bool)
-	routed    []*queue.Queue // scratch for routing
+	// Scratch slices reused by every call to keep the hot path free of
+	// allocations.
+	routed   []*queue.Queue
+	touched  []*queue.Queue
+	credited []*consumer.Consumer
 }
 
 // New returns a broker with the virtual clock at cfg.Start (or Epoch).

@@ -29,6 +29,8 @@ type Channel struct {
 	closed     error
 
 	// Kept for in-process readers when the connection has no sink.
+	settled []channel.Delivery // scratch for settlements
+
 	returns  []Return
 	confirms []Confirm
 	cancels  []string
@@ -47,7 +49,9 @@ func (ch *Channel) Err() error {
 // do runs one AMQP method under the broker lock: it refuses calls on a closed
 // channel, turns a protocol error into the channel or connection close
 // RabbitMQ performs, and dispatches the queues the method touched.
-func (ch *Channel) do(m protocol.Method, format string, args []any, f func() error) error {
+// describe renders the call's arguments for the trace; it runs only when
+// tracing, so the hot path formats nothing.
+func (ch *Channel) do(m protocol.Method, describe func() string, f func() error) error {
 	b := ch.b
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -55,7 +59,11 @@ func (ch *Channel) do(m protocol.Method, format string, args []any, f func() err
 		return ch.closed
 	}
 	if !b.cfg.NoTrace {
-		b.event(ch.conn, ch.id, m.String(), format, args...)
+		detail := ""
+		if describe != nil {
+			detail = describe()
+		}
+		b.event(ch.conn, ch.id, m.String(), "%s", detail)
 	}
 	err := f()
 	if perr, ok := err.(*protocol.Error); ok {
@@ -80,7 +88,7 @@ func (ch *Channel) fail(err *protocol.Error) {
 // Close closes the channel as channel.close does: its consumers go and its
 // unacked deliveries are requeued to their original positions.
 func (ch *Channel) Close() error {
-	return ch.do(protocol.ChannelClose, "", nil, func() error {
+	return ch.do(protocol.ChannelClose, nil, func() error {
 		ch.shutdown(&closedError{what: fmt.Sprintf("channel %d", ch.id)})
 		return nil
 	})
@@ -136,7 +144,7 @@ func (ch *Channel) Qos(prefetchCount, prefetchSize int, global bool) error {
 	if prefetchCount < 0 || prefetchCount > 65535 || prefetchSize < 0 || prefetchSize > 1<<32-1 {
 		return fmt.Errorf("sim: basic.qos prefetch count %d or size %d out of range", prefetchCount, prefetchSize)
 	}
-	return ch.do(protocol.BasicQos, "count=%d size=%d global=%t", []any{prefetchCount, prefetchSize, global}, func() error {
+	return ch.do(protocol.BasicQos, func() string { return fmt.Sprintf("count=%d size=%d global=%t", prefetchCount, prefetchSize, global) }, func() error {
 		resume, err := ch.core.Qos(uint32(prefetchSize), uint16(prefetchCount), global)
 		if err != nil {
 			return err
@@ -169,7 +177,7 @@ func (ch *Channel) resume(groups []*consumer.Group) {
 // Confirm is confirm.select: from now on every publish on this channel is
 // confirmed with basic.ack (or basic.nack), tags counting from 1.
 func (ch *Channel) Confirm() error {
-	return ch.do(protocol.ConfirmSelect, "", nil, func() error {
+	return ch.do(protocol.ConfirmSelect, nil, func() error {
 		ch.confirming = true
 		return nil
 	})
@@ -178,7 +186,7 @@ func (ch *Channel) Confirm() error {
 // Flow is channel.flow. RabbitMQ refuses active=false with 540, closing the
 // connection; active=true is accepted.
 func (ch *Channel) Flow(active bool) error {
-	return ch.do(protocol.ChannelFlow, "active=%t", []any{active}, func() error {
+	return ch.do(protocol.ChannelFlow, func() string { return fmt.Sprintf("active=%t", active) }, func() error {
 		if !active {
 			return protocol.Errorf(protocol.NotImplemented, protocol.ChannelFlow, "active=false")
 		}

@@ -12,7 +12,8 @@ type Consumer struct {
 	ch        *Channel
 	q         *queue.Queue
 	core      consumer.Consumer
-	inbox     []Delivery
+	inbox     []Delivery // pushed deliveries; inbox[read:] are unread
+	read      int
 	cancelled bool
 }
 
@@ -26,14 +27,16 @@ func (c *Consumer) Queue() string { return c.q.Name }
 func (c *Consumer) Next() (Delivery, bool) {
 	c.ch.b.mu.Lock()
 	defer c.ch.b.mu.Unlock()
-	if len(c.inbox) == 0 {
+	if c.read == len(c.inbox) {
 		return Delivery{}, false
 	}
-	d := c.inbox[0]
-	c.inbox[0] = Delivery{}
-	c.inbox = c.inbox[1:]
-	if len(c.inbox) == 0 {
-		c.inbox = c.inbox[:0:0]
+	d := c.inbox[c.read]
+	c.inbox[c.read] = Delivery{}
+	c.read++
+	if c.read == len(c.inbox) {
+		// Everything is read: start again at the front of the array, so a
+		// consumer read as fast as it is fed reuses one buffer.
+		c.inbox, c.read = c.inbox[:0], 0
 	}
 	return d, true
 }
@@ -43,8 +46,9 @@ func (c *Consumer) Next() (Delivery, bool) {
 func (c *Consumer) Deliveries() []Delivery {
 	c.ch.b.mu.Lock()
 	defer c.ch.b.mu.Unlock()
-	out := c.inbox
-	c.inbox = nil
+	out := append([]Delivery(nil), c.inbox[c.read:]...)
+	clear(c.inbox)
+	c.inbox, c.read = c.inbox[:0], 0
 	return out
 }
 

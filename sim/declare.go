@@ -1,7 +1,9 @@
 package sim
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/amqpsim/amqpsim/protocol"
 	"github.com/amqpsim/amqpsim/queue"
@@ -10,17 +12,19 @@ import (
 // ExchangeDeclare is exchange.declare. kind is direct, fanout, topic or
 // headers.
 func (ch *Channel) ExchangeDeclare(name, kind string, o ExchangeOptions) error {
-	return ch.do(protocol.ExchangeDeclare, "%q %s passive=%t", []any{name, kind, o.Passive}, func() error {
+	return ch.do(protocol.ExchangeDeclare, func() string { return fmt.Sprintf("%q %s passive=%t", name, kind, o.Passive) }, func() error {
 		v := ch.conn.vhost
+		// RabbitMQ checks the type before the name, so "" with an unknown
+		// type is 503, not 403.
+		if !o.Passive && !exchangeKinds[kind] {
+			return protocol.Errorf(protocol.CommandInvalid, protocol.ExchangeDeclare, "unknown exchange type '%s'", kind)
+		}
 		if name == "" {
 			return protocol.Errorf(protocol.AccessRefused, protocol.ExchangeDeclare, "operation not permitted on the default exchange")
 		}
 		if o.Passive {
 			_, err := v.exchange(name, protocol.ExchangeDeclare)
 			return err
-		}
-		if !exchangeKinds[kind] {
-			return protocol.Errorf(protocol.CommandInvalid, protocol.ExchangeDeclare, "unknown exchange type '%s'", kind)
 		}
 		if x, ok := v.exchanges[name]; ok {
 			return x.equivalent(v, kind, o)
@@ -39,10 +43,16 @@ func (ch *Channel) ExchangeDeclare(name, kind string, o ExchangeOptions) error {
 // ExchangeDelete is exchange.delete. Deleting a missing exchange is not an
 // error; ifUnused refuses an exchange that has bindings.
 func (ch *Channel) ExchangeDelete(name string, ifUnused bool) error {
-	return ch.do(protocol.ExchangeDelete, "%q if-unused=%t", []any{name, ifUnused}, func() error {
+	return ch.do(protocol.ExchangeDelete, func() string { return fmt.Sprintf("%q if-unused=%t", name, ifUnused) }, func() error {
 		v := ch.conn.vhost
 		if name == "" {
 			return protocol.Errorf(protocol.AccessRefused, protocol.ExchangeDelete, "operation not permitted on the default exchange")
+		}
+		// rabbit_channel:check_exchange_deletion refuses every "amq." name,
+		// existing or not (checked against RabbitMQ 3.10.8); amq.direct
+		// and friends could be deleted before.
+		if strings.HasPrefix(name, "amq.") {
+			return protocol.Errorf(protocol.AccessRefused, protocol.ExchangeDelete, "deletion of system %s not allowed", exchangeResource(name, v.name))
 		}
 		x, ok := v.exchanges[name]
 		if !ok {
@@ -60,9 +70,16 @@ func (ch *Channel) ExchangeDelete(name string, ifUnused bool) error {
 // one ("amq.gen-…"); the returned QueueInfo has it.
 func (ch *Channel) QueueDeclare(name string, o QueueOptions) (QueueInfo, error) {
 	var info QueueInfo
-	err := ch.do(protocol.QueueDeclare, "%q passive=%t durable=%t exclusive=%t auto-delete=%t args=%v", []any{name, o.Passive, o.Durable, o.Exclusive, o.AutoDelete, o.Args}, func() error {
+	err := ch.do(protocol.QueueDeclare, func() string {
+		return fmt.Sprintf("%q passive=%t durable=%t exclusive=%t auto-delete=%t args=%v", name, o.Passive, o.Durable, o.Exclusive, o.AutoDelete, o.Args)
+	}, func() error {
 		v := ch.conn.vhost
 		if o.Passive {
+			// A passive declare does not expand "" to the channel's last
+			// queue: RabbitMQ 3.10.8 answers "no queue '' in vhost '/'".
+			if name == "" {
+				return protocol.Errorf(protocol.NotFound, protocol.QueueDeclare, "no queue '' in vhost '%s'", v.name)
+			}
 			q, err := ch.lookupQueue(name, protocol.QueueDeclare)
 			if err != nil {
 				return err
@@ -71,30 +88,40 @@ func (ch *Channel) QueueDeclare(name string, o QueueOptions) (QueueInfo, error) 
 			ch.lastQueue = q.Name
 			return nil
 		}
+		// RabbitMQ checks the "amq." prefix of a client-supplied name only,
+		// and before it looks for an existing queue (check_name in
+		// rabbit_channel): a generated "amq.gen-…" name is accepted, and a
+		// non-passive redeclare of one by name is 403 (checked against
+		// RabbitMQ 3.10.8). The check used to run on generated names too,
+		// refusing every server-named queue.
 		if name == "" {
 			name = ch.b.randomName("amq.gen-")
+		} else if err := reservedName("queue", name, protocol.QueueDeclare); err != nil {
+			return err
 		}
+		// "Durable = DurableDeclare andalso not ExclusiveDeclare": an
+		// exclusive queue is never durable (checked against RabbitMQ 3.10.8).
+		durable := o.Durable && !o.Exclusive
 		if q, ok := v.queues[name]; ok {
 			if (q.Exclusive && q.Owner != ch.conn) || q.Exclusive != o.Exclusive {
 				return lockedError(q, protocol.QueueDeclare)
 			}
-			if err := q.Equivalent(queue.Options{Durable: o.Durable, AutoDelete: o.AutoDelete, Args: o.Args}); err != nil {
+			if err := q.Equivalent(queue.Options{Durable: durable, AutoDelete: o.AutoDelete, Args: o.Args}); err != nil {
 				return err
 			}
 			info = QueueInfo{Name: q.Name, Messages: q.Ready(), Consumers: q.ConsumerCount()}
 			ch.lastQueue = q.Name
 			return nil
 		}
-		if err := reservedName("queue", name, protocol.QueueDeclare); err != nil {
-			return err
-		}
-		q, err := queue.New(v.name, name, queue.Options{Durable: o.Durable, Exclusive: o.Exclusive, AutoDelete: o.AutoDelete, Args: o.Args})
+		q, err := queue.New(v.name, name, queue.Options{Durable: durable, Exclusive: o.Exclusive, AutoDelete: o.AutoDelete, Args: o.Args})
 		if err != nil {
 			return err
 		}
 		if o.Exclusive {
 			q.Owner = ch.conn
 		}
+		ch.b.nextQueueID++
+		q.ID = ch.b.nextQueueID
 		v.queues[name] = q
 		// Every queue is bound to the default exchange by its name; routing
 		// there is a map lookup, so no binding is stored.
@@ -108,10 +135,15 @@ func (ch *Channel) QueueDeclare(name string, o QueueOptions) (QueueInfo, error) 
 // QueueBind is queue.bind. An empty queue name means the last queue declared
 // on the channel.
 func (ch *Channel) QueueBind(queueName, key, exchangeName string, args Table) error {
-	return ch.do(protocol.QueueBind, "%q key=%q exchange=%q", []any{queueName, key, exchangeName}, func() error {
+	return ch.do(protocol.QueueBind, func() string { return fmt.Sprintf("%q key=%q exchange=%q", queueName, key, exchangeName) }, func() error {
 		x, q, err := ch.bindingEnds(queueName, exchangeName, protocol.QueueBind)
 		if err != nil {
 			return err
+		}
+		if x.kind == "headers" {
+			if err := checkXMatch(args); err != nil {
+				return err
+			}
 		}
 		x.bind(q, key, args)
 		return nil
@@ -121,7 +153,7 @@ func (ch *Channel) QueueBind(queueName, key, exchangeName string, args Table) er
 // QueueUnbind is queue.unbind. Removing a binding that does not exist is not
 // an error.
 func (ch *Channel) QueueUnbind(queueName, key, exchangeName string, args Table) error {
-	return ch.do(protocol.QueueUnbind, "%q key=%q exchange=%q", []any{queueName, key, exchangeName}, func() error {
+	return ch.do(protocol.QueueUnbind, func() string { return fmt.Sprintf("%q key=%q exchange=%q", queueName, key, exchangeName) }, func() error {
 		x, q, err := ch.bindingEnds(queueName, exchangeName, protocol.QueueUnbind)
 		if err != nil {
 			return err
@@ -159,7 +191,7 @@ func (ch *Channel) bindingEnds(queueName, exchangeName string, m protocol.Method
 // many; unacked deliveries are untouched.
 func (ch *Channel) QueuePurge(name string) (int, error) {
 	n := 0
-	err := ch.do(protocol.QueuePurge, "%q", []any{name}, func() error {
+	err := ch.do(protocol.QueuePurge, func() string { return fmt.Sprintf("%q", name) }, func() error {
 		q, err := ch.lookupQueue(name, protocol.QueuePurge)
 		if err != nil {
 			return err
@@ -175,7 +207,7 @@ func (ch *Channel) QueuePurge(name string) (int, error) {
 // before IfUnused; unacked messages make a queue neither used nor non-empty.
 func (ch *Channel) QueueDelete(name string, o QueueDeleteOptions) (int, error) {
 	n := 0
-	err := ch.do(protocol.QueueDelete, "%q if-unused=%t if-empty=%t", []any{name, o.IfUnused, o.IfEmpty}, func() error {
+	err := ch.do(protocol.QueueDelete, func() string { return fmt.Sprintf("%q if-unused=%t if-empty=%t", name, o.IfUnused, o.IfEmpty) }, func() error {
 		name, err := ch.queueName(name, protocol.QueueDelete)
 		if err != nil {
 			return err
@@ -257,4 +289,24 @@ func sortedExchanges(v *vhost) []*exchange {
 		out[i] = v.exchanges[n]
 	}
 	return out
+}
+
+// checkXMatch validates a headers binding's x-match with RabbitMQ 3.10.8's
+// errors.
+func checkXMatch(args Table) error {
+	v, ok := args["x-match"]
+	if !ok {
+		return nil
+	}
+	s, isString := v.(string)
+	if !isString {
+		return protocol.Errorf(protocol.PreconditionFailed, protocol.QueueBind,
+			"Invalid x-match field type %s (value %v); expected longstr", protocol.TypeName(v), v)
+	}
+	switch s {
+	case "all", "any", "all-with-x", "any-with-x":
+		return nil
+	}
+	return protocol.Errorf(protocol.PreconditionFailed, protocol.QueueBind,
+		"Invalid x-match field value <<\"%s\">>; expected all, any, all-with-x, or any-with-x", s)
 }

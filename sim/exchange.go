@@ -178,7 +178,18 @@ func (v *vhost) route(x *exchange, key string, headers Table, out []*queue.Queue
 // topicMatch reports whether a routing key matches a binding pattern: words
 // are separated by dots, "*" matches exactly one word and "#" zero or more.
 func topicMatch(pattern, key string) bool {
-	return matchWords(strings.Split(pattern, "."), strings.Split(key, "."))
+	return matchWords(topicWords(pattern), topicWords(key))
+}
+
+// topicWords splits a key or pattern into words. An empty string has no
+// words at all (RabbitMQ's split_topic_key(<<>>) is []), while "." is two
+// empty words: "*" does not match the empty key, "*.*" matches "."
+// (checked against RabbitMQ 3.10.8). strings.Split gave "" one empty word.
+func topicWords(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, ".")
 }
 
 func matchWords(p, k []string) bool {
@@ -226,7 +237,7 @@ func headersMatch(binding, headers Table) bool {
 			continue
 		}
 		got, present := headers[k]
-		ok := present && (want == nil || sameFieldValue(want, got))
+		ok := present && (want == nil || sameClassValue(want, got))
 		if any && ok {
 			return true
 		}
@@ -235,6 +246,33 @@ func headersMatch(binding, headers Table) bool {
 		}
 	}
 	return !any
+}
+
+// sameClassValue compares a header with a binding value as the headers
+// exchange does: types of one rabbit_misc:type_class (every integer type is
+// one class, float and double another) with equal values match, so a
+// signedint 1 binding matches a long 1 header (checked against RabbitMQ
+// 3.10.8). Binding identity (sameTable) still compares exact types.
+func sameClassValue(a, b any) bool {
+	if n, ok := protocol.Int(a); ok {
+		m, ok := protocol.Int(b)
+		return ok && n == m
+	}
+	if x, ok := asFloat(a); ok {
+		y, ok := asFloat(b)
+		return ok && x == y
+	}
+	return sameFieldValue(a, b)
+}
+
+func asFloat(v any) (float64, bool) {
+	switch x := v.(type) {
+	case float32:
+		return float64(x), true
+	case float64:
+		return x, true
+	}
+	return 0, false
 }
 
 func sameFieldValue(a, b any) bool {

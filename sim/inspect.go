@@ -75,6 +75,7 @@ func (ch *Channel) Stats() ChannelStats {
 	s := ChannelStats{
 		Channel: ch.id, Prefetch: ch.core.Prefetch, GlobalLimit: ch.core.Limiter.Limit,
 		GlobalVolume: ch.core.Limiter.Volume, Unacked: ch.core.Unacked(),
+		NextTag:    ch.core.LastTag() + 1, // was never filled in: always 0
 		Confirming: ch.confirming, LastPublishTag: ch.publishTag,
 	}
 	for _, cs := range ch.order {

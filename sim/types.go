@@ -197,7 +197,7 @@ type ChannelStats struct {
 	GlobalVolume   int // RabbitMQ's limiter volume
 	Unacked        int
 	Consumers      []ConsumerStats
-	NextTag        uint64
+	NextTag        uint64 // tag of the next deliver or get-ok; 1 on a new channel
 	Confirming     bool
 	LastPublishTag uint64
 }

@@ -86,7 +86,7 @@ func TestChannelCloseRequeuesAllAtOnce(t *testing.T) {
 }
 
 // A passive declare of "" does not mean the channel's last queue (RabbitMQ
-// 3.10.8: "NOT_FOUND - no queue '' in vhost '/'"), while get does.
+// 3.10.8: "NOT_FOUND - no queue ” in vhost '/'"), while get does.
 func TestPassiveDeclareOfEmptyNameIsNotFound(t *testing.T) {
 	e := newEnv(t)
 	e.declare("q", sim.QueueOptions{})

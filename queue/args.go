@@ -42,13 +42,6 @@ var notClassic = []string{
 	"x-stream-max-segment-size-bytes", "x-initial-cluster-size", "x-queue-leader-locator",
 }
 
-// notYet are arguments RabbitMQ accepts that amqpsim does not model yet. It
-// refuses them with 540 NOT_IMPLEMENTED rather than silently ignoring them.
-var notYet = []string{
-	"x-expires", "x-message-ttl", "x-dead-letter-exchange", "x-dead-letter-routing-key",
-	"x-max-length", "x-max-length-bytes",
-}
-
 const maxPriority = 255
 
 func checkInt(v any) (int64, string) {
@@ -162,11 +155,7 @@ func (q *Queue) applyArgs() error {
 				"invalid arg '%s' for %s of queue type rabbit_classic_queue", k, q.Resource())
 		}
 	}
-	for _, k := range notYet {
-		if _, ok := q.Args[k]; ok {
-			return protocol.Errorf(protocol.NotImplemented, protocol.QueueDeclare, "amqpsim does not implement the queue argument '%s' yet", k)
-		}
-	}
+	q.limits = readLimits(q.Args)
 	if v, ok := q.Args["x-max-priority"]; ok {
 		n, _ := protocol.Int(v)
 		q.maxPriority = int(n)

@@ -79,10 +79,13 @@ func (q *Queue) Resume(g *consumer.Group) { q.rotation.Resume(g) }
 
 // Dispatch hands ready messages to consumers until none is ready or no
 // consumer can take one. allow is the channel-wide limiter (see
-// consumer.Rotation.Pick); deliver records the delivery. It returns the number
-// of messages delivered.
-func (q *Queue) Dispatch(allow func(c *consumer.Consumer) bool, deliver func(c *consumer.Consumer, m *Message, redelivered bool)) int {
+// consumer.Rotation.Pick); deliver records the delivery. After every fetch
+// the messages expired by now are dropped from the heads, as RabbitMQ's
+// fetch does, and handed to expired. It returns the number of messages
+// delivered.
+func (q *Queue) Dispatch(now int64, allow func(c *consumer.Consumer) bool, deliver func(c *consumer.Consumer, m *Message, redelivered bool), expired func(q *Queue, m *Message)) int {
 	n := 0
+	q.DropExpired(now, expired)
 	for q.readyCount > 0 {
 		var c *consumer.Consumer
 		if q.singleActive {
@@ -96,6 +99,7 @@ func (q *Queue) Dispatch(allow func(c *consumer.Consumer) bool, deliver func(c *
 		m, redelivered := q.Fetch(!c.NoAck)
 		q.rotation.Delivered(c)
 		deliver(c, m, redelivered)
+		q.DropExpired(now, expired)
 		n++
 	}
 	return n

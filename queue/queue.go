@@ -26,7 +26,10 @@ type Message struct {
 	// Delivered is set once the message has been fetched (delivered or got)
 	// from this queue: the next fetch has redelivered=true.
 	Delivered bool
-	priority  uint8
+	// Expiry is when the message expires, in virtual Unix nanoseconds; 0
+	// means never. It is set at enqueue and kept across requeues.
+	Expiry   int64
+	priority uint8
 }
 
 // Options are the queue.declare settings that make a queue what it is.
@@ -52,6 +55,7 @@ type Queue struct {
 
 	maxPriority  int // 0: not a priority queue
 	singleActive bool
+	limits       Limits
 
 	levels      []readyList // one per priority 0..maxPriority
 	readyCount  int

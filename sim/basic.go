@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/amqpsim/amqpsim/channel"
 	"github.com/amqpsim/amqpsim/consumer"
@@ -64,6 +65,7 @@ func (ch *Channel) Consume(queueName string, o ConsumeOptions) (*Consumer, error
 		ch.consumers[tag] = cs
 		ch.order = append(ch.order, cs)
 		q.AddConsumer(&cs.core)
+		ch.b.touchExpires(q)
 		ch.b.markDirty(q)
 		return nil
 	})
@@ -96,6 +98,7 @@ func (ch *Channel) cancel(cs *Consumer) {
 		ch.b.deleteQueue(q)
 		return
 	}
+	ch.b.touchExpires(q)
 	ch.b.markDirty(q)
 }
 
@@ -114,13 +117,19 @@ func (ch *Channel) Publish(exchangeName, key string, o PublishOptions, m Message
 		if x.internal {
 			return protocol.Errorf(protocol.AccessRefused, protocol.BasicPublish, "cannot publish to internal %s", exchangeResource(x.name, ch.conn.vhost.name))
 		}
-		routed := ch.b.publish(ch.conn.vhost, x, key, m)
+		ttl, hasTTL, err := parseExpiration(m.Expiration)
+		if err != nil {
+			return err
+		}
+		routed, rejected := ch.b.publish(ch.conn.vhost, x, key, m, ttl, hasTTL)
 		if routed == 0 && o.Mandatory {
 			ch.conn.push(Return{Channel: ch.id, ReplyCode: protocol.NoRoute, ReplyText: "NO_ROUTE", Exchange: exchangeName, RoutingKey: key, Message: m})
 		}
 		if ch.confirming {
+			// A queue that refused the message (x-overflow reject-publish)
+			// makes the confirm a nack.
 			ch.publishTag++
-			ch.conn.push(Confirm{Channel: ch.id, DeliveryTag: ch.publishTag})
+			ch.conn.push(Confirm{Channel: ch.id, DeliveryTag: ch.publishTag, Nack: rejected})
 		}
 		return nil
 	})
@@ -137,20 +146,26 @@ func (b *Broker) Publish(exchangeName, key string, m Message) error {
 	if err != nil {
 		return err
 	}
+	ttl, hasTTL, err := parseExpiration(m.Expiration)
+	if err != nil {
+		return err
+	}
 	if !b.cfg.NoTrace {
 		b.event(nil, 0, "publish", "exchange=%q key=%q", exchangeName, key)
 	}
-	b.publish(v, x, key, m)
+	b.publish(v, x, key, m, ttl, hasTTL)
 	b.flush()
 	return nil
 }
 
 // publish routes m and enqueues it in every queue it reaches, returning how
-// many. The body is copied once and shared. Caller holds the lock.
-func (b *Broker) publish(v *vhost, x *exchange, key string, m Message) int {
+// many queues it reached and whether any refused it (x-overflow
+// reject-publish). ttl is the message's own TTL. The body is copied once and
+// shared. Caller holds the lock.
+func (b *Broker) publish(v *vhost, x *exchange, key string, m Message, ttl time.Duration, hasTTL bool) (routed int, rejected bool) {
 	b.routed = v.route(x, key, m.Headers, b.routed[:0])
 	if len(b.routed) == 0 {
-		return 0
+		return 0, false
 	}
 	body := append([]byte(nil), m.Body...)
 	var props *protocol.Properties
@@ -159,12 +174,13 @@ func (b *Broker) publish(v *vhost, x *exchange, key string, m Message) int {
 		props = &p
 	}
 	for _, q := range b.routed {
-		q.Enqueue(&queue.Message{Exchange: x.name, RoutingKey: key, Properties: props, Body: body})
-		b.markDirty(q)
+		if !b.enqueue(q, &queue.Message{Exchange: x.name, RoutingKey: key, Properties: props, Body: body}, ttl, hasTTL) {
+			rejected = true
+		}
 	}
-	n := len(b.routed)
+	routed = len(b.routed)
 	clear(b.routed)
-	return n
+	return routed, rejected
 }
 
 func isZeroProperties(p *protocol.Properties) bool {
@@ -182,6 +198,10 @@ func (ch *Channel) Get(queueName string, noAck bool) (d Delivery, ok bool, err e
 		if err != nil {
 			return err
 		}
+		// basic.get restarts the queue's x-expires timer.
+		ch.b.touchExpires(q)
+		now := ch.b.now.UnixNano()
+		q.DropExpired(now, ch.b.expiredFn)
 		m, redelivered := q.Fetch(!noAck)
 		if m == nil {
 			ch.b.event(ch.conn, ch.id, "basic.get-empty", "")
@@ -190,7 +210,12 @@ func (ch *Channel) Get(queueName string, noAck bool) (d Delivery, ok bool, err e
 		tag := ch.core.NextTag()
 		if !noAck {
 			ch.core.Record(channel.Delivery{Tag: tag, Queue: q, Message: m, At: ch.b.now})
+			ch.syncTick()
 		}
+		// Like RabbitMQ's fetch, drop what expired behind the message
+		// before counting what is left.
+		q.DropExpired(now, ch.b.expiredFn)
+		ch.b.markDirty(q)
 		d = delivery("", tag, redelivered, m)
 		d.MessageCount = q.Ready()
 		ok = true
@@ -239,7 +264,7 @@ func (ch *Channel) Recover(requeue bool) error {
 		if !requeue {
 			return protocol.Errorf(protocol.NotImplemented, protocol.BasicRecover, "requeue=false")
 		}
-		ch.apply(ch.core.TakeAll(), true)
+		ch.apply(ch.core.TakeAll(), true, false)
 		return nil
 	})
 }
@@ -249,7 +274,7 @@ func (ch *Channel) settle(m protocol.Method, tag uint64, multiple, requeue bool)
 	if err != nil {
 		return err
 	}
-	ch.apply(ds, requeue)
+	ch.apply(ds, requeue, m != protocol.BasicAck && !requeue)
 	clear(ds)
 	ch.settled = ds[:0]
 	return nil
@@ -264,7 +289,10 @@ func (ch *Channel) settle(m protocol.Method, tag uint64, multiple, requeue bool)
 // redeliveries of one group precede the requeue of the next (measured on
 // RabbitMQ 3.10.8 with basic.recover and nack multiple). Last, the groups
 // the limiter released resume.
-func (ch *Channel) apply(ds []channel.Delivery, requeue bool) {
+//
+// A nack or reject without requeue (reject) dead-letters the messages with
+// reason "rejected"; an ack (neither) just forgets them.
+func (ch *Channel) apply(ds []channel.Delivery, requeue, reject bool) {
 	b := ch.b
 	released := ch.core.Released(ds)
 	if len(ds) > 1 {
@@ -290,6 +318,9 @@ func (ch *Channel) apply(ds []channel.Delivery, requeue bool) {
 				q.Requeue(d.Message)
 			} else {
 				q.Settle(d.Message)
+				if reject {
+					b.deadLetter(q, d.Message, "rejected")
+				}
 			}
 			if d.Consumer != nil {
 				credited = append(credited, d.Consumer)
@@ -297,6 +328,9 @@ func (ch *Channel) apply(ds []channel.Delivery, requeue bool) {
 		}
 		if !q.Deleted {
 			q.Credit(credited)
+			if requeue {
+				q.DropOverLimit(b.maxlenFn)
+			}
 			b.markDirty(q)
 			b.flush()
 		}
@@ -304,6 +338,7 @@ func (ch *Channel) apply(ds []channel.Delivery, requeue bool) {
 		b.credited = credited[:0]
 	}
 	ch.resume(released)
+	ch.syncTick()
 }
 
 func consumerTag(d channel.Delivery) string {
@@ -327,6 +362,7 @@ func (b *Broker) deliver(c *consumer.Consumer, m *queue.Message, redelivered boo
 	tag := ch.core.NextTag()
 	if !c.NoAck {
 		ch.core.Record(channel.Delivery{Tag: tag, Queue: cs.q, Message: m, Consumer: c, At: b.now})
+		ch.syncTick()
 	}
 	d := delivery(c.Tag, tag, redelivered, m)
 	if !b.cfg.NoTrace {

@@ -24,7 +24,21 @@ type Config struct {
 	Seed uint64
 	// NoTrace turns the event trace off (for benchmarks and long runs).
 	NoTrace bool
+	// ConsumerTimeout is RabbitMQ's consumer_timeout: a channel whose
+	// oldest unacked delivery is older than this is closed with 406 at its
+	// next tick. Zero means RabbitMQ's default, 30 minutes; negative
+	// disables it (RabbitMQ: a non-integer setting).
+	ConsumerTimeout time.Duration
+	// ChannelTickInterval is how often a channel checks the consumer
+	// timeout (RabbitMQ's channel_tick_interval); zero means 60 s.
+	ChannelTickInterval time.Duration
 }
+
+// DefaultConsumerTimeout is RabbitMQ's default consumer_timeout.
+const DefaultConsumerTimeout = 30 * time.Minute
+
+// DefaultChannelTickInterval is RabbitMQ's default channel_tick_interval.
+const DefaultChannelTickInterval = 60 * time.Second
 
 // Broker is a simulated RabbitMQ broker. All its methods are safe for
 // concurrent use; one lock serialises them, and the state below it is a
@@ -51,6 +65,10 @@ type Broker struct {
 	// allowFn and deliverFn are made once: method values allocate.
 	allowFn   func(*consumer.Consumer) bool
 	deliverFn func(*consumer.Consumer, *queue.Message, bool)
+	expiredFn func(*queue.Queue, *queue.Message)
+	maxlenFn  func(*queue.Queue, *queue.Message)
+	// queueTimers holds each queue's message-TTL and x-expires timers.
+	queueTimers map[*queue.Queue]*queueTimers
 	// Scratch slices reused by every call to keep the hot path free of
 	// allocations.
 	routed   []*queue.Queue
@@ -63,14 +81,24 @@ func New(cfg Config) *Broker {
 	if cfg.Start.IsZero() {
 		cfg.Start = Epoch
 	}
+	if cfg.ConsumerTimeout == 0 {
+		cfg.ConsumerTimeout = DefaultConsumerTimeout
+	}
+	if cfg.ChannelTickInterval <= 0 {
+		cfg.ChannelTickInterval = DefaultChannelTickInterval
+	}
 	b := &Broker{
 		cfg:    cfg,
 		now:    cfg.Start,
 		rng:    rand.New(rand.NewPCG(cfg.Seed, 0x616d717073696d)),
 		vhosts: map[string]*vhost{},
+
+		queueTimers: map[*queue.Queue]*queueTimers{},
 	}
 	b.allowFn = b.allow
 	b.deliverFn = b.deliver
+	b.expiredFn = b.expired
+	b.maxlenFn = b.maxlen
 	b.addVhost("/")
 	return b
 }
@@ -114,9 +142,6 @@ func (b *Broker) Advance(d time.Duration) {
 	end := b.now.Add(d)
 	for len(b.timers) > 0 && !b.timers[0].due.After(end) {
 		t := heap.Pop(&b.timers).(*timer)
-		if t.cancelled {
-			continue
-		}
 		b.now = t.due
 		t.fire()
 		b.flush()
@@ -124,12 +149,13 @@ func (b *Broker) Advance(d time.Duration) {
 	b.now = end
 }
 
-// timer is a callback on the virtual clock.
+// timer is a callback on the virtual clock. A timer is made once and
+// scheduled again and again, so that hot paths allocate nothing.
 type timer struct {
-	due       time.Time
-	seq       uint64
-	fire      func()
-	cancelled bool
+	due   time.Time
+	seq   uint64 // breaks ties: creation order of the scheduling
+	fire  func()
+	index int // position in the heap, -1 when not scheduled
 }
 
 type timerHeap []*timer
@@ -141,22 +167,43 @@ func (h timerHeap) Less(i, j int) bool {
 	}
 	return h[i].seq < h[j].seq
 }
-func (h timerHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *timerHeap) Push(x any)   { *h = append(*h, x.(*timer)) }
+func (h timerHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].index, h[j].index = i, j
+}
+func (h *timerHeap) Push(x any) {
+	t := x.(*timer)
+	t.index = len(*h)
+	*h = append(*h, t)
+}
 func (h *timerHeap) Pop() any {
 	old := *h
 	t := old[len(old)-1]
+	old[len(old)-1] = nil
 	*h = old[:len(old)-1]
+	t.index = -1
 	return t
 }
 
-// after schedules f at now+d; caller holds the lock. Cancel by setting the
-// returned timer's cancelled flag.
-func (b *Broker) after(d time.Duration, f func()) *timer {
+func newTimer(fire func()) *timer { return &timer{fire: fire, index: -1} }
+
+// schedule sets t to fire at due, replacing any earlier schedule; caller
+// holds the lock.
+func (b *Broker) schedule(t *timer, due time.Time) {
 	b.seq++
-	t := &timer{due: b.now.Add(d), seq: b.seq, fire: f}
+	t.due, t.seq = due, b.seq
+	if t.index >= 0 {
+		heap.Fix(&b.timers, t.index)
+		return
+	}
 	heap.Push(&b.timers, t)
-	return t
+}
+
+// stop unschedules t; caller holds the lock.
+func (b *Broker) stop(t *timer) {
+	if t != nil && t.index >= 0 {
+		heap.Remove(&b.timers, t.index)
+	}
 }
 
 // randomName returns prefix followed by 22 base64url characters, the shape
@@ -189,7 +236,7 @@ func (b *Broker) markDirty(q *queue.Queue) {
 func (b *Broker) flush() {
 	for i := 0; i < len(b.dirty); i++ {
 		if q := b.dirty[i]; !q.Deleted {
-			q.Dispatch(b.allowFn, b.deliverFn)
+			b.dispatch(q)
 		}
 	}
 	clear(b.dirty)

@@ -30,6 +30,7 @@ type Channel struct {
 
 	// Kept for in-process readers when the connection has no sink.
 	settled []channel.Delivery // scratch for settlements
+	tick    *timer             // consumer-timeout tick, see syncTick
 
 	returns  []Return
 	confirms []Confirm
@@ -125,8 +126,11 @@ func (ch *Channel) shutdown(err error) {
 				q.Requeue(d.Message)
 			}
 		}
+		q.DropOverLimit(ch.b.maxlenFn)
+		ch.b.touchExpires(q)
 		ch.b.markDirty(q)
 	}
+	ch.b.stop(ch.tick)
 	ch.consumers, ch.order, ch.groups = nil, nil, nil
 }
 

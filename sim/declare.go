@@ -86,6 +86,7 @@ func (ch *Channel) QueueDeclare(name string, o QueueOptions) (QueueInfo, error) 
 			}
 			info = QueueInfo{Name: q.Name, Messages: q.Ready(), Consumers: q.ConsumerCount()}
 			ch.lastQueue = q.Name
+			ch.b.touchExpires(q) // a declare, passive or not, restarts x-expires
 			return nil
 		}
 		// RabbitMQ checks the "amq." prefix of a client-supplied name only,
@@ -111,6 +112,7 @@ func (ch *Channel) QueueDeclare(name string, o QueueOptions) (QueueInfo, error) 
 			}
 			info = QueueInfo{Name: q.Name, Messages: q.Ready(), Consumers: q.ConsumerCount()}
 			ch.lastQueue = q.Name
+			ch.b.touchExpires(q) // a declare, passive or not, restarts x-expires
 			return nil
 		}
 		q, err := queue.New(v.name, name, queue.Options{Durable: durable, Exclusive: o.Exclusive, AutoDelete: o.AutoDelete, Args: o.Args})
@@ -123,6 +125,7 @@ func (ch *Channel) QueueDeclare(name string, o QueueOptions) (QueueInfo, error) 
 		ch.b.nextQueueID++
 		q.ID = ch.b.nextQueueID
 		v.queues[name] = q
+		ch.b.touchExpires(q)
 		// Every queue is bound to the default exchange by its name; routing
 		// there is a map lookup, so no binding is stored.
 		info = QueueInfo{Name: name}
@@ -244,6 +247,7 @@ func (b *Broker) deleteQueue(q *queue.Queue) {
 	b.event(nil, 0, "queue.deleted", "%s ready=%d", q.Name, q.Ready())
 	q.Purge()
 	q.Deleted = true
+	b.forgetQueueTimers(q)
 	delete(v.queues, q.Name)
 	for _, cc := range slices.Clone(q.Consumers()) {
 		cs := cc.Ref.(*Consumer)

@@ -160,19 +160,30 @@ func TestSeed002PrefetchStopsHoarding(t *testing.T) {
 	}
 }
 
-// 002 recommends x-max-length and x-dead-letter-exchange; amqpsim does not simulate them yet and refuses them with 540 rather than ignoring them.
-func TestSeed002MaxLengthAndDeadLetteringRefusedExplicitly(t *testing.T) {
-	for _, k := range []string{"x-max-length", "x-dead-letter-exchange"} {
-		e := newEnv(t)
-		var v any = "dlx"
-		if k == "x-max-length" {
-			v = int32(5000)
-		}
-		_, err := e.ch.QueueDeclare("q", sim.QueueOptions{Args: sim.Table{k: v}})
-		if perr := asError(err); perr == nil || perr.Code != 540 {
-			t.Errorf("%s: err = %v, want amqpsim's 540", k, err)
-		}
-	}
+// 002: x-max-length keeps a primary queue bounded and overflow goes to a
+// dead-letter exchange: with drop-head, the oldest ready messages leave for
+// the DLQ with reason maxlen.
+func TestSeed002MaxLengthOverflowGoesToDeadLetterQueue(t *testing.T) {
+	e := newEnv(t)
+	e.declare("dlq", sim.QueueOptions{})
+	e.declare("q", sim.QueueOptions{Args: sim.Table{"x-max-length": int32(2), "x-dead-letter-exchange": "", "x-dead-letter-routing-key": "dlq"}})
+	e.publish("q", "m1", "m2", "m3", "m4")
+	diff(t, "q", []string{"m3", "m4"}, e.ready("q"))
+	diff(t, "dlq", []string{"m1", "m2"}, e.ready("dlq"))
+}
+
+// 002: a failed message nacked without requeue goes to the dead-letter
+// exchange instead of looping in the primary queue.
+func TestSeed002NackWithoutRequeueDeadLetters(t *testing.T) {
+	e := newEnv(t)
+	e.declare("dlq", sim.QueueOptions{})
+	e.declare("q", sim.QueueOptions{Args: sim.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "dlq"}})
+	e.publish("q", "m1")
+	c := e.consume(e.ch, "q", "c", sim.ConsumeOptions{})
+	d, _ := c.Next()
+	e.must(e.ch.Nack(d.DeliveryTag, false, false))
+	diff(t, "q ready", 0, len(e.ready("q")))
+	diff(t, "dlq", []string{"m1"}, e.ready("dlq"))
 }
 
 // 003 says a non-zero prefetch-size is ignored; RabbitMQ actually closes the connection with 540.

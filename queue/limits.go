@@ -1,0 +1,141 @@
+package queue
+
+import (
+	"time"
+
+	"github.com/amqpsim/amqpsim/protocol"
+)
+
+// Overflow behaviours of a queue with a length limit (x-overflow).
+const (
+	DropHead         = "drop-head"
+	RejectPublish    = "reject-publish"
+	RejectPublishDLX = "reject-publish-dlx"
+)
+
+// Limits are the queue arguments about time and size, read once at
+// declaration.
+type Limits struct {
+	MessageTTL     time.Duration // x-message-ttl; valid when HasMessageTTL
+	HasMessageTTL  bool
+	Expires        time.Duration // x-expires; 0 means none
+	MaxLength      int64         // x-max-length; -1 means none
+	MaxLengthBytes int64         // x-max-length-bytes; -1 means none
+	Overflow       string        // x-overflow; DropHead by default
+	// DeadLetterExchange is x-dead-letter-exchange ("" is the default
+	// exchange); valid when HasDeadLetterExchange.
+	DeadLetterExchange    string
+	HasDeadLetterExchange bool
+	// DeadLetterRoutingKey is x-dead-letter-routing-key; valid when
+	// HasDeadLetterRoutingKey.
+	DeadLetterRoutingKey    string
+	HasDeadLetterRoutingKey bool
+}
+
+func readLimits(args protocol.Table) Limits {
+	l := Limits{MaxLength: -1, MaxLengthBytes: -1, Overflow: DropHead}
+	if n, ok := protocol.Int(args["x-message-ttl"]); ok {
+		l.MessageTTL, l.HasMessageTTL = time.Duration(n)*time.Millisecond, true
+	}
+	if n, ok := protocol.Int(args["x-expires"]); ok {
+		l.Expires = time.Duration(n) * time.Millisecond
+	}
+	if n, ok := protocol.Int(args["x-max-length"]); ok {
+		l.MaxLength = n
+	}
+	if n, ok := protocol.Int(args["x-max-length-bytes"]); ok {
+		l.MaxLengthBytes = n
+	}
+	if s, ok := args["x-overflow"].(string); ok {
+		l.Overflow = s
+	}
+	l.DeadLetterExchange, l.HasDeadLetterExchange = args["x-dead-letter-exchange"].(string)
+	l.DeadLetterRoutingKey, l.HasDeadLetterRoutingKey = args["x-dead-letter-routing-key"].(string)
+	return l
+}
+
+// Limits returns the queue's TTL, length and dead-letter settings.
+func (q *Queue) Limits() Limits { return q.limits }
+
+// WouldOverflow reports whether one more ready message of size body bytes
+// would break a length limit (RabbitMQ's will_overflow, checked before a
+// publish under reject-publish).
+func (q *Queue) WouldOverflow(size int) bool {
+	l := q.limits
+	return (l.MaxLength >= 0 && int64(q.readyCount)+1 > l.MaxLength) ||
+		(l.MaxLengthBytes >= 0 && q.readyBytes+int64(size) > l.MaxLengthBytes)
+}
+
+// DropOverLimit drops ready messages from the head while the queue is over
+// a length limit (x-overflow drop-head, RabbitMQ's maybe_drop_head), handing
+// each to dropped. Under reject-publish nothing is dropped.
+func (q *Queue) DropOverLimit(dropped func(q *Queue, m *Message)) {
+	l := q.limits
+	if l.Overflow != DropHead {
+		return
+	}
+	for q.readyCount > 0 && ((l.MaxLength >= 0 && int64(q.readyCount) > l.MaxLength) ||
+		(l.MaxLengthBytes >= 0 && q.readyBytes > l.MaxLengthBytes)) {
+		dropped(q, q.take())
+	}
+}
+
+// take removes the head message without fetching it.
+func (q *Queue) take() *Message {
+	for p := len(q.levels) - 1; p >= 0; p-- {
+		if q.levels[p].len() > 0 {
+			m := q.levels[p].pop()
+			q.readyCount--
+			q.readyBytes -= int64(len(m.Body))
+			return m
+		}
+	}
+	return nil
+}
+
+// DropExpired drops, from the head of each priority level, the messages
+// whose expiry has come by now (RabbitMQ's drop_expired_msgs: expiry only
+// ever happens at the head), handing each to expired.
+func (q *Queue) DropExpired(now int64, expired func(q *Queue, m *Message)) {
+	for p := range q.levels {
+		lv := &q.levels[p]
+		for {
+			m := lv.head()
+			if m == nil || m.Expiry == 0 || m.Expiry > now {
+				break
+			}
+			lv.pop()
+			q.readyCount--
+			q.readyBytes -= int64(len(m.Body))
+			if expired != nil {
+				expired(q, m)
+			}
+		}
+	}
+}
+
+// NextExpiry returns the earliest expiry among the heads of the priority
+// levels, when the queue's TTL timer must fire, or 0 for none.
+func (q *Queue) NextExpiry() int64 {
+	next := int64(0)
+	for p := range q.levels {
+		if m := q.levels[p].head(); m != nil && m.Expiry != 0 && (next == 0 || m.Expiry < next) {
+			next = m.Expiry
+		}
+	}
+	return next
+}
+
+// ExpiryAt returns the expiry of a message enqueued at now: now plus the
+// smaller of the queue's x-message-ttl and the message's own TTL (its
+// expiration property), or 0 when neither is set.
+func (q *Queue) ExpiryAt(now int64, messageTTL time.Duration, hasMessageTTL bool) int64 {
+	ttl, ok := q.limits.MessageTTL, q.limits.HasMessageTTL
+	if hasMessageTTL && (!ok || messageTTL < ttl) {
+		ttl, ok = messageTTL, true
+	}
+	if !ok {
+		return 0
+	}
+	return now + int64(ttl)
+}

@@ -1,0 +1,133 @@
+package sim
+
+import (
+	"maps"
+	"time"
+
+	"github.com/amqpsim/amqpsim/protocol"
+	"github.com/amqpsim/amqpsim/queue"
+)
+
+// deadLetter republishes a message that left q for reason ("rejected",
+// "expired" or "maxlen") to q's dead-letter exchange, as RabbitMQ 3.10's
+// rabbit_dead_letter does: at most once, no confirms, the expiration
+// property moved to the x-death entry, the x-death header updated, and
+// queues that would close a cycle of automatic deaths skipped. Without a
+// dead-letter exchange, or when it does not exist, the message is dropped.
+// Caller holds the lock.
+func (b *Broker) deadLetter(q *queue.Queue, m *queue.Message, reason string) {
+	l := q.Limits()
+	if !b.cfg.NoTrace {
+		b.event(nil, 0, "dead-letter", "%s reason=%s body=%q", q.Name, reason, m.Body)
+	}
+	if !l.HasDeadLetterExchange {
+		return
+	}
+	v := b.vhosts[q.Vhost]
+	x, ok := v.exchanges[l.DeadLetterExchange]
+	if !ok {
+		return
+	}
+	var props protocol.Properties
+	if m.Properties != nil {
+		props = *m.Properties
+	}
+	headers := maps.Clone(props.Headers)
+	if headers == nil {
+		headers = protocol.Table{}
+	}
+	// The routing keys of the death are the publish key and the CC header's
+	// keys; with x-dead-letter-routing-key the message is routed by that
+	// key alone and loses its CC header.
+	deathKeys := []any{m.RoutingKey}
+	if cc, ok := headers["CC"].([]any); ok {
+		for _, k := range cc {
+			if s, ok := k.(string); ok {
+				deathKeys = append(deathKeys, s)
+			}
+		}
+	}
+	routeKeys := make([]string, 0, len(deathKeys))
+	if l.HasDeadLetterRoutingKey {
+		routeKeys = append(routeKeys, l.DeadLetterRoutingKey)
+	} else {
+		for _, k := range deathKeys {
+			routeKeys = append(routeKeys, k.(string))
+		}
+	}
+	entry := protocol.Table{
+		"reason":       reason,
+		"queue":        q.Name,
+		"time":         b.now.Truncate(time.Second).UTC(),
+		"exchange":     m.Exchange,
+		"routing-keys": deathKeys,
+	}
+	if props.Expiration != "" {
+		entry["original-expiration"] = props.Expiration
+	}
+	recordDeath(headers, entry)
+	if l.HasDeadLetterRoutingKey {
+		delete(headers, "CC")
+	}
+	props.Headers = headers
+	props.Expiration = ""
+
+	body := m.Body
+	var targets []*queue.Queue
+	for _, k := range routeKeys {
+		targets = v.route(x, k, headers, targets)
+	}
+	deaths, _ := headers["x-death"].([]any)
+	for _, t := range targets {
+		if isDeathCycle(t.Name, deaths) {
+			b.event(nil, 0, "dead-letter.cycle", "%s -> %s dropped", q.Name, t.Name)
+			continue
+		}
+		p := props
+		b.enqueue(t, &queue.Message{Exchange: x.name, RoutingKey: routeKeys[0], Properties: &p, Body: body}, 0, false)
+	}
+}
+
+// recordDeath updates the x-death header in place as RabbitMQ 3.10 does:
+// entries are keyed by (queue, reason); a repeat increments the count of the
+// existing entry, keeps its other fields (first time, exchange, routing
+// keys) and moves it to the front; a new entry with count 1 goes to the
+// front. The x-first-death-* headers are set at the first death only.
+func recordDeath(headers protocol.Table, entry protocol.Table) {
+	old, hasDeaths := headers["x-death"].([]any)
+	if !hasDeaths {
+		headers["x-first-death-reason"] = entry["reason"]
+		headers["x-first-death-queue"] = entry["queue"]
+		headers["x-first-death-exchange"] = entry["exchange"]
+	}
+	deaths := make([]any, 0, len(old)+1)
+	count := int64(1)
+	for _, d := range old {
+		t, ok := d.(protocol.Table)
+		if ok && count == 1 && t["queue"] == entry["queue"] && t["reason"] == entry["reason"] {
+			n, _ := protocol.Int(t["count"])
+			count = n + 1
+			entry = maps.Clone(t)
+			continue
+		}
+		deaths = append(deaths, d)
+	}
+	entry["count"] = count
+	headers["x-death"] = append([]any{entry}, deaths...)
+}
+
+// isDeathCycle reports whether dead-lettering into queue would close a
+// cycle RabbitMQ drops: the queue already appears in x-death and no death
+// up to and including its latest one there was a rejection.
+func isDeathCycle(queue string, deaths []any) bool {
+	for _, d := range deaths {
+		t, _ := d.(protocol.Table)
+		if t["reason"] == "rejected" {
+			return false
+		}
+		if t["queue"] == queue {
+			return true
+		}
+	}
+	return false
+}

@@ -1,6 +1,10 @@
 package consumer
 
-import "sort"
+import (
+	"cmp"
+	"slices"
+	"sort"
+)
 
 // Rotation is the round robin of a queue's consumers within priority bands,
 // with the blocked sets of their channels.
@@ -8,6 +12,7 @@ type Rotation struct {
 	bands    []*band // highest priority first; empty bands are kept
 	count    int     // every consumer added and not removed
 	blockSeq uint64
+	scratch  []*Consumer // reused by Credit and unblock
 }
 
 // Len returns the number of consumers in the rotation, blocked ones included.
@@ -117,7 +122,7 @@ func (r *Rotation) Delivered(c *Consumer) {
 // order they were blocked: RabbitMQ's subtract_acks followed by one unblock.
 // It reports whether any consumer rejoined.
 func (r *Rotation) Credit(settled []*Consumer) bool {
-	var gained []*Consumer
+	gained := r.scratch[:0]
 	var g *Group
 	for _, c := range settled {
 		if c.NoAck {
@@ -136,7 +141,10 @@ func (r *Rotation) Credit(settled []*Consumer) bool {
 	if g == nil {
 		return false
 	}
-	return r.unblock(g, gained)
+	moved := r.unblock(g, gained)
+	clear(gained)
+	r.scratch = gained[:0]
+	return moved
 }
 
 // Resume clears a group's suspension (the channel-wide limit has room again,
@@ -153,7 +161,8 @@ func (r *Rotation) Resume(g *Group) bool {
 // of gained that were blocked for credit, to the tails of their bands in the
 // order they were blocked.
 func (r *Rotation) unblock(g *Group, gained []*Consumer) bool {
-	moving := gained[:0:0]
+	// gained is compacted in place to the consumers that move.
+	moving := gained[:0]
 	for _, c := range gained {
 		if c.state == blockedNoCredit {
 			moving = append(moving, c)
@@ -165,7 +174,7 @@ func (r *Rotation) unblock(g *Group, gained []*Consumer) bool {
 	if len(moving) == 0 {
 		return false
 	}
-	sort.Slice(moving, func(i, j int) bool { return moving[i].blockSeq < moving[j].blockSeq })
+	slices.SortFunc(moving, func(a, b *Consumer) int { return cmp.Compare(a.blockSeq, b.blockSeq) })
 	for _, c := range moving {
 		if c.state == blockedCredit {
 			g.withCredit.remove(c)

@@ -372,5 +372,5 @@ func (b *Broker) deliver(c *consumer.Consumer, m *queue.Message, redelivered boo
 		sink(Deliver{Channel: ch.id, Delivery: d})
 		return
 	}
-	cs.inbox = append(cs.inbox, d)
+	cs.push(d)
 }

@@ -23,6 +23,17 @@ func (c *Consumer) Tag() string { return c.core.Tag }
 // Queue returns the name of the queue it consumes from.
 func (c *Consumer) Queue() string { return c.q.Name }
 
+// push appends a delivery to the inbox, reusing the space of read ones so a
+// consumer that is read while it is fed keeps one buffer.
+func (c *Consumer) push(d Delivery) {
+	if len(c.inbox) == cap(c.inbox) && c.read > 0 {
+		n := copy(c.inbox, c.inbox[c.read:])
+		clear(c.inbox[n:])
+		c.inbox, c.read = c.inbox[:n], 0
+	}
+	c.inbox = append(c.inbox, d)
+}
+
 // Next returns the oldest delivery not yet read, if any.
 func (c *Consumer) Next() (Delivery, bool) {
 	c.ch.b.mu.Lock()

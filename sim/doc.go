@@ -27,15 +27,16 @@
 // The behaviour follows RabbitMQ 3.10's classic queues, read from the
 // broker's source and checked against a running broker: see the package docs
 // of consumer, queue and channel for the rules each models. Unlike RabbitMQ,
-// amqpsim refuses the queue arguments it does not model yet (message and queue
-// TTL, max-length, dead-lettering) with 540 NOT_IMPLEMENTED instead of
-// ignoring them.
+// amqpsim refuses what it does not model (quorum queues, streams) with 540
+// NOT_IMPLEMENTED instead of pretending, and never coalesces publisher
+// confirms into multiple acks.
 //
 // # Time
 //
 // The broker has one clock, virtual, starting at Config.Start (Epoch by
 // default). It moves only by Advance, which fires due timers in (due time,
-// creation) order, each at its own time.
+// creation) order, each at its own time: consumer-timeout ticks, message
+// TTLs at the queue heads, and queue expiry (x-expires).
 //
 // # Determinism
 //

@@ -50,3 +50,32 @@ func Example() {
 	// c1 got m2 tag=4 redelivered=true
 	// c1 got m4 tag=5 redelivered=true
 }
+
+// A consumer that never acks is timed out after RabbitMQ's 30 minutes, at
+// the channel's next tick, and its delivery goes back to the queue — in a
+// test that takes microseconds.
+func ExampleBroker_Advance() {
+	b := sim.New(sim.Config{})
+	ch, _ := b.Connect("app").Channel()
+	ch.QueueDeclare("orders", sim.QueueOptions{})
+	ch.Qos(2, 0, false)
+	c, _ := ch.Consume("orders", sim.ConsumeOptions{})
+	for _, body := range []string{"m1", "m2", "m3"} {
+		b.Publish("", "orders", sim.Message{Body: []byte(body)})
+	}
+	held := c.Deliveries()
+	fmt.Println("holding", len(held))
+	ch.Ack(held[0].DeliveryTag, false)
+	d, _ := c.Next()
+	fmt.Println("then got", string(d.Body))
+
+	b.Advance(31 * time.Minute)
+	fmt.Println(ch.Err())
+	st, _ := b.QueueStats("/", "orders")
+	fmt.Printf("ready=%d unacked=%d\n", st.Ready, st.Unacked)
+	// Output:
+	// holding 2
+	// then got m3
+	// sim: channel 1 is closed: channel error 406 (none): PRECONDITION_FAILED - delivery acknowledgement on channel 1 timed out. Timeout value used: 1800000 ms. This timeout value can be configured, see consumers doc guide to learn more
+	// ready=2 unacked=0
+}

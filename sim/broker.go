@@ -72,7 +72,6 @@ type Broker struct {
 	// Scratch slices reused by every call to keep the hot path free of
 	// allocations.
 	routed   []*queue.Queue
-	touched  []*queue.Queue
 	credited []*consumer.Consumer
 }
 

@@ -18,8 +18,10 @@
 // UNEXPECTED_FRAME) a RabbitMQ server would close the connection with.
 // Decoded strings, byte slices and tables never alias the input.
 //
-// The package is a codec only; the server that speaks it to clients comes
-// later. methods_gen.go is regenerated with "go generate ./wire/".
+// [Server] speaks the protocol to clients the way RabbitMQ 3.10 does and
+// translates every method into a call on a [sim.Broker]; [Pipe] is the
+// in-memory transport it is usually served over (see package amqptest).
+// methods_gen.go is regenerated with "go generate ./wire/".
 //
 //go:generate go run ./internal/gen
 package wire

@@ -1,0 +1,232 @@
+// Package amqptest runs an in-process RabbitMQ simulator that the real
+// github.com/rabbitmq/amqp091-go client (or any AMQP 0-9-1 client) connects
+// to, in the style of net/http/httptest.
+//
+// # Usage
+//
+// Start a server in a test and dial it through Config.Dial; that is the
+// only change from code that talks to a real broker:
+//
+//	srv := amqptest.NewServer(t) // closed by t.Cleanup
+//	conn, err := amqp.DialConfig(srv.URL(), amqp.Config{Dial: srv.Dial})
+//
+// The connection runs over an in-memory transport whose writes never block
+// ([wire.Pipe]), so it also works inside a testing/synctest bubble, where
+// the client's heartbeats, timeouts and time.Sleep run on the bubble's fake
+// clock. The broker behind it is a [sim.Broker]: Broker() gives it to the
+// test, to inspect queues (Broker().QueueStats) or to move its virtual clock
+// (Broker().Advance), which drives consumer timeouts, TTLs and the like.
+//
+// # Time
+//
+// Two clocks are involved. The broker's virtual clock moves only when the
+// test calls Broker().Advance. Heartbeats are a transport matter and use
+// the time package: in real time outside a synctest bubble (amqp091-go
+// negotiates 10 s and both sides send heartbeats every 5 s, harmlessly),
+// in the bubble's fake time inside one. The server cannot turn heartbeats
+// off for a client that asks for them; a client that wants none adds
+// "?heartbeat=0" to the URL (amqp091-go) or sets Config.Heartbeat.
+//
+// # Faults
+//
+// CloseClientConnections closes every client connection from the broker's
+// side, as "rabbitmqctl close_connection" does (320 CONNECTION_FORCED);
+// CloseChannel closes one channel with an error of the test's choosing.
+// The broker's own errors (406 PRECONDITION_FAILED for an unknown delivery
+// tag, ...) reach the client exactly as RabbitMQ 3.10 sends them.
+package amqptest
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/amqpsim/amqpsim/protocol"
+	"github.com/amqpsim/amqpsim/sim"
+	"github.com/amqpsim/amqpsim/wire"
+)
+
+// Option configures a Server.
+type Option func(*config)
+
+type config struct {
+	broker    *sim.Broker
+	simConfig sim.Config
+	user      string
+	pass      string
+	vhosts    []string
+	heartbeat time.Duration
+	tcp       bool
+	logf      func(string, ...any)
+}
+
+// WithBroker serves an existing broker instead of a new one.
+func WithBroker(b *sim.Broker) Option { return func(c *config) { c.broker = b } }
+
+// WithConfig configures the new broker (seed, start time, consumer
+// timeout...). It is ignored with WithBroker.
+func WithConfig(cfg sim.Config) Option { return func(c *config) { c.simConfig = cfg } }
+
+// WithUser sets the one user the server accepts, and the one URL() carries;
+// the default is guest/guest.
+func WithUser(user, pass string) Option { return func(c *config) { c.user, c.pass = user, pass } }
+
+// WithVhosts adds virtual hosts next to "/".
+func WithVhosts(names ...string) Option {
+	return func(c *config) { c.vhosts = append(c.vhosts, names...) }
+}
+
+// WithHeartbeat sets the heartbeat the server offers in connection.tune
+// (RabbitMQ's 60 s by default); negative offers none. The client may still
+// ask for a shorter one, and amqp091-go does (10 s).
+func WithHeartbeat(d time.Duration) Option { return func(c *config) { c.heartbeat = d } }
+
+// WithTCP serves on a TCP listener on 127.0.0.1 instead of the in-memory
+// transport: URL() then names that address, and Dial dials it. TCP cannot
+// be used inside a synctest bubble.
+func WithTCP() Option { return func(c *config) { c.tcp = true } }
+
+// WithLogf sends the server's log lines (refused logins, connection errors,
+// missed heartbeats) to logf, for example t.Logf.
+func WithLogf(logf func(format string, args ...any)) Option {
+	return func(c *config) { c.logf = logf }
+}
+
+// Server is a running simulator serving AMQP 0-9-1.
+type Server struct {
+	cfg    config
+	broker *sim.Broker
+	wire   *wire.Server
+	ln     net.Listener // WithTCP only
+	served chan error
+
+	closeOnce sync.Once
+}
+
+// NewServer starts a server and registers its Close with t.Cleanup. It
+// calls t.Fatalf if the server cannot start (only possible WithTCP).
+func NewServer(t testing.TB, opts ...Option) *Server {
+	t.Helper()
+	s, err := Start(opts...)
+	if err != nil {
+		t.Fatalf("amqptest: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// Start starts a server outside a test; the caller must Close it.
+func Start(opts ...Option) (*Server, error) {
+	cfg := config{user: "guest", pass: "guest"}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	b := cfg.broker
+	if b == nil {
+		b = sim.New(cfg.simConfig)
+	}
+	for _, v := range cfg.vhosts {
+		b.AddVhost(v)
+	}
+	ws := wire.NewServer(b)
+	ws.Users = map[string]string{cfg.user: cfg.pass}
+	ws.Heartbeat = cfg.heartbeat
+	ws.Logf = cfg.logf
+	s := &Server{cfg: cfg, broker: b, wire: ws}
+	if cfg.tcp {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		s.ln = ln
+		s.served = make(chan error, 1)
+		go func() { s.served <- ws.Serve(ln) }()
+	}
+	return s, nil
+}
+
+// URL returns the URL to give amqp.DialConfig with Dial: credentials and
+// the host "amqpsim" (or 127.0.0.1:port WithTCP), with no trailing slash,
+// which amqp091-go reads as vhost "/". Use VhostURL for another vhost.
+func (s *Server) URL() string {
+	u := url.URL{Scheme: "amqp", User: url.UserPassword(s.cfg.user, s.cfg.pass), Host: "amqpsim"}
+	if s.ln != nil {
+		u.Host = s.ln.Addr().String()
+	}
+	return u.String()
+}
+
+// VhostURL returns URL() for vhost, escaped ("/" is "%2F").
+func (s *Server) VhostURL(vhost string) string {
+	return s.URL() + "/" + url.PathEscape(vhost)
+}
+
+// Dial connects a new client: an in-memory connection served by the
+// simulator (network and addr are ignored), or a TCP connection WithTCP.
+// It has the signature of amqp.Config.Dial.
+func (s *Server) Dial(network, addr string) (net.Conn, error) {
+	if s.ln != nil {
+		return net.Dial("tcp", s.ln.Addr().String())
+	}
+	client, server := wire.Pipe()
+	if err := s.wire.ServeConn(server); err != nil {
+		client.Close()
+		return nil, err
+	}
+	return client, nil
+}
+
+// Broker returns the simulated broker, to inspect and drive directly.
+func (s *Server) Broker() *sim.Broker { return s.broker }
+
+// Wire returns the protocol server, for its settings and ServeConn.
+func (s *Server) Wire() *wire.Server { return s.wire }
+
+// Close closes every client connection (with 320 CONNECTION_FORCED, as a
+// RabbitMQ node shutting down), stops the server and waits for its
+// goroutines. It is idempotent.
+func (s *Server) Close() {
+	s.closeOnce.Do(func() {
+		s.wire.Close()
+		if s.served != nil {
+			<-s.served // Serve's ErrServerClosed, or an earlier accept error
+		}
+	})
+}
+
+// CloseClientConnections closes every open client connection from the
+// broker's side with 320 CONNECTION_FORCED and reason, as "rabbitmqctl
+// close_connection" does. The clients get connection.close.
+func (s *Server) CloseClientConnections(reason string) {
+	for _, c := range s.broker.Connections() {
+		s.broker.CloseConnection(c, reason)
+	}
+}
+
+// Connections returns the broker's open client connections, oldest first.
+// A connection's name is the client's "connection_name" property if it
+// sent one.
+func (s *Server) Connections() []*sim.Connection { return s.broker.Connections() }
+
+// CloseChannel closes channel id of the named connection from the broker's
+// side with a RabbitMQ error, as if a method had failed with it: code and
+// text become channel.close (or connection.close, for a hard error code).
+// The text gets RabbitMQ's "NAME - " prefix.
+func (s *Server) CloseChannel(connName string, id uint16, code int, text string) error {
+	for _, c := range s.broker.Connections() {
+		if c.Name() != connName {
+			continue
+		}
+		for _, ch := range c.Channels() {
+			if ch.ID() == id {
+				ch.CloseWithError(protocol.Errorf(code, protocol.Method{}, "%s", text))
+				return nil
+			}
+		}
+		return fmt.Errorf("amqptest: connection %q has no open channel %d", connName, id)
+	}
+	return fmt.Errorf("amqptest: no open connection %q", connName)
+}

@@ -1,0 +1,52 @@
+package amqptest_test
+
+import (
+	"fmt"
+	"log"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/amqpsim/amqpsim/amqptest"
+)
+
+// The one-line switch: dial the simulator with amqp.DialConfig and the
+// server's Dial instead of amqp.Dial(realURL). Everything after it is
+// ordinary amqp091-go code. The broker's virtual clock moves only when
+// told: here past RabbitMQ's 30-minute consumer_timeout.
+func Example() {
+	srv, err := amqptest.Start() // in a test: srv := amqptest.NewServer(t)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+
+	// Instead of: conn, err := amqp.Dial("amqp://guest:guest@localhost:5672/")
+	conn, err := amqp.DialConfig(srv.URL(), amqp.Config{Dial: srv.Dial})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer conn.Close()
+
+	ch, _ := conn.Channel()
+	closed := ch.NotifyClose(make(chan *amqp.Error, 1))
+	ch.QueueDeclare("orders", false, false, false, false, nil)
+	ch.Qos(1, 0, false)
+	deliveries, _ := ch.Consume("orders", "", false, false, false, false, nil)
+	for _, body := range []string{"m1", "m2"} {
+		ch.Publish("", "orders", false, false, amqp.Publishing{Body: []byte(body)})
+	}
+	d := <-deliveries
+	fmt.Printf("got %s, tag %d\n", d.Body, d.DeliveryTag)
+
+	// Never acknowledged: advance the broker's clock past consumer_timeout.
+	srv.Broker().Advance(31 * time.Minute)
+	fmt.Println((<-closed).Reason)
+
+	s, _ := srv.Broker().QueueStats("/", "orders")
+	fmt.Printf("ready %d, unacked %d, consumers %d\n", s.Ready, s.Unacked, s.Consumers)
+	// Output:
+	// got m1, tag 1
+	// PRECONDITION_FAILED - delivery acknowledgement on channel 1 timed out. Timeout value used: 1800000 ms. This timeout value can be configured, see consumers doc guide to learn more
+	// ready 2, unacked 0, consumers 0
+}

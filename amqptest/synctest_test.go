@@ -1,0 +1,117 @@
+package amqptest_test
+
+import (
+	"net"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/amqpsim/amqpsim/amqptest"
+)
+
+// TestSynctestVirtualHour runs amqp091-go inside a synctest bubble against
+// the in-memory transport, heartbeats on (10 s, amqp091-go's default), with
+// a consumer, through a virtual hour of time.Sleep: the client and the
+// server exchange hundreds of heartbeats on the fake clock, the connection
+// survives, and the test takes a fraction of a second of real time.
+func TestSynctestVirtualHour(t *testing.T) {
+	realStart := time.Now()
+	synctest.Test(t, func(t *testing.T) {
+		srv := amqptest.NewServer(t)
+		conn, err := amqp.DialConfig(srv.URL(), amqp.Config{Dial: srv.Dial})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		closed := conn.NotifyClose(make(chan *amqp.Error, 1))
+		ch, err := conn.Channel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ch.QueueDeclare("jobs", false, false, false, false, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := ch.Qos(1, 0, false); err != nil {
+			t.Fatal(err)
+		}
+		ds, err := ch.Consume("jobs", "worker", false, false, false, false, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		time.Sleep(time.Hour)
+		if got := time.Since(start); got != time.Hour {
+			t.Errorf("virtual time passed: %v", got)
+		}
+		select {
+		case e := <-closed:
+			t.Fatalf("connection closed during the hour: %v", e)
+		default:
+		}
+		if err := ch.Publish("", "jobs", false, false, amqp.Publishing{Body: []byte("after an hour")}); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case d := <-ds:
+			if string(d.Body) != "after an hour" {
+				t.Errorf("body %q", d.Body)
+			}
+			d.Ack(false)
+		case <-time.After(time.Minute):
+			t.Fatal("no delivery")
+		}
+		// The broker's clock is separate; move it explicitly.
+		srv.Broker().Advance(time.Hour)
+	})
+	t.Logf("a virtual hour took %v of real time", time.Since(realStart))
+}
+
+// TestSynctestServerDetectsSilentClient: a client that stops sending
+// (heartbeats included) is disconnected after two heartbeat intervals
+// without a frame, in virtual time.
+func TestSynctestServerDetectsSilentClient(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := amqptest.NewServer(t)
+		client, err := srv.Dial("", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer client.Close()
+		// A client that completes the handshake with heartbeat 10 s, through
+		// amqp.Open, then goes silent: wrap its writes to drop everything
+		// after open.
+		sc := &silencer{Conn: client}
+		conn, err := amqp.Open(sc, amqp.Config{SASL: []amqp.Authentication{&amqp.PlainAuth{Username: "guest", Password: "guest"}},
+			Vhost: "/", Heartbeat: 10 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		closed := conn.NotifyClose(make(chan *amqp.Error, 1))
+		start := time.Now()
+		sc.silent.Store(true)
+		select {
+		case <-closed:
+		case <-time.After(time.Hour):
+			t.Fatal("the server never dropped the silent client")
+		}
+		if got := time.Since(start); got < 10*time.Second || got > 20*time.Second {
+			t.Errorf("dropped after %v, want 10-20 s", got)
+		}
+	})
+}
+
+// silencer drops every write once silent is set.
+type silencer struct {
+	net.Conn
+	silent atomic.Bool
+}
+
+func (s *silencer) Write(p []byte) (int, error) {
+	if s.silent.Load() {
+		return len(p), nil
+	}
+	return s.Conn.Write(p)
+}

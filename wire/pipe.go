@@ -1,0 +1,223 @@
+package wire
+
+import (
+	"io"
+	"net"
+	"os"
+	"sync"
+	"time"
+)
+
+// Pipe returns the two ends of a full-duplex, in-memory connection whose
+// writes never block: each direction is an unbounded buffer. It is the
+// transport amqptest uses, and the one to use inside a testing/synctest
+// bubble.
+//
+// Unlike [net.Pipe], a writer never waits for the reader. amqp091-go holds
+// mutexes while it writes, and a goroutine waiting on a mutex is not durably
+// blocked, so a synchronous pipe can freeze a synctest bubble when the peer
+// is slow to read; an unbounded buffer cannot. Blocking reads wait on a
+// sync.Cond, and deadlines are armed with time.AfterFunc, so both follow
+// the bubble's fake clock.
+//
+// Both ends implement net.Conn and CloseWrite (the peer reads io.EOF once
+// it has drained what was written). Close on one end makes its own reads
+// and writes fail with io.ErrClosedPipe, the peer's reads return io.EOF after
+// the buffered bytes, and the peer's writes fail with io.ErrClosedPipe.
+func Pipe() (client, server net.Conn) {
+	a, b := newHalf(), newHalf()
+	return &pipeConn{rx: a, tx: b, local: pipeAddr("client"), remote: pipeAddr("server")},
+		&pipeConn{rx: b, tx: a, local: pipeAddr("server"), remote: pipeAddr("client")}
+}
+
+// pipeAddr is the address of an in-memory pipe end.
+type pipeAddr string
+
+// Network returns "amqpsim".
+func (a pipeAddr) Network() string { return "amqpsim" }
+
+// String returns "client" or "server".
+func (a pipeAddr) String() string { return string(a) }
+
+// half is one direction of a pipe: bytes written by one end, waiting for
+// the other to read them.
+type half struct {
+	mu   sync.Mutex
+	cond sync.Cond
+	buf  []byte
+	off  int // buf[off:] is unread
+	// wclosed: the writing end closed or half-closed; reads return io.EOF
+	// once the buffer is drained.
+	wclosed bool
+	// rclosed: the reading end closed; reads and writes fail.
+	rclosed bool
+	rd      deadline // read deadline of the reading end
+}
+
+func newHalf() *half {
+	h := &half{}
+	h.cond.L = &h.mu
+	return h
+}
+
+// deadline is a read or write deadline. The timer only wakes waiters; the
+// deadline is checked against time.Now, so it follows a synctest bubble's
+// clock.
+type deadline struct {
+	at    time.Time
+	timer *time.Timer
+}
+
+// set arms the deadline; wake is called (without the lock) when it passes.
+// Caller holds the lock.
+func (d *deadline) set(t time.Time, wake func()) {
+	if d.timer != nil {
+		d.timer.Stop()
+		d.timer = nil
+	}
+	d.at = t
+	if !t.IsZero() {
+		if dur := time.Until(t); dur > 0 {
+			d.timer = time.AfterFunc(dur, wake)
+		}
+	}
+}
+
+// exceeded reports whether the deadline is set and has passed.
+func (d *deadline) exceeded() bool { return !d.at.IsZero() && !time.Now().Before(d.at) }
+
+func (h *half) read(p []byte) (int, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for {
+		switch {
+		case h.rclosed:
+			return 0, io.ErrClosedPipe
+		case h.rd.exceeded():
+			return 0, os.ErrDeadlineExceeded
+		case h.off < len(h.buf):
+			if len(p) == 0 {
+				return 0, nil
+			}
+			n := copy(p, h.buf[h.off:])
+			h.off += n
+			if h.off == len(h.buf) {
+				h.buf, h.off = h.buf[:0], 0
+			}
+			return n, nil
+		case h.wclosed:
+			return 0, io.EOF
+		}
+		h.cond.Wait()
+	}
+}
+
+func (h *half) write(p []byte, wd *deadline) (int, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	switch {
+	case h.wclosed || h.rclosed:
+		return 0, io.ErrClosedPipe
+	case wd.exceeded():
+		return 0, os.ErrDeadlineExceeded
+	}
+	if h.off > 0 && h.off >= len(h.buf)/2 {
+		// Compact before growing, so a buffer read as fast as it is filled
+		// does not grow without bound.
+		h.buf = h.buf[:copy(h.buf, h.buf[h.off:])]
+		h.off = 0
+	}
+	h.buf = append(h.buf, p...)
+	h.cond.Broadcast()
+	return len(p), nil
+}
+
+// closeWrite marks the writing end closed.
+func (h *half) closeWrite() {
+	h.mu.Lock()
+	h.wclosed = true
+	h.cond.Broadcast()
+	h.mu.Unlock()
+}
+
+// closeRead marks the reading end closed and drops the buffer.
+func (h *half) closeRead() {
+	h.mu.Lock()
+	h.rclosed = true
+	h.buf, h.off = nil, 0
+	h.rd.set(time.Time{}, nil)
+	h.cond.Broadcast()
+	h.mu.Unlock()
+}
+
+func (h *half) wake() {
+	h.mu.Lock()
+	h.cond.Broadcast()
+	h.mu.Unlock()
+}
+
+// pipeConn is one end of a Pipe.
+type pipeConn struct {
+	rx, tx        *half
+	local, remote net.Addr
+
+	wmu sync.Mutex
+	wd  deadline // write deadline; writes never wait, so it has no timer
+}
+
+// Read reads what the peer wrote, waiting for data, io.EOF or the deadline.
+func (c *pipeConn) Read(p []byte) (int, error) { return c.rx.read(p) }
+
+// Write buffers p for the peer; it never waits.
+func (c *pipeConn) Write(p []byte) (int, error) {
+	c.wmu.Lock()
+	wd := c.wd
+	c.wmu.Unlock()
+	return c.tx.write(p, &wd)
+}
+
+// Close closes both directions of this end.
+func (c *pipeConn) Close() error {
+	c.rx.closeRead()
+	c.tx.closeWrite()
+	return nil
+}
+
+// CloseWrite half-closes the connection: the peer reads io.EOF after the
+// bytes already written, and this end can still read.
+func (c *pipeConn) CloseWrite() error {
+	c.tx.closeWrite()
+	return nil
+}
+
+// LocalAddr returns this end's name.
+func (c *pipeConn) LocalAddr() net.Addr { return c.local }
+
+// RemoteAddr returns the peer's name.
+func (c *pipeConn) RemoteAddr() net.Addr { return c.remote }
+
+// SetDeadline sets both deadlines.
+func (c *pipeConn) SetDeadline(t time.Time) error {
+	c.SetReadDeadline(t)
+	return c.SetWriteDeadline(t)
+}
+
+// SetReadDeadline makes a waiting or later Read fail with
+// os.ErrDeadlineExceeded once t has passed; zero clears it.
+func (c *pipeConn) SetReadDeadline(t time.Time) error {
+	h := c.rx
+	h.mu.Lock()
+	h.rd.set(t, h.wake)
+	h.cond.Broadcast()
+	h.mu.Unlock()
+	return nil
+}
+
+// SetWriteDeadline makes Write fail with os.ErrDeadlineExceeded once t has
+// passed; zero clears it.
+func (c *pipeConn) SetWriteDeadline(t time.Time) error {
+	c.wmu.Lock()
+	c.wd.at = t
+	c.wmu.Unlock()
+	return nil
+}

@@ -1,0 +1,93 @@
+package wire
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+func TestPipeWritesNeverBlock(t *testing.T) {
+	a, b := Pipe()
+	defer a.Close()
+	defer b.Close()
+	chunk := bytes.Repeat([]byte("x"), 1<<20)
+	for range 32 { // 32 MiB, nobody reading
+		if n, err := a.Write(chunk); n != len(chunk) || err != nil {
+			t.Fatalf("write = %d, %v", n, err)
+		}
+	}
+	a.(interface{ CloseWrite() error }).CloseWrite()
+	n, err := io.Copy(io.Discard, b)
+	if n != 32<<20 || err != nil {
+		t.Fatalf("read %d bytes, %v", n, err)
+	}
+	// The other direction still works after a half-close.
+	b.Write([]byte("back"))
+	buf := make([]byte, 4)
+	if _, err := io.ReadFull(a, buf); err != nil || string(buf) != "back" {
+		t.Fatalf("read back %q, %v", buf, err)
+	}
+}
+
+func TestPipeClose(t *testing.T) {
+	a, b := Pipe()
+	a.Write([]byte("last words"))
+	a.Close()
+	if got, err := io.ReadAll(b); string(got) != "last words" || err != nil {
+		t.Errorf("peer read %q, %v", got, err)
+	}
+	if _, err := b.Write([]byte("x")); !errors.Is(err, io.ErrClosedPipe) {
+		t.Errorf("write to a closed peer: %v", err)
+	}
+	if _, err := a.Read(make([]byte, 1)); !errors.Is(err, io.ErrClosedPipe) {
+		t.Errorf("read after Close: %v", err)
+	}
+	if _, err := a.Write([]byte("x")); !errors.Is(err, io.ErrClosedPipe) {
+		t.Errorf("write after Close: %v", err)
+	}
+	if a.LocalAddr().String() != "client" || a.RemoteAddr().Network() != "amqpsim" {
+		t.Errorf("addresses %v %v", a.LocalAddr(), a.RemoteAddr())
+	}
+}
+
+// TestPipeDeadlines runs in a synctest bubble: deadlines follow the fake
+// clock, and a blocked Read is durably blocked.
+func TestPipeDeadlines(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a, b := Pipe()
+		defer a.Close()
+		defer b.Close()
+		start := time.Now()
+		a.SetReadDeadline(start.Add(3 * time.Second))
+		_, err := a.Read(make([]byte, 1))
+		var ne interface{ Timeout() bool }
+		if !errors.Is(err, os.ErrDeadlineExceeded) || !errors.As(err, &ne) || !ne.Timeout() {
+			t.Fatalf("read: %v", err)
+		}
+		if d := time.Since(start); d != 3*time.Second {
+			t.Errorf("deadline fired after %v", d)
+		}
+		// Clearing the deadline lets a later write through.
+		a.SetReadDeadline(time.Time{})
+		go func() {
+			time.Sleep(time.Minute)
+			b.Write([]byte("late"))
+		}()
+		buf := make([]byte, 4)
+		if _, err := io.ReadFull(a, buf); err != nil || string(buf) != "late" {
+			t.Fatalf("read %q, %v", buf, err)
+		}
+		// A deadline in the past fails at once; so does a write deadline.
+		a.SetDeadline(time.Now().Add(-time.Second))
+		if _, err := a.Read(buf); !errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Errorf("read past deadline: %v", err)
+		}
+		if _, err := a.Write(buf); !errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Errorf("write past deadline: %v", err)
+		}
+	})
+}

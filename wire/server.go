@@ -1,0 +1,305 @@
+package wire
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/amqpsim/amqpsim/protocol"
+	"github.com/amqpsim/amqpsim/sim"
+)
+
+// RabbitMQ 3.10's defaults for connection.tune and the handshake.
+const (
+	DefaultChannelMax       = 2047
+	DefaultFrameMax         = 131072
+	DefaultHeartbeat        = 60 * time.Second
+	DefaultHandshakeTimeout = 10 * time.Second
+	// DefaultMaxMessageSize is RabbitMQ's max_message_size (128 MiB).
+	DefaultMaxMessageSize = 134217728
+)
+
+// ErrServerClosed is returned by Serve and ServeConn after Close.
+var ErrServerClosed = errors.New("wire: server closed")
+
+// Server serves AMQP 0-9-1 clients against a simulated broker. It speaks the
+// protocol the way RabbitMQ 3.10 does (handshake, capabilities, reply codes
+// and texts, channel and connection close rules, heartbeats) and translates
+// every method into a call on the *sim.Broker; it holds no broker logic.
+//
+// Set the fields before the first ServeConn or Serve; the zero values give
+// RabbitMQ's defaults. A Server is safe for concurrent use.
+//
+// Unlike RabbitMQ, the server:
+//   - answers a method frame with a class or method id the specification does
+//     not define with 503 COMMAND_INVALID, and a malformed field table with
+//     502 SYNTAX_ERROR (RabbitMQ 3.10.8 drops the connection without a
+//     connection.close);
+//   - refuses tx.*, exchange.bind and exchange.unbind with 540
+//     NOT_IMPLEMENTED, closing the connection, until the broker models them;
+//   - closes at once, rather than after RabbitMQ's 3-second delay, a
+//     connection whose client failed to log in;
+//   - does not know the deprecated access class (access.request).
+type Server struct {
+	// Broker is the simulated broker the clients talk to. Required.
+	Broker *sim.Broker
+	// Users maps user names to passwords for PLAIN and AMQPLAIN; nil means
+	// {"guest": "guest"}.
+	Users map[string]string
+	// ChannelMax, FrameMax and Heartbeat are offered in connection.tune;
+	// zero means RabbitMQ's defaults (2047, 131072, 60 s). A negative
+	// Heartbeat offers 0: no heartbeats unless the client asks for them.
+	ChannelMax uint16
+	FrameMax   uint32
+	Heartbeat  time.Duration
+	// HandshakeTimeout bounds the time from accepting a connection to
+	// connection.open; zero means 10 s, as RabbitMQ.
+	HandshakeTimeout time.Duration
+	// CloseTimeout bounds how long the server waits for connection.close-ok
+	// after sending connection.close; zero means RabbitMQ's rule: the
+	// negotiated heartbeat if it is between 1 and 30 s, otherwise 30 s.
+	CloseTimeout time.Duration
+	// MaxMessageSize is the largest body accepted; zero means 128 MiB.
+	MaxMessageSize uint64
+	// Logf, if set, receives one line per notable event: refused logins,
+	// connection errors, missed heartbeats.
+	Logf func(format string, args ...any)
+
+	mu        sync.Mutex
+	closed    bool
+	conns     map[*serverConn]struct{}
+	listeners map[net.Listener]struct{}
+	wg        sync.WaitGroup
+}
+
+// NewServer returns a Server for b with RabbitMQ's defaults.
+func NewServer(b *sim.Broker) *Server { return &Server{Broker: b} }
+
+func (s *Server) logf(format string, args ...any) {
+	if s.Logf != nil {
+		s.Logf(format, args...)
+	}
+}
+
+func (s *Server) channelMax() uint16 {
+	if s.ChannelMax == 0 {
+		return DefaultChannelMax
+	}
+	return s.ChannelMax
+}
+
+func (s *Server) frameMax() uint32 {
+	if s.FrameMax == 0 {
+		return DefaultFrameMax
+	}
+	return max(s.FrameMax, FrameMinSize)
+}
+
+// heartbeatSeconds is the heartbeat offered in connection.tune.
+func (s *Server) heartbeatSeconds() uint16 {
+	switch {
+	case s.Heartbeat == 0:
+		return uint16(DefaultHeartbeat / time.Second)
+	case s.Heartbeat < 0:
+		return 0
+	}
+	return uint16(min(max(s.Heartbeat/time.Second, 1), 65535))
+}
+
+func (s *Server) maxMessageSize() uint64 {
+	if s.MaxMessageSize == 0 {
+		return DefaultMaxMessageSize
+	}
+	return s.MaxMessageSize
+}
+
+func (s *Server) checkPassword(user, pass string) bool {
+	if s.Users == nil {
+		return user == "guest" && pass == "guest"
+	}
+	p, ok := s.Users[user]
+	return ok && p == pass
+}
+
+// ServeConn serves one client connection in background goroutines and
+// returns at once. The server owns conn from then on and closes it when the
+// AMQP connection ends or the server closes. Any net.Conn works: an end of
+// [Pipe], of net.Pipe, or an accepted TCP connection. It returns
+// ErrServerClosed, after closing conn, once Close has been called.
+func (s *Server) ServeConn(conn net.Conn) error {
+	if s.Broker == nil {
+		conn.Close()
+		return errors.New("wire: Server.Broker is nil")
+	}
+	c := newServerConn(s, conn)
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		conn.Close()
+		return ErrServerClosed
+	}
+	if s.conns == nil {
+		s.conns = map[*serverConn]struct{}{}
+	}
+	s.conns[c] = struct{}{}
+	s.wg.Add(1)
+	s.mu.Unlock()
+	go func() {
+		defer s.wg.Done()
+		c.serve()
+		s.mu.Lock()
+		delete(s.conns, c)
+		s.mu.Unlock()
+	}()
+	return nil
+}
+
+// Serve accepts connections on l and serves each with ServeConn until l
+// fails or the server closes; then it returns ErrServerClosed (after Close)
+// or the accept error. Close closes l.
+func (s *Server) Serve(l net.Listener) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		l.Close()
+		return ErrServerClosed
+	}
+	if s.listeners == nil {
+		s.listeners = map[net.Listener]struct{}{}
+	}
+	s.listeners[l] = struct{}{}
+	s.wg.Add(1)
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.listeners, l)
+		s.mu.Unlock()
+		s.wg.Done()
+	}()
+	for {
+		conn, err := l.Accept()
+		if err != nil {
+			s.mu.Lock()
+			closed := s.closed
+			s.mu.Unlock()
+			if closed {
+				return ErrServerClosed
+			}
+			return err
+		}
+		if err := s.ServeConn(conn); err != nil {
+			return err
+		}
+	}
+}
+
+// closeGrace bounds how long Close waits for clients to answer the
+// connection.close it sends them.
+const closeGrace = 2 * time.Second
+
+// Close shuts the server down: it stops every listener, sends each open
+// AMQP connection connection.close (320 CONNECTION_FORCED, as a RabbitMQ
+// node that shuts down), waits up to 2 s for the clients' close-ok, then
+// closes every remaining connection and waits for all of the server's
+// goroutines to exit. It is idempotent, and after it returns no goroutine
+// of the server is left. If the wait lasts more than 5 s, it reports
+// through Logf (or standard error) what it is still waiting for.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	first := !s.closed
+	s.closed = true
+	ls := make([]net.Listener, 0, len(s.listeners))
+	for l := range s.listeners {
+		ls = append(ls, l)
+	}
+	conns := s.connList()
+	s.mu.Unlock()
+	for _, l := range ls {
+		l.Close()
+	}
+	if first {
+		for _, c := range conns {
+			c.shutdown("broker forced connection closure with reason 'shutdown'")
+		}
+		s.waitConns(closeGrace)
+	}
+	s.mu.Lock()
+	conns = s.connList()
+	s.mu.Unlock()
+	for _, c := range conns {
+		c.nc.Close()
+	}
+	done := make(chan struct{})
+	go func() {
+		s.wg.Wait()
+		close(done)
+	}()
+	report := time.NewTimer(5 * time.Second)
+	defer report.Stop()
+	for {
+		select {
+		case <-done:
+			return nil
+		case <-report.C:
+			s.mu.Lock()
+			var names []string
+			for _, c := range s.connList() {
+				names = append(names, c.describe())
+			}
+			s.mu.Unlock()
+			msg := fmt.Sprintf("wire: Server.Close has waited 5 s for %d connection(s): %s", len(names), strings.Join(names, "; "))
+			if s.Logf != nil {
+				s.Logf("%s", msg)
+			} else {
+				fmt.Fprintln(os.Stderr, msg)
+			}
+		}
+	}
+}
+
+// waitConns polls until no connection is left or d has passed.
+func (s *Server) waitConns(d time.Duration) {
+	deadline := time.Now().Add(d)
+	for {
+		s.mu.Lock()
+		n := len(s.conns)
+		s.mu.Unlock()
+		if n == 0 || !time.Now().Before(deadline) {
+			return
+		}
+		time.Sleep(time.Millisecond)
+		runtime.Gosched()
+	}
+}
+
+// connList returns the served connections in accept order; caller holds
+// s.mu.
+func (s *Server) connList() []*serverConn {
+	out := make([]*serverConn, 0, len(s.conns))
+	for c := range s.conns {
+		out = append(out, c)
+	}
+	slices.SortFunc(out, func(a, b *serverConn) int { return cmp.Compare(a.seq, b.seq) })
+	return out
+}
+
+// ConnectionCount returns the number of client connections being served,
+// handshakes and closing ones included.
+func (s *Server) ConnectionCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.conns)
+}
+
+// serverError is an error the server itself raises, with RabbitMQ's code and
+// text.
+func serverError(code int, m protocol.Method, format string, args ...any) *protocol.Error {
+	return protocol.Errorf(code, m, format, args...)
+}

@@ -1,0 +1,479 @@
+package wire
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/amqpsim/amqpsim/protocol"
+	"github.com/amqpsim/amqpsim/sim"
+)
+
+var connSeq atomic.Uint64
+
+// serverConn is one client connection. Its reader goroutine (serve) reads
+// and applies frames in order and never stops draining the client; a writer
+// goroutine sends what the reader and the broker queue for the client; a
+// heartbeat goroutine runs when heartbeats were negotiated.
+type serverConn struct {
+	s   *Server
+	nc  net.Conn
+	seq uint64
+	br  *bufio.Reader
+	bw  *bufio.Writer
+	fw  *FrameWriter
+	buf []byte // frame payload, reused
+
+	// Set by the reader during the handshake, read-only afterwards.
+	frameMax   uint32
+	channelMax uint16
+	heartbeat  time.Duration
+	name       string
+	authClose  bool // client announced authentication_failure_close
+
+	// Reader-only state.
+	clientClosed bool                  // client sent connection.close
+	chans        map[uint16]*chanState // written under mu, read by the sink under mu
+
+	// closing: the server sent connection.close and waits for close-ok.
+	closing atomic.Bool
+	recv    atomic.Uint64 // frames received, for the heartbeat monitor
+	sent    atomic.Uint64 // non-heartbeat batches written
+
+	mu         sync.Mutex
+	sc         *sim.Connection // nil until connection.open
+	out        []outItem       // waiting for the writer
+	held       []outItem       // pushes held while the reader is in a broker call
+	inCall     bool
+	closeTimer *time.Timer
+	// lingerTimer closes a half-closed connection the client keeps open.
+	lingerTimer *time.Timer
+	wake        chan struct{}
+
+	done chan struct{}  // closed when the reader is finishing
+	wg   sync.WaitGroup // the writer and heartbeat goroutines
+}
+
+// chanState is the server's view of one open channel.
+type chanState struct {
+	id  uint16
+	sim *sim.Channel
+	// closing: the server sent channel.close; until close-ok arrives every
+	// method but channel.close and channel.close-ok is dropped.
+	closing atomic.Bool
+
+	// Content assembly (reader only).
+	expect  frameExpect
+	pending Method // content method awaiting its header and body
+	props   protocol.Properties
+	size    uint64 // declared body size
+	got     uint64 // body bytes received
+	body    []byte // at most the server's max message size
+}
+
+type frameExpect uint8
+
+const (
+	expectMethod frameExpect = iota
+	expectHeader
+	expectBody
+)
+
+func newServerConn(s *Server, nc net.Conn) *serverConn {
+	c := &serverConn{
+		s:        s,
+		nc:       nc,
+		seq:      connSeq.Add(1),
+		br:       bufio.NewReaderSize(nc, 32<<10),
+		bw:       bufio.NewWriterSize(nc, 32<<10),
+		frameMax: FrameMinSize,
+		chans:    map[uint16]*chanState{},
+		wake:     make(chan struct{}, 1),
+		done:     make(chan struct{}),
+	}
+	c.fw = NewFrameWriter(c.bw)
+	return c
+}
+
+// describe names the connection for logs.
+func (c *serverConn) describe() string {
+	state := "running"
+	c.mu.Lock()
+	if c.sc == nil {
+		state = "handshake"
+	}
+	c.mu.Unlock()
+	if c.closing.Load() {
+		state = "closing"
+	}
+	return fmt.Sprintf("%s from %s (%s)", c.displayName(), c.nc.RemoteAddr(), state)
+}
+
+func (c *serverConn) displayName() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.sc != nil {
+		return c.sc.Name()
+	}
+	return fmt.Sprintf("connection #%d", c.seq)
+}
+
+// serve is the reader goroutine.
+func (c *serverConn) serve() {
+	defer c.finish()
+	if !c.handshake() {
+		return
+	}
+	c.wg.Add(1)
+	go c.writeLoop()
+	if c.heartbeat > 0 {
+		c.wg.Add(1)
+		go c.heartbeatLoop()
+	}
+	for {
+		f, err := c.readFrame()
+		if err != nil {
+			var fe *frameError
+			if errors.As(err, &fe) && !c.closing.Load() && !c.clientClosed {
+				c.connError(fe.err)
+				// Skip an oversized frame's payload, then read on for
+				// close-ok; the close timer bounds the wait if the stream
+				// makes no sense any more.
+				if _, err := c.br.Discard(fe.skip); err != nil {
+					return
+				}
+				continue
+			}
+			return
+		}
+		c.recv.Add(1)
+		switch {
+		case c.clientClosed:
+			// connection.close-ok is on its way; ignore the rest.
+		case c.closing.Load():
+			if c.whileClosing(f) {
+				return
+			}
+		default:
+			c.handleFrame(f)
+		}
+	}
+}
+
+// finish runs when the reader stops: the broker forgets the connection (an
+// abrupt disconnect closes it as connection.close would), the transport is
+// closed and the helper goroutines are waited for.
+func (c *serverConn) finish() {
+	c.mu.Lock()
+	sc := c.sc
+	c.mu.Unlock()
+	if sc != nil {
+		_ = sc.Close()
+	}
+	c.nc.Close()
+	close(c.done)
+	c.wg.Wait()
+	c.mu.Lock()
+	for _, t := range []*time.Timer{c.closeTimer, c.lingerTimer} {
+		if t != nil {
+			t.Stop()
+		}
+	}
+	c.mu.Unlock()
+}
+
+// shutdown closes the connection from the broker's side, with 320
+// CONNECTION_FORCED and reason once it is open, at once during the
+// handshake.
+func (c *serverConn) shutdown(reason string) {
+	c.mu.Lock()
+	sc := c.sc
+	c.mu.Unlock()
+	if sc == nil || c.closing.Load() {
+		c.nc.Close()
+		return
+	}
+	c.s.Broker.CloseConnection(sc, reason)
+	if c.closing.Load() {
+		return
+	}
+	c.nc.Close() // the broker had already closed it
+}
+
+// frameError is a frame-level protocol error; skip is the number of bytes
+// of the offending frame still unread.
+type frameError struct {
+	err  *protocol.Error
+	skip int
+}
+
+func (e *frameError) Error() string { return e.err.Error() }
+
+// readFrame reads one frame, checking it the way RabbitMQ's reader does
+// (size against frame_max with RabbitMQ's 8-byte allowance, frame-end
+// octet, known frame type and minimum payload), with RabbitMQ's error texts.
+func (c *serverConn) readFrame() (Frame, error) {
+	h, err := c.br.Peek(7)
+	if err != nil {
+		if len(h) > 0 && err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return Frame{}, err
+	}
+	typ := FrameType(h[0])
+	ch := binary.BigEndian.Uint16(h[1:])
+	size := binary.BigEndian.Uint32(h[3:])
+	if c.frameMax != 0 && uint64(size) > uint64(c.frameMax) {
+		return Frame{}, &frameError{skip: 7 + int(min(uint64(size)+1, 1<<40)), err: serverError(protocol.FrameError, protocol.Method{},
+			"type %d, all octets = <<>>: {frame_too_large,%d,%d}", typ, size, c.frameMax-FrameOverhead)}
+	}
+	_, _ = c.br.Discard(7)
+	if int(size) > cap(c.buf) {
+		c.buf = make([]byte, size)
+	}
+	payload := c.buf[:size]
+	if _, err := io.ReadFull(c.br, payload); err != nil {
+		return Frame{}, noEOF(err)
+	}
+	end, err := c.br.ReadByte()
+	if err != nil {
+		return Frame{}, noEOF(err)
+	}
+	if end != FrameEnd {
+		return Frame{}, &frameError{err: serverError(protocol.FrameError, protocol.Method{},
+			"type %d, %s: {invalid_frame_end_marker,%d}", typ, snippet(payload), end)}
+	}
+	ok := false
+	switch typ {
+	case FrameMethod:
+		ok = size >= 4
+	case FrameHeader:
+		ok = size >= 14
+	case FrameBody:
+		ok = true
+	case FrameHeartbeat:
+		ok = size == 0
+	}
+	if !ok {
+		return Frame{}, &frameError{err: serverError(protocol.FrameError, protocol.Method{},
+			"type %d, %s: unknown_frame", typ, snippet(payload))}
+	}
+	return Frame{Type: typ, Channel: ch, Payload: payload}, nil
+}
+
+// connError closes the connection with a hard error the server detected
+// itself. The broker pushes the connection.close, like for its own errors.
+func (c *serverConn) connError(err *protocol.Error) {
+	c.s.logf("wire: %s: connection error: %s", c.displayName(), err.Text)
+	c.mu.Lock()
+	sc := c.sc
+	c.mu.Unlock()
+	if sc == nil || !sc.CloseWithError(err) {
+		if !c.closing.Load() {
+			c.nc.Close()
+		}
+	}
+}
+
+// decodeError turns a method decoding error into RabbitMQ's connection
+// error.
+func decodeError(payload []byte, err error) *protocol.Error {
+	var we *Error
+	if !errors.As(err, &we) {
+		return serverError(protocol.InternalError, protocol.Method{}, "%v", err)
+	}
+	switch {
+	case errors.Is(err, ErrTruncated), errors.Is(err, ErrTrailingBytes):
+		// rabbit_misc:frame_error: "cannot decode ~w" of the arguments.
+		return serverError(protocol.FrameError, we.Method, "cannot decode %s", erlangBinary(payload[4:], false))
+	case errors.Is(err, ErrUnknownMethod):
+		return serverError(protocol.CommandInvalid, we.Method, "unknown method: class %d, method %d", we.Method.Class, we.Method.ID)
+	}
+	return we.AMQP()
+}
+
+// handleFrame applies one frame of a running connection.
+func (c *serverConn) handleFrame(f Frame) {
+	if f.Channel == 0 {
+		switch f.Type {
+		case FrameHeartbeat:
+		case FrameMethod:
+			c.method0(f.Payload)
+		default:
+			c.connError(serverError(protocol.UnexpectedFrame, protocol.Method{}, "type %d, %s", f.Type, snippet(f.Payload)))
+		}
+		return
+	}
+	if f.Type == FrameHeartbeat {
+		c.connError(serverError(protocol.UnexpectedFrame, protocol.Method{}, "type %d, %s", f.Type, snippet(f.Payload)))
+		return
+	}
+	cs := c.chans[f.Channel]
+	if cs == nil {
+		c.newChannelFrame(f)
+		return
+	}
+	c.channelFrame(cs, f)
+}
+
+// newChannelFrame handles a frame for a channel that is not open, which
+// must be channel.open.
+func (c *serverConn) newChannelFrame(f Frame) {
+	if c.channelMax != 0 && len(c.chans) >= int(c.channelMax) {
+		c.connError(serverError(protocol.NotAllowed, protocol.Method{},
+			"number of channels opened (%d) has reached the negotiated channel_max (%d)", len(c.chans), c.channelMax))
+		return
+	}
+	if f.Type != FrameMethod {
+		c.connError(serverError(protocol.UnexpectedFrame, protocol.Method{}, "expected method frame, got non method frame instead"))
+		return
+	}
+	m, err := DecodeMethod(f.Payload)
+	if err != nil {
+		c.connError(decodeError(f.Payload, err))
+		return
+	}
+	if _, ok := m.(*ChannelOpen); !ok {
+		c.connError(serverError(protocol.ChannelError, m.ID(), "expected 'channel.open'"))
+		return
+	}
+	c.begin()
+	ch, err := c.sc.OpenChannel(f.Channel)
+	if err != nil {
+		c.end()
+		return
+	}
+	cs := &chanState{id: f.Channel, sim: ch}
+	c.mu.Lock()
+	c.chans[f.Channel] = cs
+	c.mu.Unlock()
+	c.end(methodItem(f.Channel, &ChannelOpenOk{}))
+}
+
+// removeChannel forgets a channel after close-ok.
+func (c *serverConn) removeChannel(id uint16) {
+	c.mu.Lock()
+	delete(c.chans, id)
+	c.mu.Unlock()
+}
+
+// channelFrame assembles content and applies methods on an open channel,
+// with the errors of RabbitMQ's command assembler.
+func (c *serverConn) channelFrame(cs *chanState, f Frame) {
+	switch cs.expect {
+	case expectMethod:
+		if f.Type != FrameMethod {
+			c.connError(serverError(protocol.UnexpectedFrame, protocol.Method{}, "expected method frame, got non method frame instead"))
+			return
+		}
+		m, err := DecodeMethod(f.Payload)
+		if err != nil {
+			c.connError(decodeError(f.Payload, err))
+			return
+		}
+		if m.HasContent() {
+			cs.pending, cs.expect = m, expectHeader
+			return
+		}
+		c.channelMethod(cs, m)
+	case expectHeader:
+		id := cs.pending.ID()
+		if f.Type != FrameHeader || binary.BigEndian.Uint16(f.Payload[2:]) != 0 {
+			c.connError(serverError(protocol.UnexpectedFrame, id, "expected content header for class %d, got non content header frame instead", id.Class))
+			return
+		}
+		if class := binary.BigEndian.Uint16(f.Payload); class != id.Class {
+			c.connError(serverError(protocol.UnexpectedFrame, id, "expected content header for class %d, got one for class %d instead", id.Class, class))
+			return
+		}
+		h, err := DecodeHeader(f.Payload)
+		if err != nil {
+			perr := decodeError(append([]byte{0, 0, 0, 0}, f.Payload...), err)
+			perr.Method = id
+			c.connError(perr)
+			return
+		}
+		cs.props, cs.size, cs.got, cs.body = h.Properties, h.BodySize, 0, cs.body[:0]
+		if cs.size == 0 {
+			c.contentDone(cs)
+			return
+		}
+		cs.expect = expectBody
+	case expectBody:
+		if f.Type != FrameBody {
+			c.connError(serverError(protocol.UnexpectedFrame, cs.pending.ID(), "expected content body, got non content body frame instead"))
+			return
+		}
+		// Like RabbitMQ, a body longer than announced never completes.
+		before := cs.got
+		cs.got += uint64(len(f.Payload))
+		if cs.got <= c.s.maxMessageSize() {
+			cs.body = append(cs.body, f.Payload...)
+		}
+		if before < cs.size && cs.got == cs.size {
+			c.contentDone(cs)
+		}
+	}
+}
+
+// contentDone applies a content method whose body is complete.
+func (c *serverConn) contentDone(cs *chanState) {
+	m := cs.pending
+	cs.expect, cs.pending = expectMethod, nil
+	if cs.size > c.s.maxMessageSize() {
+		if !cs.closing.Load() {
+			cs.sim.CloseWithError(serverError(protocol.PreconditionFailed, m.ID(),
+				"message size %d is larger than configured max size %d", cs.size, c.s.maxMessageSize()))
+		}
+		return
+	}
+	c.channelMethod(cs, m)
+}
+
+// whileClosing handles a frame after the server sent connection.close: only
+// connection.close and connection.close-ok count. It reports whether the
+// connection is done.
+func (c *serverConn) whileClosing(f Frame) bool {
+	if f.Channel != 0 || f.Type != FrameMethod {
+		return false
+	}
+	m, err := DecodeMethod(f.Payload)
+	if err != nil {
+		return false
+	}
+	switch m.(type) {
+	case *ConnectionClose:
+		c.enqueue(methodItem(0, &ConnectionCloseOk{}))
+	case *ConnectionCloseOk:
+		return true
+	}
+	return false
+}
+
+// method0 handles a method on channel 0 of a running connection.
+func (c *serverConn) method0(payload []byte) {
+	m, err := DecodeMethod(payload)
+	if err != nil {
+		c.connError(decodeError(payload, err))
+		return
+	}
+	switch m.(type) {
+	case *ConnectionClose:
+		c.clientClosed = true
+		c.begin()
+		_ = c.sc.Close()
+		it := methodItem(0, &ConnectionCloseOk{})
+		it.final = true
+		c.end(it)
+	case *ConnectionUpdateSecret:
+		c.enqueue(methodItem(0, &ConnectionUpdateSecretOk{}))
+	default:
+		c.connError(serverError(protocol.ChannelError, m.ID(), "unexpected method in connection state running"))
+	}
+}

@@ -1,0 +1,338 @@
+package wire
+
+import (
+	"bytes"
+	"io"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/amqpsim/amqpsim/protocol"
+	"github.com/amqpsim/amqpsim/sim"
+)
+
+// Version is the version amqpsim reports in connection.start.
+const Version = "0.1.0"
+
+// serverProperties are connection.start's server-properties: RabbitMQ's
+// keys, with the capabilities amqpsim implements.
+func serverProperties() protocol.Table {
+	return protocol.Table{
+		"product":      "amqpsim",
+		"version":      Version,
+		"platform":     "Go " + runtime.Version(),
+		"copyright":    "amqpsim authors",
+		"information":  "RabbitMQ 3.10 broker simulator; see https://github.com/amqpsim/amqpsim",
+		"cluster_name": "amqpsim",
+		"capabilities": protocol.Table{
+			"publisher_confirms":           true,
+			"exchange_exchange_bindings":   false, // exchange.bind is not modelled yet
+			"basic.nack":                   true,
+			"consumer_cancel_notify":       true,
+			"connection.blocked":           true,
+			"consumer_priorities":          true,
+			"authentication_failure_close": true,
+			"per_consumer_qos":             true,
+			"direct_reply_to":              false,
+		},
+	}
+}
+
+// handshake runs the protocol header, connection.start, tune and open
+// exchange, writing synchronously (the writer goroutine starts after it).
+// Errors are answered as RabbitMQ does: most close the socket silently, a
+// failed login sends connection.close only to clients that announce
+// authentication_failure_close, and tune-ok and open errors send
+// connection.close. It reports whether the connection is open.
+func (c *serverConn) handshake() bool {
+	timeout := c.s.HandshakeTimeout
+	if timeout <= 0 {
+		timeout = DefaultHandshakeTimeout
+	}
+	_ = c.nc.SetReadDeadline(time.Now().Add(timeout))
+
+	var header [8]byte
+	if _, err := io.ReadFull(c.br, header[:]); err != nil {
+		return false
+	}
+	if header != ProtocolHeader {
+		// "If the server cannot support the protocol specified in the
+		// protocol header, it MUST respond with a valid protocol header
+		// and then close the socket connection."
+		_ = c.fw.WriteProtocolHeader()
+		_ = c.bw.Flush()
+		c.s.logf("wire: connection from %s: unsupported protocol header %q", c.nc.RemoteAddr(), header[:])
+		return false
+	}
+	if !c.send(0, &ConnectionStart{VersionMajor: 0, VersionMinor: 9, ServerProperties: serverProperties(),
+		Mechanisms: "PLAIN AMQPLAIN", Locales: "en_US"}) {
+		return false
+	}
+
+	startOk, ok := handshakeMethod[*ConnectionStartOk](c)
+	if !ok {
+		return false
+	}
+	caps, _ := startOk.ClientProperties["capabilities"].(protocol.Table)
+	c.authClose = caps["authentication_failure_close"] == true
+	cancelNotify := caps["consumer_cancel_notify"] == true
+	name, _ := startOk.ClientProperties["connection_name"].(string)
+	user, pass, ok := c.credentials(startOk)
+	if !ok {
+		return false
+	}
+	if !c.s.checkPassword(user, pass) {
+		c.s.logf("wire: connection from %s: %s login refused: user '%s' - invalid credentials", c.nc.RemoteAddr(), startOk.Mechanism, user)
+		if c.authClose {
+			c.sendClose(serverError(protocol.AccessRefused, protocol.Method{},
+				"Login was refused using authentication mechanism %s. For details see the broker logfile.", startOk.Mechanism))
+		}
+		return false
+	}
+
+	offer := &ConnectionTune{ChannelMax: c.s.channelMax(), FrameMax: c.s.frameMax(), Heartbeat: c.s.heartbeatSeconds()}
+	if !c.send(0, offer) {
+		return false
+	}
+	tuneOk, ok := handshakeMethod[*ConnectionTuneOk](c)
+	if !ok {
+		return false
+	}
+	if err := negotiate("frame_max", FrameMinSize, uint64(offer.FrameMax), uint64(tuneOk.FrameMax)); err != nil {
+		c.closeHandshake(err)
+		return false
+	}
+	if err := negotiate("channel_max", 1, uint64(offer.ChannelMax), uint64(tuneOk.ChannelMax)); err != nil {
+		c.closeHandshake(err)
+		return false
+	}
+	c.frameMax, c.channelMax = tuneOk.FrameMax, tuneOk.ChannelMax
+	c.heartbeat = time.Duration(tuneOk.Heartbeat) * time.Second
+	c.fw.SetFrameMax(c.frameMax)
+
+	open, ok := handshakeMethod[*ConnectionOpen](c)
+	if !ok {
+		return false
+	}
+	sc, err := c.s.Broker.Dial(sim.ConnectOptions{
+		Name: name, Vhost: open.VirtualHost, User: user,
+		NoCancelNotify: !cancelNotify,
+		Sink:           c.sink,
+		// The server enforces channel_max the way RabbitMQ does, by count.
+		ChannelMax: 65535,
+	})
+	if err != nil {
+		perr, ok := err.(*protocol.Error)
+		if !ok {
+			perr = serverError(protocol.InternalError, protocol.ConnectionOpen, "%v", err)
+		}
+		c.s.logf("wire: connection from %s: %s", c.nc.RemoteAddr(), perr.Text)
+		c.closeHandshake(perr)
+		return false
+	}
+	c.mu.Lock()
+	c.sc = sc
+	c.mu.Unlock()
+	_ = c.nc.SetReadDeadline(time.Time{})
+	return c.send(0, &ConnectionOpenOk{})
+}
+
+// credentials extracts user and password from start-ok for PLAIN or
+// AMQPLAIN, as RabbitMQ's mechanisms parse them.
+func (c *serverConn) credentials(m *ConnectionStartOk) (user, pass string, ok bool) {
+	switch m.Mechanism {
+	case "PLAIN":
+		// "\0user\0pass": an empty authorization identity, then two
+		// NUL-separated fields (rabbit_auth_mechanism_plain).
+		r := m.Response
+		if !strings.HasPrefix(r, "\x00") {
+			break
+		}
+		user, rest, found := strings.Cut(r[1:], "\x00")
+		if !found || strings.Contains(rest, "\x00") {
+			break
+		}
+		return user, rest, true
+	case "AMQPLAIN":
+		// A field table without its length prefix, with LOGIN and
+		// PASSWORD longstrs.
+		b := append([]byte{0, 0, 0, 0}, m.Response...)
+		n := len(m.Response)
+		b[0], b[1], b[2], b[3] = byte(n>>24), byte(n>>16), byte(n>>8), byte(n)
+		t, err := DecodeTable(b)
+		if err != nil {
+			break
+		}
+		login, ok1 := t["LOGIN"].(string)
+		password, ok2 := t["PASSWORD"].(string)
+		if ok1 && ok2 {
+			return login, password, true
+		}
+	default:
+		c.s.logf("wire: connection from %s: unknown authentication mechanism '%s'", c.nc.RemoteAddr(), m.Mechanism)
+		return "", "", false
+	}
+	c.s.logf("wire: connection from %s: malformed %s response", c.nc.RemoteAddr(), m.Mechanism)
+	return "", "", false
+}
+
+// negotiate checks a tune-ok value as rabbit_reader's
+// validate_negotiated_integer_value does.
+func negotiate(field string, least, server, client uint64) *protocol.Error {
+	detail := ""
+	if field == "channel_max" && client == 0 {
+		detail = " (no limit)"
+	}
+	switch {
+	case client != 0 && client < least:
+		return serverError(protocol.NotAllowed, protocol.ConnectionTune,
+			"negotiated %s = %d%s is lower than the minimum allowed value (%d)", field, client, detail, least)
+	case server != 0 && (client == 0 || client > server):
+		return serverError(protocol.NotAllowed, protocol.ConnectionTune,
+			"negotiated %s = %d%s is higher than the maximum allowed value (%d)", field, client, detail, server)
+	}
+	return nil
+}
+
+// handshakeMethod reads the next method on channel 0, skipping
+// heartbeats, and reports whether it is a T. Anything else ends the
+// handshake (RabbitMQ closes the socket without a word).
+func handshakeMethod[T Method](c *serverConn) (T, bool) {
+	var zero T
+	for {
+		f, err := c.readFrame()
+		if err != nil {
+			return zero, false
+		}
+		if f.Type == FrameHeartbeat && f.Channel == 0 {
+			continue
+		}
+		if f.Type != FrameMethod || f.Channel != 0 {
+			return zero, false
+		}
+		m, err := DecodeMethod(f.Payload)
+		if err != nil {
+			return zero, false
+		}
+		t, ok := m.(T)
+		return t, ok
+	}
+}
+
+// send writes one method synchronously (handshake only).
+func (c *serverConn) send(ch uint16, m Method) bool {
+	if err := c.fw.WriteMethod(ch, m); err != nil {
+		return false
+	}
+	return c.bw.Flush() == nil
+}
+
+// sendClose writes connection.close for err synchronously.
+func (c *serverConn) sendClose(err *protocol.Error) {
+	c.send(0, closeMethod(err))
+}
+
+// closeHandshake sends connection.close during the handshake and waits,
+// bounded by the close timeout, for close-ok.
+func (c *serverConn) closeHandshake(err *protocol.Error) {
+	c.sendClose(err)
+	_ = c.nc.SetReadDeadline(time.Now().Add(c.closeTimeout()))
+	for {
+		f, err := c.readFrame()
+		if err != nil {
+			return
+		}
+		if f.Type != FrameMethod || f.Channel != 0 {
+			continue
+		}
+		if m, err := DecodeMethod(f.Payload); err == nil {
+			if _, ok := m.(*ConnectionCloseOk); ok {
+				return
+			}
+		}
+	}
+}
+
+// closeTimeout is how long to wait for connection.close-ok.
+func (c *serverConn) closeTimeout() time.Duration {
+	if c.s.CloseTimeout > 0 {
+		return c.s.CloseTimeout
+	}
+	if c.heartbeat > 0 && c.heartbeat < 30*time.Second {
+		return c.heartbeat
+	}
+	return 30 * time.Second
+}
+
+// closeMethod is the connection.close frame for err.
+func closeMethod(err *protocol.Error) *ConnectionClose {
+	return &ConnectionClose{ReplyCode: uint16(err.Code), ReplyText: err.Text, ClassID: err.Method.Class, MethodID: err.Method.ID}
+}
+
+// snippet renders a frame payload as RabbitMQ's reader does in frame
+// errors: "all octets = <<...>>" or "first 16 octets = <<...>>".
+func snippet(payload []byte) string {
+	if len(payload) <= 16 {
+		return "all octets = " + erlangBinary(payload, true)
+	}
+	return "first 16 octets = " + erlangBinary(payload[:16], true)
+}
+
+// erlangBinary formats b as Erlang prints a binary: with ~p (pretty true) a
+// printable binary is a string, <<"text">>; otherwise, and always with ~w,
+// a list of byte values, <<1,2,3>>.
+func erlangBinary(b []byte, pretty bool) string {
+	var sb bytes.Buffer
+	sb.WriteString("<<")
+	if pretty && len(b) > 0 && printableLatin1(b) {
+		sb.WriteByte('"')
+		for _, x := range b {
+			switch x {
+			case '\n':
+				sb.WriteString(`\n`)
+			case '\r':
+				sb.WriteString(`\r`)
+			case '\t':
+				sb.WriteString(`\t`)
+			case '\v':
+				sb.WriteString(`\v`)
+			case '\b':
+				sb.WriteString(`\b`)
+			case '\f':
+				sb.WriteString(`\f`)
+			case 0x1b:
+				sb.WriteString(`\e`)
+			case '"':
+				sb.WriteString(`\"`)
+			case '\\':
+				sb.WriteString(`\\`)
+			default:
+				sb.WriteByte(x)
+			}
+		}
+		sb.WriteByte('"')
+	} else {
+		for i, x := range b {
+			if i > 0 {
+				sb.WriteByte(',')
+			}
+			sb.WriteString(strconv.Itoa(int(x)))
+		}
+	}
+	sb.WriteString(">>")
+	return sb.String()
+}
+
+// printableLatin1 is io_lib:printable_latin1_list for bytes.
+func printableLatin1(b []byte) bool {
+	for _, x := range b {
+		switch {
+		case x >= 32 && x <= 126, x >= 160:
+		case x == '\n', x == '\r', x == '\t', x == '\v', x == '\b', x == '\f', x == 0x1b:
+		default:
+			return false
+		}
+	}
+	return true
+}

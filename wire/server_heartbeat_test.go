@@ -1,0 +1,100 @@
+package wire
+
+import (
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/amqpsim/amqpsim/protocol"
+	"github.com/amqpsim/amqpsim/sim"
+)
+
+// TestServerHeartbeats: with a 10 s heartbeat negotiated, an idle server
+// sends a heartbeat every 5 s (virtual time), and keeps a client that
+// heartbeats alive.
+func TestServerHeartbeats(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := NewServer(sim.New(sim.Config{}))
+		defer s.Close()
+		client, server := Pipe()
+		defer client.Close()
+		s.ServeConn(server)
+		c := &rawClient{t: t, conn: client, fr: NewFrameReader(client), fw: NewFrameWriter(client)}
+		c.fw.WriteProtocolHeader()
+		c.expect()
+		c.send(0, &ConnectionStartOk{ClientProperties: protocol.Table{}, Mechanism: "PLAIN", Response: "\x00guest\x00guest"})
+		c.expect()
+		c.send(0, &ConnectionTuneOk{ChannelMax: 2047, FrameMax: 131072, Heartbeat: 10})
+		c.send(0, &ConnectionOpen{VirtualHost: "/"})
+		c.expect()
+
+		done, stopped := make(chan struct{}), make(chan struct{})
+		go func() { // the client heartbeats every 5 s
+			defer close(stopped)
+			beat := AppendFrame(nil, Frame{Type: FrameHeartbeat})
+			for {
+				select {
+				case <-done:
+					return
+				case <-time.After(5 * time.Second):
+					client.Write(beat)
+				}
+			}
+		}()
+		start := time.Now()
+		var beats []time.Duration
+		for time.Since(start) < time.Minute {
+			f, err := c.fr.ReadFrame()
+			if err != nil {
+				t.Fatalf("after %v: %v", time.Since(start), err)
+			}
+			if f.Type == FrameHeartbeat {
+				beats = append(beats, time.Since(start))
+			}
+		}
+		close(done)
+		<-stopped
+		if len(beats) != 12 || beats[0] != 5*time.Second {
+			t.Errorf("server heartbeats at %v, want every 5 s", beats)
+		}
+		c.send(0, &ConnectionClose{})
+		if _, ok := c.expect().(*ConnectionCloseOk); !ok {
+			t.Error("no close-ok")
+		}
+	})
+}
+
+// TestServerCancelNotifyCapability: a client that does not announce
+// consumer_cancel_notify is not sent basic.cancel when its queue goes.
+func TestServerCancelNotifyCapability(t *testing.T) {
+	for _, announce := range []bool{true, false} {
+		s, _ := newRawServer(t)
+		c := dialRaw(t, s)
+		caps := protocol.Table{}
+		if announce {
+			caps["consumer_cancel_notify"] = true
+		}
+		c.open("guest", "guest", "/", caps)
+		openChannel(c, 1)
+		c.send(1, &QueueDeclare{Queue: "q"})
+		c.expect()
+		c.send(1, &BasicConsume{Queue: "q", ConsumerTag: "c1"})
+		c.expect()
+		c.send(1, &QueueDelete{Queue: "q"})
+		if _, ok := c.expect().(*QueueDeleteOk); !ok {
+			t.Fatal("no delete-ok")
+		}
+		// The reply comes first, then what the call pushed.
+		c.send(1, &BasicQos{PrefetchCount: 1})
+		got := c.expect()
+		if cancel, ok := got.(*BasicCancel); ok != announce || ok && cancel.ConsumerTag != "c1" {
+			t.Errorf("announce=%t: got %#v", announce, got)
+		}
+		if !announce {
+			continue
+		}
+		if _, ok := c.expect().(*BasicQosOk); !ok {
+			t.Error("no qos-ok")
+		}
+	}
+}

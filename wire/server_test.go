@@ -1,0 +1,487 @@
+package wire
+
+import (
+	"encoding/binary"
+	"errors"
+	"io"
+	"net"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/amqpsim/amqpsim/protocol"
+	"github.com/amqpsim/amqpsim/sim"
+)
+
+// rawClient speaks raw frames to a Server over a Pipe, for the protocol
+// violations a real client never commits. The expected replies are what
+// RabbitMQ 3.10.8 answered to the same bytes (checked with a raw-frame
+// probe against a running broker).
+type rawClient struct {
+	t    *testing.T
+	conn net.Conn
+	fr   *FrameReader
+	fw   *FrameWriter
+}
+
+func newRawServer(t *testing.T) (*Server, *sim.Broker) {
+	t.Helper()
+	b := sim.New(sim.Config{})
+	s := NewServer(b)
+	s.Logf = t.Logf
+	t.Cleanup(func() { s.Close() })
+	return s, b
+}
+
+func dialRaw(t *testing.T, s *Server) *rawClient {
+	t.Helper()
+	client, server := Pipe()
+	if err := s.ServeConn(server); err != nil {
+		t.Fatal(err)
+	}
+	_ = client.SetDeadline(time.Now().Add(10 * time.Second))
+	t.Cleanup(func() { client.Close() })
+	return &rawClient{t: t, conn: client, fr: NewFrameReader(client), fw: NewFrameWriter(client)}
+}
+
+// open runs the handshake with caps as the client's capabilities.
+func (c *rawClient) open(user, pass, vhost string, caps protocol.Table) Method {
+	c.t.Helper()
+	if err := c.fw.WriteProtocolHeader(); err != nil {
+		c.t.Fatal(err)
+	}
+	start := c.expect()
+	if _, ok := start.(*ConnectionStart); !ok {
+		c.t.Fatalf("got %#v, want connection.start", start)
+	}
+	if caps == nil {
+		caps = protocol.Table{}
+	}
+	c.send(0, &ConnectionStartOk{ClientProperties: protocol.Table{"capabilities": caps}, Mechanism: "PLAIN",
+		Response: "\x00" + user + "\x00" + pass, Locale: "en_US"})
+	tune, ok := c.next().(*ConnectionTune)
+	if !ok {
+		return nil
+	}
+	c.send(0, &ConnectionTuneOk{ChannelMax: tune.ChannelMax, FrameMax: tune.FrameMax})
+	c.fr.SetFrameMax(tune.FrameMax)
+	c.fw.SetFrameMax(tune.FrameMax)
+	c.send(0, &ConnectionOpen{VirtualHost: vhost})
+	return c.next()
+}
+
+func (c *rawClient) ready() {
+	c.t.Helper()
+	if m := c.open("guest", "guest", "/", nil); m == nil {
+		c.t.Fatal("handshake failed")
+	} else if _, ok := m.(*ConnectionOpenOk); !ok {
+		c.t.Fatalf("got %#v, want open-ok", m)
+	}
+}
+
+func (c *rawClient) send(ch uint16, m Method) {
+	c.t.Helper()
+	if err := c.fw.WriteMethod(ch, m); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+func (c *rawClient) raw(typ FrameType, ch uint16, payload []byte) {
+	c.t.Helper()
+	if _, err := c.conn.Write(AppendFrame(nil, Frame{Type: typ, Channel: ch, Payload: payload})); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// next returns the next method, skipping heartbeats; nil at the end of the
+// stream.
+func (c *rawClient) next() Method {
+	c.t.Helper()
+	for {
+		f, err := c.fr.ReadFrame()
+		if err != nil {
+			return nil
+		}
+		if f.Type != FrameMethod {
+			continue
+		}
+		m, err := DecodeMethod(f.Payload)
+		if err != nil {
+			c.t.Fatalf("decode: %v", err)
+		}
+		return m
+	}
+}
+
+func (c *rawClient) expect() Method {
+	c.t.Helper()
+	m := c.next()
+	if m == nil {
+		c.t.Fatal("connection ended")
+	}
+	return m
+}
+
+// expectClose reads up to connection.close, answers close-ok, and checks
+// that the server then ends the connection.
+func (c *rawClient) expectClose(want *ConnectionClose) {
+	c.t.Helper()
+	for {
+		m := c.next()
+		if m == nil {
+			c.t.Fatalf("connection ended without connection.close, want %+v", want)
+		}
+		if got, ok := m.(*ConnectionClose); ok {
+			if diff := cmp.Diff(want, got); diff != "" {
+				c.t.Fatalf("connection.close (-want +got):\n%s", diff)
+			}
+			break
+		}
+	}
+	c.send(0, &ConnectionCloseOk{})
+	c.expectEOF()
+}
+
+func (c *rawClient) expectEOF() {
+	c.t.Helper()
+	for {
+		f, err := c.fr.ReadFrame()
+		if err != nil {
+			if !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.ErrClosedPipe) {
+				c.t.Fatalf("want EOF, got %v", err)
+			}
+			return
+		}
+		if f.Type == FrameMethod {
+			m, _ := DecodeMethod(f.Payload)
+			c.t.Fatalf("want EOF, got %#v", m)
+		}
+	}
+}
+
+func openChannel(c *rawClient, id uint16) {
+	c.t.Helper()
+	c.send(id, &ChannelOpen{})
+	if _, ok := c.expect().(*ChannelOpenOk); !ok {
+		c.t.Fatal("no channel.open-ok")
+	}
+}
+
+func header(class uint16, size uint64) []byte {
+	b := binary.BigEndian.AppendUint16(nil, class)
+	b = binary.BigEndian.AppendUint16(b, 0)
+	b = binary.BigEndian.AppendUint64(b, size)
+	return binary.BigEndian.AppendUint16(b, 0)
+}
+
+func cclose(code int, text string, m protocol.Method) *ConnectionClose {
+	return &ConnectionClose{ReplyCode: uint16(code), ReplyText: text, ClassID: m.Class, MethodID: m.ID}
+}
+
+func TestServerConnectionStart(t *testing.T) {
+	s, _ := newRawServer(t)
+	c := dialRaw(t, s)
+	c.fw.WriteProtocolHeader()
+	start, ok := c.expect().(*ConnectionStart)
+	if !ok {
+		t.Fatal("no connection.start")
+	}
+	if start.VersionMajor != 0 || start.VersionMinor != 9 || start.Mechanisms != "PLAIN AMQPLAIN" || start.Locales != "en_US" {
+		t.Errorf("start = %+v", start)
+	}
+	caps := start.ServerProperties["capabilities"].(protocol.Table)
+	want := protocol.Table{"publisher_confirms": true, "exchange_exchange_bindings": false, "basic.nack": true,
+		"consumer_cancel_notify": true, "connection.blocked": true, "consumer_priorities": true,
+		"authentication_failure_close": true, "per_consumer_qos": true, "direct_reply_to": false}
+	if diff := cmp.Diff(want, caps); diff != "" {
+		t.Errorf("capabilities (-want +got):\n%s", diff)
+	}
+	if start.ServerProperties["product"] != "amqpsim" {
+		t.Errorf("product = %v", start.ServerProperties["product"])
+	}
+}
+
+func TestServerTuneDefaults(t *testing.T) {
+	s, _ := newRawServer(t)
+	c := dialRaw(t, s)
+	c.fw.WriteProtocolHeader()
+	c.expect()
+	c.send(0, &ConnectionStartOk{ClientProperties: protocol.Table{}, Mechanism: "PLAIN", Response: "\x00guest\x00guest"})
+	got := c.expect()
+	if diff := cmp.Diff(&ConnectionTune{ChannelMax: 2047, FrameMax: 131072, Heartbeat: 60}, got); diff != "" {
+		t.Fatalf("tune (-want +got):\n%s", diff)
+	}
+}
+
+func TestServerBadProtocolHeader(t *testing.T) {
+	s, _ := newRawServer(t)
+	for _, h := range []string{"AMQP\x00\x00\x09\x02", "GET / HTTP/1.1\r\n\r\n"} {
+		c := dialRaw(t, s)
+		c.conn.Write([]byte(h))
+		got, _ := io.ReadAll(c.conn)
+		if string(got) != "AMQP\x00\x00\x09\x01" {
+			t.Errorf("after %q the server sent %q, want the 0-9-1 header", h, got)
+		}
+	}
+}
+
+func TestServerLogin(t *testing.T) {
+	s, _ := newRawServer(t)
+	t.Run("refused without authentication_failure_close: silent close", func(t *testing.T) {
+		c := dialRaw(t, s)
+		if m := c.open("guest", "nope", "/", nil); m != nil {
+			t.Fatalf("got %#v, want the connection closed", m)
+		}
+	})
+	t.Run("refused with authentication_failure_close", func(t *testing.T) {
+		c := dialRaw(t, s)
+		c.fw.WriteProtocolHeader()
+		c.expect()
+		c.send(0, &ConnectionStartOk{ClientProperties: protocol.Table{"capabilities": protocol.Table{"authentication_failure_close": true}},
+			Mechanism: "PLAIN", Response: "\x00nobody\x00nope"})
+		want := cclose(403, "ACCESS_REFUSED - Login was refused using authentication mechanism PLAIN. For details see the broker logfile.", protocol.Method{})
+		if diff := cmp.Diff(want, c.next()); diff != "" {
+			t.Fatalf("(-want +got):\n%s", diff)
+		}
+		c.expectEOF()
+	})
+	t.Run("AMQPLAIN", func(t *testing.T) {
+		c := dialRaw(t, s)
+		c.fw.WriteProtocolHeader()
+		c.expect()
+		tbl, _ := AppendTable(nil, protocol.Table{"LOGIN": "guest", "PASSWORD": "guest"})
+		c.send(0, &ConnectionStartOk{ClientProperties: protocol.Table{}, Mechanism: "AMQPLAIN", Response: string(tbl[4:])})
+		if _, ok := c.expect().(*ConnectionTune); !ok {
+			t.Fatal("AMQPLAIN login failed")
+		}
+	})
+	t.Run("unknown mechanism", func(t *testing.T) {
+		c := dialRaw(t, s)
+		c.fw.WriteProtocolHeader()
+		c.expect()
+		c.send(0, &ConnectionStartOk{ClientProperties: protocol.Table{}, Mechanism: "FOO", Response: "x"})
+		c.expectEOF()
+	})
+}
+
+func TestServerMissingVhost(t *testing.T) {
+	s, _ := newRawServer(t)
+	c := dialRaw(t, s)
+	got := c.open("guest", "guest", "nosuch", nil)
+	if diff := cmp.Diff(cclose(530, "NOT_ALLOWED - vhost nosuch not found", protocol.ConnectionOpen), got); diff != "" {
+		t.Fatalf("(-want +got):\n%s", diff)
+	}
+}
+
+func TestServerTuneOkRefused(t *testing.T) {
+	s, _ := newRawServer(t)
+	for _, tc := range []struct {
+		tune ConnectionTuneOk
+		text string
+	}{
+		{ConnectionTuneOk{ChannelMax: 2047, FrameMax: 200000}, "NOT_ALLOWED - negotiated frame_max = 200000 is higher than the maximum allowed value (131072)"},
+		{ConnectionTuneOk{ChannelMax: 2047, FrameMax: 100}, "NOT_ALLOWED - negotiated frame_max = 100 is lower than the minimum allowed value (4096)"},
+		{ConnectionTuneOk{ChannelMax: 0, FrameMax: 4096}, "NOT_ALLOWED - negotiated channel_max = 0 (no limit) is higher than the maximum allowed value (2047)"},
+	} {
+		c := dialRaw(t, s)
+		c.fw.WriteProtocolHeader()
+		c.expect()
+		c.send(0, &ConnectionStartOk{ClientProperties: protocol.Table{}, Mechanism: "PLAIN", Response: "\x00guest\x00guest"})
+		c.expect()
+		c.send(0, &tc.tune)
+		c.expectClose(cclose(530, tc.text, protocol.ConnectionTune))
+	}
+}
+
+// TestServerProtocolErrors replays the protocol violations probed against
+// RabbitMQ 3.10.8 and expects its connection.close, code, text and ids.
+func TestServerProtocolErrors(t *testing.T) {
+	qos, _ := AppendMethod(nil, &BasicQos{})
+	tests := []struct {
+		name string
+		do   func(c *rawClient)
+		want *ConnectionClose
+	}{
+		{"method on an unopened channel", func(c *rawClient) { c.send(1, &BasicQos{PrefetchCount: 1}) },
+			cclose(504, "CHANNEL_ERROR - expected 'channel.open'", protocol.BasicQos)},
+		{"second channel.open", func(c *rawClient) { openChannel(c, 1); c.send(1, &ChannelOpen{}) },
+			cclose(504, "CHANNEL_ERROR - second 'channel.open' seen", protocol.ChannelOpen)},
+		{"server-only method", func(c *rawClient) { openChannel(c, 1); c.send(1, &BasicGetEmpty{}) },
+			cclose(503, "COMMAND_INVALID - unimplemented method", protocol.BasicGetEmpty)},
+		{"connection method on a channel", func(c *rawClient) { openChannel(c, 1); c.send(1, &ConnectionTuneOk{}) },
+			cclose(503, "COMMAND_INVALID - unimplemented method", protocol.ConnectionTuneOk)},
+		{"channel.close-ok on an open channel", func(c *rawClient) { openChannel(c, 1); c.send(1, &ChannelCloseOk{}) },
+			cclose(503, "COMMAND_INVALID - unimplemented method", protocol.ChannelCloseOk)},
+		{"channel method on channel 0", func(c *rawClient) { c.send(0, &ChannelOpen{}) },
+			cclose(504, "CHANNEL_ERROR - unexpected method in connection state running", protocol.ChannelOpen)},
+		{"basic method on channel 0", func(c *rawClient) { c.send(0, &BasicQos{PrefetchCount: 1}) },
+			cclose(504, "CHANNEL_ERROR - unexpected method in connection state running", protocol.BasicQos)},
+		{"header frame first", func(c *rawClient) { openChannel(c, 1); c.raw(FrameHeader, 1, header(60, 0)) },
+			cclose(505, "UNEXPECTED_FRAME - expected method frame, got non method frame instead", protocol.Method{})},
+		{"method instead of header", func(c *rawClient) {
+			openChannel(c, 1)
+			c.send(1, &BasicPublish{RoutingKey: "x"})
+			c.send(1, &BasicQos{})
+		}, cclose(505, "UNEXPECTED_FRAME - expected content header for class 60, got non content header frame instead", protocol.BasicPublish)},
+		{"header of another class", func(c *rawClient) {
+			openChannel(c, 1)
+			c.send(1, &BasicPublish{RoutingKey: "x"})
+			c.raw(FrameHeader, 1, header(50, 5))
+		}, cclose(505, "UNEXPECTED_FRAME - expected content header for class 60, got one for class 50 instead", protocol.BasicPublish)},
+		{"method instead of body", func(c *rawClient) {
+			openChannel(c, 1)
+			c.send(1, &BasicPublish{RoutingKey: "x"})
+			c.raw(FrameHeader, 1, header(60, 5))
+			c.send(1, &BasicQos{})
+		}, cclose(505, "UNEXPECTED_FRAME - expected content body, got non content body frame instead", protocol.BasicPublish)},
+		{"body on channel 0", func(c *rawClient) { c.raw(FrameBody, 0, []byte("hello")) },
+			cclose(505, `UNEXPECTED_FRAME - type 3, all octets = <<"hello">>`, protocol.Method{})},
+		{"heartbeat on a channel", func(c *rawClient) { openChannel(c, 1); c.raw(FrameHeartbeat, 1, nil) },
+			cclose(505, "UNEXPECTED_FRAME - type 8, all octets = <<>>", protocol.Method{})},
+		{"heartbeat with a payload", func(c *rawClient) { c.raw(FrameHeartbeat, 0, []byte{1, 2}) },
+			cclose(501, "FRAME_ERROR - type 8, all octets = <<1,2>>: unknown_frame", protocol.Method{})},
+		{"unknown frame type", func(c *rawClient) { c.raw(5, 1, []byte("hello world, this is long text")) },
+			cclose(501, `FRAME_ERROR - type 5, first 16 octets = <<"hello world, thi">>: unknown_frame`, protocol.Method{})},
+		{"method frame without ids", func(c *rawClient) { openChannel(c, 1); c.raw(FrameMethod, 1, []byte{0, 60}) },
+			cclose(501, "FRAME_ERROR - type 1, all octets = <<0,60>>: unknown_frame", protocol.Method{})},
+		{"oversized frame", func(c *rawClient) { openChannel(c, 1); c.raw(FrameBody, 1, make([]byte, 200000)) },
+			cclose(501, "FRAME_ERROR - type 3, all octets = <<>>: {frame_too_large,200000,131064}", protocol.Method{})},
+		{"bad frame end", func(c *rawClient) { c.conn.Write([]byte{8, 0, 0, 0, 0, 0, 0, 0xCD}) },
+			cclose(501, "FRAME_ERROR - type 8, all octets = <<>>: {invalid_frame_end_marker,205}", protocol.Method{})},
+		{"truncated arguments", func(c *rawClient) { openChannel(c, 1); c.raw(FrameMethod, 1, qos[:6]) },
+			cclose(501, "FRAME_ERROR - cannot decode <<0,0>>", protocol.BasicQos)},
+		{"trailing arguments", func(c *rawClient) {
+			openChannel(c, 1)
+			c.raw(FrameMethod, 1, append(append([]byte{}, qos...), 9, 9))
+		}, cclose(501, "FRAME_ERROR - cannot decode <<0,0,0,0,0,0,0,9,9>>", protocol.BasicQos)},
+		{"prefetch_size", func(c *rawClient) { openChannel(c, 1); c.send(1, &BasicQos{PrefetchSize: 5}) },
+			cclose(540, "NOT_IMPLEMENTED - prefetch_size!=0 (5)", protocol.BasicQos)},
+		{"recover-async requeue=false", func(c *rawClient) { openChannel(c, 1); c.send(1, &BasicRecoverAsync{}) },
+			cclose(540, "NOT_IMPLEMENTED - requeue=false", protocol.BasicRecoverAsync)},
+		{"tx.select", func(c *rawClient) { openChannel(c, 1); c.send(1, &TxSelect{}) },
+			cclose(540, "NOT_IMPLEMENTED - tx.select is not supported by amqpsim yet: transactions are not modelled", protocol.TxSelect)},
+		{"exchange.bind", func(c *rawClient) { openChannel(c, 1); c.send(1, &ExchangeBind{Destination: "a", Source: "b"}) },
+			cclose(540, "NOT_IMPLEMENTED - exchange.bind is not supported by amqpsim yet: exchange-to-exchange bindings are not modelled", protocol.ExchangeBind)},
+		{"unknown method id", func(c *rawClient) { openChannel(c, 1); c.raw(FrameMethod, 1, []byte{0, 60, 3, 231}) },
+			cclose(503, "COMMAND_INVALID - unknown method: class 60, method 999", protocol.Method{Class: 60, ID: 999})},
+		{"channel.open while closing", func(c *rawClient) {
+			openChannel(c, 1)
+			c.send(1, &BasicAck{DeliveryTag: 5})
+			c.expect() // channel.close
+			c.send(1, &ChannelClose{ReplyCode: 200})
+			if _, ok := c.expect().(*ChannelCloseOk); !ok {
+				c.t.Fatal("no close-ok")
+			}
+			c.send(1, &ChannelOpen{})
+		}, cclose(504, "CHANNEL_ERROR - second 'channel.open' seen", protocol.ChannelOpen)},
+	}
+	s, _ := newRawServer(t)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := dialRaw(t, s)
+			c.ready()
+			tc.do(c)
+			c.expectClose(tc.want)
+		})
+	}
+}
+
+// TestServerClosingChannelDropsMethods: after channel.close the server
+// ignores the channel's methods until close-ok, then the channel can be
+// opened again (RabbitMQ 3.10.8).
+func TestServerClosingChannelDropsMethods(t *testing.T) {
+	s, b := newRawServer(t)
+	c := dialRaw(t, s)
+	c.ready()
+	openChannel(c, 1)
+	c.send(1, &BasicAck{DeliveryTag: 5})
+	c.send(1, &QueueDeclare{Queue: "never"})
+	c.send(1, &BasicQos{PrefetchSize: 5}) // would be a connection error
+	want := &ChannelClose{ReplyCode: 406, ReplyText: "PRECONDITION_FAILED - unknown delivery tag 5", ClassID: 60, MethodID: 80}
+	if diff := cmp.Diff(want, c.expect()); diff != "" {
+		t.Fatalf("(-want +got):\n%s", diff)
+	}
+	c.send(1, &ChannelCloseOk{})
+	openChannel(c, 1)
+	c.send(1, &QueueDeclare{Queue: "never", Passive: true})
+	want = &ChannelClose{ReplyCode: 404, ReplyText: "NOT_FOUND - no queue 'never' in vhost '/'", ClassID: 50, MethodID: 10}
+	if diff := cmp.Diff(want, c.expect()); diff != "" {
+		t.Fatalf("(-want +got):\n%s", diff)
+	}
+	if qs := b.Queues(); len(qs) != 0 {
+		t.Errorf("queues = %v, want none", qs)
+	}
+}
+
+func TestServerChannelMax(t *testing.T) {
+	b := sim.New(sim.Config{})
+	s := NewServer(b)
+	s.ChannelMax = 2
+	t.Cleanup(func() { s.Close() })
+	c := dialRaw(t, s)
+	c.ready()
+	openChannel(c, 7)
+	openChannel(c, 3000) // RabbitMQ limits the count, not the number
+	c.send(9, &ChannelOpen{})
+	c.expectClose(cclose(530, "NOT_ALLOWED - number of channels opened (2) has reached the negotiated channel_max (2)", protocol.Method{}))
+}
+
+// TestServerBrokerSideClose: sim.Broker.CloseConnection becomes
+// connection.close 320; the server waits for close-ok and ends the
+// connection.
+func TestServerBrokerSideClose(t *testing.T) {
+	s, b := newRawServer(t)
+	c := dialRaw(t, s)
+	c.ready()
+	b.CloseConnection(b.Connections()[0], "Closed via test")
+	c.expectClose(cclose(320, "CONNECTION_FORCED - Closed via test", protocol.Method{}))
+}
+
+// TestServerCloseTimeout: a client that never answers connection.close is
+// disconnected after CloseTimeout.
+func TestServerCloseTimeout(t *testing.T) {
+	s, b := newRawServer(t)
+	s.CloseTimeout = 50 * time.Millisecond
+	c := dialRaw(t, s)
+	c.ready()
+	b.CloseConnection(b.Connections()[0], "bye")
+	if _, ok := c.expect().(*ConnectionClose); !ok {
+		t.Fatal("no connection.close")
+	}
+	c.expectEOF()
+}
+
+func TestServerCloseLeavesNoGoroutine(t *testing.T) {
+	before := runtime.NumGoroutine()
+	b := sim.New(sim.Config{})
+	s := NewServer(b)
+	for range 5 {
+		c := dialRaw(t, s)
+		c.ready()
+		openChannel(c, 1)
+	}
+	silent, server := Pipe() // a client that never speaks
+	s.ServeConn(server)
+	defer silent.Close()
+	s.Close()
+	s.Close() // idempotent
+	if err := s.ServeConn(server); !errors.Is(err, ErrServerClosed) {
+		t.Errorf("ServeConn after Close = %v", err)
+	}
+	waitGoroutines(t, before)
+}
+
+// waitGoroutines polls until at most n goroutines run.
+func waitGoroutines(t *testing.T, n int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > n {
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<16)
+			t.Fatalf("%d goroutines, want <= %d:\n%s", runtime.NumGoroutine(), n, buf[:runtime.Stack(buf, true)])
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

@@ -73,9 +73,16 @@ func (b *Broker) deadLetter(q *queue.Queue, m *queue.Message, reason string) {
 	props.Expiration = ""
 
 	body := m.Body
-	var targets []*queue.Queue
+	// Fix: a queue reached by several keys gets one copy, as RabbitMQ
+	// routes a message's keys to a set of queues (measured on 3.10.8: CC
+	// [dlq, dlq] through the default exchange delivers once); route does
+	// not deduplicate across calls, nor at all for the default exchange.
+	var targets, routed []*queue.Queue
 	for _, k := range routeKeys {
-		targets = v.route(x, k, headers, targets)
+		routed = v.route(x, k, headers, routed[:0])
+		for _, t := range routed {
+			targets = appendQueue(targets, t)
+		}
 	}
 	deaths, _ := headers["x-death"].([]any)
 	for _, t := range targets {
@@ -94,8 +101,12 @@ func (b *Broker) deadLetter(q *queue.Queue, m *queue.Message, reason string) {
 // keys) and moves it to the front; a new entry with count 1 goes to the
 // front. The x-first-death-* headers are set at the first death only.
 func recordDeath(headers protocol.Table, entry protocol.Table) {
-	old, hasDeaths := headers["x-death"].([]any)
-	if !hasDeaths {
+	old, _ := headers["x-death"].([]any)
+	// Fix: an x-death header of another type (a publisher's) is replaced
+	// by a fresh array, and the x-first-death-* headers are set only when
+	// there was no x-death header at all (update_x_death_header; measured
+	// on RabbitMQ 3.10.8 with x-death = "nonsense": no x-first-death-*).
+	if _, present := headers["x-death"]; !present {
 		headers["x-first-death-reason"] = entry["reason"]
 		headers["x-first-death-queue"] = entry["queue"]
 		headers["x-first-death-exchange"] = entry["exchange"]

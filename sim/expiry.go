@@ -1,8 +1,9 @@
 package sim
 
 import (
-	"fmt"
+	"math/big"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/amqpsim/amqpsim/protocol"
@@ -43,7 +44,14 @@ func (b *Broker) dispatch(q *queue.Queue) {
 		}
 		return
 	}
-	b.schedule(b.timersOf(q).ttl, time.Unix(0, next).In(b.now.Location()))
+	// Fix: re-arm only when the head's expiry changed. schedule renumbers
+	// the timer, so re-arming it unchanged on every dispatch moved it
+	// behind timers set later for the same instant: of two queues whose
+	// heads expire together, the one published to last fired first.
+	due := time.Unix(0, next).In(b.now.Location())
+	if t := b.timersOf(q).ttl; t.index < 0 || !t.due.Equal(due) {
+		b.schedule(t, due)
+	}
 }
 
 // expired dead-letters (or drops) a message that expired at the head.
@@ -70,13 +78,23 @@ func (b *Broker) enqueue(q *queue.Queue, m *queue.Message, ttl time.Duration, ha
 	now := b.now.UnixNano()
 	m.Expiry = q.ExpiryAt(now, ttl, hasTTL)
 	wasEmpty := q.Ready() == 0
-	if m.Expiry == now && !wasEmpty && !l.HasDeadLetterExchange {
+	// Fix: only the queue's x-message-ttl 0 discards (deliver_or_enqueue
+	// matches #q{ttl = 0, dlx = undefined}); a message whose own
+	// expiration is "0" is enqueued and expires only at the head
+	// (measured on RabbitMQ 3.10.8: behind another message it is counted,
+	// and dropped when the message before it is fetched).
+	if l.HasMessageTTL && l.MessageTTL == 0 && !wasEmpty && !l.HasDeadLetterExchange {
 		b.event(nil, 0, "queue.discarded", "%s body=%q ttl=0", q.Name, m.Body)
 		return true
 	}
 	q.Enqueue(m)
 	if wasEmpty && q.ConsumerCount() > 0 {
-		b.dispatch(q)
+		// Fix: hand the message straight to a waiting consumer even when
+		// it is already expired (TTL 0), as attempt_delivery does before
+		// any expiry check (measured on RabbitMQ 3.10.8: a queue with
+		// x-message-ttl 0 delivers to a consumer with room). At now 0
+		// nothing counts as expired; the flush drops what is left.
+		q.Dispatch(0, b.allowFn, b.deliverFn, nil)
 	}
 	q.DropOverLimit(b.maxlenFn)
 	b.markDirty(q)
@@ -121,37 +139,99 @@ func (b *Broker) forgetQueueTimers(q *queue.Queue) {
 const maxExpiration = 315360000000
 
 // parseExpiration checks a message's expiration property as RabbitMQ's
-// rabbit_basic:parse_expiration does, with its error texts.
+// rabbit_basic:parse_expiration does, with its error texts: Erlang's
+// string:to_integer (optional sign, then digits, any length: a 20-digit
+// value is value_too_large, not no_integer), the reason printed with ~p.
+// Fix (measured on RabbitMQ 3.10.8): integers beyond int64 used to be
+// reported as no_integer, and the leftover string was printed with Go's %q
+// instead of Erlang's ~p (a list of bytes when not printable, "\e" for
+// ESC, raw Latin-1 bytes) and without ~p's line break.
 func parseExpiration(s string) (time.Duration, bool, error) {
 	if s == "" {
 		return 0, false, nil
 	}
-	fail := func(reason string) error {
-		return protocol.Errorf(protocol.PreconditionFailed, protocol.BasicPublish, "invalid expiration '%s': %s", s, reason)
+	fail := func(tag, value string) error {
+		return protocol.Errorf(protocol.PreconditionFailed, protocol.BasicPublish, "%s", expirationError(s, tag, value))
 	}
-	digits := 0
-	for digits < len(s) && (s[digits] >= '0' && s[digits] <= '9' || digits == 0 && (s[0] == '-' || s[0] == '+')) {
-		digits++
+	sign := 0
+	if s[0] == '-' || s[0] == '+' {
+		sign = 1
 	}
-	n, err := strconv.ParseInt(s[:digits], 10, 64)
+	end := sign
+	for end < len(s) && s[end] >= '0' && s[end] <= '9' {
+		end++
+	}
+	if end == sign {
+		return 0, false, fail("", "")
+	}
+	if end < len(s) {
+		return 0, false, fail("leftover_string", erlangString(s[end:]))
+	}
+	n, _ := new(big.Int).SetString(strings.TrimPrefix(s, "+"), 10)
 	switch {
-	case err != nil:
-		return 0, false, fail("no_integer")
-	case digits < len(s):
-		return 0, false, fail(fmt.Sprintf("{leftover_string,%q}", s[digits:]))
-	case n < 0:
-		return 0, false, fail(fmt.Sprintf("{value_negative,%d}", n))
-	case n > maxExpiration:
-		return 0, false, fail(fmt.Sprintf("{value_too_large,%d}", n))
+	case n.Sign() < 0:
+		return 0, false, fail("value_negative", n.String())
+	case n.Cmp(big.NewInt(maxExpiration)) > 0:
+		return 0, false, fail("value_too_large", n.String())
 	}
-	return time.Duration(n) * time.Millisecond, true, nil
+	return time.Duration(n.Int64()) * time.Millisecond, true, nil
 }
+
+// expirationError formats "invalid expiration '<s>': ~p" of no_integer (tag
+// "") or {tag,value}. Erlang's ~p breaks a tuple that would pass column 78
+// after its first element and indents the rest one past the brace
+// (measured: {value_too_large,9999999999999999999} at column 42 is broken).
+// Lists too long for one line are broken further by Erlang; not modelled.
+func expirationError(s, tag, value string) string {
+	prefix := "invalid expiration '" + s + "': "
+	if tag == "" {
+		return prefix + "no_integer"
+	}
+	col := len(prefix) // Erlang counts Latin-1 characters: one per byte
+	if term := "{" + tag + "," + value + "}"; col+len(term) <= 78 {
+		return prefix + term
+	}
+	return prefix + "{" + tag + ",\n" + strings.Repeat(" ", col+1) + value + "}"
+}
+
+// erlangString prints a byte string as Erlang's ~p prints a list of Latin-1
+// characters: quoted with escapes when every character is printable,
+// otherwise as a list of integers.
+func erlangString(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if e, ok := erlangEscapes[c]; ok {
+			b.WriteString(e)
+			continue
+		}
+		if c < 32 || c >= 127 && c < 160 {
+			ints := make([]string, len(s))
+			for j := range len(s) {
+				ints[j] = strconv.Itoa(int(s[j]))
+			}
+			return "[" + strings.Join(ints, ",") + "]"
+		}
+		b.WriteByte(c)
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+var erlangEscapes = map[byte]string{'\n': `\n`, '\r': `\r`, '\t': `\t`, '\v': `\v`, '\b': `\b`, '\f': `\f`, 0x1b: `\e`, '"': `\"`, '\\': `\\`}
 
 // syncTick keeps the channel's consumer-timeout tick running exactly while
 // the channel holds unacked deliveries: RabbitMQ's channel starts its tick
 // when it wakes and cancels it when it hibernates with nothing unacked, so
 // the ticks of a busy channel are counted from its first unacked delivery.
-// Caller holds the lock.
+// Measured on RabbitMQ 3.10.8: with a tick longer than the channel's
+// hibernation backoff (at most 10 s, so the default 60 s tick) the close
+// comes Timeout after the delivery; with a 1 s tick the channel never
+// hibernates, its ticks keep the phase of the channel's opening and the
+// close comes anywhere in (T, T+tick] after the delivery. That phase, and
+// the tick running on until hibernation after the last ack, are not
+// modelled. Caller holds the lock.
 func (ch *Channel) syncTick() {
 	b := ch.b
 	if b.cfg.ConsumerTimeout < 0 || ch.closed != nil {
@@ -179,7 +259,14 @@ func (ch *Channel) onTick() {
 		return
 	}
 	timeout := b.cfg.ConsumerTimeout
-	if d := ch.core.Oldest(); d != nil && d.At.Before(b.now.Add(-timeout)) {
+	// Fix: a delivery exactly timeout old times out. RabbitMQ checks
+	// DeliveredAt < Now - Timeout in milliseconds, but the tick is armed
+	// when the delivery wakes the channel, before the delivery is
+	// recorded, and fires late, so the tick Timeout after it always sees
+	// it older: measured on RabbitMQ 3.10.8 (timeout 24 s, tick 12 s, six
+	// idle channels), the close came 24.002-24.158 s after the delivery,
+	// never 36 s. With the strict test the simulator closed at T+tick.
+	if d := ch.core.Oldest(); d != nil && !d.At.After(b.now.Add(-timeout)) {
 		ch.fail(protocol.Errorf(protocol.PreconditionFailed, protocol.Method{},
 			"delivery acknowledgement on channel %d timed out. Timeout value used: %d ms. This timeout value can be configured, see consumers doc guide to learn more",
 			ch.id, timeout.Milliseconds()))

@@ -3,6 +3,7 @@ package sim
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -164,6 +165,17 @@ func (b *Broker) Publish(exchangeName, key string, m Message) error {
 // shared. Caller holds the lock.
 func (b *Broker) publish(v *vhost, x *exchange, key string, m Message, ttl time.Duration, hasTTL bool) (routed int, rejected bool) {
 	b.routed = v.route(x, key, m.Headers, b.routed[:0])
+	// Sender-selected distribution: the CC and BCC headers (arrays of
+	// strings) add routing keys; BCC is removed before delivery.
+	for _, h := range [...]string{"CC", "BCC"} {
+		if keys, ok := m.Headers[h].([]any); ok {
+			for _, k := range keys {
+				if k, ok := k.(string); ok {
+					b.routed = v.route(x, k, m.Headers, b.routed)
+				}
+			}
+		}
+	}
 	if len(b.routed) == 0 {
 		return 0, false
 	}
@@ -171,6 +183,11 @@ func (b *Broker) publish(v *vhost, x *exchange, key string, m Message, ttl time.
 	var props *protocol.Properties
 	if !isZeroProperties(&m.Properties) {
 		p := m.Properties
+		if len(p.Headers) > 0 {
+			// The broker keeps its own copy: the publisher may reuse its map.
+			p.Headers = maps.Clone(p.Headers)
+			delete(p.Headers, "BCC")
+		}
 		props = &p
 	}
 	for _, q := range b.routed {

@@ -135,7 +135,8 @@ func removeQueue(qs []*queue.Queue, q *queue.Queue) []*queue.Queue {
 	return qs
 }
 
-// route appends the queues a message reaches to out, each once, in binding
+// route appends the queues a message with routing key key reaches to out,
+// each once (out may hold queues from other keys already), in binding
 // order.
 func (v *vhost) route(x *exchange, key string, headers Table, out []*queue.Queue) []*queue.Queue {
 	add := func(q *queue.Queue) {
@@ -149,7 +150,7 @@ func (v *vhost) route(x *exchange, key string, headers Table, out []*queue.Queue
 	switch {
 	case x.name == "":
 		if q, ok := v.queues[key]; ok {
-			out = append(out, q)
+			add(q)
 		}
 	case x.kind == "direct":
 		for _, q := range x.direct[key] {

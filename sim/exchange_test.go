@@ -237,3 +237,29 @@ func TestPublisherConfirms(t *testing.T) {
 		t.Errorf("stats: %+v", s)
 	}
 }
+
+// Sender-selected distribution: the CC and BCC headers add routing keys, a
+// queue reached twice gets one copy, and BCC is not delivered (RabbitMQ's
+// rabbit_basic:header_routes).
+func TestPublishRoutesByCCAndBCCHeaders(t *testing.T) {
+	e := newEnv(t)
+	for _, q := range []string{"a", "b", "c"} {
+		e.declare(q, sim.QueueOptions{})
+	}
+	m := sim.Message{Body: []byte("m")}
+	m.Headers = sim.Table{"CC": []any{"b", "a"}, "BCC": []any{"c"}}
+	e.must(e.ch.Publish("", "a", sim.PublishOptions{}, m))
+	for _, q := range []string{"a", "b", "c"} {
+		msgs, err := e.b.QueueMessages("/", q)
+		e.must(err)
+		if len(msgs) != 1 {
+			t.Fatalf("queue %s holds %d copies, want 1", q, len(msgs))
+		}
+		if _, ok := msgs[0].Headers["BCC"]; ok {
+			t.Errorf("queue %s: BCC header delivered", q)
+		}
+		if _, ok := msgs[0].Headers["CC"]; !ok {
+			t.Errorf("queue %s: CC header lost", q)
+		}
+	}
+}

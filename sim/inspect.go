@@ -87,30 +87,21 @@ func (ch *Channel) Stats() ChannelStats {
 }
 
 // Returns returns the basic.return frames not yet read and marks them read.
-// (Only for connections without a sink.)
-func (ch *Channel) Returns() []Return {
-	ch.b.mu.Lock()
-	defer ch.b.mu.Unlock()
-	out := ch.returns
-	ch.returns = nil
-	return out
-}
+// Like Confirms and Cancels, it serves connections without a sink.
+func (ch *Channel) Returns() []Return { return take(ch.b, &ch.returns) }
 
 // Confirms returns the publisher confirms not yet read and marks them read.
-func (ch *Channel) Confirms() []Confirm {
-	ch.b.mu.Lock()
-	defer ch.b.mu.Unlock()
-	out := ch.confirms
-	ch.confirms = nil
-	return out
-}
+func (ch *Channel) Confirms() []Confirm { return take(ch.b, &ch.confirms) }
 
 // Cancels returns the tags of consumers the broker cancelled (their queue
 // was deleted) not yet read, and marks them read.
-func (ch *Channel) Cancels() []string {
-	ch.b.mu.Lock()
-	defer ch.b.mu.Unlock()
-	out := ch.cancels
-	ch.cancels = nil
+func (ch *Channel) Cancels() []string { return take(ch.b, &ch.cancels) }
+
+// take empties a list of pushes under the broker's lock and returns it.
+func take[T any](b *Broker, list *[]T) []T {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := *list
+	*list = nil
 	return out
 }

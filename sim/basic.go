@@ -300,12 +300,12 @@ func (ch *Channel) settle(m protocol.Method, tag uint64, multiple, requeue bool)
 // apply settles deliveries taken from the ledger the way RabbitMQ's channel
 // does. The limiter hears of the settlement first. Then the deliveries are
 // settled one (queue, consumer tag) group at a time — queues in creation
-// order, basic.get deliveries before consumer tags in ascending order — and
-// each group's queue gives credit back and dispatches before the next group
-// is settled: RabbitMQ sends each group to its queue as one message, so the
-// redeliveries of one group precede the requeue of the next (measured on
-// RabbitMQ 3.10.8 with basic.recover and nack multiple). Last, the groups
-// the limiter released resume.
+// order, each basic.get delivery alone in tag order, then consumer tags in
+// ascending order — and each group's queue gives credit back and dispatches
+// before the next group is settled: RabbitMQ sends each group to its queue
+// as one message, so the redeliveries of one group precede the requeue of
+// the next (measured on RabbitMQ 3.10.8 with basic.recover and nack
+// multiple). Last, the groups the limiter released resume.
 //
 // A nack or reject without requeue (reject) dead-letters the messages with
 // reason "rejected"; an ack (neither) just forgets them.
@@ -323,7 +323,15 @@ func (ch *Channel) apply(ds []channel.Delivery, requeue, reject bool) {
 	for i := 0; i < len(ds); {
 		q, tag := ds[i].Queue, consumerTag(ds[i])
 		credited := b.credited[:0]
-		for ; i < len(ds) && ds[i].Queue == q && consumerTag(ds[i]) == tag; i++ {
+		// Fix: each basic.get delivery is a group of its own. RabbitMQ keys
+		// a get's pending ack by its delivery tag (an integer, which sorts
+		// before consumer tags), so every get is requeued and dispatched in
+		// turn, in tag order; batching them let an older message overtake
+		// (checked against RabbitMQ 3.10.8: get m1, get m2, nack m1 with
+		// requeue, get m1, then nack all with requeue gives a prefetch-1
+		// consumer m2, not m1).
+		for first := true; i < len(ds) && ds[i].Queue == q && consumerTag(ds[i]) == tag && (first || tag != ""); i++ {
+			first = false
 			d := ds[i]
 			if !b.cfg.NoTrace {
 				b.event(ch.conn, ch.id, "settled", "tag=%d queue=%s requeue=%t body=%q", d.Tag, q.Name, requeue, d.Message.Body)

@@ -1,0 +1,958 @@
+package amqpsim_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/amqpsim/amqpsim/sim"
+)
+
+// model is the reference model: a deliberately naive re-statement of
+// RabbitMQ 3.10's consumer-side rules (docs/rabbitmq-semantics.md sections
+// 1-5 and 9, and the consumer timeout of section 6), written for
+// obviousness, not speed. A queue is a slice of
+// messages kept sorted by (priority desc, sequence asc); a queue's consumers
+// are one slice per priority band in rotation order plus a "blocked" flag
+// with the time they were blocked; a channel's unacked deliveries are a slice
+// in tag order.
+//
+// Where RabbitMQ is concurrent and the simulator had to pick an order, the
+// model follows the simulator's documented choice:
+//   - queues touched by one method are dispatched in the order it touched
+//     them (a closing channel: its consumers' queues, then its unacked
+//     deliveries' queues);
+//   - the release of a channel-wide limit resumes the refused queues starting
+//     at a position drawn from the broker's seeded RNG (RabbitMQ's
+//     notify_queues draws it with rand:uniform); the model owns a copy of
+//     that RNG (see newModel);
+//   - a settlement's (queue, consumer tag) groups are processed queue by
+//     queue in creation order (RabbitMQ sends them to different queue
+//     processes, which run concurrently);
+//   - the limiter hears of a settlement before the queues do, and resumes
+//     the queues it released after them;
+//   - a channel's consumer-timeout tick runs every 60 s from its first
+//     unacked delivery while it has any.
+type model struct {
+	now    time.Duration // virtual time since the start
+	seq    uint64        // timer scheduling order (breaks ties of equal due times)
+	qids   int           // queues created so far
+	rng    *rand.Rand
+	conns  []*mConn
+	chans  []*mChan
+	cons   []*mCons
+	queues map[string]*mQueue
+	dirty  []*mQueue
+	blocks int // blocking clock: orders consumers blocked at different times
+
+	// mutant deliberately breaks the model, to show how a failure is
+	// reported (TestModelFailureIsReadable).
+	mutant bool
+	// cover counts interesting situations reached (TestModelCoverage).
+	cover map[string]int
+}
+
+type mConn struct {
+	name   string
+	closed bool
+	cause  *errInfo // the hard error that closed it
+	open   map[uint16]*mChan
+}
+
+type mChan struct {
+	conn   *mConn
+	id     uint16
+	label  string
+	closed bool
+	cause  *errInfo // the error that closed it (its own, or its connection's)
+
+	tick       bool          // the consumer-timeout tick is scheduled
+	tickDue    time.Duration // when
+	tickSeq    uint64        // its scheduling order
+	prefetch   int           // for consumers created from now on
+	limit      int           // channel-wide (global) limit; 0: none
+	volume     int           // RabbitMQ's limiter volume
+	lastTag    uint64
+	ledger     []mEntry // unacked deliveries in tag order
+	consumers  []*mCons // creation order, cancelled ones included
+	live       map[string]*mCons
+	suspended  map[*mQueue]bool // the limiter refused this channel on that queue
+	refused    []*mQueue        // queues to resume when the limit is no longer reached
+	confirming bool
+	pubTag     uint64
+	returns    []sim.Return
+	confirms   []sim.Confirm
+	cancels    []string
+}
+
+type mEntry struct {
+	at   time.Duration // when it was delivered
+	tag  uint64
+	q    *mQueue
+	msg  *mMsg
+	cons *mCons // nil for basic.get
+}
+
+type mCons struct {
+	tag         string
+	ch          *mChan
+	q           *mQueue
+	noAck       bool
+	exclusive   bool
+	prio        int
+	prefetch    int
+	outstanding int
+	blocked     bool
+	blockedAt   int
+	cancelled   bool
+	inbox       []sim.Delivery
+}
+
+type mQueue struct {
+	id        int // creation order
+	name      string
+	args      int
+	maxPrio   int
+	sac       bool
+	deleted   bool
+	ready     []*mMsg // sorted by (priority desc, seq asc)
+	unacked   int
+	seq       int
+	consumers []*mCons         // live, in registration order
+	bands     map[int][]*mCons // live, unblocked consumers per priority, head first
+	active    *mCons           // the single active consumer
+	exclusive bool             // an exclusive consumer holds the queue
+}
+
+type mMsg struct {
+	body      string
+	key       string // routing key
+	prio      int    // effective priority in its queue
+	pubPrio   uint8  // priority property as published
+	seq       int
+	delivered bool
+}
+
+// newModel makes a model whose RNG is the broker's: sim.New seeds
+// rand.NewPCG(cfg.Seed, 0x616d717073696d) ("amqpsim"), see sim/broker.go.
+func newModel(seed uint64) *model {
+	return &model{rng: rand.New(rand.NewPCG(seed, 0x616d717073696d)), queues: map[string]*mQueue{}, cover: map[string]int{}}
+}
+
+// nextChannel returns the number the connection's next channel gets (the
+// lowest free one) and the label the test prints for it: "conn1.ch2", or
+// "conn1.ch2~3" for the third channel numbered 2 on conn1.
+func (m *model) nextChannel(conn int) (uint16, string) {
+	c := m.conns[conn]
+	id := uint16(1)
+	for c.open[id] != nil {
+		id++
+	}
+	label := fmt.Sprintf("%s.ch%d", c.name, id)
+	n := 1
+	for _, ch := range m.chans {
+		if ch != nil && ch.conn == c && ch.id == id {
+			n++
+		}
+	}
+	if n > 1 {
+		label += fmt.Sprintf("~%d", n)
+	}
+	return id, label
+}
+
+func (m *model) resource(q string) string { return fmt.Sprintf("queue '%s' in vhost '/'", q) }
+
+func protoErr(code int, method, format string, args ...any) *errInfo {
+	names := map[int]string{403: "ACCESS_REFUSED", 404: "NOT_FOUND", 406: "PRECONDITION_FAILED", 530: "NOT_ALLOWED", 540: "NOT_IMPLEMENTED"}
+	return &errInfo{Code: code, Text: names[code] + " - " + fmt.Sprintf(format, args...), Method: method, Hard: code >= 500}
+}
+
+func closedErr(cause *errInfo) *errInfo {
+	e := &errInfo{Closed: true}
+	if cause != nil {
+		e.Code, e.Text, e.Method, e.Hard = cause.Code, cause.Text, cause.Method, cause.Hard
+	}
+	return e
+}
+
+// apply performs one operation and returns what the client sees.
+func (m *model) apply(o op) result {
+	var r result
+	switch o.Kind {
+	case opConnect:
+		m.conns = append(m.conns, &mConn{name: fmt.Sprintf("conn%d", len(m.conns)+1), open: map[uint16]*mChan{}})
+		return r
+	case opCloseConn:
+		c := m.conns[o.Conn]
+		if c.closed {
+			r.Err = closedErr(c.cause)
+			return r
+		}
+		m.closeConn(c, nil)
+		m.flush()
+		return r
+	case opOpenChannel:
+		c := m.conns[o.Conn]
+		if c.closed {
+			m.chans = append(m.chans, nil)
+			r.Err = closedErr(c.cause)
+			return r
+		}
+		id, label := m.nextChannel(o.Conn)
+		ch := &mChan{conn: c, id: id, label: label, live: map[string]*mCons{}, suspended: map[*mQueue]bool{}}
+		c.open[id] = ch
+		m.chans = append(m.chans, ch)
+		r.Channel = id
+		return r
+	case opBrokerPublish:
+		m.publish(o)
+		m.flush()
+		return r
+	case opAdvance:
+		m.advance(o.D)
+		return r
+	}
+
+	// Channel methods.
+	ch := m.chans[o.Ch]
+	if o.Kind == opConsume {
+		m.cons = append(m.cons, nil) // the handle exists even if the consume fails
+	}
+	if ch.closed {
+		r.Err = closedErr(ch.cause)
+		return r
+	}
+	if err := m.method(ch, o, &r); err != nil {
+		m.cover[fmt.Sprintf("error %d %s", err.Code, err.Method)]++
+		r.Err = err
+		if err.Hard {
+			m.closeConn(ch.conn, err)
+		} else {
+			m.closeChannel(ch, err)
+		}
+	}
+	m.flush()
+	return r
+}
+
+func (m *model) method(ch *mChan, o op, r *result) *errInfo {
+	switch o.Kind {
+	case opCloseChannel:
+		m.closeChannel(ch, nil)
+	case opDeclare:
+		q := m.queues[o.Queue]
+		if o.Passive {
+			if q == nil {
+				return protoErr(404, "queue.declare", "no queue '%s' in vhost '/'", o.Queue)
+			}
+		} else if q == nil {
+			m.qids++
+			q = &mQueue{id: m.qids, name: o.Queue, args: o.Args, maxPrio: argsMaxPriority(o.Args), sac: argsSingleActive(o.Args), bands: map[int][]*mCons{}}
+			m.queues[o.Queue] = q
+		} else if err := inequivalent(q, o.Args); err != nil {
+			return err
+		}
+		r.Info = &sim.QueueInfo{Name: q.name, Messages: len(q.ready), Consumers: len(q.consumers)}
+	case opPublish:
+		if o.Exchange != "" {
+			return protoErr(404, "basic.publish", "no exchange '%s' in vhost '/'", o.Exchange)
+		}
+		if !m.publish(o) && o.Mandatory {
+			m.cover["unroutable mandatory message returned"]++
+			ch.returns = append(ch.returns, sim.Return{Channel: ch.id, ReplyCode: 312, ReplyText: "NO_ROUTE", RoutingKey: o.Queue, Message: publishMessage(o)})
+		}
+		if ch.confirming {
+			ch.pubTag++
+			ch.confirms = append(ch.confirms, sim.Confirm{Channel: ch.id, DeliveryTag: ch.pubTag})
+		}
+	case opConfirm:
+		ch.confirming = true
+	case opQos:
+		if o.Size != 0 {
+			return protoErr(540, "basic.qos", "prefetch_size!=0 (%d)", o.Size)
+		}
+		if o.Global {
+			m.setLimit(ch, o.Count)
+		} else {
+			// global=false sets the prefetch of future consumers and
+			// removes any channel-wide limit (section 1).
+			ch.prefetch = o.Count
+			m.setLimit(ch, 0)
+		}
+	case opConsume:
+		return m.consume(ch, o)
+	case opCancel:
+		if c := ch.live[o.Tag]; c != nil {
+			m.removeConsumer(c)
+			m.markDirty(c.q)
+		}
+	case opGet:
+		q := m.queues[o.Queue]
+		if q == nil {
+			return protoErr(404, "basic.get", "no queue '%s' in vhost '/'", o.Queue)
+		}
+		if len(q.ready) == 0 {
+			return nil
+		}
+		msg := q.ready[0]
+		q.ready = q.ready[1:]
+		redelivered := msg.delivered
+		msg.delivered = true
+		ch.lastTag++
+		if !o.NoAck {
+			q.unacked++
+			ch.ledger = append(ch.ledger, mEntry{at: m.now, tag: ch.lastTag, q: q, msg: msg})
+			m.syncTick(ch)
+		}
+		d := delivery("", ch.lastTag, redelivered, msg)
+		d.MessageCount = len(q.ready)
+		r.GetOK, r.Get = true, &d
+	case opAck, opNack, opReject:
+		method := map[opKind]string{opAck: "basic.ack", opNack: "basic.nack", opReject: "basic.reject"}[o.Kind]
+		ds, err := m.take(ch, method, o.DTag, o.Multiple && o.Kind != opReject)
+		if err != nil {
+			return err
+		}
+		m.settle(ch, ds, o.Kind != opAck && o.Requeue)
+	case opRecover:
+		if !o.Requeue {
+			return protoErr(540, "basic.recover", "requeue=false")
+		}
+		ds := ch.ledger
+		ch.ledger = nil
+		m.settle(ch, ds, true)
+	case opPurge:
+		q := m.queues[o.Queue]
+		if q == nil {
+			return protoErr(404, "queue.purge", "no queue '%s' in vhost '/'", o.Queue)
+		}
+		r.N = len(q.ready)
+		q.ready = nil
+	case opDelete:
+		q := m.queues[o.Queue]
+		if q == nil {
+			return nil // deleting a missing queue is not an error
+		}
+		if o.IfEmpty && len(q.ready) > 0 { // if-empty is checked first
+			return protoErr(406, "queue.delete", "%s not empty", m.resource(q.name))
+		}
+		if o.IfUnused && len(q.consumers) > 0 {
+			return protoErr(406, "queue.delete", "%s in use", m.resource(q.name))
+		}
+		r.N = len(q.ready)
+		m.deleteQueue(q)
+	}
+	return nil
+}
+
+// inequivalent compares a redeclaration's arguments with the queue's, in
+// RabbitMQ's order, and returns its 406 for the first difference.
+func inequivalent(q *mQueue, args int) *errInfo {
+	type arg struct {
+		key string
+		val func(a int) (string, bool)
+	}
+	for _, a := range []arg{
+		{"x-max-priority", func(a int) (string, bool) {
+			if p := argsMaxPriority(a); p > 0 {
+				return fmt.Sprintf("the value '%d' of type 'signedint'", p), true
+			}
+			return "none", false
+		}},
+		{"x-single-active-consumer", func(a int) (string, bool) {
+			if argsSingleActive(a) {
+				return "the value 'true' of type 'bool'", true
+			}
+			return "none", false
+		}},
+	} {
+		received, rok := a.val(args)
+		current, cok := a.val(q.args)
+		if received != current {
+			if rok && cok {
+				// Both set: rabbit_misc:assert_field_equivalence prints the
+				// bare values; "the value ... of type" only when one is missing.
+				received = received[len("the value "):strings.Index(received, " of type")]
+				current = current[len("the value "):strings.Index(current, " of type")]
+			}
+			return protoErr(406, "queue.declare", "inequivalent arg '%s' for queue '%s' in vhost '/': received %s but current is %s", a.key, q.name, received, current)
+		}
+	}
+	return nil
+}
+
+// publish routes through the default exchange: to the queue named by the
+// routing key, if there is one. It reports whether the message was routed.
+func (m *model) publish(o op) bool {
+	q := m.queues[o.Queue]
+	if q == nil {
+		return false
+	}
+	q.seq++
+	msg := &mMsg{body: o.Body, key: o.Queue, pubPrio: o.Priority, seq: q.seq}
+	if q.maxPrio > 0 {
+		msg.prio = min(int(o.Priority), q.maxPrio)
+	}
+	m.insertReady(q, msg)
+	m.markDirty(q)
+	return true
+}
+
+// insertReady puts a message at its place: after every message of higher
+// priority or of its priority and a lower sequence number.
+func (m *model) insertReady(q *mQueue, msg *mMsg) {
+	i := 0
+	for i < len(q.ready) && (q.ready[i].prio > msg.prio || q.ready[i].prio == msg.prio && q.ready[i].seq < msg.seq) {
+		i++
+	}
+	q.ready = slices.Insert(q.ready, i, msg)
+}
+
+func delivery(ctag string, tag uint64, redelivered bool, msg *mMsg) sim.Delivery {
+	d := sim.Delivery{ConsumerTag: ctag, DeliveryTag: tag, Redelivered: redelivered, RoutingKey: msg.key}
+	d.Priority = msg.pubPrio
+	d.Body = []byte(msg.body)
+	return d
+}
+
+func (m *model) consume(ch *mChan, o op) *errInfo {
+	// The channel checks the tag before it looks at the queue
+	// (rabbit_channel handle_method basic.consume: maps:find(ConsumerTag,
+	// ConsumerMapping) comes first).
+	if ch.live[o.Tag] != nil {
+		return protoErr(530, "basic.consume", "attempt to reuse consumer tag '%s'", o.Tag)
+	}
+	q := m.queues[o.Queue]
+	if q == nil {
+		return protoErr(404, "basic.consume", "no queue '%s' in vhost '/'", o.Queue)
+	}
+	if q.exclusive || o.Exclusive && (len(q.consumers) > 0 || q.sac) {
+		return protoErr(403, "basic.consume", "%s in exclusive use", m.resource(q.name))
+	}
+	c := &mCons{tag: o.Tag, ch: ch, q: q, noAck: o.NoAck, exclusive: o.Exclusive, prio: o.XPrio}
+	if !o.NoAck { // no-ack consumers get no credit entry: unlimited
+		c.prefetch = ch.prefetch
+		if m.mutant {
+			c.prefetch++
+		}
+	}
+	q.consumers = append(q.consumers, c)
+	q.bands[c.prio] = append(q.bands[c.prio], c)
+	if q.exclusive = q.exclusive || o.Exclusive; q.sac && q.active == nil {
+		q.active = c
+	}
+	ch.consumers = append(ch.consumers, c)
+	ch.live[c.tag] = c
+	m.cons[len(m.cons)-1] = c
+	m.markDirty(q)
+	return nil
+}
+
+// removeConsumer takes a consumer off its queue and its channel. A single
+// active consumer queue that loses its active consumer promotes the waiting
+// one with the highest priority, earliest registered first.
+func (m *model) removeConsumer(c *mCons) {
+	q := c.q
+	c.cancelled = true
+	delete(c.ch.live, c.tag)
+	q.consumers = slices.DeleteFunc(q.consumers, func(x *mCons) bool { return x == c })
+	q.bands[c.prio] = slices.DeleteFunc(q.bands[c.prio], func(x *mCons) bool { return x == c })
+	if c.exclusive {
+		q.exclusive = false
+	}
+	if q.active == c {
+		q.active = nil
+		for _, w := range q.consumers {
+			if q.active == nil || w.prio > q.active.prio {
+				q.active = w
+			}
+		}
+		if q.active != nil {
+			m.cover["single active consumer promoted"]++
+		}
+	}
+}
+
+// take removes from the ledger what an ack, nack or reject names.
+func (m *model) take(ch *mChan, method string, tag uint64, multiple bool) ([]mEntry, *errInfo) {
+	if multiple && tag == 0 {
+		all := ch.ledger
+		ch.ledger = nil
+		return all, nil
+	}
+	i := slices.IndexFunc(ch.ledger, func(e mEntry) bool { return e.tag == tag })
+	if i < 0 {
+		return nil, protoErr(406, method, "unknown delivery tag %d", tag)
+	}
+	var out []mEntry
+	if multiple {
+		out = append(out, ch.ledger[:i+1]...)
+		ch.ledger = slices.Clone(ch.ledger[i+1:])
+	} else {
+		out = append(out, ch.ledger[i])
+		ch.ledger = slices.Delete(slices.Clone(ch.ledger), i, i+1)
+	}
+	return out, nil
+}
+
+// settle applies acks (requeue=false: dropped; true: back to their place)
+// as RabbitMQ's channel does. The limiter counts the consumer deliveries
+// settled first. Then the deliveries go to their queues one (queue,
+// consumer tag) group at a time, each group as one message the queue
+// handles completely - requeue, credit back (if a window reopened, the
+// channel's blocked consumers that have credit rejoin their bands), and
+// dispatch - before the next. A basic.get delivery's "consumer tag" is its
+// delivery tag, so each one is a group of its own, and they come first (in
+// Erlang's term order integers sort before binaries): rabbit_channel
+// foreach_per_queue folds a gb_tree keyed by {QName, CTag} (checked against
+// RabbitMQ 3.10.8). Last, the queues the limiter released resume.
+func (m *model) settle(ch *mChan, ds []mEntry, requeue bool) {
+	released := m.release(ch, ds)
+	type group struct {
+		q  *mQueue
+		ds []mEntry
+	}
+	var groups []*group
+	key := func(e mEntry) string {
+		if e.cons == nil {
+			return fmt.Sprintf("get %020d", e.tag)
+		}
+		return "tag " + e.cons.tag
+	}
+	for _, d := range ds {
+		i := slices.IndexFunc(groups, func(g *group) bool { return g.q == d.q && key(g.ds[0]) == key(d) })
+		if i < 0 {
+			groups = append(groups, &group{q: d.q})
+			i = len(groups) - 1
+		}
+		groups[i].ds = append(groups[i].ds, d)
+	}
+	sort.SliceStable(groups, func(i, j int) bool {
+		a, b := groups[i], groups[j]
+		if a.q.id != b.q.id {
+			return a.q.id < b.q.id
+		}
+		return key(a.ds[0]) < key(b.ds[0])
+	})
+	for _, g := range groups {
+		q := g.q
+		if q.deleted {
+			continue // settling a deleted queue's deliveries does nothing
+		}
+		reopened := false
+		for _, d := range g.ds {
+			q.unacked--
+			if requeue {
+				m.insertReady(q, d.msg)
+			}
+			if c := d.cons; c != nil {
+				full := !c.hasCredit()
+				c.outstanding--
+				if full && c.hasCredit() && !c.cancelled {
+					reopened = true
+				}
+			}
+		}
+		if reopened {
+			m.unblock(q, ch)
+		}
+		m.markDirty(q)
+		m.flush()
+	}
+	m.resume(ch, released)
+	m.syncTick(ch)
+}
+
+// release tells the channel-wide limiter that deliveries were settled (only
+// consumer deliveries count) and returns the queues to resume.
+func (m *model) release(ch *mChan, ds []mEntry) []*mQueue {
+	if ch.limit == 0 {
+		return nil
+	}
+	n := 0
+	for _, d := range ds {
+		if d.cons != nil {
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	was := ch.volume >= ch.limit
+	if ch.volume != 0 { // rabbit_limiter never lowers a volume of 0
+		ch.volume -= n
+	} else {
+		m.cover["settlement with volume 0"]++
+	}
+	if ch.volume < 0 {
+		m.cover["negative volume"]++
+	}
+	return m.released(ch, was)
+}
+
+// setLimit is basic.qos global=true (and, with 0, global=false's clearing).
+func (m *model) setLimit(ch *mChan, limit int) {
+	was := ch.limit != 0 && ch.volume >= ch.limit
+	switch {
+	case limit == 0:
+		ch.limit, ch.volume = 0, 0
+	case ch.limit == 0:
+		ch.limit, ch.volume = limit, len(ch.ledger) // basic.get deliveries included
+		if slices.ContainsFunc(ch.ledger, func(e mEntry) bool { return e.cons == nil }) {
+			m.cover["global limit switched on with basic.get deliveries unacked"]++
+		}
+	default:
+		ch.limit = limit
+	}
+	m.resume(ch, m.released(ch, was))
+}
+
+// released returns the refused queues if the limit stopped being reached.
+func (m *model) released(ch *mChan, was bool) []*mQueue {
+	if !was || ch.limit != 0 && ch.volume >= ch.limit {
+		return nil
+	}
+	qs := ch.refused
+	ch.refused = nil
+	return qs
+}
+
+// resume resumes queues the limiter released, starting at a random position
+// as rabbit_limiter:notify_queues does.
+func (m *model) resume(ch *mChan, qs []*mQueue) {
+	start := 0
+	if len(qs) > 1 {
+		m.cover["global limit released to several queues"]++
+		start = m.rng.IntN(len(qs))
+	}
+	for i := range qs {
+		q := qs[(start+i)%len(qs)]
+		if q.deleted {
+			continue
+		}
+		if ch.suspended[q] {
+			delete(ch.suspended, q)
+			m.unblock(q, ch)
+		}
+		m.markDirty(q)
+	}
+}
+
+func (c *mCons) hasCredit() bool { return c.noAck || c.prefetch == 0 || c.outstanding < c.prefetch }
+
+// unblock moves the channel's blocked consumers of q that have credit back
+// to the tails of their bands, in the order they were blocked.
+func (m *model) unblock(q *mQueue, ch *mChan) {
+	var moving []*mCons
+	for _, c := range q.consumers {
+		if c.ch == ch && c.blocked && c.hasCredit() {
+			moving = append(moving, c)
+		}
+	}
+	sort.Slice(moving, func(i, j int) bool { return moving[i].blockedAt < moving[j].blockedAt })
+	if len(moving) > 1 {
+		m.cover["several consumers unblocked at once"]++
+	}
+	for _, c := range moving {
+		c.blocked = false
+		q.bands[c.prio] = append(q.bands[c.prio], c)
+	}
+}
+
+func (m *model) block(c *mCons) {
+	q := c.q
+	q.bands[c.prio] = slices.DeleteFunc(q.bands[c.prio], func(x *mCons) bool { return x == c })
+	m.blocks++
+	c.blocked, c.blockedAt = true, m.blocks
+	if c.hasCredit() {
+		m.cover["consumer blocked by the global limit"]++
+	} else {
+		m.cover["consumer blocked by its prefetch"]++
+	}
+}
+
+// canTake is the queue's question to a consumer at the head of the
+// rotation: its channel not suspended, its own window open, then the
+// channel-wide limiter's can_send (which counts an ack-mode delivery).
+func (m *model) canTake(c *mCons) bool {
+	ch := c.ch
+	if ch.suspended[c.q] || !c.hasCredit() {
+		return false
+	}
+	if ch.limit != 0 {
+		if ch.volume >= ch.limit {
+			ch.suspended[c.q] = true
+			if !slices.Contains(ch.refused, c.q) {
+				ch.refused = append(ch.refused, c.q)
+			}
+			return false
+		}
+		if !c.noAck {
+			ch.volume++
+		}
+	}
+	return true
+}
+
+func (m *model) markDirty(q *mQueue) {
+	if !q.deleted && !slices.Contains(m.dirty, q) {
+		m.dirty = append(m.dirty, q)
+	}
+}
+
+func (m *model) flush() {
+	for _, q := range m.dirty {
+		if !q.deleted {
+			m.dispatch(q)
+		}
+	}
+	m.dirty = nil
+}
+
+// dispatch hands the head message to the next consumer that can take it,
+// while there is one.
+func (m *model) dispatch(q *mQueue) {
+	for len(q.ready) > 0 {
+		c := m.next(q)
+		if c == nil {
+			return
+		}
+		msg := q.ready[0]
+		q.ready = q.ready[1:]
+		redelivered := msg.delivered
+		msg.delivered = true
+		ch := c.ch
+		ch.lastTag++
+		if !c.noAck {
+			q.unacked++
+			c.outstanding++
+			ch.ledger = append(ch.ledger, mEntry{at: m.now, tag: ch.lastTag, q: q, msg: msg, cons: c})
+			m.syncTick(ch)
+		}
+		c.inbox = append(c.inbox, delivery(c.tag, ch.lastTag, redelivered, msg))
+		if redelivered {
+			m.cover["redelivery to a consumer"]++
+		}
+		if msg.prio > 0 {
+			m.cover["priority message delivered"]++
+		}
+		if ch.limit > 0 && ch.volume == ch.limit {
+			m.cover["delivery filled the global limit"]++
+		}
+	}
+}
+
+// next picks the consumer for the head message: on a single active consumer
+// queue only the active one; otherwise the head of the highest band that can
+// take it, blocking (lazily) each one that cannot, and moving the chosen one
+// to its band's tail.
+func (m *model) next(q *mQueue) *mCons {
+	if q.sac {
+		c := q.active
+		if c == nil || c.blocked {
+			return nil
+		}
+		if !m.canTake(c) {
+			m.block(c)
+			return nil
+		}
+		return c
+	}
+	var prios []int
+	for p := range q.bands {
+		prios = append(prios, p)
+	}
+	sort.Sort(sort.Reverse(sort.IntSlice(prios)))
+	for _, p := range prios {
+		for len(q.bands[p]) > 0 {
+			c := q.bands[p][0]
+			if m.canTake(c) {
+				q.bands[p] = append(q.bands[p][1:], c)
+				if len(q.bands[p]) > 1 {
+					m.cover["round robin within a band"]++
+				}
+				return c
+			}
+			m.block(c)
+		}
+	}
+	return nil
+}
+
+// closeChannel closes a channel: its consumers go, its unacked deliveries
+// return to their places (section 5).
+func (m *model) closeChannel(ch *mChan, cause *errInfo) {
+	ch.closed, ch.cause, ch.tick = true, cause, false
+	delete(ch.conn.open, ch.id)
+	ds := ch.ledger
+	ch.ledger = nil
+	var touched []*mQueue
+	for _, c := range ch.consumers {
+		if !c.cancelled {
+			m.removeConsumer(c)
+			if !slices.Contains(touched, c.q) {
+				touched = append(touched, c.q)
+			}
+		}
+	}
+	for _, d := range ds {
+		if !slices.Contains(touched, d.q) {
+			touched = append(touched, d.q)
+		}
+	}
+	for _, q := range touched {
+		if q.deleted {
+			continue
+		}
+		for _, d := range ds {
+			if d.q == q {
+				q.unacked--
+				m.insertReady(q, d.msg)
+			}
+		}
+		m.markDirty(q)
+	}
+}
+
+func (m *model) closeConn(c *mConn, cause *errInfo) {
+	c.closed, c.cause = true, cause
+	var ids []uint16
+	for id := range c.open {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		m.closeChannel(c.open[id], cause)
+	}
+}
+
+// deleteQueue deletes a queue: its ready messages go, its consumers are
+// cancelled (with basic.cancel to the client); its unacked deliveries stay
+// in their channels, where settling them does nothing.
+func (m *model) deleteQueue(q *mQueue) {
+	q.deleted = true
+	q.ready = nil
+	delete(m.queues, q.name)
+	for _, c := range slices.Clone(q.consumers) {
+		m.removeConsumer(c)
+		ch := c.ch
+		// The broker forgets the queue in the limiter of each channel
+		// that still consumed from it.
+		ch.refused = slices.DeleteFunc(ch.refused, func(x *mQueue) bool { return x == q })
+		if !ch.closed {
+			ch.cancels = append(ch.cancels, c.tag)
+		}
+	}
+}
+
+// syncTick keeps a channel's consumer-timeout tick scheduled while it has
+// unacked deliveries, 60 s after it was (re)started.
+func (m *model) syncTick(ch *mChan) {
+	if ch.closed || len(ch.ledger) == 0 {
+		ch.tick = false
+		return
+	}
+	if !ch.tick {
+		m.seq++
+		ch.tick, ch.tickDue, ch.tickSeq = true, m.now+60*time.Second, m.seq
+	}
+}
+
+// advance moves the clock, firing the channels' ticks in (due, scheduling)
+// order. A tick closes its channel with 406 if the oldest unacked delivery
+// (basic.get ones included) has reached the consumer timeout, 30 minutes
+// (section 6).
+func (m *model) advance(d time.Duration) {
+	end := m.now + d
+	for {
+		var next *mChan
+		for _, ch := range m.chans {
+			if ch != nil && ch.tick && ch.tickDue <= end &&
+				(next == nil || ch.tickDue < next.tickDue || ch.tickDue == next.tickDue && ch.tickSeq < next.tickSeq) {
+				next = ch
+			}
+		}
+		if next == nil {
+			break
+		}
+		m.now, next.tick = next.tickDue, false
+		// A delivery exactly 30 minutes old times out: the simulator's
+		// reading of RabbitMQ 3.10.8, whose tick is armed before the
+		// delivery is recorded (sim/expiry.go onTick).
+		if len(next.ledger) > 0 && next.ledger[0].at <= m.now-30*time.Minute {
+			m.cover["consumer timeout"]++
+			m.closeChannel(next, protoErr(406, "none", "delivery acknowledgement on channel %d timed out. Timeout value used: 1800000 ms. This timeout value can be configured, see consumers doc guide to learn more", next.id))
+		} else {
+			m.syncTick(next)
+		}
+		m.flush()
+	}
+	m.now = end
+}
+
+// observe returns what the model expects a client and an operator to see.
+func (m *model) observe(r result) observation {
+	o := observation{Result: r, Ready: map[string][]string{}}
+	for _, c := range m.cons {
+		if c == nil {
+			o.Consumers = append(o.Consumers, consumerObs{})
+			continue
+		}
+		o.Consumers = append(o.Consumers, consumerObs{Tag: c.tag, New: c.inbox, Cancelled: c.cancelled})
+		c.inbox = nil
+	}
+	for _, ch := range m.chans {
+		if ch == nil {
+			o.Channels = append(o.Channels, channelObs{})
+			continue
+		}
+		co := channelObs{Returns: ch.returns, Confirms: ch.confirms, Cancels: ch.cancels}
+		ch.returns, ch.confirms, ch.cancels = nil, nil, nil
+		if ch.closed {
+			co.Err = closedErr(ch.cause)
+		} else {
+			st := sim.ChannelStats{
+				Channel: ch.id, Prefetch: ch.prefetch, GlobalLimit: ch.limit, GlobalVolume: ch.volume,
+				Unacked: len(ch.ledger), NextTag: ch.lastTag + 1, Confirming: ch.confirming, LastPublishTag: ch.pubTag,
+			}
+			for _, c := range ch.consumers {
+				if !c.cancelled {
+					st.Consumers = append(st.Consumers, sim.ConsumerStats{
+						Tag: c.tag, Queue: c.q.name, Channel: ch.id, Prefetch: c.prefetch, Outstanding: c.outstanding,
+						NoAck: c.noAck, Priority: c.prio, Blocked: c.blocked, Active: !c.q.sac || c.q.active == c,
+					})
+				}
+			}
+			co.Stats = &st
+		}
+		o.Channels = append(o.Channels, co)
+	}
+	for _, c := range m.conns {
+		if c.closed {
+			o.Conns = append(o.Conns, closedErr(c.cause))
+		} else {
+			o.Conns = append(o.Conns, nil)
+		}
+	}
+	var names []string
+	for n := range m.queues {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		q := m.queues[n]
+		st := sim.QueueStats{Vhost: "/", Name: n, Ready: len(q.ready), Unacked: q.unacked, Consumers: len(q.consumers)}
+		var bodies []string
+		for _, msg := range q.ready {
+			st.Bytes += int64(len(msg.body))
+			bodies = append(bodies, msg.body)
+		}
+		o.Queues = append(o.Queues, st)
+		o.Ready[n] = bodies
+	}
+	return o
+}

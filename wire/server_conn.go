@@ -52,7 +52,7 @@ type serverConn struct {
 	held       []outItem       // pushes held while the reader is in a broker call
 	inCall     bool
 	closeTimer *time.Timer
-	// lingerTimer closes a half-closed connection the client keeps open.
+	// lingerTimer closes a connection the client keeps open after close-ok.
 	lingerTimer *time.Timer
 	wake        chan struct{}
 

@@ -7,8 +7,8 @@ import (
 	"github.com/amqpsim/amqpsim/sim"
 )
 
-// lingerTimeout bounds how long a connection stays half-closed after the
-// server's last frame (connection.close-ok) before it is closed for good.
+// lingerTimeout bounds how long a connection stays open after the server's
+// last frame (connection.close-ok) before the server closes it.
 const lingerTimeout = 3 * time.Second
 
 type outKind uint8
@@ -25,7 +25,7 @@ const (
 type outItem struct {
 	kind  outKind
 	ch    uint16
-	final bool // the server's last frame: half-close the connection after it
+	final bool // the server's last frame: the connection ends after it (closeLater)
 	m     Method
 	props protocol.Properties
 	body  []byte
@@ -183,25 +183,25 @@ func (c *serverConn) writeLoop() {
 			c.sent.Add(1)
 		}
 		if final {
-			c.halfClose()
+			c.closeLater()
 			return
 		}
 	}
 }
 
-// halfClose ends the server's side after its last frame: a transport that
-// can half-close does (so the client reads everything, then EOF) and is
-// closed for good when the client closes or after lingerTimeout; any other
-// is closed at once.
-func (c *serverConn) halfClose() {
-	if cw, ok := c.nc.(interface{ CloseWrite() error }); ok && cw.CloseWrite() == nil {
-		nc := c.nc
-		c.mu.Lock()
-		c.lingerTimer = time.AfterFunc(lingerTimeout, func() { nc.Close() })
-		c.mu.Unlock()
-		return
-	}
-	c.nc.Close()
+// closeLater ends the server's side after its last frame, the close-ok of
+// a client's connection.close: like RabbitMQ (rabbit_reader's
+// close_connection/1, which only arms a terminate_connection timer), the
+// server leaves the transport open for the client to close, and closes it
+// itself after lingerTimeout. Closing or half-closing it at once made
+// amqp091-go's reader see EOF right after close-ok, racing Close's own
+// shutdown, so that NotifyClose listeners sometimes got a spurious
+// "501 EOF" for a clean client close; RabbitMQ never causes that.
+func (c *serverConn) closeLater() {
+	nc := c.nc
+	c.mu.Lock()
+	c.lingerTimer = time.AfterFunc(lingerTimeout, func() { nc.Close() })
+	c.mu.Unlock()
 }
 
 // heartbeatLoop sends a heartbeat every heartbeat/2 when nothing else was

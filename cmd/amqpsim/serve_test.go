@@ -1,0 +1,211 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+)
+
+// startServe runs "amqpsim serve args..." until the test ends and returns
+// the AMQP URL and the HTTP API base URL it printed.
+func startServe(t *testing.T, args ...string) (amqpURL, apiURL string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- serve(ctx, args, pw, io.Discard)
+		pw.Close()
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	})
+	lines := make(chan string)
+	go func() {
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	want := 1
+	for _, a := range args {
+		if a == "--http" {
+			want = 2
+		}
+	}
+	for want > 0 {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatal("serve exited")
+			}
+			if _, rest, ok := strings.Cut(l, "serving AMQP 0-9-1 on "); ok {
+				amqpURL, _, _ = strings.Cut(rest, " ")
+				want--
+			}
+			if _, rest, ok := strings.Cut(l, "HTTP API on "); ok {
+				apiURL = strings.TrimSuffix(rest, "/api/queues")
+				want--
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("serve printed no URL")
+		}
+	}
+	go func() {
+		for range lines {
+		}
+	}()
+	return amqpURL, apiURL
+}
+
+func getJSON(t *testing.T, method, url string, v any) int {
+	t.Helper()
+	req, _ := http.NewRequest(method, url, nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if v != nil {
+		if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+			t.Fatalf("%s %s: %v", method, url, err)
+		}
+	}
+	return resp.StatusCode
+}
+
+func TestServe(t *testing.T) {
+	amqpURL, api := startServe(t, "--addr", "127.0.0.1:0", "--http", "127.0.0.1:0", "--clock", "manual", "--vhost", "extra")
+	conn, err := amqp.Dial(amqpURL + "?heartbeat=0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ch, err := conn.Channel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch.QueueDeclare("orders", false, false, false, false, nil)
+	for _, b := range []string{"a", "bb", "ccc"} {
+		ch.Publish("", "orders", false, false, amqp.Publishing{Body: []byte(b)})
+	}
+	d, _, err := ch.Get("orders", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	var q map[string]any
+	if code := getJSON(t, "GET", api+"/api/queues/%2F/orders", &q); code != 200 {
+		t.Fatalf("status %d", code)
+	}
+	want := map[string]any{"name": "orders", "vhost": "/", "messages": 3.0, "messages_ready": 2.0,
+		"messages_unacknowledged": 1.0, "message_bytes_ready": 5.0, "consumers": 0.0}
+	for k, v := range want {
+		if q[k] != v {
+			t.Errorf("%s = %v, want %v", k, q[k], v)
+		}
+	}
+	var all []map[string]any
+	getJSON(t, "GET", api+"/api/queues", &all)
+	if len(all) != 1 || all[0]["name"] != "orders" {
+		t.Errorf("queues = %v", all)
+	}
+	if code := getJSON(t, "GET", api+"/api/queues/%2F/nosuch", nil); code != 404 {
+		t.Errorf("missing queue: status %d", code)
+	}
+
+	// Manual clock: the unacked delivery times out after 30 minutes.
+	closed := ch.NotifyClose(make(chan *amqp.Error, 1))
+	var now map[string]string
+	if code := getJSON(t, "POST", api+"/api/sim/advance?by=31m", &now); code != 200 || now["now"] != "2024-01-01T00:31:00Z" {
+		t.Fatalf("advance: %d %v", code, now)
+	}
+	select {
+	case e := <-closed:
+		if e.Code != 406 {
+			t.Errorf("close %v", e)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("consumer timeout did not close the channel")
+	}
+	_ = d
+	if code := getJSON(t, "POST", api+"/api/sim/advance?by=soon", nil); code != 400 {
+		t.Errorf("bad duration: status %d", code)
+	}
+	if c, err := amqp.Dial(strings.TrimSuffix(amqpURL, "/") + "/extra?heartbeat=0"); err != nil {
+		t.Errorf("vhost extra: %v", err)
+	} else {
+		c.Close()
+	}
+}
+
+func TestServeWallClockRefusesAdvance(t *testing.T) {
+	_, api := startServe(t, "--addr", "127.0.0.1:0", "--http", "127.0.0.1:0")
+	if code := getJSON(t, "POST", api+"/api/sim/advance?by=1m", nil); code != 409 {
+		t.Errorf("status %d, want 409", code)
+	}
+}
+
+func TestServeFlags(t *testing.T) {
+	if err := serve(context.Background(), []string{"--clock", "sundial"}, io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), "--clock") {
+		t.Errorf("bad --clock: %v", err)
+	}
+	if code := run([]string{"serve", "-h"}, io.Discard, io.Discard); code != 0 {
+		t.Errorf("serve -h: exit %d", code)
+	}
+}
+
+// TestServePythonPika checks that a non-Go client works: Python's pika
+// publishes, gets and acknowledges through "amqpsim serve". It needs
+// python3 with pika (Debian: apt-get install python3-pika).
+func TestServePythonPika(t *testing.T) {
+	python := ""
+	for _, p := range []string{"python3", "/usr/bin/python3"} {
+		if exec.Command(p, "-c", "import pika").Run() == nil {
+			python = p
+			break
+		}
+	}
+	if python == "" {
+		t.Skip("python3 with pika not found; install it (Debian: apt-get install python3-pika) to run this test")
+	}
+	amqpURL, _ := startServe(t, "--addr", "127.0.0.1:0")
+	script := `
+import sys, pika
+conn = pika.BlockingConnection(pika.URLParameters(sys.argv[1]))
+ch = conn.channel()
+ch.confirm_delivery()
+ch.queue_declare(queue="py")
+for b in (b"one", b"two"):
+    ch.basic_publish(exchange="", routing_key="py", body=b, properties=pika.BasicProperties(content_type="text/plain"))
+method, props, body = ch.basic_get(queue="py")
+print(body.decode(), props.content_type, method.message_count)
+ch.basic_ack(method.delivery_tag)
+for method, props, body in ch.consume("py", inactivity_timeout=2):
+    print(body.decode())
+    ch.basic_ack(method.delivery_tag)
+    break
+ch.cancel()
+print(ch.queue_declare(queue="py", passive=True).method.message_count)
+conn.close()
+`
+	out, err := exec.Command(python, "-c", script, amqpURL).CombinedOutput()
+	if err != nil {
+		t.Fatalf("pika: %v\n%s", err, out)
+	}
+	if got, want := string(out), "one text/plain 1\ntwo\n0\n"; got != want {
+		t.Errorf("pika printed %q, want %q", got, want)
+	}
+}

@@ -1,0 +1,377 @@
+package scenarios
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"sync"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/amqpsim/amqpsim/protocol"
+)
+
+// DefaultWindow is how long a broker must stay silent after a step before
+// its results are read.
+const DefaultWindow = 150 * time.Millisecond
+
+// amqpDriver runs a scenario on a broker through amqp091-go. Queue and
+// exchange names get a per-run prefix, removed again from everything
+// observed, so that runs never collide and leave nothing behind.
+type amqpDriver struct {
+	url    string
+	window time.Duration
+	prefix string
+	name   string // the scenario's name, for connection names
+
+	mu     sync.Mutex
+	last   time.Time // latest frame from the broker
+	events []event
+	chanOf map[string]map[uint16]string // conn → channel number → name
+
+	conns    map[string]*amqp.Connection
+	taps     map[string]*tap
+	chans    map[string]*amqp.Channel
+	observer *amqp.Connection
+	obsCh    *amqp.Channel
+	queues   []string // prefixed names to delete at the end
+	exchs    []string
+	version  string
+	finished bool
+}
+
+func newAMQPDriver(url, scenario string, window time.Duration) (*amqpDriver, error) {
+	if window <= 0 {
+		window = DefaultWindow
+	}
+	var rnd [3]byte
+	rand.Read(rnd[:])
+	d := &amqpDriver{url: url, window: window, prefix: "s" + hex.EncodeToString(rnd[:]) + ".", name: scenario,
+		chanOf: map[string]map[uint16]string{}, conns: map[string]*amqp.Connection{}, taps: map[string]*tap{},
+		chans: map[string]*amqp.Channel{}}
+	obs, err := amqp.DialConfig(url, amqp.Config{Properties: amqp.Table{"connection_name": "amqpsim observer " + scenario}})
+	if err != nil {
+		return nil, fmt.Errorf("connecting to %s: %w", redact(url), err)
+	}
+	d.observer = obs
+	d.version, _ = obs.Properties["version"].(string)
+	return d, nil
+}
+
+// redact hides a URL's password.
+func redact(url string) string {
+	if i := strings.Index(url, "://"); i >= 0 {
+		if j := strings.LastIndex(url, "@"); j > i {
+			userinfo := url[i+3 : j]
+			if k := strings.IndexByte(userinfo, ':'); k >= 0 {
+				return url[:i+3] + userinfo[:k] + ":xxx" + url[j:]
+			}
+		}
+	}
+	return url
+}
+
+// p prefixes a queue or exchange name; the default exchange, empty names
+// and the reserved amq.* names are left alone.
+func (d *amqpDriver) p(name string) string {
+	if name == "" || strings.HasPrefix(name, "amq.") {
+		return name
+	}
+	return d.prefix + name
+}
+
+func (d *amqpDriver) unp(s string) string { return strings.ReplaceAll(s, d.prefix, "") }
+
+func (d *amqpDriver) connect(conn string) error {
+	t := newTap(conn, func(e event, ch uint16) {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		if e.kind != evConnClose {
+			e.ch = d.chanOf[conn][ch]
+		}
+		e.text, e.exchange, e.key = d.unp(e.text), d.unp(e.exchange), d.unp(e.key)
+		d.events = append(d.events, e)
+	}, func(at time.Time) {
+		d.mu.Lock()
+		d.last = at
+		d.mu.Unlock()
+	})
+	cfg := amqp.Config{
+		Properties: amqp.Table{"connection_name": "amqpsim " + d.name + " " + conn},
+		Dial: func(network, addr string) (net.Conn, error) {
+			c, err := net.DialTimeout(network, addr, 10*time.Second)
+			if err != nil {
+				return nil, err
+			}
+			return &tapConn{Conn: c, t: t}, nil
+		},
+	}
+	c, err := amqp.DialConfig(d.url, cfg)
+	if err != nil {
+		return fmt.Errorf("connecting to %s: %w", redact(d.url), err)
+	}
+	d.conns[conn], d.taps[conn] = c, t
+	d.mu.Lock()
+	d.chanOf[conn] = map[uint16]string{}
+	d.mu.Unlock()
+	return nil
+}
+
+func (d *amqpDriver) openChannel(conn, name string) error {
+	c := d.conns[conn]
+	if c.IsClosed() {
+		return errRefused
+	}
+	ch, err := c.Channel()
+	if err != nil {
+		return amqpErr(err)
+	}
+	d.chans[name] = ch
+	d.mu.Lock()
+	d.chanOf[conn][d.taps[conn].opened()] = name
+	d.mu.Unlock()
+	return nil
+}
+
+func (d *amqpDriver) closeChannel(name string) error {
+	ch := d.chans[name]
+	if ch.IsClosed() {
+		return errRefused
+	}
+	return amqpErr(ch.Close())
+}
+
+func (d *amqpDriver) closeConn(name string) error {
+	c := d.conns[name]
+	if c.IsClosed() {
+		return errRefused
+	}
+	return amqpErr(c.Close())
+}
+
+// advance lets real time pass: a broker has no virtual clock.
+func (d *amqpDriver) advance(dur time.Duration) { time.Sleep(dur) }
+
+// settle waits, when asked, until no frame has arrived for the window, then
+// returns the events decoded since the last call.
+func (d *amqpDriver) settle(wait bool) []event {
+	start := time.Now()
+	for wait {
+		d.mu.Lock()
+		last := d.last
+		d.mu.Unlock()
+		if last.Before(start) {
+			last = start
+		}
+		left := time.Until(last.Add(d.window))
+		if left <= 0 {
+			break
+		}
+		time.Sleep(left)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	evs := d.events
+	d.events = nil
+	return evs
+}
+
+// amqpErr classifies an amqp091-go error: refused locally because the
+// channel or connection is closed, or a broker's protocol error.
+func amqpErr(err error) error {
+	var aerr *amqp.Error
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &aerr) && aerr.Server:
+		return errProtocol{err}
+	case errors.Is(err, amqp.ErrClosed):
+		return errRefused
+	}
+	return err
+}
+
+// table converts a scenario table to amqp091-go's.
+func table(t protocol.Table) amqp.Table {
+	if t == nil {
+		return nil
+	}
+	out := amqp.Table{}
+	for k, v := range t {
+		out[k] = value(v)
+	}
+	return out
+}
+
+func value(v any) any {
+	switch x := v.(type) {
+	case protocol.Table:
+		return table(x)
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = value(e)
+		}
+		return out
+	case protocol.Decimal:
+		return amqp.Decimal{Scale: x.Scale, Value: x.Value}
+	}
+	return v
+}
+
+func (d *amqpDriver) do(name string, op Op) (reply, error) {
+	ch := d.chans[name]
+	var rep reply
+	if ch.IsClosed() {
+		return rep, errRefused
+	}
+	var err error
+	switch o := op.(type) {
+	case DeclareQueue:
+		var q amqp.Queue
+		if o.Passive {
+			q, err = ch.QueueDeclarePassive(d.p(o.Queue), o.Durable, o.AutoDelete, o.Exclusive, false, table(o.Args))
+		} else {
+			q, err = ch.QueueDeclare(d.p(o.Queue), o.Durable, o.AutoDelete, o.Exclusive, false, table(o.Args))
+			if err == nil {
+				d.queues = append(d.queues, q.Name)
+			}
+		}
+		rep.queue, rep.ready, rep.consumers = d.unp(q.Name), q.Messages, q.Consumers
+	case DeclareExchange:
+		if o.Passive {
+			err = ch.ExchangeDeclarePassive(d.p(o.Exchange), o.Kind, o.Durable, o.AutoDelete, o.Internal, false, table(o.Args))
+		} else {
+			d.exchs = append(d.exchs, d.p(o.Exchange))
+			err = ch.ExchangeDeclare(d.p(o.Exchange), o.Kind, o.Durable, o.AutoDelete, o.Internal, false, table(o.Args))
+		}
+	case DeleteQueue:
+		rep.count, err = ch.QueueDelete(d.p(o.Queue), o.IfUnused, o.IfEmpty, false)
+	case DeleteExchange:
+		err = ch.ExchangeDelete(d.p(o.Exchange), o.IfUnused, false)
+	case Bind:
+		err = ch.QueueBind(d.p(o.Queue), o.Key, d.p(o.Exchange), false, table(o.Args))
+	case Unbind:
+		err = ch.QueueUnbind(d.p(o.Queue), o.Key, d.p(o.Exchange), table(o.Args))
+	case Purge:
+		rep.count, err = ch.QueuePurge(d.p(o.Queue), false)
+	case Qos:
+		err = ch.Qos(o.Count, o.Size, o.Global)
+	case Consume:
+		var dl <-chan amqp.Delivery
+		dl, err = ch.Consume(d.p(o.Queue), o.Tag, o.NoAck, o.Exclusive, false, false, table(o.Args))
+		if err == nil {
+			// Deliveries are observed on the wire; the library's copies
+			// are drained so that it never blocks.
+			go func() {
+				for range dl {
+				}
+			}()
+		}
+	case Cancel:
+		err = ch.Cancel(o.Tag, false)
+	case Publish:
+		key := o.Key
+		if o.Exchange == "" {
+			key = d.p(key)
+		}
+		err = ch.PublishWithContext(context.Background(), d.p(o.Exchange), key, o.Mandatory, false, publishing(o))
+	case Confirm:
+		err = ch.Confirm(false)
+	case Get:
+		var m amqp.Delivery
+		m, rep.got, err = ch.Get(d.p(o.Queue), o.NoAck)
+		rep.get = event{kind: evDeliver, tag: m.DeliveryTag, redelivered: m.Redelivered, body: string(m.Body), left: int(m.MessageCount)}
+	case Settle:
+		switch o.Method {
+		case "ack":
+			err = ch.Ack(o.Tag, o.Multiple)
+		case "nack":
+			err = ch.Nack(o.Tag, o.Multiple, o.Requeue)
+		default:
+			err = ch.Reject(o.Tag, o.Requeue)
+		}
+	case Recover:
+		err = ch.Recover(o.Requeue)
+	case Flow:
+		err = ch.Flow(o.Active)
+	default:
+		return rep, fmt.Errorf("the broker driver cannot run %T", op)
+	}
+	return rep, amqpErr(err)
+}
+
+func publishing(o Publish) amqp.Publishing {
+	p := o.Props
+	return amqp.Publishing{
+		Headers: table(p.Headers), ContentType: p.ContentType, ContentEncoding: p.ContentEncoding,
+		DeliveryMode: p.DeliveryMode, Priority: p.Priority, CorrelationId: p.CorrelationID, ReplyTo: p.ReplyTo,
+		Expiration: p.Expiration, MessageId: p.MessageID, Type: p.Type, UserId: p.UserID, AppId: p.AppID,
+		Body: []byte(o.Bodies[0]),
+	}
+}
+
+// queueState observes a queue by a passive declare on the observer
+// connection. A real broker does not tell a client the unacked count.
+func (d *amqpDriver) queueState(q string) (queueState, error) {
+	if d.obsCh == nil || d.obsCh.IsClosed() {
+		ch, err := d.observer.Channel()
+		if err != nil {
+			return queueState{}, err
+		}
+		d.obsCh = ch
+	}
+	info, err := d.obsCh.QueueDeclarePassive(d.p(q), false, false, false, false, nil)
+	var aerr *amqp.Error
+	if errors.As(err, &aerr) {
+		switch aerr.Code {
+		case amqp.NotFound:
+			return queueState{status: "not found"}, nil
+		case amqp.ResourceLocked:
+			return queueState{status: "locked"}, nil
+		}
+	}
+	if err != nil {
+		return queueState{}, err
+	}
+	return queueState{ready: info.Messages, consumers: info.Consumers, unacked: -1}, nil
+}
+
+// finish closes the scenario's connections and deletes every queue and
+// exchange the run declared.
+func (d *amqpDriver) finish() error {
+	if d.finished {
+		return nil
+	}
+	d.finished = true
+	for _, c := range d.conns {
+		if !c.IsClosed() {
+			c.Close()
+		}
+	}
+	var ch *amqp.Channel
+	reopen := func() bool {
+		if ch != nil && !ch.IsClosed() {
+			return true
+		}
+		var err error
+		ch, err = d.observer.Channel()
+		return err == nil
+	}
+	for _, q := range d.queues {
+		if reopen() {
+			ch.QueueDelete(q, false, false, false)
+		}
+	}
+	for _, x := range d.exchs {
+		if reopen() {
+			ch.ExchangeDelete(x, false, false)
+		}
+	}
+	return d.observer.Close()
+}

@@ -1,0 +1,200 @@
+// Package scenarios records a client's conversation with real RabbitMQ as a
+// plain-text file, replays it on the simulator, and draws it.
+//
+// A scenario is a list of steps (AMQP operations by named connections and
+// channels), each followed by the results a broker gave: what consumers were
+// pushed, what basic.get and the declare/purge/delete methods answered,
+// publisher confirms and returns, broker cancels, and the errors that closed
+// a channel or a connection. The results are recorded from a real broker
+// (Record, or "amqpsim record"), and replayed on the simulator (Replay, Run,
+// or "amqpsim replay"), which must give the same lines. The package's
+// library (Library) holds scenarios recorded from RabbitMQ 3.10.8 that pin
+// down the consumer-side behaviour the simulator implements.
+//
+// # A scenario
+//
+//	# Seed 000's diagram: two consumers, each with a prefetch window of two.
+//	source rabbitmq 3.10.8 2026-11-30
+//
+//	conn c1
+//	channel c1.ch1
+//	channel c1.ch2
+//	declare-queue ch1 orders
+//	  declare-ok ready=0 consumers=0
+//	qos ch1 2
+//	qos ch2 2
+//	consume ch1 orders tag=A
+//	consume ch2 orders tag=B
+//	publish ch1 orders m1 m2 m3 m4 m5 m6
+//	  A <- m1 #1
+//	  A <- m3 #2
+//	  B <- m2 #1
+//	  B <- m4 #2
+//	ack ch1 m1
+//	  A <- m5 #3
+//	close ch2
+//	queue orders
+//	  orders ready=3 unacked=2 consumers=1
+//	ack ch1 #0 multiple
+//	  A <- m2 #4 redelivered
+//	  A <- m4 #5 redelivered
+//
+// # Grammar
+//
+// A file is read line by line:
+//
+//   - A line whose first non-blank character is '#' is a comment. Blank
+//     lines separate groups of steps.
+//   - "source rabbitmq VERSION DATE" or "source hand-written" says where the
+//     expectations came from; Record writes it. "seed N" seeds the
+//     simulator (sim.Config.Seed). Both come before the first step.
+//   - Any other line that starts in column 1 is a step.
+//   - An indented line is a result line of the step above it (no blank line
+//     in between). Record rewrites these lines and nothing else; a comment
+//     among them is kept but moves below them.
+//
+// A step is a verb and words separated by blanks. A word is bare, or a Go
+// double-quoted string (for bodies and names with blanks or special
+// characters: "", "a b"). key=value words are options; other bare words
+// that a verb knows are flags. Names of connections and channels are letters,
+// digits, '_' and '-', unique in the file; every step names a channel opened
+// by an earlier step.
+//
+//	conn C                                        open a connection
+//	channel C.CH                                  open a channel on C
+//	close CH|C                                    channel.close or connection.close
+//	declare-queue CH Q [passive] [durable] [exclusive] [auto-delete] [ARGS]
+//	declare-exchange CH X KIND [passive] [durable] [auto-delete] [internal] [ARGS]
+//	delete-queue CH Q [if-unused] [if-empty]
+//	delete-exchange CH X [if-unused]
+//	bind CH Q X [key=K] [ARGS]                    queue.bind
+//	unbind CH Q X [key=K] [ARGS]                  queue.unbind
+//	purge CH Q
+//	qos CH COUNT [global] [size=BYTES]
+//	consume CH Q tag=TAG [no-ack] [exclusive] [ARGS]
+//	cancel CH TAG
+//	publish CH KEY BODY... [exchange=X] [mandatory] [PROPS]
+//	confirm CH                                    confirm.select
+//	get CH Q [no-ack]
+//	ack CH MSG|#TAG [multiple]
+//	nack CH MSG|#TAG [multiple] [requeue|requeue=false]
+//	reject CH MSG|#TAG [requeue|requeue=false]
+//	recover CH [requeue=false]
+//	flow CH on|off                                channel.flow
+//	advance DURATION                              e.g. 500ms, 31m
+//	queue Q                                       observe a queue's counts
+//	held                                          what every consumer holds
+//
+// Messages are named by their bodies, so keep bodies unique. "ack ch1 m3"
+// settles the channel's latest delivery of m3; "#N" names a delivery tag
+// ("ack ch1 #0 multiple" acks everything). The empty queue name "" means the
+// channel's last declared queue, as in AMQP. nack and reject requeue unless
+// told requeue=false. Consumer tags are always explicit.
+//
+// ARGS are queue, exchange, binding or consumer arguments: x-NAME=VALUE, or
+// arg.NAME=VALUE for a name without the x- prefix. PROPS are message
+// properties: persistent, delivery-mode=N, priority=N, content-type=,
+// content-encoding=, correlation-id=, reply-to=, expiration=, message-id=,
+// type=, user-id=, app-id=, and headers header.NAME=VALUE. A VALUE is typed:
+// 5 is a signedint, true and false are bools, 1.5 is a double, void is
+// void, "text" or any other bare word is a longstr; TYPE(V) gives any other
+// type: byte, ubyte, short, ushort, int, uint, long, float, double, str,
+// bool, e.g. x-priority=long(5).
+//
+// Parse errors name the file, line and column and what was expected:
+//
+//	q.txt:7:15: unknown option "prefetch" for consume (usage: consume CHANNEL QUEUE tag=TAG [no-ack] [exclusive] [x-ARG=V...])
+//
+// # Results
+//
+// Each step's result lines come in a fixed order that does not depend on how
+// the broker interleaved frames for different channels:
+//
+//  1. The method's own answer: "declare-ok ready=N consumers=N",
+//     "get-ok m1 #3 left=2" (with "redelivered" when set), "get-empty",
+//     "purge-ok N", "delete-ok N"; for queue, "Q ready=N unacked=N
+//     consumers=N", "Q not found" or "Q locked"; for held, one line per
+//     consumer ("A: m1 #1, m3 #2", "A (cancelled): ...", "CH get: ...");
+//     and "! CH is closed" when the client refused to send on a closed
+//     channel or connection.
+//  2. Deliveries, by consumer in creation order: "A <- m1 #1",
+//     "A <- m2 #4 redelivered". A consumer is named by its tag, or CH.TAG when
+//     the file uses its tag on several channels.
+//  3. Per channel, in opening order: "CH <- basic.return BODY 312 NO_ROUTE
+//     exchange=X key=K", "CH <- confirm ack 1-3,5" and "CH <- confirm nack 4",
+//     "CH <- basic.cancel TAG", and "CH <- channel.close CODE (METHOD): TEXT".
+//  4. Per connection: "C <- connection.close CODE (METHOD): TEXT".
+//
+// A channel.close is a soft error (the channel's scope); a connection.close
+// is a hard one (the connection's). METHOD is the method that failed, such as
+// basic.ack, or none.
+//
+// queue observes from a connection of the driver's own by a passive declare,
+// so it shows what queue.declare-ok shows (ready messages and consumers);
+// unacked is the number of deliveries from the queue the scenario's clients
+// hold unsettled, which RabbitMQ shows only through its management API. On
+// the simulator a line "! the simulator counts unacked=N" follows when its
+// own count differs.
+//
+// Publisher confirms are normalised to the set of publish tags confirmed by
+// each step: RabbitMQ may coalesce confirms into one multiple=true basic.ack
+// (amqp091-go then delivers them one by one), so the frames' shape is not
+// stable, but the set is. Generated names are normalised to "amq.gen-*" and
+// "amq.ctag-*".
+//
+// # Drivers
+//
+// Replay runs the steps on a fresh sim.Broker; every push reaches a
+// connection sink, so the results are exact and deterministic. Record runs
+// them through amqp091-go against any broker URL. After each step that can
+// make the broker push frames it waits until no frame has arrived for a quiet
+// window (DefaultWindow, 150 ms; RecordOptions.Window) before reading the
+// results, so recordings are stable from run to run. Frames are read off the
+// wire by a tap on the client's connection, not from amqp091-go's
+// notification channels: that keeps their order and the failing method of a
+// close, which amqp091-go drops. Queue and exchange names get a random
+// per-run prefix (so runs never collide), removed from everything observed,
+// and everything a run declared is deleted afterwards. advance sleeps for
+// real against a broker, and moves the virtual clock on the simulator.
+//
+// amqp091-go always announces the consumer_cancel_notify capability, so
+// scenarios see basic.cancel when a queue is deleted; it never lets the
+// broker choose a consumer tag, so scenarios name every tag.
+//
+// # Using scenarios in tests
+//
+//	func TestScenarios(t *testing.T) {
+//		scenarios.Run(t, "testdata/scenarios") // a file or a directory; one subtest per file
+//	}
+//
+// Run replays each file on the simulator and reports a diff per diverging
+// step, naming the file and line. To record the files against a broker:
+//
+//	go test -run TestScenarios -scenarios.record=amqp://guest:guest@127.0.0.1:5672/
+//
+// or "amqpsim record --url URL testdata/scenarios". "amqpsim replay
+// --timeline FILE" prints what each consumer held and when, and "amqpsim
+// replay --svg out.svg FILE" draws the scenario as a sequence diagram.
+//
+// # From a property-test counterexample to a regression test
+//
+// When a rapid state-machine test fails, map its shrunk operation sequence
+// to Ops (one Conn per connection, OpenChannel per channel, and so on) and
+// write them as a scenario:
+//
+//	s := scenarios.New("regress-ack-after-cancel", "Found by TestBroker, seed 42.", "",
+//		scenarios.Conn{Name: "c1"},
+//		scenarios.OpenChannel{Conn: "c1", Name: "ch1"},
+//		scenarios.DeclareQueue{Channel: "ch1", Queue: "q"},
+//		scenarios.Consume{Channel: "ch1", Queue: "q", Tag: "A"},
+//		scenarios.Publish{Channel: "ch1", Key: "q", Bodies: []string{"m1"}},
+//		scenarios.Cancel{Channel: "ch1", Tag: "A"},
+//		scenarios.Settle{Method: "ack", Channel: "ch1", Msg: "m1"},
+//	)
+//	os.WriteFile("testdata/scenarios/regress-ack-after-cancel.txt", s.Format(), 0o644)
+//
+// Then record it ("amqpsim record --url URL FILE") so that RabbitMQ's answers
+// become its expectations, commit it, and the scenarios.Run test replays it
+// on every run. If the simulator disagrees with what RabbitMQ recorded, the
+// simulator has a bug; the file is the failing test for it.
+package scenarios

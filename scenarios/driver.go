@@ -1,0 +1,95 @@
+package scenarios
+
+import (
+	"errors"
+	"time"
+)
+
+// driver runs operations on one broker, the simulator or a real one. It
+// translates and observes; the scenario logic (names, what clients hold,
+// rendering) is the runner's. Names are the scenario's connection and
+// channel names.
+type driver interface {
+	connect(conn string) error
+	openChannel(conn, ch string) error
+	closeChannel(ch string) error
+	closeConn(conn string) error
+	// do runs a channel operation. A Settle has its Tag resolved and Msg
+	// empty. The reply carries what the method's -ok returned.
+	do(ch string, op Op) (reply, error)
+	advance(d time.Duration)
+	// settle waits until the broker is quiet when wait is set, and returns
+	// every frame pushed to a client since the last call, in order per
+	// connection.
+	settle(wait bool) []event
+	// queueState observes a queue from outside the scenario's connections.
+	queueState(queue string) (queueState, error)
+	// finish closes everything the driver opened or created.
+	finish() error
+}
+
+// reply is what a synchronous method answered.
+type reply struct {
+	queue            string // queue.declare-ok: the queue's name
+	ready, consumers int    // queue.declare-ok
+	count            int    // purge-ok, delete-ok
+	got              bool   // get-ok (false: get-empty)
+	get              event  // the get-ok, as a delivery
+}
+
+// queueState is a queue's counts as seen by an observer.
+type queueState struct {
+	status           string // "" (found), "not found" or "locked"
+	ready, consumers int
+	unacked          int // -1 when the driver cannot see it (real brokers)
+}
+
+// errRefused is returned by a driver when the client refuses an operation
+// without sending anything, because the channel or connection is closed.
+var errRefused = errors.New("refused: closed")
+
+// errProtocol wraps a protocol error the broker answered with; the close
+// frame that carries it is among the events.
+type errProtocol struct{ err error }
+
+func (e errProtocol) Error() string { return e.err.Error() }
+func (e errProtocol) Unwrap() error { return e.err }
+
+type eventKind int
+
+const (
+	evDeliver eventKind = iota
+	evReturn
+	evConfirm
+	evCancel
+	evChannelClose
+	evConnClose
+)
+
+// event is one frame the broker pushed to a client.
+type event struct {
+	kind        eventKind
+	conn, ch    string // scenario names; ch is "" for connection.close
+	ctag        string
+	tag         uint64
+	redelivered bool
+	multiple    bool
+	nack        bool
+	body        string
+	exchange    string
+	key         string
+	left        int // get-ok message-count
+	code        int
+	text        string
+	method      string
+}
+
+// waits reports whether an operation can make the broker push frames (so a
+// real broker must be watched until it is quiet after it).
+func waits(op Op) bool {
+	switch op.(type) {
+	case Conn, OpenChannel, DeclareQueue, DeclareExchange, Bind, Unbind, Confirm, ShowQueue, ShowHeld:
+		return false
+	}
+	return true
+}

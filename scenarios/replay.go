@@ -1,0 +1,192 @@
+package scenarios
+
+import (
+	"embed"
+	"flag"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/amqpsim/amqpsim/sim"
+)
+
+// Replay runs a scenario on a fresh simulator (seeded with the scenario's
+// seed directive). The result's Diff compares it with the expectations.
+func Replay(s *Scenario) (*Result, error) {
+	return newRunner(newSimDriver(sim.Config{Seed: s.Seed}), s).run()
+}
+
+// RecordOptions say where and how to record.
+type RecordOptions struct {
+	URL string // the broker, e.g. amqp://guest:guest@127.0.0.1:5672/
+	// Window is how long the broker must stay silent after a step before
+	// its results are read; DefaultWindow when zero.
+	Window time.Duration
+	// Date goes into the source directive; today when zero.
+	Date time.Time
+}
+
+// Record runs a scenario against a real broker and returns the scenario
+// with the broker's answers as its expectations and a source directive
+// naming the broker's version and the date, together with the run's
+// result. Queue and exchange names get a random per-run prefix that the
+// results do not show; everything the run declared is deleted afterwards.
+func Record(s *Scenario, o RecordOptions) (*Scenario, *Result, error) {
+	d, err := newAMQPDriver(o.URL, s.Name, o.Window)
+	if err != nil {
+		return nil, nil, err
+	}
+	res, err := newRunner(d, s).run()
+	if err != nil {
+		return nil, res, err
+	}
+	date := o.Date
+	if date.IsZero() {
+		date = time.Now()
+	}
+	return res.Recorded(fmt.Sprintf("rabbitmq %s %s", d.version, date.Format("2006-01-02"))), res, nil
+}
+
+// Load parses a scenario file, or every .txt file under a directory in
+// lexical order.
+func Load(path string) ([]*Scenario, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !st.IsDir() {
+		s, err := ParseFile(path)
+		if err != nil {
+			return nil, err
+		}
+		return []*Scenario{s}, nil
+	}
+	dir := filepath.Clean(path)
+	out, err := LoadFS(os.DirFS(dir), ".")
+	for _, s := range out {
+		s.Path = filepath.Join(dir, filepath.FromSlash(s.Path))
+	}
+	return out, err
+}
+
+// LoadFS parses every .txt file under root in fsys, in lexical order.
+func LoadFS(fsys fs.FS, root string) ([]*Scenario, error) {
+	var files []string
+	err := fs.WalkDir(fsys, root, func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !e.IsDir() && strings.HasSuffix(p, ".txt") {
+			files = append(files, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(files)
+	var out []*Scenario
+	var errs []string
+	for _, f := range files {
+		s, err := ParseFS(fsys, f)
+		if err != nil {
+			errs = append(errs, err.Error())
+			continue
+		}
+		out = append(out, s)
+	}
+	if len(errs) > 0 {
+		return out, fmt.Errorf("%s", strings.Join(errs, "\n"))
+	}
+	return out, nil
+}
+
+//go:embed library/*.txt
+var library embed.FS
+
+// Library returns the built-in scenarios, each recorded from RabbitMQ: the
+// files of this package's library directory.
+func Library() fs.FS {
+	sub, err := fs.Sub(library, "library")
+	if err != nil {
+		panic(err) // the embedded directory always exists
+	}
+	return sub
+}
+
+// recordURL is the -scenarios.record flag, registered only in test
+// binaries so that programs importing the package keep their flag set.
+var recordURL = new(string)
+
+func init() {
+	if testing.Testing() {
+		flag.StringVar(recordURL, "scenarios.record", "",
+			"record the scenarios that scenarios.Run runs against this AMQP URL and rewrite their files, instead of replaying them")
+	}
+}
+
+// Run replays a scenario file, or every scenario under a directory, on the
+// simulator, one subtest per scenario, and reports each step whose results
+// differ from the file with a diff.
+//
+// Run with -scenarios.record=URL (go test -run TestX -scenarios.record=amqp://guest:guest@127.0.0.1:5672/)
+// to record the files against that broker instead: each file is rewritten
+// with the broker's answers, comments and steps kept.
+func Run(t *testing.T, path string) {
+	t.Helper()
+	RunWith(t, path, RunOptions{RecordURL: *recordURL})
+}
+
+// RunOptions configure RunWith.
+type RunOptions struct {
+	// RecordURL, when set, records the files against this broker and
+	// rewrites them instead of replaying them.
+	RecordURL string
+	// Window is the quiet window for recording (DefaultWindow when zero).
+	Window time.Duration
+}
+
+// RunWith is Run with options.
+func RunWith(t *testing.T, path string, o RunOptions) {
+	t.Helper()
+	list, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) == 0 {
+		t.Fatalf("no scenarios (*.txt) in %s", path)
+	}
+	for _, s := range list {
+		t.Run(s.Name, func(t *testing.T) {
+			if o.RecordURL != "" {
+				rec, _, err := Record(s, RecordOptions{URL: o.RecordURL, Window: o.Window})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(s.Path, rec.Format(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			Check(t, s)
+		})
+	}
+}
+
+// Check replays one scenario on the simulator and reports a divergence from
+// its expectations as a test error.
+func Check(t testing.TB, s *Scenario) {
+	t.Helper()
+	res, err := Replay(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := res.Diff(); d != "" {
+		t.Errorf("the simulator diverges from %s:\n%s", s.Path, d)
+	}
+}

@@ -1,0 +1,138 @@
+package scenarios
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// Result is what one run of a scenario observed: the result lines of every
+// step, and the history the timeline and the diagram are drawn from.
+type Result struct {
+	Scenario  *Scenario
+	Got       [][]string // per step, the result lines
+	Steps     []StepInfo
+	Consumers []*Consumer
+	Holdings  []*Holding
+	Queues    []string      // the queues declared, in order
+	End       time.Duration // the clock when the last step ran
+}
+
+// StepInfo is a step as it ran.
+type StepInfo struct {
+	Line int
+	Text string
+	At   time.Duration // the clock (virtual time since the start) once it ran; an advance's results happened during it
+}
+
+// Consumer is one consumer's life: created by the step From, gone at the
+// step Until (-1: still there at the end) for the reason How.
+type Consumer struct {
+	Label    string // the tag, or CHANNEL.TAG when the tag is used on several channels
+	Channel  string
+	Queue    string
+	Prefetch int // its per-consumer prefetch (0: none)
+	NoAck    bool
+	From     int
+	Until    int
+	How      string
+}
+
+// Holding is one delivery held unsettled: by a consumer (Consumer is its
+// label) or by basic.get ("CHANNEL get"), from the step From until the step
+// Until (-1: still held at the end), and how it ended: "acked",
+// "nack requeue", "nack drop", "reject requeue", "reject drop",
+// "recovered", "channel closed", "connection closed", "channel closed by
+// broker", "connection closed by broker", or "no-ack" (settled on delivery).
+type Holding struct {
+	Consumer    string
+	Channel     string
+	Queue       string
+	Msg         string
+	Tag         uint64
+	Redelivered bool
+	From, Until int
+	FromAt      time.Duration
+	UntilAt     time.Duration
+	How         string
+
+	orphan bool // its queue was deleted: it no longer counts as the queue's
+}
+
+// Mismatch is a step whose results differ from the scenario's expectation.
+type Mismatch struct {
+	Line int
+	Text string
+	Want []string
+	Got  []string
+}
+
+// Mismatches compares the results with the expectations written in the
+// scenario, step by step.
+func (r *Result) Mismatches() []Mismatch {
+	var out []Mismatch
+	for i, st := range r.Scenario.Steps {
+		var got []string
+		if i < len(r.Got) {
+			got = r.Got[i]
+		}
+		if !cmp.Equal(st.Expect, got, cmp.Comparer(equalLines)) {
+			out = append(out, Mismatch{Line: st.Line, Text: st.Text, Want: st.Expect, Got: got})
+		}
+	}
+	return out
+}
+
+func equalLines(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// Diff renders the mismatches readably: for each step, its file and line,
+// the step, and a go-cmp diff of the expected (-) and the observed (+)
+// result lines. It is "" when the results match.
+func (r *Result) Diff() string {
+	ms := r.Mismatches()
+	if len(ms) == 0 {
+		return ""
+	}
+	src := r.Scenario.Source
+	if src == "" {
+		src = "the file"
+	}
+	var b strings.Builder
+	for _, m := range ms {
+		fmt.Fprintf(&b, "%s:%d: %s\n", r.Scenario.Path, m.Line, m.Text)
+		fmt.Fprintf(&b, "  results differ (-want from %s, +got):\n", src)
+		for _, l := range strings.Split(strings.TrimRight(cmp.Diff(m.Want, m.Got), "\n"), "\n") {
+			b.WriteString("  ")
+			b.WriteString(l)
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
+}
+
+// Recorded returns a copy of the scenario with the results of this run as
+// its expectations, comments and step lines kept as they were.
+func (r *Result) Recorded(source string) *Scenario {
+	s := r.Scenario.Clone()
+	for i, st := range s.Steps {
+		if i < len(r.Got) {
+			st.Expect = append([]string(nil), r.Got[i]...)
+		}
+	}
+	if source != "" {
+		s.setSource(source)
+	}
+	return s
+}

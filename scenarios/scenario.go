@@ -1,0 +1,269 @@
+package scenarios
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// Scenario is a parsed scenario file: directives, steps with their expected
+// results, and the comments and blank lines between them, kept so that a
+// recorded file differs from the original only in its results.
+type Scenario struct {
+	Name   string // the file name without ".txt"
+	Path   string // where it was read from, for messages
+	Source string // the source directive: "rabbitmq 3.10.8 2026-11-30", "hand-written", or ""
+	Seed   uint64 // the seed directive: sim.Config.Seed for the replay
+	Steps  []*Step
+	items  []item // every line in order
+}
+
+// Step is one operation line and the result lines indented under it.
+type Step struct {
+	Line   int    // 1-based line number
+	Text   string // the line as written, without indentation
+	Op     Op
+	Expect []string // the expected result lines, without indentation
+}
+
+// item is one line of a file: a comment or blank line (text), a directive,
+// or a step.
+type item struct {
+	text string
+	step *Step
+	dir  string // "source" or "seed"
+}
+
+// ParseError is a syntax or reference error in a scenario file.
+type ParseError struct {
+	File      string
+	Line, Col int
+	Msg       string
+}
+
+// Error returns "FILE:LINE:COL: message".
+func (e *ParseError) Error() string {
+	return fmt.Sprintf("%s:%d:%d: %s", e.File, e.Line, e.Col, e.Msg)
+}
+
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+
+// Parse reads a scenario. name is used in messages and as the scenario's
+// Name (a trailing ".txt" and any directory are dropped). Every error is a
+// *ParseError; several are joined with errors.Join.
+func Parse(name string, src []byte) (*Scenario, error) {
+	s := &Scenario{Path: name, Name: strings.TrimSuffix(path.Base(filepath.ToSlash(name)), ".txt")}
+	var errs []error
+	fail := func(line, col int, format string, args ...any) {
+		if len(errs) < 10 {
+			errs = append(errs, &ParseError{File: name, Line: line, Col: col, Msg: fmt.Sprintf(format, args...)})
+		}
+	}
+	names := newNames()
+	var last *Step
+	lines := strings.Split(strings.TrimSuffix(string(src), "\n"), "\n")
+	if len(src) == 0 {
+		lines = nil
+	}
+	for i, raw := range lines {
+		n := i + 1
+		raw = strings.TrimSuffix(raw, "\r")
+		trimmed := strings.TrimLeft(raw, " \t")
+		indent := len(raw) - len(trimmed)
+		switch {
+		case strings.TrimSpace(raw) == "":
+			s.items = append(s.items, item{text: ""})
+			last = nil
+		case strings.HasPrefix(trimmed, "#"):
+			s.items = append(s.items, item{text: raw})
+		case indent > 0:
+			if last == nil {
+				fail(n, 1, "expected a step, a directive or a comment: an indented result line must follow a step")
+				continue
+			}
+			last.Expect = append(last.Expect, strings.TrimRight(trimmed, " \t"))
+		default:
+			text := strings.TrimRight(raw, " \t")
+			if d, rest, ok := directive(text); ok {
+				if len(s.Steps) > 0 {
+					fail(n, 1, "the %s directive must come before the first step", d)
+				}
+				switch d {
+				case "source":
+					if rest == "" {
+						fail(n, len(text)+2, `expected "source rabbitmq VERSION DATE" or "source hand-written"`)
+					}
+					s.Source = rest
+				case "seed":
+					v, err := strconv.ParseUint(rest, 10, 64)
+					if err != nil {
+						fail(n, 6, "expected an unsigned integer seed, got %q", rest)
+					}
+					s.Seed = v
+				}
+				s.items = append(s.items, item{dir: d})
+				last = nil
+				continue
+			}
+			op, err := parseOp(text)
+			if err != nil {
+				col := 1
+				var ce *colError
+				var le *lexError
+				switch {
+				case errors.As(err, &ce):
+					col = ce.col
+				case errors.As(err, &le):
+					col = le.col
+				}
+				fail(n, col, "%s", err.Error())
+				last = nil
+				continue
+			}
+			if col, msg := names.check(op, text); msg != "" {
+				fail(n, col, "%s", msg)
+			}
+			st := &Step{Line: n, Text: text, Op: op}
+			s.Steps = append(s.Steps, st)
+			s.items = append(s.items, item{step: st})
+			last = st
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return s, nil
+}
+
+func directive(text string) (string, string, bool) {
+	for _, d := range []string{"source", "seed"} {
+		if text == d || strings.HasPrefix(text, d+" ") || strings.HasPrefix(text, d+"\t") {
+			return d, strings.TrimSpace(text[len(d):]), true
+		}
+	}
+	return "", "", false
+}
+
+// ParseFile reads and parses one scenario file.
+func ParseFile(file string) (*Scenario, error) {
+	src, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(file, src)
+}
+
+// ParseFS reads and parses one scenario file of fsys.
+func ParseFS(fsys fs.FS, file string) (*Scenario, error) {
+	src, err := fs.ReadFile(fsys, file)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(file, src)
+}
+
+// Format renders the scenario as a file: comments, blank lines and step
+// lines as they were, directives and result lines in canonical form.
+func (s *Scenario) Format() []byte {
+	var b bytes.Buffer
+	for _, it := range s.items {
+		switch {
+		case it.step != nil:
+			b.WriteString(it.step.Text)
+			b.WriteByte('\n')
+			for _, e := range it.step.Expect {
+				b.WriteString("  ")
+				b.WriteString(e)
+				b.WriteByte('\n')
+			}
+		case it.dir == "source":
+			if s.Source != "" {
+				fmt.Fprintf(&b, "source %s\n", s.Source)
+			}
+		case it.dir == "seed":
+			fmt.Fprintf(&b, "seed %d\n", s.Seed)
+		default:
+			b.WriteString(it.text)
+			b.WriteByte('\n')
+		}
+	}
+	return b.Bytes()
+}
+
+// Clone returns a deep copy of the scenario; results can then be replaced
+// without touching the original.
+func (s *Scenario) Clone() *Scenario {
+	c := *s
+	c.Steps = make([]*Step, len(s.Steps))
+	c.items = make([]item, len(s.items))
+	idx := map[*Step]*Step{}
+	for i, st := range s.Steps {
+		cp := *st
+		cp.Expect = append([]string(nil), st.Expect...)
+		c.Steps[i] = &cp
+		idx[st] = &cp
+	}
+	for i, it := range s.items {
+		if it.step != nil {
+			it.step = idx[it.step]
+		}
+		c.items[i] = it
+	}
+	return &c
+}
+
+// setSource sets the source directive, adding it after the leading comment
+// block when the file has none.
+func (s *Scenario) setSource(src string) {
+	s.Source = src
+	for _, it := range s.items {
+		if it.dir == "source" {
+			return
+		}
+	}
+	i := 0
+	for i < len(s.items) && s.items[i].step == nil && s.items[i].dir == "" && s.items[i].text != "" {
+		i++
+	}
+	s.items = append(s.items[:i], append([]item{{dir: "source"}}, s.items[i:]...)...)
+}
+
+// New builds a scenario from operations, as Go code that generates one
+// (for example from a shrunk property-test counterexample) would: one step
+// per operation, no results yet. title becomes the leading comment and
+// source is the source directive ("hand-written" when empty).
+func New(name, title, source string, ops ...Op) *Scenario {
+	if source == "" {
+		source = "hand-written"
+	}
+	s := &Scenario{Name: name, Path: name + ".txt", Source: source}
+	for _, l := range strings.Split(strings.TrimSpace(title), "\n") {
+		if l != "" {
+			s.items = append(s.items, item{text: "# " + l})
+		}
+	}
+	s.items = append(s.items, item{dir: "source"}, item{text: ""})
+	for _, op := range ops {
+		st := &Step{Line: len(s.items) + 1, Text: op.String(), Op: op}
+		s.Steps = append(s.Steps, st)
+		s.items = append(s.items, item{step: st})
+	}
+	return s
+}
+
+// WriteFile writes operations as a new scenario file at path (its name is
+// the file's base name), with title as its leading comment and "source
+// hand-written": the first half of turning an operation sequence, such as a
+// shrunk property-test counterexample, into a regression test. Record the
+// file against RabbitMQ (amqpsim record) to give it expectations.
+func WriteFile(path, title string, ops ...Op) error {
+	name := strings.TrimSuffix(filepath.Base(path), ".txt")
+	return os.WriteFile(path, New(name, title, "", ops...).Format(), 0o644)
+}

@@ -1,0 +1,189 @@
+package scenarios
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/amqpsim/amqpsim/protocol"
+	"github.com/amqpsim/amqpsim/sim"
+)
+
+// simDriver runs a scenario on an in-process simulator. Everything the
+// broker pushes reaches a connection's sink, in order.
+type simDriver struct {
+	b      *sim.Broker
+	conns  map[string]*sim.Connection
+	chans  map[string]*sim.Channel
+	chanOf map[string]map[uint16]string // conn → channel id → name (current)
+	events []event
+	// observer is a channel of a connection of the driver's own, for
+	// ShowQueue.
+	observer *sim.Channel
+}
+
+func newSimDriver(cfg sim.Config) *simDriver {
+	return &simDriver{b: sim.New(cfg), conns: map[string]*sim.Connection{}, chans: map[string]*sim.Channel{},
+		chanOf: map[string]map[uint16]string{}}
+}
+
+// sink turns the broker's pushes to connection conn into events. It runs
+// under the broker's lock and only appends.
+func (d *simDriver) sink(conn string) func(sim.Push) {
+	return func(p sim.Push) {
+		e := event{conn: conn}
+		chName := func(id uint16) string { return d.chanOf[conn][id] }
+		switch p := p.(type) {
+		case sim.Deliver:
+			e.kind, e.ch, e.ctag, e.tag, e.redelivered = evDeliver, chName(p.Channel), p.ConsumerTag, p.DeliveryTag, p.Redelivered
+			e.body, e.exchange, e.key = string(p.Body), p.Exchange, p.RoutingKey
+		case sim.Return:
+			e.kind, e.ch, e.code, e.text = evReturn, chName(p.Channel), p.ReplyCode, p.ReplyText
+			e.body, e.exchange, e.key = string(p.Body), p.Exchange, p.RoutingKey
+		case sim.Confirm:
+			e.kind, e.ch, e.tag, e.multiple, e.nack = evConfirm, chName(p.Channel), p.DeliveryTag, p.Multiple, p.Nack
+		case sim.Cancel:
+			e.kind, e.ch, e.ctag = evCancel, chName(p.Channel), p.ConsumerTag
+		case sim.ChannelClose:
+			e.kind, e.ch, e.code, e.text, e.method = evChannelClose, chName(p.Channel), p.Err.Code, p.Err.Text, p.Err.Method.String()
+		case sim.ConnectionClose:
+			e.kind, e.code, e.text, e.method = evConnClose, p.Err.Code, p.Err.Text, p.Err.Method.String()
+		default:
+			return
+		}
+		d.events = append(d.events, e)
+	}
+}
+
+func (d *simDriver) connect(conn string) error {
+	c, err := d.b.Dial(sim.ConnectOptions{Name: conn, Sink: d.sink(conn)})
+	if err != nil {
+		return err
+	}
+	d.conns[conn] = c
+	d.chanOf[conn] = map[uint16]string{}
+	return nil
+}
+
+func (d *simDriver) openChannel(conn, name string) error {
+	ch, err := d.conns[conn].Channel()
+	if err != nil {
+		return simErr(err)
+	}
+	d.chans[name] = ch
+	d.chanOf[conn][ch.ID()] = name
+	return nil
+}
+
+func (d *simDriver) closeChannel(name string) error { return simErr(d.chans[name].Close()) }
+func (d *simDriver) closeConn(name string) error    { return simErr(d.conns[name].Close()) }
+func (d *simDriver) advance(dur time.Duration)      { d.b.Advance(dur) }
+func (d *simDriver) finish() error                  { return nil }
+
+func (d *simDriver) settle(bool) []event {
+	evs := d.events
+	d.events = nil
+	return evs
+}
+
+// simErr classifies a simulator error: a call on something closed, or a
+// protocol error the broker closed with.
+func simErr(err error) error {
+	var perr *protocol.Error
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, sim.ErrClosed):
+		return errRefused
+	case errors.As(err, &perr):
+		return errProtocol{err}
+	}
+	return err
+}
+
+func (d *simDriver) do(name string, op Op) (reply, error) {
+	ch := d.chans[name]
+	var rep reply
+	var err error
+	switch o := op.(type) {
+	case DeclareQueue:
+		var info sim.QueueInfo
+		info, err = ch.QueueDeclare(o.Queue, sim.QueueOptions{Passive: o.Passive, Durable: o.Durable, Exclusive: o.Exclusive, AutoDelete: o.AutoDelete, Args: o.Args})
+		rep.queue, rep.ready, rep.consumers = info.Name, info.Messages, info.Consumers
+	case DeclareExchange:
+		err = ch.ExchangeDeclare(o.Exchange, o.Kind, sim.ExchangeOptions{Passive: o.Passive, Durable: o.Durable, AutoDelete: o.AutoDelete, Internal: o.Internal, Args: o.Args})
+	case DeleteQueue:
+		rep.count, err = ch.QueueDelete(o.Queue, sim.QueueDeleteOptions{IfUnused: o.IfUnused, IfEmpty: o.IfEmpty})
+	case DeleteExchange:
+		err = ch.ExchangeDelete(o.Exchange, o.IfUnused)
+	case Bind:
+		err = ch.QueueBind(o.Queue, o.Key, o.Exchange, o.Args)
+	case Unbind:
+		err = ch.QueueUnbind(o.Queue, o.Key, o.Exchange, o.Args)
+	case Purge:
+		rep.count, err = ch.QueuePurge(o.Queue)
+	case Qos:
+		err = ch.Qos(o.Count, o.Size, o.Global)
+	case Consume:
+		_, err = ch.Consume(o.Queue, sim.ConsumeOptions{Tag: o.Tag, NoAck: o.NoAck, Exclusive: o.Exclusive, Args: o.Args})
+	case Cancel:
+		err = ch.Cancel(o.Tag)
+	case Publish:
+		err = ch.Publish(o.Exchange, o.Key, sim.PublishOptions{Mandatory: o.Mandatory}, sim.Message{Properties: o.Props, Body: []byte(o.Bodies[0])})
+	case Confirm:
+		err = ch.Confirm()
+	case Get:
+		var dl sim.Delivery
+		dl, rep.got, err = ch.Get(o.Queue, o.NoAck)
+		rep.get = event{kind: evDeliver, tag: dl.DeliveryTag, redelivered: dl.Redelivered, body: string(dl.Body), left: dl.MessageCount}
+	case Settle:
+		switch o.Method {
+		case "ack":
+			err = ch.Ack(o.Tag, o.Multiple)
+		case "nack":
+			err = ch.Nack(o.Tag, o.Multiple, o.Requeue)
+		default:
+			err = ch.Reject(o.Tag, o.Requeue)
+		}
+	case Recover:
+		err = ch.Recover(o.Requeue)
+	case Flow:
+		err = ch.Flow(o.Active)
+	default:
+		return rep, fmt.Errorf("the simulator driver cannot run %T", op)
+	}
+	return rep, simErr(err)
+}
+
+// queueState looks at a queue as the broker driver does, by a passive
+// declare on a connection of its own (so an exclusive queue of a scenario
+// connection is "locked"), and adds the simulator's own unacked count.
+func (d *simDriver) queueState(q string) (queueState, error) {
+	if d.observer == nil || d.observer.Err() != nil {
+		conn, err := d.b.Dial(sim.ConnectOptions{Name: "observer"})
+		if err != nil {
+			return queueState{}, err
+		}
+		if d.observer, err = conn.Channel(); err != nil {
+			return queueState{}, err
+		}
+	}
+	info, err := d.observer.QueueDeclare(q, sim.QueueOptions{Passive: true})
+	var perr *protocol.Error
+	if errors.As(err, &perr) {
+		switch perr.Code {
+		case protocol.NotFound:
+			return queueState{status: "not found"}, nil
+		case protocol.ResourceLocked:
+			return queueState{status: "locked"}, nil
+		}
+	}
+	if err != nil {
+		return queueState{}, err
+	}
+	st, err := d.b.QueueStats("/", q)
+	if err != nil {
+		return queueState{}, err
+	}
+	return queueState{ready: info.Messages, consumers: info.Consumers, unacked: st.Unacked}, nil
+}

@@ -95,6 +95,7 @@ func (d *amqpDriver) connect(conn string) error {
 			e.ch = d.chanOf[conn][ch]
 		}
 		e.text, e.exchange, e.key = d.unp(e.text), d.unp(e.exchange), d.unp(e.key)
+		e.headers = d.headers(e.headers)
 		d.events = append(d.events, e)
 	}, func(at time.Time) {
 		d.mu.Lock()
@@ -224,6 +225,56 @@ func value(v any) any {
 	return v
 }
 
+// queueArgs converts a queue's arguments and prefixes the names they refer
+// to as steps' names are: the dead-letter exchange, and the dead-letter
+// routing key when it routes through the default exchange (whose keys are
+// queue names).
+func (d *amqpDriver) queueArgs(args protocol.Table) amqp.Table {
+	t := table(args)
+	if x, ok := t["x-dead-letter-exchange"].(string); ok {
+		t["x-dead-letter-exchange"] = d.p(x)
+		if k, ok := t["x-dead-letter-routing-key"].(string); ok && x == "" {
+			t["x-dead-letter-routing-key"] = d.p(k)
+		}
+	}
+	return t
+}
+
+// headers converts a message's headers, as amqp091-go or the tap decoded
+// them, to the protocol package's types, with the run's prefix removed from
+// every string (x-death names queues and routing keys). An empty table is
+// nil.
+func (d *amqpDriver) headers(t protocol.Table) protocol.Table {
+	if len(t) == 0 {
+		return nil
+	}
+	return d.header(t).(protocol.Table)
+}
+
+func (d *amqpDriver) header(v any) any {
+	switch x := v.(type) {
+	case string:
+		return d.unp(x)
+	case amqp.Table:
+		return d.header(protocol.Table(x))
+	case protocol.Table:
+		out := make(protocol.Table, len(x))
+		for k, e := range x {
+			out[k] = d.header(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = d.header(e)
+		}
+		return out
+	case amqp.Decimal:
+		return protocol.Decimal{Scale: x.Scale, Value: x.Value}
+	}
+	return v
+}
+
 func (d *amqpDriver) do(name string, op Op) (reply, error) {
 	ch := d.chans[name]
 	var rep reply
@@ -235,9 +286,9 @@ func (d *amqpDriver) do(name string, op Op) (reply, error) {
 	case DeclareQueue:
 		var q amqp.Queue
 		if o.Passive {
-			q, err = ch.QueueDeclarePassive(d.p(o.Queue), o.Durable, o.AutoDelete, o.Exclusive, false, table(o.Args))
+			q, err = ch.QueueDeclarePassive(d.p(o.Queue), o.Durable, o.AutoDelete, o.Exclusive, false, d.queueArgs(o.Args))
 		} else {
-			q, err = ch.QueueDeclare(d.p(o.Queue), o.Durable, o.AutoDelete, o.Exclusive, false, table(o.Args))
+			q, err = ch.QueueDeclare(d.p(o.Queue), o.Durable, o.AutoDelete, o.Exclusive, false, d.queueArgs(o.Args))
 			if err == nil {
 				d.queues = append(d.queues, q.Name)
 			}
@@ -286,7 +337,8 @@ func (d *amqpDriver) do(name string, op Op) (reply, error) {
 	case Get:
 		var m amqp.Delivery
 		m, rep.got, err = ch.Get(d.p(o.Queue), o.NoAck)
-		rep.get = event{kind: evDeliver, tag: m.DeliveryTag, redelivered: m.Redelivered, body: string(m.Body), left: int(m.MessageCount)}
+		rep.get = event{kind: evDeliver, tag: m.DeliveryTag, redelivered: m.Redelivered, body: string(m.Body), left: int(m.MessageCount),
+			headers: d.headers(protocol.Table(m.Headers))}
 	case Settle:
 		switch o.Method {
 		case "ack":

@@ -84,10 +84,13 @@
 //	advance DURATION                              e.g. 500ms, 31m
 //	queue Q                                       observe a queue's counts
 //	held                                          what every consumer holds
+//	headers CH MSG                                a delivered message's headers
 //
 // Messages are named by their bodies, so keep bodies unique. "ack ch1 m3"
 // settles the channel's latest delivery of m3; "#N" names a delivery tag
-// ("ack ch1 #0 multiple" acks everything). The empty queue name "" means the
+// ("ack ch1 #0 multiple" acks everything). "headers ch1 m3" shows the
+// headers of the channel's latest delivery of m3, as a consumer or basic.get
+// received it (x-death after dead-lettering). The empty queue name "" means the
 // channel's last declared queue, as in AMQP. nack and reject requeue unless
 // told requeue=false. Consumer tags are always explicit.
 //
@@ -115,8 +118,9 @@
 //     "purge-ok N", "delete-ok N"; for queue, "Q ready=N unacked=N
 //     consumers=N", "Q not found" or "Q locked"; for held, one line per
 //     consumer ("A: m1 #1, m3 #2", "A (cancelled): ...", "CH get: ...");
-//     and "! CH is closed" when the client refused to send on a closed
-//     channel or connection.
+//     for headers, one "NAME=VALUE" line per header in name order (or "no
+//     headers"); and "! CH is closed" when the client refused to send on a
+//     closed channel or connection.
 //  2. Deliveries, by consumer in creation order: "A <- m1 #1",
 //     "A <- m2 #4 redelivered". A consumer is named by its tag, or CH.TAG when
 //     the file uses its tag on several channels.
@@ -136,6 +140,12 @@
 // the simulator a line "! the simulator counts unacked=N" follows when its
 // own count differs.
 //
+// Header values are written as in steps, with tables as {K=V ...} and arrays
+// as [V ...]; timestamps, such as x-death's time from the broker's own
+// clock, are normalised to timestamp(*):
+//
+//	x-death=[{count=long(1) exchange="" queue=work reason=expired routing-keys=[work] time=timestamp(*)}]
+//
 // Publisher confirms are normalised to the set of publish tags confirmed by
 // each step: RabbitMQ may coalesce confirms into one multiple=true basic.ack
 // (amqp091-go then delivers them one by one), so the frames' shape is not
@@ -153,9 +163,15 @@
 // wire by a tap on the client's connection, not from amqp091-go's
 // notification channels: that keeps their order and the failing method of a
 // close, which amqp091-go drops. Queue and exchange names get a random
-// per-run prefix (so runs never collide), removed from everything observed,
-// and everything a run declared is deleted afterwards. advance sleeps for
-// real against a broker, and moves the virtual clock on the simulator.
+// per-run prefix (so runs never collide), removed from everything observed
+// (headers included), and everything a run declared is deleted afterwards.
+// The names queue arguments refer to get it too: x-dead-letter-exchange, and
+// x-dead-letter-routing-key when that exchange is the default one "" (whose
+// keys are queue names). advance sleeps for real against a broker, and moves
+// the virtual clock on the simulator. Against a broker every step that waits
+// for a quiet window also lets about 150 ms pass that the simulator does not
+// see, so timed scenarios keep a few hundred milliseconds between an expiry
+// and the step that observes it.
 //
 // amqp091-go always announces the consumer_cancel_notify capability, so
 // scenarios see basic.cancel when a queue is deleted; it never lets the

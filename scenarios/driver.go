@@ -3,6 +3,8 @@ package scenarios
 import (
 	"errors"
 	"time"
+
+	"github.com/amqpsim/amqpsim/protocol"
 )
 
 // driver runs operations on one broker, the simulator or a real one. It
@@ -82,13 +84,14 @@ type event struct {
 	code        int
 	text        string
 	method      string
+	headers     protocol.Table // a delivery's or get-ok's headers property
 }
 
 // waits reports whether an operation can make the broker push frames (so a
 // real broker must be watched until it is quiet after it).
 func waits(op Op) bool {
 	switch op.(type) {
-	case Conn, OpenChannel, DeclareQueue, DeclareExchange, Bind, Unbind, Confirm, ShowQueue, ShowHeld:
+	case Conn, OpenChannel, DeclareQueue, DeclareExchange, Bind, Unbind, Confirm, ShowQueue, ShowHeld, ShowHeaders:
 		return false
 	}
 	return true

@@ -89,6 +89,8 @@ func channelOf(op Op) string {
 		return o.Channel
 	case Flow:
 		return o.Channel
+	case ShowHeaders:
+		return o.Channel
 	}
 	return ""
 }

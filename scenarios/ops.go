@@ -149,6 +149,11 @@ type ShowQueue struct{ Queue string }
 // basic.get deliveries, what it holds unsettled: "held".
 type ShowHeld struct{}
 
+// ShowHeaders prints the headers of the channel's latest delivery (to a
+// consumer or by basic.get) of a message, one line per header:
+// "headers ch1 m1".
+type ShowHeaders struct{ Channel, Msg string }
+
 func (Conn) isOp()            {}
 func (OpenChannel) isOp()     {}
 func (Close) isOp()           {}
@@ -171,6 +176,7 @@ func (Flow) isOp()            {}
 func (Advance) isOp()         {}
 func (ShowQueue) isOp()       {}
 func (ShowHeld) isOp()        {}
+func (ShowHeaders) isOp()     {}
 
 // line joins words, dropping empty ones.
 func line(words ...string) string {
@@ -321,6 +327,9 @@ func (o ShowQueue) String() string { return line("queue", word(o.Queue)) }
 
 // String returns the ShowHeld step line.
 func (ShowHeld) String() string { return "held" }
+
+// String returns the ShowHeaders step line.
+func (o ShowHeaders) String() string { return line("headers", word(o.Channel), word(o.Msg)) }
 
 // propNames are the message properties publish accepts as options, in the
 // order they are printed.

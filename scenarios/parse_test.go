@@ -106,7 +106,7 @@ func genOp(t *rapid.T) Op {
 	}
 	b := rapid.Bool()
 	ch := ident.Draw(t, "ch")
-	switch rapid.IntRange(0, 21).Draw(t, "kind") {
+	switch rapid.IntRange(0, 22).Draw(t, "kind") {
 	case 0:
 		return Conn{Name: ident.Draw(t, "c")}
 	case 1:
@@ -163,6 +163,8 @@ func genOp(t *rapid.T) Op {
 		return Advance{D: time.Duration(rapid.Int64Range(0, int64(time.Hour)).Draw(t, "d"))}
 	case 20:
 		return ShowQueue{Queue: name.Draw(t, "q")}
+	case 21:
+		return ShowHeaders{Channel: ch, Msg: name.Draw(t, "msg")}
 	}
 	return ShowHeld{}
 }

@@ -187,6 +187,9 @@ func init() {
 			return ShowQueue{Queue: a.str(0)}, nil
 		}},
 		"held": {usage: "held", build: func(a *argSet) (Op, error) { return ShowHeld{}, nil }},
+		"headers": {usage: "headers CHANNEL MSG", minPos: 2, maxPos: 2, build: func(a *argSet) (Op, error) {
+			return ShowHeaders{Channel: a.str(0), Msg: a.str(1)}, nil
+		}},
 	}
 }
 

@@ -2,9 +2,13 @@ package scenarios
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
+	"time"
+
+	"github.com/amqpsim/amqpsim/protocol"
 )
 
 // applyEvents renders the frames a step made the broker push, in a stable
@@ -99,6 +103,7 @@ func (r *runner) delivered(e event, label string) {
 		return
 	}
 	ch.lastTag[e.body] = e.tag
+	ch.headers[e.body] = e.headers
 	c := r.consumer(e.ch, e.ctag)
 	h := &Holding{Consumer: label, Channel: ch.name, Msg: e.body, Tag: e.tag, Redelivered: e.redelivered,
 		From: r.step, FromAt: r.now, Until: -1}
@@ -164,4 +169,39 @@ var generated = regexp.MustCompile(`amq\.(gen|ctag)-[A-Za-z0-9_-]{22}`)
 // with "amq.gen-*" and "amq.ctag-*".
 func normalizeNames(s string) string {
 	return generated.ReplaceAllString(s, "amq.$1-*")
+}
+
+// headerLines renders a message's headers, one "NAME=VALUE" line per header
+// in name order. Values are written as in steps; a table is {K=V ...}, an
+// array [V ...], and a timestamp (x-death's time, from the broker's own
+// clock) is normalised to timestamp(*).
+func headerLines(t protocol.Table) []string {
+	if len(t) == 0 {
+		return []string{"no headers"}
+	}
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(t)) {
+		out = append(out, normalizeNames(k+"="+headerValue(t[k])))
+	}
+	return out
+}
+
+func headerValue(v any) string {
+	switch x := v.(type) {
+	case protocol.Table:
+		var parts []string
+		for _, k := range slices.Sorted(maps.Keys(x)) {
+			parts = append(parts, k+"="+headerValue(x[k]))
+		}
+		return "{" + strings.Join(parts, " ") + "}"
+	case []any:
+		parts := make([]string, len(x))
+		for i, e := range x {
+			parts[i] = headerValue(e)
+		}
+		return "[" + strings.Join(parts, " ") + "]"
+	case time.Time:
+		return "timestamp(*)"
+	}
+	return formatValue(v)
 }

@@ -150,6 +150,42 @@ qos ch2 1
 	}
 }
 
+// headers shows a delivered message's headers, x-death's time normalised.
+func TestHeadersStep(t *testing.T) {
+	src := `source hand-written
+conn c1
+channel c1.ch1
+declare-queue ch1 dlq
+declare-queue ch1 q x-message-ttl=0 x-dead-letter-exchange="" x-dead-letter-routing-key=dlq
+publish ch1 q m1 header.k=v
+publish ch1 dlq m2
+get ch1 dlq
+headers ch1 m1
+get ch1 dlq
+headers ch1 m2
+headers ch1 m9
+`
+	s, err := scenarios.Parse("headers.txt", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := scenarios.Replay(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][]string{
+		{"k=v",
+			`x-death=[{count=long(1) exchange="" queue=q reason=expired routing-keys=[q] time=timestamp(*)}]`,
+			`x-first-death-exchange=""`, "x-first-death-queue=q", "x-first-death-reason=expired"},
+		{"no headers"},
+		{"! ch1 has had no delivery of m9"},
+	}
+	got := [][]string{res.Got[7], res.Got[9], res.Got[10]}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("headers results (-want +got):\n%s", d)
+	}
+}
+
 func TestTimelineAndSVG(t *testing.T) {
 	s, err := scenarios.ParseFS(scenarios.Library(), "seed000-two-consumers.txt")
 	if err != nil {

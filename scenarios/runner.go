@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/amqpsim/amqpsim/protocol"
 )
 
 // runner executes a scenario's steps on a driver, keeping the client's view:
@@ -43,7 +45,8 @@ type rchan struct {
 	pending   map[uint64]bool // published, not yet confirmed
 	lastQueue string
 	held      []*Holding
-	lastTag   map[string]uint64 // body → latest delivery tag on this channel
+	lastTag   map[string]uint64         // body → latest delivery tag on this channel
+	headers   map[string]protocol.Table // body → headers of its latest delivery on this channel
 }
 
 type rconsumer struct {
@@ -132,12 +135,14 @@ func (r *runner) exec(op Op) ([]string, error) {
 	case OpenChannel:
 		err = r.d.openChannel(o.Conn, o.Name)
 		if err == nil {
-			c := &rchan{conn: r.byConn[o.Conn], name: o.Name, pending: map[uint64]bool{}, lastTag: map[string]uint64{}}
+			c := &rchan{conn: r.byConn[o.Conn], name: o.Name, pending: map[uint64]bool{}, lastTag: map[string]uint64{},
+				headers: map[string]protocol.Table{}}
 			r.chans = append(r.chans, c)
 			r.byChan[o.Name] = c
 		} else if errors.Is(err, errRefused) {
 			// Steps may still name it: they are refused too.
-			c := &rchan{conn: r.byConn[o.Conn], name: o.Name, closed: true, unopened: true, pending: map[uint64]bool{}, lastTag: map[string]uint64{}}
+			c := &rchan{conn: r.byConn[o.Conn], name: o.Name, closed: true, unopened: true, pending: map[uint64]bool{}, lastTag: map[string]uint64{},
+				headers: map[string]protocol.Table{}}
 			r.chans = append(r.chans, c)
 			r.byChan[o.Name] = c
 			out = append(out, "! "+o.Conn+" is closed")
@@ -156,6 +161,8 @@ func (r *runner) exec(op Op) ([]string, error) {
 		out, err = r.showQueue(o.Queue)
 	case ShowHeld:
 		out = r.showHeld()
+	case ShowHeaders:
+		out = r.showHeaders(ch, o.Msg)
 	case Settle:
 		if o.Msg != "" {
 			tag, ok := ch.lastTag[o.Msg]
@@ -273,6 +280,7 @@ func (r *runner) applyOp(op Op, ch *rchan, rep reply) []string {
 			q = ch.lastQueue
 		}
 		ch.lastTag[e.body] = e.tag
+		ch.headers[e.body] = e.headers
 		h := &Holding{Consumer: ch.name + " get", Channel: ch.name, Queue: q, Msg: e.body, Tag: e.tag, Redelivered: e.redelivered,
 			From: r.step, FromAt: r.now, Until: -1}
 		r.res.Holdings = append(r.res.Holdings, h)
@@ -387,6 +395,14 @@ func (r *runner) showQueue(q string) ([]string, error) {
 		out = append(out, fmt.Sprintf("! the simulator counts unacked=%d", st.unacked))
 	}
 	return out, nil
+}
+
+// showHeaders renders the headers of the channel's latest delivery of msg.
+func (r *runner) showHeaders(ch *rchan, msg string) []string {
+	if _, ok := ch.lastTag[msg]; !ok {
+		return []string{fmt.Sprintf("! %s has had no delivery of %s", ch.name, word(msg))}
+	}
+	return headerLines(ch.headers[msg])
 }
 
 // showHeld renders what every consumer of an open channel, and every open

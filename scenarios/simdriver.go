@@ -3,6 +3,7 @@ package scenarios
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/amqpsim/amqpsim/protocol"
@@ -36,7 +37,7 @@ func (d *simDriver) sink(conn string) func(sim.Push) {
 		switch p := p.(type) {
 		case sim.Deliver:
 			e.kind, e.ch, e.ctag, e.tag, e.redelivered = evDeliver, chName(p.Channel), p.ConsumerTag, p.DeliveryTag, p.Redelivered
-			e.body, e.exchange, e.key = string(p.Body), p.Exchange, p.RoutingKey
+			e.body, e.exchange, e.key, e.headers = string(p.Body), p.Exchange, p.RoutingKey, headers(p.Headers)
 		case sim.Return:
 			e.kind, e.ch, e.code, e.text = evReturn, chName(p.Channel), p.ReplyCode, p.ReplyText
 			e.body, e.exchange, e.key = string(p.Body), p.Exchange, p.RoutingKey
@@ -84,6 +85,15 @@ func (d *simDriver) settle(bool) []event {
 	evs := d.events
 	d.events = nil
 	return evs
+}
+
+// headers is a delivery's headers for the runner: a copy (the broker may
+// share its table), nil when empty.
+func headers(t sim.Table) protocol.Table {
+	if len(t) == 0 {
+		return nil
+	}
+	return maps.Clone(t)
 }
 
 // simErr classifies a simulator error: a call on something closed, or a
@@ -135,7 +145,8 @@ func (d *simDriver) do(name string, op Op) (reply, error) {
 	case Get:
 		var dl sim.Delivery
 		dl, rep.got, err = ch.Get(o.Queue, o.NoAck)
-		rep.get = event{kind: evDeliver, tag: dl.DeliveryTag, redelivered: dl.Redelivered, body: string(dl.Body), left: dl.MessageCount}
+		rep.get = event{kind: evDeliver, tag: dl.DeliveryTag, redelivered: dl.Redelivered, body: string(dl.Body), left: dl.MessageCount,
+			headers: headers(dl.Headers)}
 	case Settle:
 		switch o.Method {
 		case "ack":

@@ -7,15 +7,17 @@ import (
 	"time"
 
 	"github.com/amqpsim/amqpsim/protocol"
+	"github.com/amqpsim/amqpsim/wire"
 )
 
 // tapConn is a net.Conn that decodes, as the client reads them, the frames
-// a broker sends: basic.deliver and basic.return with their bodies,
-// publisher confirms, basic.cancel, channel.close and connection.close. The
-// client library (amqp091-go) sees the same bytes unchanged. Observing the
-// wire rather than the library's notification channels keeps the frames'
-// order and their fields (the failing method's class and id in a close,
-// which amqp091-go drops) and avoids its delivery buffers.
+// a broker sends: basic.deliver and basic.return with their bodies and
+// headers, publisher confirms, basic.cancel, channel.close and
+// connection.close. The client library (amqp091-go) sees the same bytes
+// unchanged. Observing the wire rather than the library's notification
+// channels keeps the frames' order and their fields (the failing method's
+// class and id in a close, which amqp091-go drops) and avoids its delivery
+// buffers.
 type tapConn struct {
 	net.Conn
 	t *tap
@@ -142,6 +144,11 @@ func (t *tap) frame(typ uint8, ch uint16, payload []byte) {
 		r.u16() // class
 		r.u16() // weight
 		p.size, p.got = r.u64(), true
+		if p.keep {
+			if h, err := wire.DecodeHeader(payload); err == nil {
+				p.e.headers = h.Properties.Headers
+			}
+		}
 		t.maybeDone(ch, p)
 	case 3:
 		p := t.content[ch]

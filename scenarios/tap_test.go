@@ -7,6 +7,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"pgregory.net/rapid"
+
+	"github.com/amqpsim/amqpsim/protocol"
+	"github.com/amqpsim/amqpsim/wire"
 )
 
 // frame builds one AMQP frame.
@@ -33,7 +36,7 @@ func header(ch uint16, size uint64) []byte {
 }
 
 // The tap decodes what a broker sends, however the bytes are split into
-// reads.
+// reads, a delivery's headers included.
 func TestTapDecodesFrames(t *testing.T) {
 	var stream []byte
 	add := func(b ...[]byte) {
@@ -43,7 +46,12 @@ func TestTapDecodesFrames(t *testing.T) {
 	}
 	add(method(2, 20, 11, fields(nil).u8(0).u8(0).u8(0).u8(0))) // channel.open-ok
 	add(frame(8, 0, nil))                                       // heartbeat
-	add(method(1, 60, 60, fields(nil).str("A").u64(7).u8(1).str("").str("q")), header(1, 11),
+	death := protocol.Table{"x-death": []any{protocol.Table{"count": int64(1), "reason": "expired", "time": time.Unix(1700000000, 0).UTC()}}}
+	withHeaders, err := wire.AppendHeader(nil, &wire.Header{BodySize: 11, Properties: protocol.Properties{Headers: death}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	add(method(1, 60, 60, fields(nil).str("A").u64(7).u8(1).str("").str("q")), frame(2, 1, withHeaders),
 		frame(3, 1, []byte("hello")), frame(3, 1, []byte(" world")))
 	add(method(1, 60, 71, fields(nil).u64(8).u8(0).str("").str("q").u16(0).u16(0)), header(1, 2), frame(3, 1, []byte("g1")))
 	add(method(1, 60, 50, fields(nil).u16(312).str("NO_ROUTE").str("x").str("k")), header(1, 0))
@@ -53,7 +61,7 @@ func TestTapDecodesFrames(t *testing.T) {
 	add(method(1, 20, 40, fields(nil).u16(406).str("PRECONDITION_FAILED - unknown delivery tag 9").u16(60).u16(80)))
 	add(method(0, 10, 50, fields(nil).u16(530).str("NOT_ALLOWED - x").u16(60).u16(20)))
 	want := []event{
-		{kind: evDeliver, ch: "1", conn: "c", ctag: "A", tag: 7, redelivered: true, key: "q", body: "hello world"},
+		{kind: evDeliver, ch: "1", conn: "c", ctag: "A", tag: 7, redelivered: true, key: "q", body: "hello world", headers: death},
 		{kind: evReturn, ch: "1", conn: "c", code: 312, text: "NO_ROUTE", exchange: "x", key: "k"},
 		{kind: evConfirm, ch: "1", conn: "c", tag: 3, multiple: true},
 		{kind: evConfirm, ch: "1", conn: "c", tag: 4, nack: true},
@@ -81,4 +89,28 @@ func TestTapDecodesFrames(t *testing.T) {
 			rt.Fatalf("opened %d, activity %d", tp.opened(), activity)
 		}
 	})
+}
+
+// Queue arguments name the dead-letter exchange, and through the default
+// exchange a queue: they get the run's prefix as steps' names do.
+func TestQueueArgsPrefixDeadLetterNames(t *testing.T) {
+	d := &amqpDriver{prefix: "s1."}
+	for _, c := range []struct{ in, want protocol.Table }{
+		{protocol.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "dlq"},
+			protocol.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "s1.dlq"}},
+		{protocol.Table{"x-dead-letter-exchange": "dlx", "x-dead-letter-routing-key": "k"},
+			protocol.Table{"x-dead-letter-exchange": "s1.dlx", "x-dead-letter-routing-key": "k"}},
+		{protocol.Table{"x-dead-letter-exchange": "amq.fanout", "x-max-length": int32(1)},
+			protocol.Table{"x-dead-letter-exchange": "amq.fanout", "x-max-length": int32(1)}},
+		{protocol.Table{"x-dead-letter-routing-key": "dlq"}, protocol.Table{"x-dead-letter-routing-key": "dlq"}},
+	} {
+		if got := protocol.Table(d.queueArgs(c.in)); !cmp.Equal(got, c.want) {
+			t.Errorf("queueArgs(%v) = %v, want %v", c.in, got, c.want)
+		}
+	}
+	in := protocol.Table{"x-death": []any{protocol.Table{"queue": "s1.work", "routing-keys": []any{"s1.work"}}}}
+	want := protocol.Table{"x-death": []any{protocol.Table{"queue": "work", "routing-keys": []any{"work"}}}}
+	if got := d.headers(in); !cmp.Equal(got, want) {
+		t.Errorf("headers(%v) = %v, want %v", in, got, want)
+	}
 }

@@ -4,46 +4,87 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/amqpsim/amqpsim/sim"
 )
 
 // checker verifies DESIGN.md's invariants after every step from what the
-// simulator shows (deliveries, results, stats, ready lists), independently of
-// the reference model: it never decides who gets a message, it only keeps
-// the client's view of where every published message is.
+// simulator shows, independently of the reference model: it never decides
+// who gets a message or when one expires. It replays the simulator's own
+// trace of the step (publishes, deliveries, settlements, channel closes,
+// dead-lettering, rejections, deletions) to keep the place of every
+// published, routed message, refusing any move from a place the message is
+// not in, and then compares the places with what the simulator shows
+// (ready lists, queue and channel stats, the step's deliveries).
+//
+// A message is in exactly one place: ready in a queue, unacked on a
+// channel, or gone for good - acknowledged, taken with no-ack, rejected,
+// dropped from the head (max-length), expired, refused at publish
+// (reject-publish), purged, deleted with its queue, or dead-lettered to no
+// queue. Dead-lettered into a queue, it is ready there: the same message
+// (bodies are unique) in a new place.
 type checker struct {
-	requeued map[*cMsg]bool // messages made ready again during this step
+	at      int           // trace events checked so far
+	now     time.Duration // the time of the event being checked
+	queues  map[string]*cQueue
+	msgs    map[string]*cMsg // every routed message, by body
+	chans   []*cChan         // by channel handle; nil if the open failed
+	cons    []*cCons         // by consumer handle; nil if the consume failed
+	pending *arrival         // a message on its way into a queue
 
-	queues map[string]*cQueue // live queues by name
-	msgs   map[string]*cMsg   // every routed message, by body
-	chans  []*cChan           // by channel handle; nil if the open failed
-	cons   []*cCons           // by consumer handle; nil if the consume failed
+	// For the step being checked.
+	closeRequeued map[*cMsg]bool         // requeued by a channel close
+	delivered     map[int][]sim.Delivery // by consumer handle
+	gotten        bool                   // the basic.get-ok's fetch is done
+	bad           []string
 }
 
 type cQueue struct {
-	name    string
-	maxPrio int
-	sac     bool
-	seq     int
+	name  string
+	args  qArgs
+	seq   int
+	ready []*cMsg // in delivery order
 }
 
-type msgState int
+type msgState string
 
 const (
-	stReady msgState = iota
-	stUnacked
-	stGone // acked, rejected/nacked without requeue, purged, deleted, or taken with no-ack
+	stReady    msgState = "ready"
+	stUnacked  msgState = "unacked"
+	stArriving msgState = "on its way into a queue"
+	stRejected msgState = "rejected" // until its dead-letter event
+)
+
+// Places a message never leaves.
+const (
+	stAcked     msgState = "acknowledged"
+	stNoAck     msgState = "taken with no-ack"
+	stDead      msgState = "dead-lettered nowhere"
+	stCycle     msgState = "dropped (dead-letter cycle)"
+	stDropped   msgState = "dropped from the head (max-length)"
+	stExpired   msgState = "expired"
+	stRefused   msgState = "refused at publish (reject-publish)"
+	stPurged    msgState = "purged"
+	stDeleted   msgState = "deleted with its queue"
+	stSettled   msgState = "rejected (no dead-letter exchange)"
+	stDiscarded msgState = "discarded (x-message-ttl 0)"
 )
 
 type cMsg struct {
 	body    string
-	q       *cQueue
+	q       *cQueue // the queue it is (or was last) in
+	key     string  // routing key it was published or dead-lettered with
+	pubPrio uint8
+	exp     string // its own expiration ("" once dead-lettered)
 	prio    int
 	seq     int
 	state   msgState
-	fetched bool // delivered or got from its queue before
+	fetched bool // delivered or got from this queue before
+	expires bool
+	expiry  time.Duration
 }
 
 // before reports whether m comes out of its queue before n.
@@ -51,7 +92,19 @@ func (m *cMsg) before(n *cMsg) bool {
 	return m.prio > n.prio || m.prio == n.prio && m.seq < n.seq
 }
 
+// arrival is a message routed to a queue, not yet enqueued: the queue may
+// still refuse or discard it, or the dead-lettering find a cycle.
+type arrival struct {
+	m      *cMsg
+	q      *cQueue
+	at     time.Duration
+	ttl    int // the message's own TTL (ms), for a publish
+	hasTTL bool
+}
+
 type cChan struct {
+	conn     string
+	id       uint16
 	open     bool
 	lastTag  uint64
 	unacked  []cEntry // tag order
@@ -78,23 +131,24 @@ func newChecker() *checker {
 	return &checker{queues: map[string]*cQueue{}, msgs: map[string]*cMsg{}}
 }
 
+func (k *checker) fail(format string, args ...any) {
+	k.bad = append(k.bad, fmt.Sprintf(format, args...))
+}
+
 // check applies the step's effects to the client's view and verifies the
 // invariants against what the simulator shows. It returns the violations.
-func (k *checker) check(o op, obs observation) []string {
-	var bad []string
-	fail := func(format string, args ...any) { bad = append(bad, fmt.Sprintf(format, args...)) }
+func (k *checker) check(o op, obs observation, trace []sim.Event) []string {
+	k.bad = nil
+	k.closeRequeued = map[*cMsg]bool{}
+	k.delivered = map[int][]sim.Delivery{}
+	k.gotten = false
 	ok := obs.Result.Err == nil
-	k.requeued = map[*cMsg]bool{}
 
-	readyBefore := -1
-	if q := k.queues[o.Queue]; q != nil {
-		readyBefore = len(k.ready(q))
-	}
-
+	// What the operation itself sets up, before anything it causes.
 	switch o.Kind {
 	case opOpenChannel:
 		if ok {
-			k.chans = append(k.chans, &cChan{open: true})
+			k.chans = append(k.chans, &cChan{conn: fmt.Sprintf("conn%d", o.Conn+1), id: obs.Result.Channel, open: true})
 		} else {
 			k.chans = append(k.chans, nil)
 		}
@@ -110,84 +164,187 @@ func (k *checker) check(o op, obs observation) []string {
 			k.cons = append(k.cons, nil)
 		}
 	}
-	if !ok {
-		goto closes
+	if ok {
+		switch o.Kind {
+		case opDeclare:
+			if !o.Passive && k.queues[o.Queue] == nil {
+				k.queues[o.Queue] = &cQueue{name: o.Queue, args: o.Args}
+			}
+		case opQos:
+			if !o.Global {
+				k.chans[o.Ch].prefetch = o.Count
+			}
+		case opCancel:
+			for _, c := range k.cons {
+				if c != nil && c.live && c.ch == o.Ch && c.tag == o.Tag {
+					c.live = false
+				}
+			}
+		}
 	}
-	switch o.Kind {
-	case opDeclare:
-		if !o.Passive && k.queues[o.Queue] == nil {
-			k.queues[o.Queue] = &cQueue{name: o.Queue, maxPrio: argsMaxPriority(o.Args), sac: argsSingleActive(o.Args)}
+
+	// What happened, in the simulator's order.
+	for _, e := range trace[k.at:] {
+		k.now = e.At
+		k.event(o, obs, e)
+	}
+	k.at = len(trace)
+	k.arrive()
+	if o.Kind == opGet && obs.Result.GetOK && !k.gotten {
+		k.fail("basic.get-ok without its trace event")
+	}
+	for _, m := range k.msgs {
+		if m.state == stRejected {
+			k.fail("%q was rejected without a dead-letter event", m.body)
 		}
-	case opBrokerPublish, opPublish:
-		if q := k.queues[o.Queue]; q != nil { // routed iff the queue exists
-			q.seq++
-			m := &cMsg{body: o.Body, q: q, seq: q.seq}
-			if q.maxPrio > 0 {
-				m.prio = min(int(o.Priority), q.maxPrio)
+	}
+	k.checkDeliveries(obs)
+	k.checkPlaces(obs)
+	k.checkConsumers(obs)
+	return k.bad
+}
+
+// event applies one trace event.
+func (k *checker) event(o op, obs observation, e sim.Event) {
+	f := fields(e.Detail)
+	// A routed message is enqueued unless the very next event says the
+	// queue refused or discarded it, or the dead-lettering dropped it.
+	if p := k.pending; p != nil {
+		switch e.Kind {
+		case "queue.rejected":
+			if f.arg != p.q.name || f.str("body") != p.m.body {
+				k.fail("%s: not the message arriving (%q into %s)", e, p.m.body, p.q.name)
 			}
-			k.msgs[o.Body] = m
-		}
-	case opQos:
-		if !o.Global {
-			k.chans[o.Ch].prefetch = o.Count
-		}
-	case opCancel:
-		for _, c := range k.cons {
-			if c != nil && c.live && c.ch == o.Ch && c.tag == o.Tag {
-				c.live = false
+			a := p.q.args
+			if a.dropHead() || !(a.HasMaxLen && len(p.q.ready)+1 > a.MaxLen || a.HasMaxBytes && bytesOf(p.q.ready)+len(p.m.body) > a.MaxBytes) {
+				k.fail("%s: %s (%s) refused a message that fits", e, p.q.name, argsLabel(a))
 			}
-		}
-	case opAck, opNack, opReject:
-		ch := k.chans[o.Ch]
-		var settled []cEntry
-		switch {
-		case o.Multiple && o.DTag == 0 && o.Kind != opReject:
-			settled, ch.unacked = ch.unacked, nil
-		case o.Multiple && o.Kind != opReject:
-			i := slices.IndexFunc(ch.unacked, func(e cEntry) bool { return e.tag == o.DTag })
-			if i < 0 {
-				fail("%s succeeded but tag %d was not outstanding", o, o.DTag)
-				break
+			p.m.state, p.m.q, k.pending = stRefused, p.q, nil
+			return
+		case "queue.discarded":
+			if f.arg != p.q.name || f.str("body") != p.m.body {
+				k.fail("%s: not the message arriving (%q into %s)", e, p.m.body, p.q.name)
 			}
-			settled = slices.Clone(ch.unacked[:i+1])
-			ch.unacked = slices.Clone(ch.unacked[i+1:])
-		default:
-			i := slices.IndexFunc(ch.unacked, func(e cEntry) bool { return e.tag == o.DTag })
-			if i < 0 {
-				fail("%s succeeded but tag %d was not outstanding", o, o.DTag)
-				break
+			if a := p.q.args; !a.HasTTL || a.TTL != 0 || a.DLX || len(p.q.ready) == 0 {
+				k.fail("%s: %s (%s, %d ready) discarded a message", e, p.q.name, argsLabel(a), len(p.q.ready))
 			}
-			settled = []cEntry{ch.unacked[i]}
-			ch.unacked = slices.Delete(slices.Clone(ch.unacked), i, i+1)
+			p.m.state, p.m.q, k.pending = stDiscarded, p.q, nil
+			return
+		case "dead-letter.cycle":
+			if f.words[len(f.words)-2] != p.q.name {
+				k.fail("%s: not the message arriving (%q into %s)", e, p.m.body, p.q.name)
+			}
+			p.m.state, k.pending = stCycle, nil
+			return
 		}
-		k.release(settled, o.Kind != opAck && o.Requeue)
-	case opRecover:
-		ch := k.chans[o.Ch]
-		k.release(ch.unacked, true)
-		ch.unacked = nil
-	case opPurge:
+		k.arrive()
+	}
+
+	switch e.Kind {
+	case "publish", "basic.publish":
 		q := k.queues[o.Queue]
-		n := 0
-		for _, m := range k.ready(q) {
-			m.state = stGone
-			n++
+		if o.Exchange != "" || q == nil { // only the default exchange exists
+			return
 		}
-		if n != obs.Result.N {
-			fail("%s: purge-ok says %d messages, %d were ready", o, obs.Result.N, n)
+		if k.msgs[o.Body] != nil {
+			k.fail("%s published twice", o.Body)
 		}
-	case opDelete:
+		m := &cMsg{body: o.Body, key: o.Queue, pubPrio: o.Priority, exp: o.Expire, state: stArriving}
+		k.msgs[o.Body] = m
+		k.pending = &arrival{m: m, q: q, at: k.now, hasTTL: o.Expire != ""}
+		k.pending.ttl, _ = strconv.Atoi(o.Expire)
+
+	case "-> basic.deliver":
+		h := k.channel(e)
+		if h < 0 {
+			return
+		}
+		i := slices.IndexFunc(k.cons, func(c *cCons) bool { return c != nil && c.live && c.ch == h && c.tag == f.str("ctag") })
+		if i < 0 {
+			k.fail("%s: no such consumer", e)
+			return
+		}
+		c := k.cons[i]
+		d := k.deliver(h, i, c.q, c.noAck, f, e)
+		k.delivered[i] = append(k.delivered[i], d)
+
+	case "basic.get-ok":
+		k.get(o, obs, e)
+		if left, _ := strconv.Atoi(f.vals["left"]); left != len(k.queues[o.Queue].ready) {
+			k.fail("%s: %d left, %d ready", e, left, len(k.queues[o.Queue].ready))
+		}
+
+	case "basic.get-empty":
+		// Invariant 3: basic.get is never limited.
+		if q := k.queues[o.Queue]; q != nil && len(q.ready) > 0 {
+			k.fail("invariant 3: %s returned get-empty with %d ready messages", o, len(q.ready))
+		}
+
+	case "settled":
+		h := k.channel(e)
+		if h < 0 {
+			return
+		}
+		ch := k.chans[h]
+		tag, _ := strconv.ParseUint(f.vals["tag"], 10, 64)
+		i := slices.IndexFunc(ch.unacked, func(x cEntry) bool { return x.tag == tag })
+		if i < 0 || ch.unacked[i].msg.body != f.str("body") {
+			k.fail("%s: no such unacked delivery", e)
+			return
+		}
+		x := ch.unacked[i]
+		ch.unacked = slices.Delete(slices.Clone(ch.unacked), i, i+1)
+		k.settle(x, f.vals["requeue"] == "true", o.Kind == opAck, false)
+
+	case "dead-letter":
+		k.deadLetter(o, obs, e, f)
+
+	case "channel.close":
+		if h := k.channel(e); h >= 0 {
+			k.closeChannel(h)
+		}
+
+	case "connection.close":
+		var hs []int
+		for h, ch := range k.chans {
+			if ch != nil && ch.open && ch.conn == e.Conn {
+				hs = append(hs, h)
+			}
+		}
+		sort.Slice(hs, func(i, j int) bool { return k.chans[hs[i]].id < k.chans[hs[j]].id })
+		for _, h := range hs {
+			k.closeChannel(h)
+		}
+
+	case "queue.purge":
 		q := k.queues[o.Queue]
+		if obs.Result.Err != nil || q == nil {
+			return
+		}
+		for _, m := range q.ready {
+			m.state = stPurged
+		}
+		if len(q.ready) != obs.Result.N {
+			k.fail("%s: purge-ok says %d messages, %d were ready", o, obs.Result.N, len(q.ready))
+		}
+		q.ready = nil
+
+	case "queue.deleted":
+		q := k.queues[f.arg]
 		if q == nil {
-			break
+			k.fail("%s: no such queue", e)
+			return
 		}
-		n := 0
-		for _, m := range k.ready(q) {
-			m.state = stGone
-			n++
+		if n, _ := strconv.Atoi(f.vals["ready"]); n != len(q.ready) {
+			k.fail("%s: %d were ready", e, len(q.ready))
 		}
-		if n != obs.Result.N {
-			fail("%s: delete-ok says %d messages, %d were ready", o, obs.Result.N, n)
+		if o.Kind == opDelete && obs.Result.N != len(q.ready) {
+			k.fail("%s: delete-ok says %d messages, %d were ready", o, obs.Result.N, len(q.ready))
 		}
+		for _, m := range q.ready {
+			m.state = stDeleted
+		}
+		q.ready = nil
 		delete(k.queues, q.name)
 		for _, c := range k.cons {
 			if c != nil && c.q == q {
@@ -195,205 +352,297 @@ func (k *checker) check(o op, obs observation) []string {
 			}
 		}
 	}
+}
 
-closes:
-	// Channels the simulator now reports closed: their consumers are gone
-	// and their unacked deliveries are back in their queues.
-	closedNow := map[int]bool{}
-	for i, ch := range k.chans {
-		if ch != nil && ch.open && obs.Channels[i].Err != nil {
-			closedNow[i] = true
-			ch.open = false
-			k.release(ch.unacked, true)
-			ch.unacked = nil
-			for _, c := range k.cons {
-				if c != nil && c.ch == i {
-					c.live = false
-				}
-			}
+// arrive enqueues the message on its way into a queue.
+func (k *checker) arrive() {
+	p := k.pending
+	if p == nil {
+		return
+	}
+	k.pending = nil
+	m, q := p.m, p.q
+	q.seq++
+	m.q, m.seq, m.key, m.state, m.fetched, m.prio = q, q.seq, q.name, stReady, false, 0
+	if q.args.MaxPrio > 0 {
+		m.prio = min(int(m.pubPrio), q.args.MaxPrio)
+	}
+	ttl, has := p.ttl, p.hasTTL
+	if a := q.args; a.HasTTL && (!has || a.TTL < ttl) {
+		ttl, has = a.TTL, true
+	}
+	m.expires, m.expiry = has, p.at+time.Duration(ttl)*time.Millisecond
+	k.makeReady(m)
+}
+
+func (k *checker) makeReady(m *cMsg) {
+	q := m.q
+	i := 0
+	for i < len(q.ready) && q.ready[i].before(m) {
+		i++
+	}
+	q.ready = slices.Insert(q.ready, i, m)
+	m.state = stReady
+}
+
+// take removes m from its queue's ready messages. It must be the head,
+// except that messages a channel close requeued during this step may be
+// ahead of it (the close puts them back queue by queue, unseen, while
+// dead-lettering may already reach the next queue).
+func (k *checker) take(m *cMsg, why string) {
+	q := m.q
+	i := slices.Index(q.ready, m)
+	if i < 0 {
+		k.fail("invariant 4: %q %s from %s but it is not ready there", m.body, why, q.name)
+		return
+	}
+	for _, x := range q.ready[:i] {
+		if !k.closeRequeued[x] {
+			k.fail("invariant 7: %s: %q %s while %q, ahead of it, stayed ready", q.name, m.body, why, x.body)
+			break
 		}
 	}
+	q.ready = slices.Delete(q.ready, i, i+1)
+}
 
-	// Invariant 3: basic.get is never limited.
-	if o.Kind == opGet && ok && readyBefore > 0 && !obs.Result.GetOK {
-		fail("invariant 3: %s returned get-empty with %d ready messages", o, readyBefore)
+// deliver takes a delivery (consumer handle cons, or -1 for basic.get) out
+// of its queue and records where it went.
+func (k *checker) deliver(h, cons int, q *cQueue, noAck bool, f eventFields, e sim.Event) sim.Delivery {
+	ch := k.chans[h]
+	tag, _ := strconv.ParseUint(f.vals["tag"], 10, 64)
+	d := sim.Delivery{DeliveryTag: tag, Redelivered: f.vals["redelivered"] == "true"}
+	d.Body = []byte(f.str("body"))
+	// Invariant 9: tags start at 1 and grow by one per deliver or get-ok.
+	if tag != ch.lastTag+1 {
+		k.fail("invariant 9: channel handle %d: delivery tag %d after %d", h, tag, ch.lastTag)
 	}
+	ch.lastTag = tag
+	m := k.msgs[string(d.Body)]
+	if m == nil {
+		k.fail("invariant 4: %q delivered but never published", d.Body)
+		return d
+	}
+	if m.state != stReady || m.q != q {
+		k.fail("invariant 4: %q delivered from %s (%s) but it is %s in %s", m.body, q.name, e, m.state, m.q.name)
+		return d
+	}
+	k.take(m, "delivered")
+	// Invariant 5: redelivered exactly when fetched from this queue before.
+	if d.Redelivered != m.fetched {
+		k.fail("invariant 5: %q delivered with redelivered=%t, fetched before: %t", m.body, d.Redelivered, m.fetched)
+	}
+	m.fetched = true
+	if noAck {
+		m.state = stNoAck
+		return d
+	}
+	m.state = stUnacked
+	ch.unacked = append(ch.unacked, cEntry{tag: tag, msg: m, cons: cons})
+	if cons >= 0 {
+		c := k.cons[cons]
+		c.outstanding++
+		// Invariant 1: prefetch p > 0 is never exceeded.
+		if c.prefetch > 0 && c.outstanding > c.prefetch {
+			k.fail("invariant 1: consumer %s holds %d deliveries with prefetch %d", c.tag, c.outstanding, c.prefetch)
+		}
+	}
+	return d
+}
 
-	// The step's deliveries per channel, in tag order.
-	type dlv struct {
-		d    sim.Delivery
-		ch   int
-		cons int // -1: basic.get
-		q    *cQueue
-		ack  bool
+// get applies the basic.get-ok of the step, once: at its event, or
+// earlier, at the first event that comes after the fetch (basic.get drops
+// the expired messages behind the one it took before it answers).
+func (k *checker) get(o op, obs observation, e sim.Event) {
+	if k.gotten || !obs.Result.GetOK {
+		return
 	}
-	perCh := map[int][]dlv{}
+	k.gotten = true
+	h := o.Ch
+	if ch := k.chans[h]; ch == nil || !ch.open {
+		k.fail("get-ok on a closed channel")
+		return
+	}
+	g := obs.Result.Get
+	f := eventFields{vals: map[string]string{"tag": fmt.Sprint(g.DeliveryTag), "redelivered": fmt.Sprint(g.Redelivered), "body": strconv.Quote(string(g.Body))}}
+	k.deliver(h, -1, k.queues[o.Queue], o.NoAck, f, e)
+}
+
+// settle takes an unacked delivery off its channel: requeued, it is ready
+// again (if its queue still exists); otherwise acked, or rejected until its
+// dead-letter event says where it went.
+func (k *checker) settle(x cEntry, requeue, ack, closing bool) {
+	if x.cons >= 0 {
+		k.cons[x.cons].outstanding--
+	}
+	m := x.msg
+	switch {
+	case k.queues[m.q.name] != m.q:
+		m.state = stDeleted // its queue was deleted
+	case requeue:
+		k.makeReady(m)
+		if closing {
+			k.closeRequeued[m] = true
+		}
+	case ack:
+		m.state = stAcked
+	default:
+		m.state = stRejected
+	}
+}
+
+func (k *checker) closeChannel(h int) {
+	ch := k.chans[h]
+	ch.open = false
+	for _, x := range ch.unacked {
+		k.settle(x, true, false, true)
+	}
+	ch.unacked = nil
+	for _, c := range k.cons {
+		if c != nil && c.ch == h {
+			c.live = false
+		}
+	}
+}
+
+// deadLetter checks that a message that left its queue (or was refused or
+// rejected by it) could, and moves it on: to the queue its dead-letter
+// routing key (or its own key) names through the default exchange, if
+// there is one; else it is gone.
+func (k *checker) deadLetter(o op, obs observation, e sim.Event, f eventFields) {
+	q := k.queues[f.arg]
+	m := k.msgs[f.str("body")]
+	reason := f.vals["reason"]
+	if q == nil || m == nil {
+		k.fail("%s: no such queue or message", e)
+		return
+	}
+	if o.Kind == opGet && obs.Result.GetOK && !k.gotten && q.name == o.Queue && len(q.ready) > 0 &&
+		string(obs.Result.Get.Body) == q.ready[0].body && m != q.ready[0] {
+		k.get(o, obs, e) // it was fetched first
+	}
+	gone := stDead
+	switch {
+	case m.q != q:
+		k.fail("%s: %q is in %s", e, m.body, m.q.name)
+		return
+	case reason == "expired" && m.state == stReady:
+		k.take(m, "expired")
+		if !m.expires || m.expiry > k.now {
+			k.fail("%s: %q expires at %v (%t), now %v", e, m.body, m.expiry, m.expires, k.now)
+		}
+		gone = stExpired
+	case reason == "maxlen" && m.state == stReady:
+		if !q.args.dropHead() {
+			k.fail("%s: a %s queue dropped its head", e, q.args.Overflow)
+		}
+		k.take(m, "dropped")
+		gone = stDropped
+	case reason == "maxlen" && m.state == stRefused && q.args.Overflow == "reject-publish-dlx":
+		gone = stRefused
+	case reason == "rejected" && m.state == stRejected:
+		gone = stSettled
+	default:
+		k.fail("%s: %q is %s", e, m.body, m.state)
+		return
+	}
+	if !q.args.DLX {
+		m.state = gone
+		return
+	}
+	key := m.key
+	if q.args.DLRK != "" {
+		key = q.args.DLRK
+	}
+	m.key = key // the dead-lettered copy's routing key
+	t := k.queues[key]
+	if t == nil {
+		m.state = stDead
+		return
+	}
+	m.state, m.exp = stArriving, ""
+	k.pending = &arrival{m: m, q: t, at: k.now}
+}
+
+// channel returns the handle of the open channel an event names, or -1.
+func (k *checker) channel(e sim.Event) int {
+	for h, ch := range k.chans {
+		if ch != nil && ch.open && ch.conn == e.Conn && ch.id == e.Channel {
+			return h
+		}
+	}
+	k.fail("%s: no such open channel", e)
+	return -1
+}
+
+// checkDeliveries compares the consumers' deliveries with the trace's and
+// checks the global limits (invariant 2).
+func (k *checker) checkDeliveries(obs observation) {
+	perCh := map[int][]sim.Delivery{}
+	ackMode := map[uint64]bool{}
 	for i, co := range obs.Consumers {
-		for _, d := range co.New {
-			c := k.cons[i]
-			if c == nil {
-				fail("delivery %q to a consumer that does not exist", d.Body)
-				continue
-			}
-			perCh[c.ch] = append(perCh[c.ch], dlv{d: d, ch: c.ch, cons: i, q: c.q, ack: !c.noAck})
-		}
-	}
-	if o.Kind == opGet && obs.Result.GetOK {
-		perCh[o.Ch] = append(perCh[o.Ch], dlv{d: *obs.Result.Get, ch: o.Ch, cons: -1, q: k.queues[o.Queue], ack: !o.NoAck})
-	}
-	// Pass 1, per channel in tag order: tags, the order a channel gets a
-	// queue's messages in, and the global limit.
-	var chIDs []int
-	for i := range perCh {
-		chIDs = append(chIDs, i)
-	}
-	slices.Sort(chIDs)
-	var all []dlv
-	for _, i := range chIDs {
-		ds := perCh[i]
-		sort.Slice(ds, func(a, b int) bool { return ds[a].d.DeliveryTag < ds[b].d.DeliveryTag })
-		ch := k.chans[i]
-		last := map[*cQueue]*cMsg{}
-		for _, x := range ds {
-			// Invariant 9: tags start at 1 and grow by one per deliver or get-ok.
-			if x.d.DeliveryTag != ch.lastTag+1 {
-				fail("invariant 9: channel handle %d: delivery tag %d after %d", i, x.d.DeliveryTag, ch.lastTag)
-			}
-			ch.lastTag = x.d.DeliveryTag
-			m := k.msgs[string(x.d.Body)]
-			if m == nil {
-				fail("invariant 4: %q delivered but never published", x.d.Body)
-				continue
-			}
-			// Invariant 7: one channel gets a queue's messages in queue order
-			// (a message requeued during the step may overtake: a settlement
-			// reaches a queue group by group, each dispatched in turn).
-			if p := last[m.q]; p != nil && !p.before(m) && !k.requeued[m] {
-				fail("invariant 7: channel handle %d got %q after %q from %s", i, m.body, p.body, m.q.name)
-			}
-			last[m.q] = m
-			all = append(all, x)
-		}
-		// Invariant 2: no consumer delivery while the channel's counted
-		// volume is at its global limit. Within a step the volume only
-		// grows once deliveries start, so walk back from the final volume.
-		if st := obs.Channels[i].Stats; st != nil && st.GlobalLimit > 0 {
-			v := st.GlobalVolume
-			for j := len(ds) - 1; j >= 0; j-- {
-				if ds[j].cons < 0 {
-					continue
-				}
-				if ds[j].ack {
-					v--
-				}
-				if v >= st.GlobalLimit {
-					fail("invariant 2: channel handle %d: delivery tag %d with volume %d, global limit %d", i, ds[j].d.DeliveryTag, v, st.GlobalLimit)
-				}
-			}
-		}
-	}
-
-	// Pass 2: where each delivered message went. A channel that closed
-	// during this step (a consumer timeout while the clock advanced) gave its
-	// ack-mode deliveries back to their queues when it closed, so those come
-	// first; the delivery that ends a message's step (no-ack, or ack-mode on
-	// a channel still open) comes last, and there is at most one.
-	back := func(x dlv) bool { return x.ack && closedNow[x.ch] }
-	slices.SortStableFunc(all, func(a, b dlv) int {
-		if back(a) != back(b) {
-			if back(a) {
-				return -1
-			}
-			return 1
-		}
-		return 0
-	})
-	delivered := map[*cQueue][]*cMsg{}
-	fetchedBefore := map[*cMsg]bool{}
-	firsts := map[*cMsg]int{}
-	for _, x := range all {
-		m := k.msgs[string(x.d.Body)]
-		if m.state != stReady || m.q != x.q {
-			fail("invariant 4: %q delivered (channel handle %d, tag %d) but it was not ready in queue %s", x.d.Body, x.ch, x.d.DeliveryTag, x.q.name)
+		want := k.delivered[i]
+		if len(co.New) != len(want) {
+			k.fail("consumer handle %d got %d deliveries, the trace shows %d", i, len(co.New), len(want))
 			continue
 		}
-		if _, seen := fetchedBefore[m]; !seen {
-			fetchedBefore[m] = m.fetched
-		}
-		if !x.d.Redelivered {
-			firsts[m]++
-		}
-		delivered[m.q] = append(delivered[m.q], m)
-		m.fetched = true
-		switch {
-		case !x.ack:
-			m.state = stGone
-		case back(x):
-			if k.queues[m.q.name] != m.q {
-				m.state = stGone
+		for j, d := range co.New {
+			if d.DeliveryTag != want[j].DeliveryTag || string(d.Body) != string(want[j].Body) || d.Redelivered != want[j].Redelivered {
+				k.fail("consumer handle %d got tag %d %q, the trace shows tag %d %q", i, d.DeliveryTag, d.Body, want[j].DeliveryTag, want[j].Body)
 			}
-			k.requeued[m] = true
-		default:
-			m.state = stUnacked
-			ch := k.chans[x.ch]
-			i := slices.IndexFunc(ch.unacked, func(e cEntry) bool { return e.tag > x.d.DeliveryTag })
-			if i < 0 {
-				i = len(ch.unacked)
-			}
-			ch.unacked = slices.Insert(ch.unacked, i, cEntry{tag: x.d.DeliveryTag, msg: m, cons: x.cons})
-			if x.cons >= 0 {
-				c := k.cons[x.cons]
-				c.outstanding++
-				// Invariant 1: prefetch p > 0 is never exceeded.
-				if c.prefetch > 0 && c.outstanding > c.prefetch {
-					fail("invariant 1: consumer %s holds %d deliveries with prefetch %d", c.tag, c.outstanding, c.prefetch)
-				}
+		}
+		if c := k.cons[i]; c != nil {
+			perCh[c.ch] = append(perCh[c.ch], co.New...)
+			for _, d := range co.New {
+				ackMode[uint64(c.ch)<<32|d.DeliveryTag] = !c.noAck
 			}
 		}
 	}
-
-	// Invariant 5: redelivered exactly when fetched before. A message
-	// delivered more than once in one step (a channel that closed during the
-	// step gave it back) says redelivered=false at most the first time.
-	for m, before := range fetchedBefore {
-		if before && firsts[m] > 0 || !before && firsts[m] != 1 {
-			fail("invariant 5: %q fetched before the step: %t, delivered with redelivered=false %d times", m.body, before, firsts[m])
+	// Invariant 2: no consumer delivery while the channel's counted
+	// volume is at its global limit. Within a step the volume only grows
+	// once deliveries start, so walk back from the final volume.
+	for i, ds := range perCh {
+		st := obs.Channels[i].Stats
+		if st == nil || st.GlobalLimit == 0 {
+			continue
 		}
-	}
-
-	// Invariant 7: a queue hands out its head: everything it delivered this
-	// step comes before everything that stayed ready (except what was
-	// requeued during the step, see above), and the ready messages are in
-	// (priority, sequence) order, requeued ones at their original places.
-	for q, ds := range delivered {
-		for _, r := range k.ready(q) {
-			if k.requeued[r] {
-				continue
+		sort.Slice(ds, func(a, b int) bool { return ds[a].DeliveryTag < ds[b].DeliveryTag })
+		v := st.GlobalVolume
+		for j := len(ds) - 1; j >= 0; j-- {
+			if ackMode[uint64(i)<<32|ds[j].DeliveryTag] {
+				v--
 			}
-			for _, d := range ds {
-				if !d.before(r) {
-					fail("invariant 7: %s delivered %q while %q, ahead of it, stayed ready", q.name, d.body, r.body)
-				}
+			if v >= st.GlobalLimit {
+				k.fail("invariant 2: channel handle %d: delivery tag %d with volume %d, global limit %d", i, ds[j].DeliveryTag, v, st.GlobalLimit)
 			}
 		}
 	}
+}
 
-	// Invariant 4 (conservation) and 7: the simulator's queues hold what the
-	// client's view says, in order.
+// checkPlaces is invariant 4, conservation: the simulator's queues hold
+// the ready messages of the client's view, in order (invariant 7), and as
+// many unacked ones; every message is in one place.
+func (k *checker) checkPlaces(obs observation) {
+	seen := map[string]string{}
 	var names []string
 	for _, st := range obs.Queues {
 		names = append(names, st.Name)
+		for _, b := range obs.Ready[st.Name] {
+			if q, dup := seen[b]; dup {
+				k.fail("invariant 4: %q is ready in %s and %s", b, q, st.Name)
+			}
+			seen[b] = st.Name
+		}
 		q := k.queues[st.Name]
 		if q == nil {
-			fail("queue %s exists in the simulator only", st.Name)
+			k.fail("queue %s exists in the simulator only", st.Name)
 			continue
 		}
 		var want []string
-		for _, m := range k.ready(q) {
+		for _, m := range q.ready {
 			want = append(want, m.body)
 		}
 		if got := obs.Ready[st.Name]; !slices.Equal(got, want) {
-			fail("invariant 4/7: %s ready messages are %v, want %v", q.name, got, want)
+			k.fail("invariant 4/7: %s ready messages are %v, want %v", q.name, got, want)
 		}
 		unacked, consumers := 0, 0
 		for _, ch := range k.chans {
@@ -411,29 +660,36 @@ closes:
 			}
 		}
 		if st.Unacked != unacked || st.Consumers != consumers {
-			fail("invariant 4: %s has unacked=%d consumers=%d, want %d and %d", q.name, st.Unacked, st.Consumers, unacked, consumers)
+			k.fail("invariant 4: %s has unacked=%d consumers=%d, want %d and %d", q.name, st.Unacked, st.Consumers, unacked, consumers)
+		}
+		// A drop-head queue is never left over its limit.
+		if a := q.args; a.dropHead() && (a.HasMaxLen && st.Ready > a.MaxLen || a.HasMaxBytes && st.Bytes > int64(a.MaxBytes)) {
+			k.fail("%s (%s) is left with %d ready messages, %d bytes", q.name, argsLabel(a), st.Ready, st.Bytes)
 		}
 	}
 	if len(names) != len(k.queues) {
-		fail("queues %v in the simulator, %d expected", names, len(k.queues))
+		k.fail("queues %v in the simulator, %d expected", names, len(k.queues))
 	}
+	for i, co := range obs.Channels {
+		if ch := k.chans[i]; ch != nil && co.Stats != nil && co.Stats.Unacked != len(ch.unacked) {
+			k.fail("channel handle %d: %d unacked, want %d", i, co.Stats.Unacked, len(ch.unacked))
+		}
+	}
+}
 
-	// Invariants 1 and 6 on the simulator's stats.
-	byQueue := map[string][]sim.ConsumerStats{}
+// checkConsumers checks invariants 1 and 6 and single active consumers on
+// the simulator's stats.
+func (k *checker) checkConsumers(obs observation) {
 	limited := map[string]bool{}
 	for i, co := range obs.Channels {
 		st := co.Stats
 		if st == nil {
 			continue
 		}
-		if ch := k.chans[i]; ch != nil && st.Unacked != len(ch.unacked) {
-			fail("channel handle %d: %d unacked, want %d", i, st.Unacked, len(ch.unacked))
-		}
 		for _, cs := range st.Consumers {
 			if cs.Prefetch > 0 && !cs.NoAck && cs.Outstanding > cs.Prefetch {
-				fail("invariant 1: consumer %s: outstanding %d > prefetch %d", cs.Tag, cs.Outstanding, cs.Prefetch)
+				k.fail("invariant 1: consumer %s: outstanding %d > prefetch %d", cs.Tag, cs.Outstanding, cs.Prefetch)
 			}
-			byQueue[cs.Queue] = append(byQueue[cs.Queue], cs)
 			limited[fmt.Sprint(i, cs.Tag)] = st.GlobalLimit > 0 && st.GlobalVolume >= st.GlobalLimit
 		}
 	}
@@ -456,43 +712,51 @@ closes:
 				}
 				credit := cs.NoAck || cs.Prefetch == 0 || cs.Outstanding < cs.Prefetch
 				if st.Ready > 0 && cs.Active && credit && !limited[fmt.Sprint(i, cs.Tag)] {
-					fail("invariant 6: %s has %d ready messages while consumer %s (channel handle %d) could take one", st.Name, st.Ready, cs.Tag, i)
+					k.fail("invariant 6: %s has %d ready messages while consumer %s (channel handle %d) could take one", st.Name, st.Ready, cs.Tag, i)
 				}
 			}
 		}
-		if q.sac && st.Consumers > 0 && active != 1 {
-			fail("single active consumer queue %s has %d active consumers of %d", st.Name, active, st.Consumers)
+		if q.args.SAC && st.Consumers > 0 && active != 1 {
+			k.fail("single active consumer queue %s has %d active consumers of %d", st.Name, active, st.Consumers)
 		}
 	}
-	return bad
 }
 
-// ready returns a queue's ready messages in delivery order.
-func (k *checker) ready(q *cQueue) []*cMsg {
-	var out []*cMsg
-	for _, m := range k.msgs {
-		if m.q == q && m.state == stReady {
-			out = append(out, m)
-		}
+func bytesOf(ms []*cMsg) int {
+	n := 0
+	for _, m := range ms {
+		n += len(m.body)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].before(out[j]) })
-	return out
+	return n
 }
 
-// release settles deliveries: requeued ones return to their queue if it
-// still exists; the rest are gone.
-func (k *checker) release(es []cEntry, requeue bool) {
-	for _, e := range es {
-		if e.cons >= 0 {
-			k.cons[e.cons].outstanding--
-		}
-		if requeue && k.queues[e.msg.q.name] == e.msg.q {
-			e.msg.state = stReady
-			k.requeued[e.msg] = true
-		} else {
-			e.msg.state = stGone
+// eventFields is a trace event's detail: its leading bare word (a queue
+// name), all its words, and its key=value pairs.
+type eventFields struct {
+	arg   string
+	words []string
+	vals  map[string]string
+}
+
+func fields(detail string) eventFields {
+	f := eventFields{words: strings.Fields(detail), vals: map[string]string{}}
+	for i, w := range f.words {
+		if k, v, ok := strings.Cut(w, "="); ok {
+			f.vals[k] = v
+		} else if i == 0 {
+			f.arg = w
 		}
 	}
+	return f
+}
+
+// str returns a %q-quoted value unquoted.
+func (f eventFields) str(key string) string {
+	s, err := strconv.Unquote(f.vals[key])
+	if err != nil {
+		return f.vals[key]
+	}
+	return s
 }
 
 func joinLines(ss []string) string { return strings.Join(ss, "\n") }

@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sort"
-	"strings"
+	"strconv"
 	"time"
 
 	"github.com/amqpsim/amqpsim/sim"
@@ -13,12 +13,20 @@ import (
 
 // model is the reference model: a deliberately naive re-statement of
 // RabbitMQ 3.10's consumer-side rules (docs/rabbitmq-semantics.md sections
-// 1-5 and 9, and the consumer timeout of section 6), written for
+// 1-5 and 9, the consumer timeout of section 6, TTL, queue expiry and
+// max-length of section 7, dead-lettering of section 8), written for
 // obviousness, not speed. A queue is a slice of
 // messages kept sorted by (priority desc, sequence asc); a queue's consumers
 // are one slice per priority band in rotation order plus a "blocked" flag
 // with the time they were blocked; a channel's unacked deliveries are a slice
-// in tag order.
+// in tag order; a message's x-death is a slice, most recent first.
+//
+// Time: every timer is a (due, scheduling order) pair; Advance scans all
+// channels and queues for the earliest one due, fires it at its own time,
+// and repeats. A queue's TTL timer is set for its head's expiry whenever
+// the queue is dispatched (and left alone when that expiry did not change);
+// its x-expires timer restarts on declare, basic.get, and whenever it is
+// left without consumers.
 //
 // Where RabbitMQ is concurrent and the simulator had to pick an order, the
 // model follows the simulator's documented choice:
@@ -35,7 +43,11 @@ import (
 //   - the limiter hears of a settlement before the queues do, and resumes
 //     the queues it released after them;
 //   - a channel's consumer-timeout tick runs every 60 s from its first
-//     unacked delivery while it has any.
+//     unacked delivery while it has any;
+//   - a dead-lettered message is enqueued in its target queue at once,
+//     inside whatever step dropped it (RabbitMQ sends it to another queue
+//     process); a message that reaches an empty queue with consumers is
+//     offered to them at once, before the queue is dispatched.
 type model struct {
 	now    time.Duration // virtual time since the start
 	seq    uint64        // timer scheduling order (breaks ties of equal due times)
@@ -69,12 +81,10 @@ type mChan struct {
 	closed bool
 	cause  *errInfo // the error that closed it (its own, or its connection's)
 
-	tick       bool          // the consumer-timeout tick is scheduled
-	tickDue    time.Duration // when
-	tickSeq    uint64        // its scheduling order
-	prefetch   int           // for consumers created from now on
-	limit      int           // channel-wide (global) limit; 0: none
-	volume     int           // RabbitMQ's limiter volume
+	tick       mTimer // the consumer-timeout tick
+	prefetch   int    // for consumers created from now on
+	limit      int    // channel-wide (global) limit; 0: none
+	volume     int    // RabbitMQ's limiter volume
 	lastTag    uint64
 	ledger     []mEntry // unacked deliveries in tag order
 	consumers  []*mCons // creation order, cancelled ones included
@@ -111,13 +121,23 @@ type mCons struct {
 	inbox       []sim.Delivery
 }
 
+// mTimer is a timer: whether it is set, when it fires, and its scheduling
+// order, which breaks ties.
+type mTimer struct {
+	on  bool
+	due time.Duration
+	seq uint64
+}
+
 type mQueue struct {
 	id        int // creation order
 	name      string
-	args      int
+	args      qArgs
 	maxPrio   int
 	sac       bool
 	deleted   bool
+	ttl       mTimer  // for the head's expiry
+	expires   mTimer  // x-expires
 	ready     []*mMsg // sorted by (priority desc, seq asc)
 	unacked   int
 	seq       int
@@ -129,11 +149,26 @@ type mQueue struct {
 
 type mMsg struct {
 	body      string
-	key       string // routing key
+	key       string // routing key it was published or dead-lettered with
 	prio      int    // effective priority in its queue
 	pubPrio   uint8  // priority property as published
+	exp       string // expiration property ("" once dead-lettered)
+	expires   bool   // expiry is set
+	expiry    time.Duration
+	deaths    []mDeath // x-death, most recent first
+	first     mDeath   // the first death (x-first-death-*)
 	seq       int
 	delivered bool
+}
+
+// mDeath is an x-death entry. Dead-lettering always uses the default
+// exchange, so every exchange is "".
+type mDeath struct {
+	queue, reason string
+	count         int64
+	at            time.Duration // of the first death of this (queue, reason)
+	key           string
+	exp           string // original-expiration
 }
 
 // newModel makes a model whose RNG is the broker's: sim.New seeds
@@ -251,23 +286,30 @@ func (m *model) method(ch *mChan, o op, r *result) *errInfo {
 			}
 		} else if q == nil {
 			m.qids++
-			q = &mQueue{id: m.qids, name: o.Queue, args: o.Args, maxPrio: argsMaxPriority(o.Args), sac: argsSingleActive(o.Args), bands: map[int][]*mCons{}}
+			q = &mQueue{id: m.qids, name: o.Queue, args: o.Args, maxPrio: o.Args.MaxPrio, sac: o.Args.SAC, bands: map[int][]*mCons{}}
 			m.queues[o.Queue] = q
 		} else if err := inequivalent(q, o.Args); err != nil {
 			return err
 		}
 		r.Info = &sim.QueueInfo{Name: q.name, Messages: len(q.ready), Consumers: len(q.consumers)}
+		m.touchExpires(q) // any declare, passive or not, restarts x-expires
 	case opPublish:
 		if o.Exchange != "" {
 			return protoErr(404, "basic.publish", "no exchange '%s' in vhost '/'", o.Exchange)
 		}
-		if !m.publish(o) && o.Mandatory {
+		routed, rejected := m.publish(o)
+		if !routed && o.Mandatory {
 			m.cover["unroutable mandatory message returned"]++
 			ch.returns = append(ch.returns, sim.Return{Channel: ch.id, ReplyCode: 312, ReplyText: "NO_ROUTE", RoutingKey: o.Queue, Message: publishMessage(o)})
 		}
 		if ch.confirming {
+			// A queue that refused the message (reject-publish) makes the
+			// confirm a nack.
 			ch.pubTag++
-			ch.confirms = append(ch.confirms, sim.Confirm{Channel: ch.id, DeliveryTag: ch.pubTag})
+			ch.confirms = append(ch.confirms, sim.Confirm{Channel: ch.id, DeliveryTag: ch.pubTag, Nack: rejected})
+			if rejected {
+				m.cover["reject-publish nack"]++
+			}
 		}
 	case opConfirm:
 		ch.confirming = true
@@ -288,6 +330,7 @@ func (m *model) method(ch *mChan, o op, r *result) *errInfo {
 	case opCancel:
 		if c := ch.live[o.Tag]; c != nil {
 			m.removeConsumer(c)
+			m.touchExpires(c.q)
 			m.markDirty(c.q)
 		}
 	case opGet:
@@ -295,6 +338,8 @@ func (m *model) method(ch *mChan, o op, r *result) *errInfo {
 		if q == nil {
 			return protoErr(404, "basic.get", "no queue '%s' in vhost '/'", o.Queue)
 		}
+		m.touchExpires(q) // basic.get restarts x-expires
+		m.dropExpired(q)
 		if len(q.ready) == 0 {
 			return nil
 		}
@@ -309,22 +354,27 @@ func (m *model) method(ch *mChan, o op, r *result) *errInfo {
 			m.syncTick(ch)
 		}
 		d := delivery("", ch.lastTag, redelivered, msg)
+		// Like RabbitMQ's fetch, what expired behind the message goes
+		// before the count.
+		m.dropExpired(q)
+		m.markDirty(q)
 		d.MessageCount = len(q.ready)
 		r.GetOK, r.Get = true, &d
+		m.noteDelivery(msg)
 	case opAck, opNack, opReject:
 		method := map[opKind]string{opAck: "basic.ack", opNack: "basic.nack", opReject: "basic.reject"}[o.Kind]
 		ds, err := m.take(ch, method, o.DTag, o.Multiple && o.Kind != opReject)
 		if err != nil {
 			return err
 		}
-		m.settle(ch, ds, o.Kind != opAck && o.Requeue)
+		m.settle(ch, ds, o.Kind != opAck && o.Requeue, o.Kind != opAck && !o.Requeue)
 	case opRecover:
 		if !o.Requeue {
 			return protoErr(540, "basic.recover", "requeue=false")
 		}
 		ds := ch.ledger
 		ch.ledger = nil
-		m.settle(ch, ds, true)
+		m.settle(ch, ds, true, false)
 	case opPurge:
 		q := m.queues[o.Queue]
 		if q == nil {
@@ -351,55 +401,204 @@ func (m *model) method(ch *mChan, o op, r *result) *errInfo {
 
 // inequivalent compares a redeclaration's arguments with the queue's, in
 // RabbitMQ's order, and returns its 406 for the first difference.
-func inequivalent(q *mQueue, args int) *errInfo {
-	type arg struct {
-		key string
-		val func(a int) (string, bool)
+func inequivalent(q *mQueue, args qArgs) *errInfo {
+	received, current := map[string]any{}, map[string]any{}
+	for _, kv := range argList(args) {
+		received[kv.key] = kv.val
 	}
-	for _, a := range []arg{
-		{"x-max-priority", func(a int) (string, bool) {
-			if p := argsMaxPriority(a); p > 0 {
-				return fmt.Sprintf("the value '%d' of type 'signedint'", p), true
-			}
-			return "none", false
-		}},
-		{"x-single-active-consumer", func(a int) (string, bool) {
-			if argsSingleActive(a) {
-				return "the value 'true' of type 'bool'", true
-			}
-			return "none", false
-		}},
-	} {
-		received, rok := a.val(args)
-		current, cok := a.val(q.args)
-		if received != current {
-			if rok && cok {
-				// Both set: rabbit_misc:assert_field_equivalence prints the
-				// bare values; "the value ... of type" only when one is missing.
-				received = received[len("the value "):strings.Index(received, " of type")]
-				current = current[len("the value "):strings.Index(current, " of type")]
-			}
-			return protoErr(406, "queue.declare", "inequivalent arg '%s' for queue '%s' in vhost '/': received %s but current is %s", a.key, q.name, received, current)
+	for _, kv := range argList(q.args) {
+		current[kv.key] = kv.val
+	}
+	describe := func(v any, ok bool) string {
+		if !ok {
+			return "none"
 		}
+		t := "signedint"
+		switch v.(type) {
+		case string:
+			t = "longstr"
+		case bool:
+			t = "bool"
+		}
+		return fmt.Sprintf("the value '%v' of type '%s'", v, t)
+	}
+	for _, key := range []string{"x-expires", "x-message-ttl", "x-dead-letter-exchange", "x-dead-letter-routing-key",
+		"x-max-length", "x-max-length-bytes", "x-max-priority", "x-overflow", "x-single-active-consumer"} {
+		r, rok := received[key]
+		c, cok := current[key]
+		if !rok && !cok || rok && cok && r == c {
+			continue
+		}
+		text := fmt.Sprintf("received %s but current is %s", describe(r, rok), describe(c, cok))
+		if rok && cok {
+			// Both set: rabbit_misc:assert_field_equivalence prints the
+			// bare values; "the value ... of type" only when one is missing.
+			text = fmt.Sprintf("received '%v' but current is '%v'", r, c)
+		}
+		return protoErr(406, "queue.declare", "inequivalent arg '%s' for queue '%s' in vhost '/': %s", key, q.name, text)
 	}
 	return nil
 }
 
 // publish routes through the default exchange: to the queue named by the
-// routing key, if there is one. It reports whether the message was routed.
-func (m *model) publish(o op) bool {
+// routing key, if there is one. It reports whether the message was routed,
+// and whether the queue refused it (reject-publish).
+func (m *model) publish(o op) (routed, rejected bool) {
 	q := m.queues[o.Queue]
 	if q == nil {
+		return false, false
+	}
+	msg := &mMsg{body: o.Body, key: o.Queue, pubPrio: o.Priority, exp: o.Expire}
+	ttl, hasTTL := 0, o.Expire != ""
+	if hasTTL {
+		ttl, _ = strconv.Atoi(o.Expire)
+	}
+	return true, !m.enqueue(q, msg, ttl, hasTTL)
+}
+
+// enqueue puts a message that reached q into it (RabbitMQ's
+// deliver_or_enqueue), ttl being the message's own TTL in ms. It reports
+// false if q refused it (reject-publish).
+func (m *model) enqueue(q *mQueue, msg *mMsg, ttl int, hasTTL bool) bool {
+	a := q.args
+	// reject-publish looks before anything else, even with a consumer
+	// waiting: one more ready message must fit.
+	if !a.dropHead() && (a.HasMaxLen && len(q.ready)+1 > a.MaxLen || a.HasMaxBytes && readyBytes(q)+len(msg.body) > a.MaxBytes) {
+		m.cover["message rejected at publish ("+a.Overflow+")"]++
+		if a.Overflow == "reject-publish-dlx" {
+			m.deadLetter(q, msg, "maxlen")
+		}
 		return false
 	}
+	// The expiry is fixed now: the smaller of the two TTLs.
+	if a.HasTTL && (!hasTTL || a.TTL < ttl) {
+		ttl, hasTTL = a.TTL, true
+	}
+	msg.expires, msg.expiry = hasTTL, m.now+time.Duration(ttl)*time.Millisecond
+	wasEmpty := len(q.ready) == 0
+	// x-message-ttl 0 without a dead-letter exchange: what cannot go to a
+	// consumer at once is discarded. Only an empty queue can hand it to
+	// one.
+	if a.HasTTL && a.TTL == 0 && !wasEmpty && !a.DLX {
+		m.cover["message discarded (x-message-ttl 0)"]++
+		return true
+	}
 	q.seq++
-	msg := &mMsg{body: o.Body, key: o.Queue, pubPrio: o.Priority, seq: q.seq}
+	msg.seq, msg.prio, msg.delivered = q.seq, 0, false
 	if q.maxPrio > 0 {
-		msg.prio = min(int(o.Priority), q.maxPrio)
+		msg.prio = min(int(msg.pubPrio), q.maxPrio)
 	}
 	m.insertReady(q, msg)
+	if wasEmpty && len(q.consumers) > 0 {
+		// Straight to a waiting consumer, expired or not.
+		m.deliverReady(q, false)
+		if len(q.ready) == 0 && msg.expires && msg.expiry <= m.now {
+			m.cover["expired message handed straight to a consumer"]++
+		}
+	}
+	m.dropOverLimit(q)
 	m.markDirty(q)
 	return true
+}
+
+func readyBytes(q *mQueue) int {
+	n := 0
+	for _, msg := range q.ready {
+		n += len(msg.body)
+	}
+	return n
+}
+
+// dropOverLimit drops from the head while a drop-head queue has more ready
+// messages (or bytes) than its limit; they die of "maxlen".
+func (m *model) dropOverLimit(q *mQueue) {
+	a := q.args
+	for a.dropHead() && len(q.ready) > 0 && (a.HasMaxLen && len(q.ready) > a.MaxLen || a.HasMaxBytes && readyBytes(q) > a.MaxBytes) {
+		msg := q.ready[0]
+		q.ready = q.ready[1:]
+		m.cover["message dropped from the head (max-length)"]++
+		m.deadLetter(q, msg, "maxlen")
+	}
+}
+
+// dropExpired drops the head while its expiry has come: only the head ever
+// expires (of a priority queue too: the highest priority's head).
+func (m *model) dropExpired(q *mQueue) {
+	for len(q.ready) > 0 && q.ready[0].expires && q.ready[0].expiry <= m.now {
+		msg := q.ready[0]
+		q.ready = q.ready[1:]
+		m.cover["message expired at the head"]++
+		if msg.delivered {
+			m.cover["requeued message expired"]++
+		}
+		m.deadLetter(q, msg, "expired")
+	}
+}
+
+// deadLetter republishes a message that left q for reason to the default
+// exchange with q's dead-letter routing key (or its own key), after
+// recording the death in its x-death. A queue the message already died in
+// with no rejection since is a cycle: the message is dropped. Without a
+// dead-letter exchange, or a queue to route to, the message is dropped.
+func (m *model) deadLetter(q *mQueue, msg *mMsg, reason string) {
+	if !q.args.DLX {
+		return
+	}
+	key := msg.key
+	if q.args.DLRK != "" {
+		key = q.args.DLRK
+	}
+	dead := &mMsg{body: msg.body, key: key, pubPrio: msg.pubPrio, first: msg.first}
+	if len(msg.deaths) == 0 {
+		dead.first = mDeath{queue: q.name, reason: reason}
+	}
+	dead.deaths = []mDeath{{queue: q.name, reason: reason, count: 1, at: m.now, key: msg.key, exp: msg.exp}}
+	for _, d := range msg.deaths {
+		if d.queue == q.name && d.reason == reason && dead.deaths[0].count == 1 {
+			d.count++
+			dead.deaths[0] = d // keeps its first time, key and expiration
+			continue
+		}
+		dead.deaths = append(dead.deaths, d)
+	}
+	if dead.deaths[0].count > 1 {
+		m.cover["x-death count above 1"]++
+	}
+	t := m.queues[key]
+	if t == nil {
+		return
+	}
+	for _, d := range dead.deaths {
+		if d.reason == "rejected" {
+			break
+		}
+		if d.queue == t.name {
+			m.cover["dead-letter cycle dropped"]++
+			return
+		}
+	}
+	if t != q {
+		m.cover["dead-lettered into another queue"]++
+	}
+	m.enqueue(t, dead, 0, false)
+}
+
+// touchExpires restarts the queue's x-expires timer if it has no consumers,
+// and stops it if it has.
+func (m *model) touchExpires(q *mQueue) {
+	if q.args.Expires == 0 || q.deleted {
+		return
+	}
+	if len(q.consumers) > 0 {
+		q.expires.on = false
+		return
+	}
+	m.setTimer(&q.expires, m.now+time.Duration(q.args.Expires)*time.Millisecond)
+}
+
+func (m *model) setTimer(t *mTimer, due time.Duration) {
+	m.seq++
+	*t = mTimer{on: true, due: due, seq: m.seq}
 }
 
 // insertReady puts a message at its place: after every message of higher
@@ -415,8 +614,32 @@ func (m *model) insertReady(q *mQueue, msg *mMsg) {
 func delivery(ctag string, tag uint64, redelivered bool, msg *mMsg) sim.Delivery {
 	d := sim.Delivery{ConsumerTag: ctag, DeliveryTag: tag, Redelivered: redelivered, RoutingKey: msg.key}
 	d.Priority = msg.pubPrio
+	d.Expiration = msg.exp
 	d.Body = []byte(msg.body)
+	if len(msg.deaths) > 0 {
+		var deaths []any
+		for _, x := range msg.deaths {
+			e := sim.Table{"count": x.count, "reason": x.reason, "queue": x.queue, "exchange": "",
+				"time": sim.Epoch.Add(x.at).Truncate(time.Second).UTC(), "routing-keys": []any{x.key}}
+			if x.exp != "" {
+				e["original-expiration"] = x.exp
+			}
+			deaths = append(deaths, e)
+		}
+		d.Headers = sim.Table{"x-death": deaths, "x-first-death-reason": msg.first.reason,
+			"x-first-death-queue": msg.first.queue, "x-first-death-exchange": ""}
+	}
 	return d
+}
+
+// noteDelivery counts what a delivered message shows.
+func (m *model) noteDelivery(msg *mMsg) {
+	if len(msg.deaths) > 0 {
+		m.cover["dead-lettered message delivered ("+msg.deaths[0].reason+")"]++
+	}
+	if len(msg.deaths) > 1 {
+		m.cover["message delivered after two deaths"]++
+	}
 }
 
 func (m *model) consume(ch *mChan, o op) *errInfo {
@@ -448,6 +671,7 @@ func (m *model) consume(ch *mChan, o op) *errInfo {
 	ch.consumers = append(ch.consumers, c)
 	ch.live[c.tag] = c
 	m.cons[len(m.cons)-1] = c
+	m.touchExpires(q) // stops it
 	m.markDirty(q)
 	return nil
 }
@@ -499,8 +723,8 @@ func (m *model) take(ch *mChan, method string, tag uint64, multiple bool) ([]mEn
 	return out, nil
 }
 
-// settle applies acks (requeue=false: dropped; true: back to their place)
-// as RabbitMQ's channel does. The limiter counts the consumer deliveries
+// settle applies acks (requeue=false: dropped, or dead-lettered if reject;
+// true: back to their place) as RabbitMQ's channel does. The limiter counts the consumer deliveries
 // settled first. Then the deliveries go to their queues one (queue,
 // consumer tag) group at a time, each group as one message the queue
 // handles completely - requeue, credit back (if a window reopened, the
@@ -509,8 +733,10 @@ func (m *model) take(ch *mChan, method string, tag uint64, multiple bool) ([]mEn
 // delivery tag, so each one is a group of its own, and they come first (in
 // Erlang's term order integers sort before binaries): rabbit_channel
 // foreach_per_queue folds a gb_tree keyed by {QName, CTag} (checked against
-// RabbitMQ 3.10.8). Last, the queues the limiter released resume.
-func (m *model) settle(ch *mChan, ds []mEntry, requeue bool) {
+// RabbitMQ 3.10.8). A group's messages go back (or die) before its credit
+// does, and a drop-head queue drops what a requeue put over its limit. Last,
+// the queues the limiter released resume.
+func (m *model) settle(ch *mChan, ds []mEntry, requeue, reject bool) {
 	released := m.release(ch, ds)
 	type group struct {
 		q  *mQueue
@@ -543,12 +769,16 @@ func (m *model) settle(ch *mChan, ds []mEntry, requeue bool) {
 		if q.deleted {
 			continue // settling a deleted queue's deliveries does nothing
 		}
-		reopened := false
 		for _, d := range g.ds {
 			q.unacked--
 			if requeue {
 				m.insertReady(q, d.msg)
+			} else if reject {
+				m.deadLetter(q, d.msg, "rejected")
 			}
+		}
+		reopened := false
+		for _, d := range g.ds {
 			if c := d.cons; c != nil {
 				full := !c.hasCredit()
 				c.outstanding--
@@ -559,6 +789,9 @@ func (m *model) settle(ch *mChan, ds []mEntry, requeue bool) {
 		}
 		if reopened {
 			m.unblock(q, ch)
+		}
+		if requeue {
+			m.dropOverLimit(q)
 		}
 		m.markDirty(q)
 		m.flush()
@@ -668,6 +901,9 @@ func (m *model) block(c *mCons) {
 	q.bands[c.prio] = slices.DeleteFunc(q.bands[c.prio], func(x *mCons) bool { return x == c })
 	m.blocks++
 	c.blocked, c.blockedAt = true, m.blocks
+	if c.ch.closed {
+		return
+	}
 	if c.hasCredit() {
 		m.cover["consumer blocked by the global limit"]++
 	} else {
@@ -680,7 +916,7 @@ func (m *model) block(c *mCons) {
 // channel-wide limiter's can_send (which counts an ack-mode delivery).
 func (m *model) canTake(c *mCons) bool {
 	ch := c.ch
-	if ch.suspended[c.q] || !c.hasCredit() {
+	if ch.closed || ch.suspended[c.q] || !c.hasCredit() {
 		return false
 	}
 	if ch.limit != 0 {
@@ -704,19 +940,49 @@ func (m *model) markDirty(q *mQueue) {
 	}
 }
 
+// flush dispatches the dirty queues, including those that become dirty on
+// the way (dead-lettering into them); a queue that becomes dirty again
+// after its dispatch is dispatched again.
 func (m *model) flush() {
-	for _, q := range m.dirty {
+	var done []*mQueue
+	for len(m.dirty) > 0 {
+		q := m.dirty[0]
+		m.dirty = m.dirty[1:]
 		if !q.deleted {
+			if slices.Contains(done, q) {
+				m.cover["queue dispatched twice in one flush"]++
+			}
+			done = append(done, q)
 			m.dispatch(q)
 		}
 	}
 	m.dirty = nil
 }
 
-// dispatch hands the head message to the next consumer that can take it,
-// while there is one.
+// dispatch drops the expired head messages, delivers, and sets the TTL
+// timer for the new head's expiry (leaving it alone when that did not
+// change).
 func (m *model) dispatch(q *mQueue) {
-	for len(q.ready) > 0 {
+	m.deliverReady(q, true)
+	switch {
+	case len(q.ready) == 0 || !q.ready[0].expires:
+		q.ttl.on = false
+	case !q.ttl.on || q.ttl.due != q.ready[0].expiry:
+		m.setTimer(&q.ttl, q.ready[0].expiry)
+	}
+}
+
+// deliverReady hands the head message to the next consumer that can take
+// it, while there is one; with expire, expired heads are dropped first and
+// after every delivery.
+func (m *model) deliverReady(q *mQueue, expire bool) {
+	for {
+		if expire {
+			m.dropExpired(q)
+		}
+		if len(q.ready) == 0 {
+			return
+		}
 		c := m.next(q)
 		if c == nil {
 			return
@@ -743,6 +1009,7 @@ func (m *model) dispatch(q *mQueue) {
 		if ch.limit > 0 && ch.volume == ch.limit {
 			m.cover["delivery filled the global limit"]++
 		}
+		m.noteDelivery(msg)
 	}
 }
 
@@ -784,9 +1051,11 @@ func (m *model) next(q *mQueue) *mCons {
 }
 
 // closeChannel closes a channel: its consumers go, its unacked deliveries
-// return to their places (section 5).
+// return to their places (section 5), queue by queue; a drop-head queue
+// drops what that put over its limit, and a queue left without consumers
+// restarts its x-expires.
 func (m *model) closeChannel(ch *mChan, cause *errInfo) {
-	ch.closed, ch.cause, ch.tick = true, cause, false
+	ch.closed, ch.cause, ch.tick.on = true, cause, false
 	delete(ch.conn.open, ch.id)
 	ds := ch.ledger
 	ch.ledger = nil
@@ -814,6 +1083,8 @@ func (m *model) closeChannel(ch *mChan, cause *errInfo) {
 				m.insertReady(q, d.msg)
 			}
 		}
+		m.dropOverLimit(q)
+		m.touchExpires(q)
 		m.markDirty(q)
 	}
 }
@@ -825,6 +1096,11 @@ func (m *model) closeConn(c *mConn, cause *errInfo) {
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
+	// Every channel stops taking deliveries first: what closing one
+	// channel dead-letters cannot reach a consumer on the next.
+	for _, id := range ids {
+		c.open[id].closed = true
+	}
 	for _, id := range ids {
 		m.closeChannel(c.open[id], cause)
 	}
@@ -836,6 +1112,7 @@ func (m *model) closeConn(c *mConn, cause *errInfo) {
 func (m *model) deleteQueue(q *mQueue) {
 	q.deleted = true
 	q.ready = nil
+	q.ttl.on, q.expires.on = false, false
 	delete(m.queues, q.name)
 	for _, c := range slices.Clone(q.consumers) {
 		m.removeConsumer(c)
@@ -853,45 +1130,81 @@ func (m *model) deleteQueue(q *mQueue) {
 // unacked deliveries, 60 s after it was (re)started.
 func (m *model) syncTick(ch *mChan) {
 	if ch.closed || len(ch.ledger) == 0 {
-		ch.tick = false
+		ch.tick.on = false
 		return
 	}
-	if !ch.tick {
-		m.seq++
-		ch.tick, ch.tickDue, ch.tickSeq = true, m.now+60*time.Second, m.seq
+	if !ch.tick.on {
+		m.setTimer(&ch.tick, m.now+60*time.Second)
 	}
 }
 
-// advance moves the clock, firing the channels' ticks in (due, scheduling)
-// order. A tick closes its channel with 406 if the oldest unacked delivery
-// (basic.get ones included) has reached the consumer timeout, 30 minutes
-// (section 6).
+// advance moves the clock, firing every timer due on the way at its own
+// time, in (due, scheduling) order: it looks through every channel and
+// queue for the earliest one, fires it, and starts again.
+//   - A channel's tick closes it with 406 if the oldest unacked delivery
+//     (basic.get ones included) has reached the consumer timeout, 30
+//     minutes (section 6).
+//   - A queue's TTL timer dispatches it, which drops its expired head.
+//   - A queue's x-expires timer deletes it, messages included, if it
+//     still has no consumers.
 func (m *model) advance(d time.Duration) {
 	end := m.now + d
 	for {
-		var next *mChan
-		for _, ch := range m.chans {
-			if ch != nil && ch.tick && ch.tickDue <= end &&
-				(next == nil || ch.tickDue < next.tickDue || ch.tickDue == next.tickDue && ch.tickSeq < next.tickSeq) {
-				next = ch
+		var next *mTimer
+		earlier := func(t *mTimer) {
+			if t.on && t.due <= end && (next == nil || t.due < next.due || t.due == next.due && t.seq < next.seq) {
+				next = t
 			}
+		}
+		for _, ch := range m.chans {
+			if ch != nil {
+				earlier(&ch.tick)
+			}
+		}
+		for _, q := range m.queues {
+			earlier(&q.ttl)
+			earlier(&q.expires)
 		}
 		if next == nil {
 			break
 		}
-		m.now, next.tick = next.tickDue, false
-		// A delivery exactly 30 minutes old times out: the simulator's
-		// reading of RabbitMQ 3.10.8, whose tick is armed before the
-		// delivery is recorded (sim/expiry.go onTick).
-		if len(next.ledger) > 0 && next.ledger[0].at <= m.now-30*time.Minute {
-			m.cover["consumer timeout"]++
-			m.closeChannel(next, protoErr(406, "none", "delivery acknowledgement on channel %d timed out. Timeout value used: 1800000 ms. This timeout value can be configured, see consumers doc guide to learn more", next.id))
-		} else {
-			m.syncTick(next)
-		}
+		m.now, next.on = next.due, false
+		m.fire(next)
 		m.flush()
 	}
 	m.now = end
+}
+
+// fire runs the timer t, which has just come due.
+func (m *model) fire(t *mTimer) {
+	for _, q := range m.queues {
+		switch t {
+		case &q.ttl:
+			m.markDirty(q)
+			return
+		case &q.expires:
+			if len(q.consumers) == 0 {
+				m.cover["queue deleted by x-expires"]++
+				m.deleteQueue(q)
+			}
+			return
+		}
+	}
+	for _, ch := range m.chans {
+		if ch == nil || t != &ch.tick {
+			continue
+		}
+		// A delivery exactly 30 minutes old times out: the simulator's
+		// reading of RabbitMQ 3.10.8, whose tick is armed before the
+		// delivery is recorded (sim/expiry.go onTick).
+		if len(ch.ledger) > 0 && ch.ledger[0].at <= m.now-30*time.Minute {
+			m.cover["consumer timeout"]++
+			m.closeChannel(ch, protoErr(406, "none", "delivery acknowledgement on channel %d timed out. Timeout value used: 1800000 ms. This timeout value can be configured, see consumers doc guide to learn more", ch.id))
+		} else {
+			m.syncTick(ch)
+		}
+		return
+	}
 }
 
 // observe returns what the model expects a client and an operator to see.

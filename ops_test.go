@@ -36,14 +36,25 @@ const (
 	opAdvance
 )
 
-// queueArgs are the argument sets a queue may be declared with.
-const (
-	argsNone = iota
-	argsPrio2
-	argsPrio5
-	argsSAC
-	argsSACPrio2
-)
+// qArgs are a queue's declare arguments. The zero value is no arguments.
+// Dead-lettering always goes through the default exchange ("").
+type qArgs struct {
+	MaxPrio     int  // x-max-priority; 0: none
+	SAC         bool // x-single-active-consumer
+	HasTTL      bool // x-message-ttl = TTL ms
+	TTL         int
+	Expires     int // x-expires ms; 0: none
+	HasMaxLen   bool
+	MaxLen      int // x-max-length
+	HasMaxBytes bool
+	MaxBytes    int    // x-max-length-bytes
+	Overflow    string // x-overflow; "": absent (drop-head)
+	DLX         bool   // x-dead-letter-exchange = ""
+	DLRK        string // x-dead-letter-routing-key; "": absent
+}
+
+// dropHead reports whether the queue drops from the head when over a limit.
+func (a qArgs) dropHead() bool { return a.Overflow == "" || a.Overflow == "drop-head" }
 
 // op is one concrete operation. Handles (Conn, Ch, Cons) index the lists of
 // connections, channels and consumers in creation order; an operation that
@@ -55,10 +66,11 @@ type op struct {
 	Cons int // consumer handle (Consume creates it)
 
 	Queue     string
-	Args      int // declare: one of the args* sets
+	Args      qArgs // declare
 	Passive   bool
 	Body      string
 	Priority  uint8
+	Expire    string // publish: the expiration property
 	Mandatory bool
 	Exchange  string // publish: "" or a missing exchange
 	Count     int
@@ -110,13 +122,13 @@ func (o op) String() string {
 	case opDeclare:
 		return fmt.Sprintf("%s.QueueDeclare(%s%s%s)", o.Label, o.Queue, argsLabel(o.Args), flags(on(o.Passive), "passive"))
 	case opBrokerPublish:
-		return fmt.Sprintf("broker.Publish(%s,%s%s)", o.Queue, o.Body, prioLabel(o.Priority))
+		return fmt.Sprintf("broker.Publish(%s,%s%s%s)", o.Queue, o.Body, prioLabel(o.Priority), expLabel(o.Expire))
 	case opPublish:
 		x := ""
 		if o.Exchange != "" {
 			x = "exchange=" + o.Exchange + ","
 		}
-		return fmt.Sprintf("%s.Publish(%s%s,%s%s%s)", o.Label, x, o.Queue, o.Body, prioLabel(o.Priority), flags(on(o.Mandatory), "mandatory"))
+		return fmt.Sprintf("%s.Publish(%s%s,%s%s%s%s)", o.Label, x, o.Queue, o.Body, prioLabel(o.Priority), expLabel(o.Expire), flags(on(o.Mandatory), "mandatory"))
 	case opConfirm:
 		return fmt.Sprintf("%s.Confirm()", o.Label)
 	case opQos:
@@ -153,8 +165,16 @@ func (o op) String() string {
 	return fmt.Sprintf("op(%d)", o.Kind)
 }
 
-func argsLabel(a int) string {
-	return [...]string{"", ",x-max-priority=2", ",x-max-priority=5", ",x-single-active-consumer", ",x-single-active-consumer,x-max-priority=2"}[a]
+func argsLabel(a qArgs) string {
+	var sb strings.Builder
+	for _, kv := range argList(a) {
+		if v, ok := kv.val.(string); ok {
+			fmt.Fprintf(&sb, ",%s=%q", kv.key, v)
+		} else {
+			fmt.Fprintf(&sb, ",%s=%v", kv.key, kv.val)
+		}
+	}
+	return sb.String()
 }
 
 func prioLabel(p uint8) string {
@@ -164,32 +184,51 @@ func prioLabel(p uint8) string {
 	return fmt.Sprintf(",priority=%d", p)
 }
 
-// queueArgTable is the declare argument table of an args* set.
-func queueArgTable(a int) sim.Table {
-	switch a {
-	case argsPrio2:
-		return sim.Table{"x-max-priority": int32(2)}
-	case argsPrio5:
-		return sim.Table{"x-max-priority": int32(5)}
-	case argsSAC:
-		return sim.Table{"x-single-active-consumer": true}
-	case argsSACPrio2:
-		return sim.Table{"x-single-active-consumer": true, "x-max-priority": int32(2)}
+func expLabel(e string) string {
+	if e == "" {
+		return ""
 	}
-	return nil
+	return ",expiration=" + e
 }
 
-func argsMaxPriority(a int) int {
-	switch a {
-	case argsPrio2, argsSACPrio2:
-		return 2
-	case argsPrio5:
-		return 5
-	}
-	return 0
+type argKV struct {
+	key string
+	val any
 }
 
-func argsSingleActive(a int) bool { return a == argsSAC || a == argsSACPrio2 }
+// argList is a queue's arguments as the declare sends them, in RabbitMQ's
+// checking order (rabbit_amqqueue:declare_args/0).
+func argList(a qArgs) []argKV {
+	var out []argKV
+	add := func(ok bool, key string, val any) {
+		if ok {
+			out = append(out, argKV{key, val})
+		}
+	}
+	add(a.Expires > 0, "x-expires", int32(a.Expires))
+	add(a.HasTTL, "x-message-ttl", int32(a.TTL))
+	add(a.DLX, "x-dead-letter-exchange", "")
+	add(a.DLRK != "", "x-dead-letter-routing-key", a.DLRK)
+	add(a.HasMaxLen, "x-max-length", int32(a.MaxLen))
+	add(a.HasMaxBytes, "x-max-length-bytes", int32(a.MaxBytes))
+	add(a.MaxPrio > 0, "x-max-priority", int32(a.MaxPrio))
+	add(a.Overflow != "", "x-overflow", a.Overflow)
+	add(a.SAC, "x-single-active-consumer", true)
+	return out
+}
+
+// queueArgTable is the declare argument table.
+func queueArgTable(a qArgs) sim.Table {
+	kvs := argList(a)
+	if len(kvs) == 0 {
+		return nil
+	}
+	t := sim.Table{}
+	for _, kv := range kvs {
+		t[kv.key] = kv.val
+	}
+	return t
+}
 
 // errInfo is an error as the test compares it: a protocol error's code, text,
 // method and scope, or "closed" with the protocol error that closed it.
@@ -301,7 +340,7 @@ func (w *simWorld) apply(o op) result {
 }
 
 func publishMessage(o op) sim.Message {
-	return sim.Message{Properties: sim.Properties{Priority: o.Priority}, Body: []byte(o.Body)}
+	return sim.Message{Properties: sim.Properties{Priority: o.Priority, Expiration: o.Expire}, Body: []byte(o.Body)}
 }
 
 func consumeOptions(o op) sim.ConsumeOptions {

@@ -3,16 +3,25 @@ package amqpsim_test
 // Model-based property tests of the whole broker (DESIGN.md, "Testing").
 //
 // TestModel runs random sequences of operations on up to 3 open connections,
-// up to 4 open channels, 3 queues (some with x-max-priority or
-// x-single-active-consumer) and up to 6 live consumers. After every
-// operation it
+// up to 4 open channels, 3 queues and up to 6 live consumers. Queues may
+// have x-max-priority, x-single-active-consumer, x-message-ttl (0 too),
+// x-expires, x-max-length and x-max-length-bytes with any x-overflow, and
+// dead-letter through the default exchange to another queue, to
+// themselves, or nowhere (so chains and cycles happen); messages may have
+// a priority and an expiration; the clock advances by 1 ms to 31 minutes.
+// After every operation it
 //
 //   - compares everything a client or operator can observe (each consumer's
-//     deliveries, get results, errors, which channels and connections are
-//     closed, returns, confirms, broker cancels, queue stats, ready lists,
-//     channel and consumer stats) with a naive reference model (model_test.go);
+//     deliveries with their x-death headers, get results, errors, which
+//     channels and connections are closed, returns, confirms and their
+//     nacks, broker cancels, queue stats, ready lists, channel and consumer
+//     stats) with a naive reference model (model_test.go);
 //   - checks DESIGN.md's invariants 1-7 and 9 from the simulator's
-//     observations alone (invariants_test.go);
+//     observations and its own trace alone (invariants_test.go), among them
+//     conservation: every routed message is in exactly one place - ready,
+//     unacked, or gone as acknowledged, rejected, expired, dropped,
+//     refused at publish, purged or deleted - and a dead-lettered one
+//     moves on to its next queue;
 //
 // and at the end of each sequence it replays the operations on a fresh
 // broker and requires the same trace (invariant 10). Invariant 8 (round
@@ -126,7 +135,7 @@ func (h *harness) step(o op) {
 			t.Fatalf("after %s the simulator and the model disagree (-model +simulator):\n%s", o, diff)
 		}
 	}
-	if bad := h.inv.check(o, got); len(bad) > 0 {
+	if bad := h.inv.check(o, got, h.sim.b.Trace()); len(bad) > 0 {
 		t.Fatalf("after %s:\n%s", o, joinLines(bad))
 	}
 }
@@ -258,7 +267,46 @@ func (h *harness) openChannel(conn int) {
 
 func (h *harness) declare(t *rapid.T, ch int, name string) {
 	// 40% plain, 25% priority, 35% single active consumer.
-	args := []int{argsNone, argsNone, argsNone, argsNone, argsPrio2, argsPrio2, argsPrio5, argsSAC, argsSAC, argsSACPrio2, argsSAC, argsSACPrio2, argsNone, argsPrio2, argsPrio5, argsSAC, argsSACPrio2, argsNone, argsSAC, argsNone}[rapid.IntRange(0, 19).Draw(t, "args")]
+	var args qArgs
+	switch "nnnnppPssSsSpPSnsn-n"[rapid.IntRange(0, 19).Draw(t, "args")] {
+	case 'p':
+		args.MaxPrio = 2
+	case 'P':
+		args.MaxPrio = 5
+	case 's':
+		args.SAC = true
+	case 'S':
+		args.SAC, args.MaxPrio = true, 2
+	case '-':
+		args.SAC = true
+	}
+	// Then, independently, the time and length limits and dead-lettering
+	// of sections 7 and 8. Dead-lettering goes through the default
+	// exchange, to a queue of the model, or by the message's own key (its
+	// queue), or nowhere.
+	if oneIn(t, 3, "x-message-ttl?") {
+		args.HasTTL, args.TTL = true, rapid.SampledFrom([]int{1000, 0, 1, 60000}).Draw(t, "x-message-ttl")
+	}
+	if oneIn(t, 6, "x-expires?") {
+		args.Expires = rapid.SampledFrom([]int{1500, 90000}).Draw(t, "x-expires")
+	}
+	if oneIn(t, 4, "x-max-length?") {
+		args.HasMaxLen, args.MaxLen = true, rapid.IntRange(0, 3).Draw(t, "x-max-length")
+	}
+	if oneIn(t, 8, "x-max-length-bytes?") {
+		args.HasMaxBytes, args.MaxBytes = true, rapid.SampledFrom([]int{4, 0, 8}).Draw(t, "x-max-length-bytes")
+	}
+	if args.HasMaxLen || args.HasMaxBytes || oneIn(t, 20, "x-overflow?") {
+		args.Overflow = rapid.SampledFrom([]string{"", "reject-publish", "reject-publish-dlx", "drop-head"}).Draw(t, "x-overflow")
+	}
+	if oneIn(t, 2, "x-dead-letter-exchange?") {
+		// Mostly the next queue in the ring q1 -> q2 -> q3 -> q1, which
+		// makes chains and cycles.
+		i := slices.Index(queueNames, name)
+		next, other := queueNames[(i+1)%3], queueNames[(i+2)%3]
+		args.DLX = true
+		args.DLRK = rapid.SampledFrom([]string{next, next, other, name, "", "nosuch"}).Draw(t, "x-dead-letter-routing-key")
+	}
 	if q := h.model.queues[name]; q != nil && !oneIn(t, 5, "inequivalent?") {
 		args = q.args // mostly an equivalent redeclaration
 	}
@@ -310,6 +358,9 @@ func (h *harness) publish(t *rapid.T, viaBroker bool) {
 		o := op{Kind: opBrokerPublish, Queue: h.queue(t), Body: fmt.Sprintf("m%d", h.msgs)}
 		if oneIn(t, 4, "priority?") {
 			o.Priority = uint8(rapid.IntRange(1, 6).Draw(t, "priority"))
+		}
+		if oneIn(t, 4, "expiration?") {
+			o.Expire = rapid.SampledFrom([]string{"1000", "0", "1", "5000", "60000"}).Draw(t, "expiration")
 		}
 		if !viaBroker {
 			o.Kind, o.Ch, o.Label = opPublish, ch, mc.label
@@ -363,7 +414,7 @@ func (h *harness) settle(t *rapid.T, kind opKind) {
 // weights makes some actions more frequent: rapid picks among action names
 // uniformly, so an action of weight n gets n names ("Ack", "Ack#2", ...).
 var weights = map[string]int{
-	"ChannelPublish": 3, "BrokerPublish": 2, "Consume": 3, "Ack": 4, "Get": 3, "Qos": 2,
+	"ChannelPublish": 3, "BrokerPublish": 2, "Consume": 3, "Ack": 4, "Get": 3, "Qos": 2, "Advance": 2,
 }
 
 func (h *harness) actions() map[string]func(*rapid.T) {
@@ -474,7 +525,7 @@ func (h *harness) baseActions() map[string]func(*rapid.T) {
 				IfUnused: oneIn(t, 4, "ifUnused?"), IfEmpty: oneIn(t, 4, "ifEmpty?")})
 		},
 		"Advance": func(t *rapid.T) {
-			d := rapid.SampledFrom([]time.Duration{time.Millisecond, time.Second, time.Minute, 31 * time.Minute}).Draw(t, "duration")
+			d := rapid.SampledFrom([]time.Duration{time.Millisecond, time.Second, time.Minute, 31 * time.Minute, 100 * time.Millisecond, 10 * time.Second}).Draw(t, "duration")
 			h.step(op{Kind: opAdvance, D: d})
 		},
 	}
@@ -578,6 +629,31 @@ func TestModelRegressions(t *testing.T) {
 			{Kind: opConsume, Ch: 1, Queue: "q1", Tag: "c2"}, pub("m3"), pub("m4"),
 			{Kind: opAdvance, D: 31 * time.Minute},
 		}},
+		// A message dead-lettered into a queue that the same flush had
+		// already dispatched (q1, emptied when the consumer timeout closed
+		// the channel) was never dispatched again: its TTL timer was never
+		// set, and it never expired.
+		{"dead-lettered into a queue already dispatched", []op{
+			conn, open,
+			{Kind: opDeclare, Queue: "q1", Args: qArgs{HasTTL: true, TTL: 1000}},
+			{Kind: opDeclare, Queue: "q2", Args: qArgs{HasTTL: true, TTL: 1000, DLX: true, DLRK: "q1"}},
+			{Kind: opBrokerPublish, Queue: "q2", Body: "m1"},
+			{Kind: opConsume, Queue: "q1", Tag: "c1"},
+			{Kind: opConsume, Queue: "q2", Tag: "c2"},
+			{Kind: opAdvance, D: 31 * time.Minute},
+		}},
+		// A channel closing with its connection requeued into a drop-head
+		// queue whose dropped head was dead-lettered to a queue with a
+		// consumer on the connection's next channel, which got it
+		// although the connection was already closing.
+		{"no deliveries to a closing connection", []op{
+			conn, open, open,
+			{Kind: opDeclare, Queue: "q1", Args: qArgs{HasMaxLen: true, MaxLen: 1, DLX: true, DLRK: "q2"}},
+			{Kind: opDeclare, Queue: "q2"},
+			{Kind: opConsume, Ch: 1, Queue: "q2", Tag: "c1"},
+			pub("m1"), {Kind: opGet, Queue: "q1"}, pub("m2"),
+			{Kind: opCloseConn},
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			newHarnessSeed(t, 1, false).replay(tc.ops...)
@@ -621,6 +697,12 @@ func TestModelCoverage(t *testing.T) {
 		"error 540 basic.qos",
 		"error 540 basic.recover",
 		"consumer timeout",
+		"message expired at the head",
+		"message dropped from the head (max-length)",
+		"reject-publish nack",
+		"dead-lettered into another queue",
+		"dead-lettered message delivered (expired)",
+		"queue deleted by x-expires",
 	} {
 		if total[want] == 0 {
 			t.Errorf("no sequence reached %q", want)

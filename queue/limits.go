@@ -93,37 +93,38 @@ func (q *Queue) take() *Message {
 	return nil
 }
 
-// DropExpired drops, from the head of each priority level, the messages
-// whose expiry has come by now (RabbitMQ's drop_expired_msgs: expiry only
-// ever happens at the head), handing each to expired.
+// DropExpired drops the head message while its expiry has come by now
+// (RabbitMQ's drop_expired_msgs: expiry only ever happens at the head),
+// handing each to expired.
+//
+// Fix: only the queue's head expires, not the head of every priority level.
+// rabbit_priority_queue:dropwhile runs through the levels from the highest
+// (find2) and stops at the first that is not left empty, so an expired
+// message below a live higher-priority one stays (measured on RabbitMQ
+// 3.10.8, x-max-priority 2: A priority 2 expiration 60000, then B priority
+// 0 expiration 100: both still queued 0.5 s later; B was dead-lettered
+// only once a basic.get took A). The simulator dropped B at 100 ms.
 func (q *Queue) DropExpired(now int64, expired func(q *Queue, m *Message)) {
-	for p := range q.levels {
-		lv := &q.levels[p]
-		for {
-			m := lv.head()
-			if m == nil || m.Expiry == 0 || m.Expiry > now {
-				break
-			}
-			lv.pop()
-			q.readyCount--
-			q.readyBytes -= int64(len(m.Body))
-			if expired != nil {
-				expired(q, m)
-			}
+	for {
+		m := q.Head()
+		if m == nil || m.Expiry == 0 || m.Expiry > now {
+			return
+		}
+		q.take()
+		if expired != nil {
+			expired(q, m)
 		}
 	}
 }
 
-// NextExpiry returns the earliest expiry among the heads of the priority
-// levels, when the queue's TTL timer must fire, or 0 for none.
+// NextExpiry returns the expiry of the head message, when the queue's TTL
+// timer must fire, or 0 for none. Like DropExpired it looks at the head
+// only (it used to take the earliest head of any priority level).
 func (q *Queue) NextExpiry() int64 {
-	next := int64(0)
-	for p := range q.levels {
-		if m := q.levels[p].head(); m != nil && m.Expiry != 0 && (next == 0 || m.Expiry < next) {
-			next = m.Expiry
-		}
+	if m := q.Head(); m != nil {
+		return m.Expiry
 	}
-	return next
+	return 0
 }
 
 // ExpiryAt returns the expiry of a message enqueued at now: now plus the

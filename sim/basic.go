@@ -376,7 +376,11 @@ func consumerTag(d channel.Delivery) string {
 // allow is the channel-wide limiter's can_send for a consumer; caller holds
 // the lock.
 func (b *Broker) allow(c *consumer.Consumer) bool {
-	return c.Ref.(*Consumer).ch.core.Limiter.Allow(c.Group, !c.NoAck)
+	ch := c.Ref.(*Consumer).ch
+	if ch.closed != nil { // its connection is closing (Connection.shutdown)
+		return false
+	}
+	return ch.core.Limiter.Allow(c.Group, !c.NoAck)
 }
 
 // deliver sends a message to a consumer: a delivery tag, a ledger entry

@@ -60,8 +60,10 @@ type Broker struct {
 
 	trace []Event
 
-	// dirty queues need a dispatch before the current call returns.
-	dirty []*queue.Queue
+	// dirty queues need a dispatch before the current call returns;
+	// flush has dispatched those before index flushed.
+	dirty   []*queue.Queue
+	flushed int
 	// allowFn and deliverFn are made once: method values allocate.
 	allowFn   func(*consumer.Consumer) bool
 	deliverFn func(*consumer.Consumer, *queue.Message, bool)
@@ -219,11 +221,17 @@ func (b *Broker) randomName(prefix string) string {
 }
 
 // markDirty queues q for dispatch before the current call returns.
+//
+// Fix: a queue already dispatched by the running flush is queued again.
+// A message dead-lettered into it later in the flush (another queue's
+// expired head) used to leave it undispatched, so its TTL timer was never
+// set and the message never expired (RabbitMQ's deliver_or_enqueue drops
+// and sets the timer for a message that becomes the head).
 func (b *Broker) markDirty(q *queue.Queue) {
 	if q.Deleted {
 		return
 	}
-	for _, d := range b.dirty {
+	for _, d := range b.dirty[b.flushed:] {
 		if d == q {
 			return
 		}
@@ -233,13 +241,15 @@ func (b *Broker) markDirty(q *queue.Queue) {
 
 // flush dispatches every dirty queue; caller holds the lock.
 func (b *Broker) flush() {
-	for i := 0; i < len(b.dirty); i++ {
-		if q := b.dirty[i]; !q.Deleted {
+	for b.flushed < len(b.dirty) {
+		q := b.dirty[b.flushed]
+		b.flushed++
+		if !q.Deleted {
 			b.dispatch(q)
 		}
 	}
 	clear(b.dirty)
-	b.dirty = b.dirty[:0]
+	b.dirty, b.flushed = b.dirty[:0], 0
 }
 
 func (b *Broker) lookupVhost(name string) (*vhost, error) {

@@ -507,3 +507,35 @@ func TestQueueExpires(t *testing.T) {
 		wantErr(t, err, 406, "PRECONDITION_FAILED - invalid arg 'x-expires' for queue 'exp-zero' in vhost '/': {value_zero,0}", protocol.QueueDeclare)
 	})
 }
+
+// Of a priority queue only the head expires: the head of the highest
+// priority that has messages (rabbit_priority_queue:dropwhile goes through
+// the levels from the highest and stops at the first it does not empty).
+// Measured with x-max-priority 2 and a DLX: A (priority 2, expiration
+// 60000) then B (priority 0, expiration 100): both queued 0.5 s later; a
+// no-ack basic.get took A with message count 0 (B dropped after the fetch)
+// and B was dead-lettered. B (priority 0, expiration 300) then A (priority
+// 2, expiration 60000): both queued 0.7 s later.
+func TestExpiryOnlyAtTheHeadOfAPriorityQueue(t *testing.T) {
+	e := newEnv(t)
+	e.declare("prio-dlq", sim.QueueOptions{})
+	pub := func(q, body string, prio uint8, exp string) {
+		e.must(e.b.Publish("", q, sim.Message{Properties: sim.Properties{Priority: prio, Expiration: exp}, Body: []byte(body)}))
+	}
+	for _, q := range []string{"prio-q", "prio-q2"} {
+		e.declare(q, sim.QueueOptions{Args: dl("prio-dlq", "x-max-priority", int32(2))})
+	}
+	pub("prio-q", "A", 2, "60000")
+	pub("prio-q", "B", 0, "100")
+	pub("prio-q2", "B", 0, "300")
+	pub("prio-q2", "A", 2, "60000")
+	e.b.Advance(700 * time.Millisecond)
+	diff(t, "prio-q", []string{"A", "B"}, e.ready("prio-q"))
+	diff(t, "prio-q2", []string{"A", "B"}, e.ready("prio-q2"))
+	diff(t, "dead-lettered", []string{}, e.ready("prio-dlq"))
+	d := e.getOne(e.ch, "prio-q", true)
+	if string(d.Body) != "A" || d.MessageCount != 0 {
+		t.Errorf("got %s with message count %d, want A and 0", d.Body, d.MessageCount)
+	}
+	diff(t, "dead-lettered after the get", []string{"B"}, e.ready("prio-dlq"))
+}

@@ -301,7 +301,7 @@ func (ch *Channel) settle(m protocol.Method, tag uint64, multiple, requeue bool)
 // does. The limiter hears of the settlement first. Then the deliveries are
 // settled one (queue, consumer tag) group at a time — queues in creation
 // order, each basic.get delivery alone in tag order, then consumer tags in
-// ascending order — and each group's queue gives credit back and dispatches
+// ascending order (see groupEnd) — and each group's queue gives credit back and dispatches
 // before the next group is settled: RabbitMQ sends each group to its queue
 // as one message, so the redeliveries of one group precede the requeue of
 // the next (measured on RabbitMQ 3.10.8 with basic.recover and nack
@@ -310,7 +310,6 @@ func (ch *Channel) settle(m protocol.Method, tag uint64, multiple, requeue bool)
 // A nack or reject without requeue (reject) dead-letters the messages with
 // reason "rejected"; an ack (neither) just forgets them.
 func (ch *Channel) apply(ds []channel.Delivery, requeue, reject bool) {
-	b := ch.b
 	released := ch.core.Released(ds)
 	if len(ds) > 1 {
 		slices.SortStableFunc(ds, func(x, y channel.Delivery) int {
@@ -321,49 +320,67 @@ func (ch *Channel) apply(ds []channel.Delivery, requeue, reject bool) {
 		})
 	}
 	for i := 0; i < len(ds); {
-		q, tag := ds[i].Queue, consumerTag(ds[i])
-		credited := b.credited[:0]
-		// Fix: each basic.get delivery is a group of its own. RabbitMQ keys
-		// a get's pending ack by its delivery tag (an integer, which sorts
-		// before consumer tags), so every get is requeued and dispatched in
-		// turn, in tag order; batching them let an older message overtake
-		// (checked against RabbitMQ 3.10.8: get m1, get m2, nack m1 with
-		// requeue, get m1, then nack all with requeue gives a prefetch-1
-		// consumer m2, not m1).
-		for first := true; i < len(ds) && ds[i].Queue == q && consumerTag(ds[i]) == tag && (first || tag != ""); i++ {
-			first = false
-			d := ds[i]
-			if !b.cfg.NoTrace {
-				b.event(ch.conn, ch.id, "settled", "tag=%d queue=%s requeue=%t body=%q", d.Tag, q.Name, requeue, d.Message.Body)
-			}
-			if q.Deleted {
-				continue
-			}
-			if requeue {
-				q.Requeue(d.Message)
-			} else {
-				q.Settle(d.Message)
-				if reject {
-					b.deadLetter(q, d.Message, "rejected")
-				}
-			}
-			if d.Consumer != nil {
-				credited = append(credited, d.Consumer)
-			}
-		}
-		if !q.Deleted {
-			q.Credit(credited)
-			if requeue {
-				q.DropOverLimit(b.maxlenFn)
-			}
-			b.markDirty(q)
-			b.flush()
-		}
-		clear(credited)
-		b.credited = credited[:0]
+		j := groupEnd(ds, i)
+		ch.settleGroup(ds[i:j], requeue, reject)
+		i = j
 	}
 	ch.resume(released)
 	ch.syncTick()
+}
+
+// groupEnd returns the end of the settlement group that starts at ds[i]:
+// the deliveries of one queue and one consumer tag. Each basic.get delivery
+// is a group of its own: RabbitMQ keys a get's pending ack by its delivery
+// tag, so every get is requeued and dispatched in turn (checked against
+// RabbitMQ 3.10.8: get m1, get m2, nack m1 with requeue, get m1, then nack
+// all with requeue gives a prefetch-1 consumer m2, not m1).
+func groupEnd(ds []channel.Delivery, i int) int {
+	q, tag := ds[i].Queue, consumerTag(ds[i])
+	j := i + 1
+	if tag == "" {
+		return j
+	}
+	for j < len(ds) && ds[j].Queue == q && consumerTag(ds[j]) == tag {
+		j++
+	}
+	return j
+}
+
+// settleGroup settles one group of deliveries of one queue, gives their
+// consumers credit back and dispatches the queue.
+func (ch *Channel) settleGroup(group []channel.Delivery, requeue, reject bool) {
+	b := ch.b
+	q := group[0].Queue
+	credited := b.credited[:0]
+	for _, d := range group {
+		if !b.cfg.NoTrace {
+			b.event(ch.conn, ch.id, "settled", "tag=%d queue=%s requeue=%t body=%q", d.Tag, q.Name, requeue, d.Message.Body)
+		}
+		if q.Deleted {
+			continue
+		}
+		if requeue {
+			q.Requeue(d.Message)
+		} else {
+			q.Settle(d.Message)
+			if reject {
+				b.deadLetter(q, d.Message, "rejected")
+			}
+		}
+		if d.Consumer != nil {
+			credited = append(credited, d.Consumer)
+		}
+	}
+	if !q.Deleted {
+		q.Credit(credited)
+		if requeue {
+			q.DropOverLimit(b.maxlenFn)
+		}
+		b.markDirty(q)
+		b.flush()
+	}
+	clear(credited)
+	b.credited = credited[:0]
 }
 
 func consumerTag(d channel.Delivery) string {

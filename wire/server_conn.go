@@ -34,7 +34,6 @@ type serverConn struct {
 	frameMax   uint32
 	channelMax uint16
 	heartbeat  time.Duration
-	name       string
 	authClose  bool // client announced authentication_failure_close
 
 	// Reader-only state.

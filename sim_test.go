@@ -30,7 +30,10 @@ package amqpsim_test
 //
 // The default run is 1,000 sequences; AMQPSIM_CHECKS=n (or -rapid.checks=n)
 // runs n. A failure prints the shrunk sequence, one operation per line
-// ("conn1.ch2.Ack(3,multiple)"), and a diff of model and simulator.
+// ("conn1.ch2.Ack(3,multiple)"), and a diff of model and simulator, and
+// writes the sequence as a scenario file to record against RabbitMQ as a
+// regression test (counterexample_test.go; AMQPSIM_COUNTEREXAMPLES=dir, or
+// =testdata for testdata/counterexamples/).
 
 import (
 	"flag"
@@ -73,6 +76,9 @@ type harness struct {
 	ops   []op
 	msgs  int // bodies are m1, m2, ...
 	tags  int // consumer tags are c1, c2, ...
+	// failure is the first line of the check that failed, for the header
+	// of a counterexample file.
+	failure string
 }
 
 // tb is what the harness needs of *rapid.T or *testing.T.
@@ -132,10 +138,13 @@ func (h *harness) step(o op) {
 	want := h.model.observe(h.model.apply(o))
 	if !reflect.DeepEqual(got, want) {
 		if diff := cmp.Diff(want, got, diffOpts...); diff != "" {
+			h.failure = fmt.Sprintf("after %s the simulator and the model disagree", o)
 			t.Fatalf("after %s the simulator and the model disagree (-model +simulator):\n%s", o, diff)
 		}
 	}
 	if bad := h.inv.check(o, got, h.sim.b.Trace()); len(bad) > 0 {
+		first, _, _ := strings.Cut(bad[0], "\n")
+		h.failure = fmt.Sprintf("after %s: %s", o, first)
 		t.Fatalf("after %s:\n%s", o, joinLines(bad))
 	}
 }
@@ -152,6 +161,7 @@ func (h *harness) checkDeterminism() {
 		return
 	}
 	if diff := cmp.Diff(first, replay); diff != "" {
+		h.failure = "invariant 10: the same operations gave a different trace"
 		h.t.Fatalf("invariant 10: the same operations gave a different trace (-first +replay):\n%s", diff)
 	}
 }
@@ -540,16 +550,23 @@ func indexOf[T comparable](s []T, x T) int {
 	panic("not found")
 }
 
-// prop is one sequence. done, if set, sees each finished harness.
-func prop(mutant bool, done func(*harness)) func(*rapid.T) {
+// prop is one sequence. done, if set, sees each finished harness; cx, if
+// set, writes the sequence rapid reports as failing as a scenario file.
+func prop(mutant bool, done func(*harness), cx *counterexamples) func(*rapid.T) {
 	return func(t *rapid.T) {
 		h := newHarness(t, mutant)
+		passed := false
+		if cx != nil {
+			final := cx.reported
+			t.Cleanup(func() { cx.ended(h, final, passed && !t.Failed(), t.Failed()) })
+		}
 		h.setup(t)
 		t.Repeat(h.actions())
 		h.checkDeterminism()
 		if done != nil {
 			done(h)
 		}
+		passed = true
 	}
 }
 
@@ -596,7 +613,8 @@ func checks(t *testing.T) {
 func TestModel(t *testing.T) {
 	checks(t)
 	withRapidFlag(t, "rapid.steps", steps)
-	rapid.Check(t, prop(false, nil))
+	cx := newCounterexamples(t, "")
+	rapid.Check(cx, prop(false, nil, cx))
 }
 
 // TestModelRegressions replays sequences that once found a simulator bug.
@@ -669,11 +687,12 @@ func TestModelCoverage(t *testing.T) {
 	withRapidFlag(t, "rapid.steps", steps)
 	withRapidFlag(t, "rapid.seed", "20261130")
 	total := map[string]int{}
-	rapid.Check(t, prop(false, func(h *harness) {
+	cx := newCounterexamples(t, "")
+	rapid.Check(cx, prop(false, func(h *harness) {
 		for k, n := range h.model.cover {
 			total[k] += n
 		}
-	}))
+	}, cx))
 	for _, want := range []string{
 		"consumer blocked by its prefetch",
 		"consumer blocked by the global limit",
@@ -723,7 +742,7 @@ func TestModelFailureIsReadable(t *testing.T) {
 	withRapidFlag(t, "rapid.nofailfile", "true")
 	withRapidFlag(t, "rapid.shrinktime", "20s")
 	rec := &recordingTB{name: t.Name()}
-	rapid.Check(rec, prop(true, nil))
+	rapid.Check(rec, prop(true, nil, nil))
 	out := rec.out.String()
 	if !rec.failed {
 		t.Fatalf("the planted bug was not found; output:\n%s", out)

@@ -194,23 +194,22 @@
 //
 // # From a property-test counterexample to a regression test
 //
-// When a rapid state-machine test fails, map its shrunk operation sequence
-// to Ops (one Conn per connection, OpenChannel per channel, and so on) and
-// write them as a scenario:
+// When the module's rapid model tests (TestModel and its siblings) fail,
+// they write rapid's shrunk operation sequence as a scenario file, to
+// $AMQPSIM_COUNTEREXAMPLES, to testdata/counterexamples/ when that is
+// "testdata", or else to a new temporary directory, and print its path. Its
+// header comment names the test and rapid's seed; its seed directive is the
+// simulator's. Record RabbitMQ's answers into it, then replay it:
 //
-//	s := scenarios.New("regress-ack-after-cancel", "Found by TestBroker, seed 42.", "",
-//		scenarios.Conn{Name: "c1"},
-//		scenarios.OpenChannel{Conn: "c1", Name: "ch1"},
-//		scenarios.DeclareQueue{Channel: "ch1", Queue: "q"},
-//		scenarios.Consume{Channel: "ch1", Queue: "q", Tag: "A"},
-//		scenarios.Publish{Channel: "ch1", Key: "q", Bodies: []string{"m1"}},
-//		scenarios.Cancel{Channel: "ch1", Tag: "A"},
-//		scenarios.Settle{Method: "ack", Channel: "ch1", Msg: "m1"},
-//	)
-//	os.WriteFile("testdata/scenarios/regress-ack-after-cancel.txt", s.Format(), 0o644)
+//	go run ./cmd/amqpsim record --url $AMQP_URL FILE
+//	go run ./cmd/amqpsim replay FILE
 //
-// Then record it ("amqpsim record --url URL FILE") so that RabbitMQ's answers
-// become its expectations, commit it, and the scenarios.Run test replays it
-// on every run. If the simulator disagrees with what RabbitMQ recorded, the
-// simulator has a bug; the file is the failing test for it.
+// If the simulator disagrees with what RabbitMQ recorded, the simulator has
+// a bug, and the file is the failing test for it: commit it under
+// testdata/counterexamples/, which the root package's tests replay once
+// recorded. Each operation becomes one step, except that broker.Publish,
+// which has no channel, is a publish on a connection of its own; the file
+// says so in a comment, and ends with held and queue steps that show the
+// state the sequence left. Other generators of operations can write files
+// the same way with New, SetSeed and Format, or WriteFile.
 package scenarios

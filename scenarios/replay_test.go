@@ -278,3 +278,21 @@ func TestWriteFileThenParse(t *testing.T) {
 		t.Errorf("get: %q", res.Got[4])
 	}
 }
+
+func TestSetSeed(t *testing.T) {
+	s := scenarios.New("seeded", "a title", "",
+		scenarios.Conn{Name: "c1"}, scenarios.OpenChannel{Conn: "c1", Name: "ch1"})
+	s.SetSeed(7)
+	s.SetSeed(8) // replaces, does not add a second directive
+	want := "# a title\nsource hand-written\nseed 8\n\nconn c1\nchannel c1.ch1\n"
+	if got := string(s.Format()); got != want {
+		t.Fatalf("got\n%s\nwant\n%s", got, want)
+	}
+	back, err := scenarios.Parse("seeded.txt", s.Format())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.Seed != 8 || back.Steps[0].Line != s.Steps[0].Line || back.Steps[1].Line != 6 {
+		t.Errorf("read back seed %d, lines %d %d; built lines %d %d", back.Seed, back.Steps[0].Line, back.Steps[1].Line, s.Steps[0].Line, s.Steps[1].Line)
+	}
+}

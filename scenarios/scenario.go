@@ -235,6 +235,32 @@ func (s *Scenario) setSource(src string) {
 	s.items = append(s.items[:i], append([]item{{dir: "source"}}, s.items[i:]...)...)
 }
 
+// SetSeed sets the seed directive (sim.Config.Seed for Replay), adding it
+// after the source directive when the scenario has none.
+func (s *Scenario) SetSeed(seed uint64) {
+	s.Seed = seed
+	at := 0
+	for i, it := range s.items {
+		switch it.dir {
+		case "seed":
+			return
+		case "source":
+			at = i + 1
+		}
+	}
+	if at == 0 {
+		for at < len(s.items) && s.items[at].step == nil && s.items[at].dir == "" && s.items[at].text != "" {
+			at++
+		}
+	}
+	s.items = append(s.items[:at], append([]item{{dir: "seed"}}, s.items[at:]...)...)
+	for _, it := range s.items[at+1:] {
+		if it.step != nil {
+			it.step.Line++ // the steps below moved down a line
+		}
+	}
+}
+
 // New builds a scenario from operations, as Go code that generates one
 // (for example from a shrunk property-test counterexample) would: one step
 // per operation, no results yet. title becomes the leading comment and

@@ -23,10 +23,15 @@ import (
 //
 // Time: every timer is a (due, scheduling order) pair; Advance scans all
 // channels and queues for the earliest one due, fires it at its own time,
-// and repeats. A queue's TTL timer is set for its head's expiry whenever
-// the queue is dispatched (and left alone when that expiry did not change);
-// its x-expires timer restarts on declare, basic.get, and whenever it is
-// left without consumers.
+// and repeats. Expired heads are dropped only where RabbitMQ's
+// drop_expired_msgs runs: after every fetch (delivery or basic.get; the
+// fetch itself takes the head, expired or not), after a requeue, after a
+// publish that leaves one message queued (or drops from the head), and when
+// the TTL timer fires. Each drop then sets the TTL timer for the new head's
+// expiry if it is not set, or moves it earlier if that expiry is more than
+// 1 ms before it; a firing timer is cleared first. Nothing else touches
+// that timer. A queue's x-expires timer restarts on declare, basic.get, and
+// whenever it is left without consumers.
 //
 // Where RabbitMQ is concurrent and the simulator had to pick an order, the
 // model follows the simulator's documented choice:
@@ -339,7 +344,7 @@ func (m *model) method(ch *mChan, o op, r *result) *errInfo {
 			return protoErr(404, "basic.get", "no queue '%s' in vhost '/'", o.Queue)
 		}
 		m.touchExpires(q) // basic.get restarts x-expires
-		m.dropExpired(q)
+		// The head is taken even if it has expired.
 		if len(q.ready) == 0 {
 			return nil
 		}
@@ -490,13 +495,25 @@ func (m *model) enqueue(q *mQueue, msg *mMsg, ttl int, hasTTL bool) bool {
 	}
 	m.insertReady(q, msg)
 	if wasEmpty && len(q.consumers) > 0 {
-		// Straight to a waiting consumer, expired or not.
+		// Straight to a waiting consumer, expired or not; then nothing
+		// else happens.
 		m.deliverReady(q, false)
-		if len(q.ready) == 0 && msg.expires && msg.expiry <= m.now {
-			m.cover["expired message handed straight to a consumer"]++
+		if len(q.ready) == 0 {
+			if msg.expires && msg.expiry <= m.now {
+				m.cover["expired message handed straight to a consumer"]++
+			}
+			m.markDirty(q)
+			return true
 		}
 	}
-	m.dropOverLimit(q)
+	dropped := m.dropOverLimit(q)
+	// Expired heads are dropped if the queue now holds one message, or
+	// if the length limit dropped some, but not when both and the
+	// message has no expiry.
+	one := len(q.ready) == 1
+	if (dropped || one) && !(dropped && one && !msg.expires) {
+		m.dropExpired(q)
+	}
 	m.markDirty(q)
 	return true
 }
@@ -510,20 +527,30 @@ func readyBytes(q *mQueue) int {
 }
 
 // dropOverLimit drops from the head while a drop-head queue has more ready
-// messages (or bytes) than its limit; they die of "maxlen".
-func (m *model) dropOverLimit(q *mQueue) {
+// messages (or bytes) than its limit; they die of "maxlen". It reports
+// whether it dropped any.
+func (m *model) dropOverLimit(q *mQueue) bool {
 	a := q.args
+	dropped := false
 	for a.dropHead() && len(q.ready) > 0 && (a.HasMaxLen && len(q.ready) > a.MaxLen || a.HasMaxBytes && readyBytes(q) > a.MaxBytes) {
 		msg := q.ready[0]
 		q.ready = q.ready[1:]
 		m.cover["message dropped from the head (max-length)"]++
 		m.deadLetter(q, msg, "maxlen")
+		dropped = true
 	}
+	return dropped
 }
 
 // dropExpired drops the head while its expiry has come: only the head ever
-// expires (of a priority queue too: the highest priority's head).
+// expires (of a priority queue too: the highest priority's head). Then the
+// TTL timer is set for the new head's expiry, if it has one, unless the
+// timer is already set no more than 1 ms after it. An empty queue is left
+// alone.
 func (m *model) dropExpired(q *mQueue) {
+	if len(q.ready) == 0 {
+		return
+	}
 	for len(q.ready) > 0 && q.ready[0].expires && q.ready[0].expiry <= m.now {
 		msg := q.ready[0]
 		q.ready = q.ready[1:]
@@ -532,6 +559,14 @@ func (m *model) dropExpired(q *mQueue) {
 			m.cover["requeued message expired"]++
 		}
 		m.deadLetter(q, msg, "expired")
+	}
+	if len(q.ready) > 0 && q.ready[0].expires {
+		if e := q.ready[0].expiry; !q.ttl.on || e+time.Millisecond < q.ttl.due {
+			if q.ttl.on {
+				m.cover["TTL timer moved earlier"]++
+			}
+			m.setTimer(&q.ttl, e)
+		}
 	}
 }
 
@@ -792,6 +827,7 @@ func (m *model) settle(ch *mChan, ds []mEntry, requeue, reject bool) {
 		}
 		if requeue {
 			m.dropOverLimit(q)
+			m.dropExpired(q)
 		}
 		m.markDirty(q)
 		m.flush()
@@ -959,27 +995,16 @@ func (m *model) flush() {
 	m.dirty = nil
 }
 
-// dispatch drops the expired head messages, delivers, and sets the TTL
-// timer for the new head's expiry (leaving it alone when that did not
-// change).
+// dispatch delivers, dropping expired heads after every delivery.
 func (m *model) dispatch(q *mQueue) {
 	m.deliverReady(q, true)
-	switch {
-	case len(q.ready) == 0 || !q.ready[0].expires:
-		q.ttl.on = false
-	case !q.ttl.on || q.ttl.due != q.ready[0].expiry:
-		m.setTimer(&q.ttl, q.ready[0].expiry)
-	}
 }
 
 // deliverReady hands the head message to the next consumer that can take
-// it, while there is one; with expire, expired heads are dropped first and
-// after every delivery.
+// it, while there is one; with expire, expired heads are dropped after
+// every delivery (the delivered head itself may have expired).
 func (m *model) deliverReady(q *mQueue, expire bool) {
 	for {
-		if expire {
-			m.dropExpired(q)
-		}
 		if len(q.ready) == 0 {
 			return
 		}
@@ -1010,6 +1035,9 @@ func (m *model) deliverReady(q *mQueue, expire bool) {
 			m.cover["delivery filled the global limit"]++
 		}
 		m.noteDelivery(msg)
+		if expire {
+			m.dropExpired(q)
+		}
 	}
 }
 
@@ -1084,6 +1112,7 @@ func (m *model) closeChannel(ch *mChan, cause *errInfo) {
 			}
 		}
 		m.dropOverLimit(q)
+		m.dropExpired(q)
 		m.touchExpires(q)
 		m.markDirty(q)
 	}
@@ -1144,7 +1173,8 @@ func (m *model) syncTick(ch *mChan) {
 //   - A channel's tick closes it with 406 if the oldest unacked delivery
 //     (basic.get ones included) has reached the consumer timeout, 30
 //     minutes (section 6).
-//   - A queue's TTL timer dispatches it, which drops its expired head.
+//   - A queue's TTL timer drops its expired head (setting itself again for
+//     the new head) and dispatches it.
 //   - A queue's x-expires timer deletes it, messages included, if it
 //     still has no consumers.
 func (m *model) advance(d time.Duration) {
@@ -1180,6 +1210,7 @@ func (m *model) fire(t *mTimer) {
 	for _, q := range m.queues {
 		switch t {
 		case &q.ttl:
+			m.dropExpired(q)
 			m.markDirty(q)
 			return
 		case &q.expires:

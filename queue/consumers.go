@@ -79,13 +79,13 @@ func (q *Queue) Resume(g *consumer.Group) { q.rotation.Resume(g) }
 
 // Dispatch hands ready messages to consumers until none is ready or no
 // consumer can take one. allow is the channel-wide limiter (see
-// consumer.Rotation.Pick); deliver records the delivery. After every fetch
-// the messages expired by now are dropped from the heads, as RabbitMQ's
-// fetch does, and handed to expired. It returns the number of messages
-// delivered.
-func (q *Queue) Dispatch(now int64, allow func(c *consumer.Consumer) bool, deliver func(c *consumer.Consumer, m *Message, redelivered bool), expired func(q *Queue, m *Message)) int {
+// consumer.Rotation.Pick); deliver records the delivery. fetched, if not
+// nil, runs after every fetch: RabbitMQ's fetch takes the head even if it
+// has expired and drops expired heads only afterwards (drop_expired_msgs),
+// so nothing is dropped before the first fetch. It returns the number of
+// messages delivered.
+func (q *Queue) Dispatch(allow func(c *consumer.Consumer) bool, deliver func(c *consumer.Consumer, m *Message, redelivered bool), fetched func(q *Queue)) int {
 	n := 0
-	q.DropExpired(now, expired)
 	for q.readyCount > 0 {
 		var c *consumer.Consumer
 		if q.singleActive {
@@ -99,7 +99,9 @@ func (q *Queue) Dispatch(now int64, allow func(c *consumer.Consumer) bool, deliv
 		m, redelivered := q.Fetch(!c.NoAck)
 		q.rotation.Delivered(c)
 		deliver(c, m, redelivered)
-		q.DropExpired(now, expired)
+		if fetched != nil {
+			fetched(q)
+		}
 		n++
 	}
 	return n

@@ -68,16 +68,20 @@ func (q *Queue) WouldOverflow(size int) bool {
 
 // DropOverLimit drops ready messages from the head while the queue is over
 // a length limit (x-overflow drop-head, RabbitMQ's maybe_drop_head), handing
-// each to dropped. Under reject-publish nothing is dropped.
-func (q *Queue) DropOverLimit(dropped func(q *Queue, m *Message)) {
+// each to dropped, and reports whether it dropped any. Under reject-publish
+// nothing is dropped.
+func (q *Queue) DropOverLimit(dropped func(q *Queue, m *Message)) bool {
 	l := q.limits
 	if l.Overflow != DropHead {
-		return
+		return false
 	}
+	did := false
 	for q.readyCount > 0 && ((l.MaxLength >= 0 && int64(q.readyCount) > l.MaxLength) ||
 		(l.MaxLengthBytes >= 0 && q.readyBytes > l.MaxLengthBytes)) {
 		dropped(q, q.take())
+		did = true
 	}
+	return did
 }
 
 // take removes the head message without fetching it.

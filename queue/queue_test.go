@@ -171,7 +171,7 @@ func TestSingleActiveConsumerDispatch(t *testing.T) {
 	q.AddConsumer(b)
 	enqueue(q, 0, "m1", "m2")
 	var got []string
-	q.Dispatch(0, nil, func(c *consumer.Consumer, m *queue.Message, _ bool) { got = append(got, c.Tag+":"+string(m.Body)) }, nil)
+	q.Dispatch(nil, func(c *consumer.Consumer, m *queue.Message, _ bool) { got = append(got, c.Tag+":"+string(m.Body)) }, nil)
 	check(t, "deliveries", []string{"a:m1", "a:m2"}, got)
 	q.RemoveConsumer(b)
 	if q.ActiveConsumer() != a {
@@ -230,7 +230,7 @@ func TestDispatchRoundRobinUntilBlocked(t *testing.T) {
 	q.AddConsumer(b)
 	enqueue(q, 0, "m1", "m2", "m3", "m4", "m5")
 	var got []string
-	n := q.Dispatch(0, nil, func(c *consumer.Consumer, m *queue.Message, _ bool) { got = append(got, c.Tag+":"+string(m.Body)) }, nil)
+	n := q.Dispatch(nil, func(c *consumer.Consumer, m *queue.Message, _ bool) { got = append(got, c.Tag+":"+string(m.Body)) }, nil)
 	check(t, "deliveries", []string{"a:m1", "b:m2", "b:m3"}, got)
 	if n != 3 || q.Ready() != 2 || q.Unacked() != 3 {
 		t.Errorf("n=%d ready=%d unacked=%d", n, q.Ready(), q.Unacked())

@@ -217,8 +217,10 @@ func (ch *Channel) Get(queueName string, noAck bool) (d Delivery, ok bool, err e
 		}
 		// basic.get restarts the queue's x-expires timer.
 		ch.b.touchExpires(q)
-		now := ch.b.now.UnixNano()
-		q.DropExpired(now, ch.b.expiredFn)
+		// Like RabbitMQ's fetch, take the head even if it has expired
+		// (its TTL timer has not fired yet: in a priority queue it may
+		// be set for a later message), and drop what expired only
+		// afterwards.
 		m, redelivered := q.Fetch(!noAck)
 		if m == nil {
 			ch.b.event(ch.conn, ch.id, "basic.get-empty", "")
@@ -229,9 +231,9 @@ func (ch *Channel) Get(queueName string, noAck bool) (d Delivery, ok bool, err e
 			ch.core.Record(channel.Delivery{Tag: tag, Queue: q, Message: m, At: ch.b.now})
 			ch.syncTick()
 		}
-		// Like RabbitMQ's fetch, drop what expired behind the message
-		// before counting what is left.
-		q.DropExpired(now, ch.b.expiredFn)
+		// Drop what expired behind the message before counting what
+		// is left.
+		ch.b.dropExpired(q)
 		ch.b.markDirty(q)
 		d = delivery("", tag, redelivered, m)
 		d.MessageCount = q.Ready()
@@ -374,7 +376,9 @@ func (ch *Channel) settleGroup(group []channel.Delivery, requeue, reject bool) {
 	if !q.Deleted {
 		q.Credit(credited)
 		if requeue {
+			// requeue_and_run: drop-head, then drop_expired_msgs.
 			q.DropOverLimit(b.maxlenFn)
+			b.dropExpired(q)
 		}
 		b.markDirty(q)
 		b.flush()

@@ -69,6 +69,8 @@ type Broker struct {
 	deliverFn func(*consumer.Consumer, *queue.Message, bool)
 	expiredFn func(*queue.Queue, *queue.Message)
 	maxlenFn  func(*queue.Queue, *queue.Message)
+	// dropExpiredFn is dropExpired, run by Dispatch after every fetch.
+	dropExpiredFn func(*queue.Queue)
 	// queueTimers holds each queue's message-TTL and x-expires timers.
 	queueTimers map[*queue.Queue]*queueTimers
 	// Scratch slices reused by every call to keep the hot path free of
@@ -100,6 +102,7 @@ func New(cfg Config) *Broker {
 	b.deliverFn = b.deliver
 	b.expiredFn = b.expired
 	b.maxlenFn = b.maxlen
+	b.dropExpiredFn = b.dropExpired
 	b.addVhost("/")
 	return b
 }

@@ -127,6 +127,7 @@ func (ch *Channel) shutdown(err error) {
 			}
 		}
 		q.DropOverLimit(ch.b.maxlenFn)
+		ch.b.dropExpired(q)
 		ch.b.touchExpires(q)
 		ch.b.markDirty(q)
 	}

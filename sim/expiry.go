@@ -21,7 +21,7 @@ func (b *Broker) timersOf(q *queue.Queue) *queueTimers {
 	t := b.queueTimers[q]
 	if t == nil {
 		t = &queueTimers{
-			ttl:     newTimer(func() { b.markDirty(q) }),
+			ttl:     newTimer(func() { b.ttlFired(q) }),
 			expires: newTimer(func() { b.expireQueue(q) }),
 		}
 		b.queueTimers[q] = t
@@ -29,29 +29,55 @@ func (b *Broker) timersOf(q *queue.Queue) *queueTimers {
 	return t
 }
 
-// dispatch drops the queue's expired head messages, hands ready messages to
-// consumers, and sets the timer for the next head to expire; caller holds
-// the lock.
+// dispatch hands ready messages to consumers, dropping the expired head
+// messages after every fetch; caller holds the lock.
+//
+// Fix: expired messages are dropped, and the TTL timer set, only where
+// RabbitMQ 3.10.8's rabbit_amqqueue_process runs drop_expired_msgs: after a
+// fetch (delivery or basic.get), after a requeue, after a publish that
+// leaves one message queued (or drops from the head), and when the TTL
+// timer fires. Dispatch used to drop expired heads before delivering and
+// re-arm the timer for the head on every dispatch, so in a priority queue a
+// short-lived higher-priority message published behind a long-lived one
+// expired on time; RabbitMQ keeps it until the timer set for the first one
+// fires (measured: see TestTTLPriorityHeadWaitsForTimer).
 func (b *Broker) dispatch(q *queue.Queue) {
-	q.Dispatch(b.now.UnixNano(), b.allowFn, b.deliverFn, b.expiredFn)
-	if q.Deleted {
+	q.Dispatch(b.allowFn, b.deliverFn, b.dropExpiredFn)
+}
+
+// dropExpired is RabbitMQ's drop_expired_msgs: on a queue with ready
+// messages it drops the expired head messages, then ensures the TTL timer
+// for the new head's expiry. Caller holds the lock.
+func (b *Broker) dropExpired(q *queue.Queue) {
+	if q.Deleted || q.Ready() == 0 {
 		return
 	}
-	next := q.NextExpiry()
-	if next == 0 {
-		if t := b.queueTimers[q]; t != nil {
-			b.stop(t.ttl)
-		}
+	q.DropExpired(b.now.UnixNano(), b.expiredFn)
+	if !q.Deleted {
+		b.ensureTTLTimer(q, q.NextExpiry())
+	}
+}
+
+// ensureTTLTimer is RabbitMQ's ensure_ttl_timer: with no timer set it sets
+// one for expiry; a set timer moves only earlier, and only when expiry is
+// more than 1 ms before it; it never moves later, and it is left set when
+// the queue empties (firing then drops nothing). expiry 0 is none.
+func (b *Broker) ensureTTLTimer(q *queue.Queue, expiry int64) {
+	if expiry == 0 {
 		return
 	}
-	// Fix: re-arm only when the head's expiry changed. schedule renumbers
-	// the timer, so re-arming it unchanged on every dispatch moved it
-	// behind timers set later for the same instant: of two queues whose
-	// heads expire together, the one published to last fired first.
-	due := time.Unix(0, next).In(b.now.Location())
-	if t := b.timersOf(q).ttl; t.index < 0 || !t.due.Equal(due) {
+	due := time.Unix(0, expiry).In(b.now.Location())
+	t := b.timersOf(q).ttl
+	if t.index < 0 || due.Add(time.Millisecond).Before(t.due) {
 		b.schedule(t, due)
 	}
+}
+
+// ttlFired is the TTL timer going off (handle_info drop_expired): the timer
+// is cleared and drop_expired_msgs runs.
+func (b *Broker) ttlFired(q *queue.Queue) {
+	b.dropExpired(q)
+	b.markDirty(q)
 }
 
 // expired dead-letters (or drops) a message that expired at the head.
@@ -92,11 +118,24 @@ func (b *Broker) enqueue(q *queue.Queue, m *queue.Message, ttl time.Duration, ha
 		// Fix: hand the message straight to a waiting consumer even when
 		// it is already expired (TTL 0), as attempt_delivery does before
 		// any expiry check (measured on RabbitMQ 3.10.8: a queue with
-		// x-message-ttl 0 delivers to a consumer with room). At now 0
-		// nothing counts as expired; the flush drops what is left.
-		q.Dispatch(0, b.allowFn, b.deliverFn, nil)
+		// x-message-ttl 0 delivers to a consumer with room). No fetch, so
+		// nothing is dropped here.
+		q.Dispatch(b.allowFn, b.deliverFn, nil)
+		if q.Ready() == 0 {
+			b.markDirty(q)
+			return true
+		}
 	}
-	q.DropOverLimit(b.maxlenFn)
+	dropped := q.DropOverLimit(b.maxlenFn)
+	// deliver_or_enqueue runs drop_expired_msgs only when the new message
+	// may have become the head: the queue holds one message, or drop-head
+	// dropped some (unless then one message without expiry is left). In a
+	// priority queue a new higher-priority head is not checked.
+	if one := q.Ready() == 1; dropped || one {
+		if !(dropped && one && m.Expiry == 0) {
+			b.dropExpired(q)
+		}
+	}
 	b.markDirty(q)
 	return true
 }

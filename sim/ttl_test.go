@@ -539,3 +539,50 @@ func TestExpiryOnlyAtTheHeadOfAPriorityQueue(t *testing.T) {
 	}
 	diff(t, "dead-lettered after the get", []string{"B"}, e.ready("prio-dlq"))
 }
+
+// A priority queue's TTL timer is set where RabbitMQ runs drop_expired_msgs
+// and only ever moves earlier: a publish checks the head only when it
+// leaves one message queued, so a new higher-priority head is not looked
+// at. Measured on RabbitMQ 3.10.8, x-max-priority 2: B (priority 0,
+// expiration 5000) then A (priority 2, expiration 100): A stayed queued
+// until the timer set for B fired at 5 s, then both went. The simulator
+// used to drop A at 100 ms.
+func TestTTLPriorityHeadWaitsForTimer(t *testing.T) {
+	e := newEnv(t)
+	e.declare("prio-dlq", sim.QueueOptions{})
+	e.declare("prio-q", sim.QueueOptions{Args: dl("prio-dlq", "x-max-priority", int32(2))})
+	pub := func(body string, prio uint8, exp string) {
+		e.must(e.b.Publish("", "prio-q", sim.Message{Properties: sim.Properties{Priority: prio, Expiration: exp}, Body: []byte(body)}))
+	}
+	pub("B", 0, "5000")
+	pub("A", 2, "100")
+	e.b.Advance(4999 * time.Millisecond)
+	diff(t, "queued at 4.999 s", []string{"A", "B"}, e.ready("prio-q"))
+	diff(t, "dead-lettered at 4.999 s", []string{}, e.ready("prio-dlq"))
+	e.b.Advance(time.Millisecond)
+	diff(t, "queued at 5 s", []string{}, e.ready("prio-q"))
+	diff(t, "dead-lettered at 5 s", []string{"A", "B"}, e.ready("prio-dlq"))
+}
+
+// In the same situation a basic.get at 1 s is handed the expired A:
+// RabbitMQ's fetch takes the head before dropping expired messages
+// (rabbit_amqqueue_process:fetch/2), and B, not yet expired, is left.
+// Measured on RabbitMQ 3.10.8 (no DLX): 2 messages queued at 1 s, the
+// no-ack get returned A with message count 1, and the queue was empty
+// 5.5 s after the publishes.
+func TestTTLGetTakesExpiredPriorityHead(t *testing.T) {
+	e := newEnv(t)
+	e.declare("prio-q", sim.QueueOptions{Args: sim.Table{"x-max-priority": int32(2)}})
+	pub := func(body string, prio uint8, exp string) {
+		e.must(e.b.Publish("", "prio-q", sim.Message{Properties: sim.Properties{Priority: prio, Expiration: exp}, Body: []byte(body)}))
+	}
+	pub("B", 0, "5000")
+	pub("A", 2, "100")
+	e.b.Advance(time.Second)
+	d := e.getOne(e.ch, "prio-q", true)
+	if string(d.Body) != "A" || d.MessageCount != 1 {
+		t.Errorf("got %s with message count %d, want A and 1", d.Body, d.MessageCount)
+	}
+	e.b.Advance(4 * time.Second)
+	diff(t, "queued at 5 s", []string{}, e.ready("prio-q"))
+}

@@ -101,13 +101,13 @@ func (q *Queue) take() *Message {
 // (RabbitMQ's drop_expired_msgs: expiry only ever happens at the head),
 // handing each to expired.
 //
-// Fix: only the queue's head expires, not the head of every priority level.
+// Only the queue's head expires, not the head of every priority level:
 // rabbit_priority_queue:dropwhile runs through the levels from the highest
 // (find2) and stops at the first that is not left empty, so an expired
 // message below a live higher-priority one stays (measured on RabbitMQ
 // 3.10.8, x-max-priority 2: A priority 2 expiration 60000, then B priority
 // 0 expiration 100: both still queued 0.5 s later; B was dead-lettered
-// only once a basic.get took A). The simulator dropped B at 100 ms.
+// only once a basic.get took A).
 func (q *Queue) DropExpired(now int64, expired func(q *Queue, m *Message)) {
 	for {
 		m := q.Head()
@@ -123,7 +123,7 @@ func (q *Queue) DropExpired(now int64, expired func(q *Queue, m *Message)) {
 
 // NextExpiry returns the expiry of the head message, when the queue's TTL
 // timer must fire, or 0 for none. Like DropExpired it looks at the head
-// only (it used to take the earliest head of any priority level).
+// only.
 func (q *Queue) NextExpiry() int64 {
 	if m := q.Head(); m != nil {
 		return m.Expiry

@@ -225,11 +225,9 @@ func (b *Broker) randomName(prefix string) string {
 
 // markDirty queues q for dispatch before the current call returns.
 //
-// Fix: a queue already dispatched by the running flush is queued again.
-// A message dead-lettered into it later in the flush (another queue's
-// expired head) used to leave it undispatched, so its TTL timer was never
-// set and the message never expired (RabbitMQ's deliver_or_enqueue drops
-// and sets the timer for a message that becomes the head).
+// A queue already dispatched by the running flush is queued again: a
+// message dead-lettered into it later in the flush (another queue's expired
+// head) must still be dispatched.
 func (b *Broker) markDirty(q *queue.Queue) {
 	if q.Deleted {
 		return

@@ -184,11 +184,10 @@ func (c *Connection) shutdown(cause *protocol.Error) {
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
-	// Fix: every channel stops taking deliveries before the first one
-	// requeues. A message that requeue pushed out of a drop-head queue
-	// could be dead-lettered to a consumer on a later channel of the
-	// closing connection: pushed to the client after connection.close,
-	// and requeued again a moment later. allow refuses closed channels.
+	// Every channel stops taking deliveries before the first one requeues:
+	// a message that a requeue pushes out of a drop-head queue must not be
+	// dead-lettered to a consumer on a later channel of the closing
+	// connection. allow refuses closed channels.
 	for _, id := range ids {
 		c.channels[id].closed = err
 	}

@@ -49,8 +49,7 @@ func (ch *Channel) ExchangeDelete(name string, ifUnused bool) error {
 			return protocol.Errorf(protocol.AccessRefused, protocol.ExchangeDelete, "operation not permitted on the default exchange")
 		}
 		// rabbit_channel:check_exchange_deletion refuses every "amq." name,
-		// existing or not (checked against RabbitMQ 3.10.8); amq.direct
-		// and friends could be deleted before.
+		// existing or not (checked against RabbitMQ 3.10.8).
 		if strings.HasPrefix(name, "amq.") {
 			return protocol.Errorf(protocol.AccessRefused, protocol.ExchangeDelete, "deletion of system %s not allowed", exchangeResource(name, v.name))
 		}
@@ -93,8 +92,7 @@ func (ch *Channel) QueueDeclare(name string, o QueueOptions) (QueueInfo, error) 
 		// and before it looks for an existing queue (check_name in
 		// rabbit_channel): a generated "amq.gen-…" name is accepted, and a
 		// non-passive redeclare of one by name is 403 (checked against
-		// RabbitMQ 3.10.8). The check used to run on generated names too,
-		// refusing every server-named queue.
+		// RabbitMQ 3.10.8).
 		if name == "" {
 			name = ch.b.randomName("amq.gen-")
 		} else if err := reservedName("queue", name, protocol.QueueDeclare); err != nil {

@@ -32,15 +32,13 @@ func (b *Broker) timersOf(q *queue.Queue) *queueTimers {
 // dispatch hands ready messages to consumers, dropping the expired head
 // messages after every fetch; caller holds the lock.
 //
-// Fix: expired messages are dropped, and the TTL timer set, only where
-// RabbitMQ 3.10.8's rabbit_amqqueue_process runs drop_expired_msgs: after a
-// fetch (delivery or basic.get), after a requeue, after a publish that
-// leaves one message queued (or drops from the head), and when the TTL
-// timer fires. Dispatch used to drop expired heads before delivering and
-// re-arm the timer for the head on every dispatch, so in a priority queue a
-// short-lived higher-priority message published behind a long-lived one
-// expired on time; RabbitMQ keeps it until the timer set for the first one
-// fires (measured: see TestTTLPriorityHeadWaitsForTimer).
+// Expired messages are dropped, and the TTL timer set, only where RabbitMQ
+// 3.10.8's rabbit_amqqueue_process runs drop_expired_msgs: after a fetch
+// (delivery or basic.get), after a requeue, after a publish that leaves one
+// message queued (or drops from the head), and when the TTL timer fires. So
+// in a priority queue a short-lived higher-priority message published
+// behind a long-lived one waits for the timer set for the first (measured:
+// see TestTTLPriorityHeadWaitsForTimer).
 func (b *Broker) dispatch(q *queue.Queue) {
 	q.Dispatch(b.allowFn, b.deliverFn, b.dropExpiredFn)
 }
@@ -104,7 +102,7 @@ func (b *Broker) enqueue(q *queue.Queue, m *queue.Message, ttl time.Duration, ha
 	now := b.now.UnixNano()
 	m.Expiry = q.ExpiryAt(now, ttl, hasTTL)
 	wasEmpty := q.Ready() == 0
-	// Fix: only the queue's x-message-ttl 0 discards (deliver_or_enqueue
+	// Only the queue's x-message-ttl 0 discards (deliver_or_enqueue
 	// matches #q{ttl = 0, dlx = undefined}); a message whose own
 	// expiration is "0" is enqueued and expires only at the head
 	// (measured on RabbitMQ 3.10.8: behind another message it is counted,
@@ -115,7 +113,7 @@ func (b *Broker) enqueue(q *queue.Queue, m *queue.Message, ttl time.Duration, ha
 	}
 	q.Enqueue(m)
 	if wasEmpty && q.ConsumerCount() > 0 {
-		// Fix: hand the message straight to a waiting consumer even when
+		// Hand the message straight to a waiting consumer even when
 		// it is already expired (TTL 0), as attempt_delivery does before
 		// any expiry check (measured on RabbitMQ 3.10.8: a queue with
 		// x-message-ttl 0 delivers to a consumer with room). No fetch, so
@@ -180,11 +178,9 @@ const maxExpiration = 315360000000
 // parseExpiration checks a message's expiration property as RabbitMQ's
 // rabbit_basic:parse_expiration does, with its error texts: Erlang's
 // string:to_integer (optional sign, then digits, any length: a 20-digit
-// value is value_too_large, not no_integer), the reason printed with ~p.
-// Fix (measured on RabbitMQ 3.10.8): integers beyond int64 used to be
-// reported as no_integer, and the leftover string was printed with Go's %q
-// instead of Erlang's ~p (a list of bytes when not printable, "\e" for
-// ESC, raw Latin-1 bytes) and without ~p's line break.
+// value is value_too_large, not no_integer), the reason printed with
+// Erlang's ~p (a list of bytes when not printable, "\e" for ESC, raw
+// Latin-1 bytes, ~p's line break); measured on RabbitMQ 3.10.8.
 func parseExpiration(s string) (time.Duration, bool, error) {
 	if s == "" {
 		return 0, false, nil
@@ -298,7 +294,7 @@ func (ch *Channel) onTick() {
 		return
 	}
 	timeout := b.cfg.ConsumerTimeout
-	// Fix: a delivery exactly timeout old times out. RabbitMQ checks
+	// A delivery exactly timeout old times out. RabbitMQ checks
 	// DeliveredAt < Now - Timeout in milliseconds, but the tick is armed
 	// when the delivery wakes the channel, before the delivery is
 	// recorded, and fires late, so the tick Timeout after it always sees

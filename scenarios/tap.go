@@ -85,72 +85,28 @@ func (t *tap) feed(b []byte) {
 	}
 }
 
-// reader reads AMQP fields from a method frame; a short frame leaves the
-// remaining fields zero.
-type reader struct{ b []byte }
-
-func (r *reader) u8() uint8 {
-	if len(r.b) < 1 {
-		return 0
-	}
-	v := r.b[0]
-	r.b = r.b[1:]
-	return v
-}
-
-func (r *reader) u16() uint16 {
-	if len(r.b) < 2 {
-		r.b = nil
-		return 0
-	}
-	v := binary.BigEndian.Uint16(r.b)
-	r.b = r.b[2:]
-	return v
-}
-
-func (r *reader) u64() uint64 {
-	if len(r.b) < 8 {
-		r.b = nil
-		return 0
-	}
-	v := binary.BigEndian.Uint64(r.b)
-	r.b = r.b[8:]
-	return v
-}
-
-func (r *reader) shortstr() string {
-	n := int(r.u8())
-	if len(r.b) < n {
-		r.b = nil
-		return ""
-	}
-	s := string(r.b[:n])
-	r.b = r.b[n:]
-	return s
-}
-
 func (t *tap) frame(typ uint8, ch uint16, payload []byte) {
-	switch typ {
-	case 1:
-		r := &reader{b: payload}
-		m := protocol.Method{Class: r.u16(), ID: r.u16()}
-		t.method(ch, m, r)
-	case 2:
+	switch wire.FrameType(typ) {
+	case wire.FrameMethod:
+		// A method the codec cannot decode is not one the tap observes.
+		if m, err := wire.DecodeMethod(payload); err == nil {
+			t.method(ch, m)
+		}
+	case wire.FrameHeader:
 		p := t.content[ch]
 		if p == nil {
 			return
 		}
-		r := &reader{b: payload}
-		r.u16() // class
-		r.u16() // weight
-		p.size, p.got = r.u64(), true
+		h, err := wire.DecodeHeader(payload)
+		if err != nil {
+			return
+		}
+		p.size, p.got = h.BodySize, true
 		if p.keep {
-			if h, err := wire.DecodeHeader(payload); err == nil {
-				p.e.headers = h.Properties.Headers
-			}
+			p.e.headers = h.Properties.Headers
 		}
 		t.maybeDone(ch, p)
-	case 3:
+	case wire.FrameBody:
 		p := t.content[ch]
 		if p == nil {
 			return
@@ -171,40 +127,37 @@ func (t *tap) maybeDone(ch uint16, p *pendingC) {
 	}
 }
 
-func (t *tap) method(ch uint16, m protocol.Method, r *reader) {
+func (t *tap) method(ch uint16, m wire.Method) {
 	e := event{conn: t.conn}
-	switch m {
-	case protocol.ChannelOpenOk:
+	switch m := m.(type) {
+	case *wire.ChannelOpenOk:
 		t.lastOpened = ch
 		return
-	case protocol.ConnectionClose, protocol.ChannelClose:
-		e.kind = evChannelClose
-		if m == protocol.ConnectionClose {
-			e.kind = evConnClose
-		}
-		e.code = int(r.u16())
-		e.text = r.shortstr()
-		e.method = protocol.Method{Class: r.u16(), ID: r.u16()}.String()
-	case protocol.BasicDeliver:
-		e.kind, e.ctag, e.tag = evDeliver, r.shortstr(), r.u64()
-		e.redelivered = r.u8()&1 != 0
-		e.exchange, e.key = r.shortstr(), r.shortstr()
+	case *wire.ConnectionClose:
+		e.kind, e.code, e.text = evConnClose, int(m.ReplyCode), m.ReplyText
+		e.method = protocol.Method{Class: m.ClassID, ID: m.MethodID}.String()
+	case *wire.ChannelClose:
+		e.kind, e.code, e.text = evChannelClose, int(m.ReplyCode), m.ReplyText
+		e.method = protocol.Method{Class: m.ClassID, ID: m.MethodID}.String()
+	case *wire.BasicDeliver:
+		e.kind, e.ctag, e.tag, e.redelivered = evDeliver, m.ConsumerTag, m.DeliveryTag, m.Redelivered
+		e.exchange, e.key = m.Exchange, m.RoutingKey
 		t.content[ch] = &pendingC{e: e, keep: true}
 		return
-	case protocol.BasicReturn:
-		e.kind, e.code, e.text = evReturn, int(r.u16()), r.shortstr()
-		e.exchange, e.key = r.shortstr(), r.shortstr()
+	case *wire.BasicReturn:
+		e.kind, e.code, e.text = evReturn, int(m.ReplyCode), m.ReplyText
+		e.exchange, e.key = m.Exchange, m.RoutingKey
 		t.content[ch] = &pendingC{e: e, keep: true}
 		return
-	case protocol.BasicGetOk:
+	case *wire.BasicGetOk:
 		t.content[ch] = &pendingC{}
 		return
-	case protocol.BasicAck, protocol.BasicNack:
-		e.kind, e.tag = evConfirm, r.u64()
-		bits := r.u8()
-		e.multiple, e.nack = bits&1 != 0, m == protocol.BasicNack
-	case protocol.BasicCancel:
-		e.kind, e.ctag = evCancel, r.shortstr()
+	case *wire.BasicAck:
+		e.kind, e.tag, e.multiple = evConfirm, m.DeliveryTag, m.Multiple
+	case *wire.BasicNack:
+		e.kind, e.tag, e.multiple, e.nack = evConfirm, m.DeliveryTag, m.Multiple, true
+	case *wire.BasicCancel:
+		e.kind, e.ctag = evCancel, m.ConsumerTag
 	default:
 		return
 	}

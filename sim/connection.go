@@ -208,7 +208,8 @@ func (c *Connection) shutdown(cause *protocol.Error) {
 }
 
 // push hands a push to the connection's sink, or keeps it for the
-// in-process readers.
+// in-process readers. Deliveries take a shorter path (Broker.deliver) that
+// boxes nothing on the hot path.
 func (c *Connection) push(p Push) {
 	c.b.tracePush(c, p)
 	if c.opts.Sink != nil {
@@ -216,12 +217,6 @@ func (c *Connection) push(p Push) {
 		return
 	}
 	switch p := p.(type) {
-	case Deliver:
-		if ch := c.channels[p.Channel]; ch != nil {
-			if cs := ch.consumers[p.ConsumerTag]; cs != nil {
-				cs.inbox = append(cs.inbox, p.Delivery)
-			}
-		}
 	case Return:
 		if ch := c.channels[p.Channel]; ch != nil {
 			ch.returns = append(ch.returns, p)

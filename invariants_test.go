@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/amqpsim/amqpsim/protocol"
 	"github.com/amqpsim/amqpsim/sim"
 )
 
@@ -206,13 +207,13 @@ func (k *checker) check(o op, obs observation, trace []sim.Event) []string {
 
 // event applies one trace event.
 func (k *checker) event(o op, obs observation, e sim.Event) {
-	f := fields(e.Detail)
+	body := string(e.Body)
 	// A routed message is enqueued unless the very next event says the
 	// queue refused or discarded it, or the dead-lettering dropped it.
 	if p := k.pending; p != nil {
 		switch e.Kind {
-		case "queue.rejected":
-			if f.arg != p.q.name || f.str("body") != p.m.body {
+		case sim.EventPublishRejected:
+			if e.Queue != p.q.name || body != p.m.body {
 				k.fail("%s: not the message arriving (%q into %s)", e, p.m.body, p.q.name)
 			}
 			a := p.q.args
@@ -221,8 +222,8 @@ func (k *checker) event(o op, obs observation, e sim.Event) {
 			}
 			p.m.state, p.m.q, k.pending = stRefused, p.q, nil
 			return
-		case "queue.discarded":
-			if f.arg != p.q.name || f.str("body") != p.m.body {
+		case sim.EventDiscarded:
+			if e.Queue != p.q.name || body != p.m.body {
 				k.fail("%s: not the message arriving (%q into %s)", e, p.m.body, p.q.name)
 			}
 			if a := p.q.args; !a.HasTTL || a.TTL != 0 || a.DLX || len(p.q.ready) == 0 {
@@ -230,8 +231,8 @@ func (k *checker) event(o op, obs observation, e sim.Event) {
 			}
 			p.m.state, p.m.q, k.pending = stDiscarded, p.q, nil
 			return
-		case "dead-letter.cycle":
-			if f.words[len(f.words)-2] != p.q.name {
+		case sim.EventDeadLetterCycle:
+			if e.Target != p.q.name {
 				k.fail("%s: not the message arriving (%q into %s)", e, p.m.body, p.q.name)
 			}
 			p.m.state, k.pending = stCycle, nil
@@ -240,8 +241,8 @@ func (k *checker) event(o op, obs observation, e sim.Event) {
 		k.arrive()
 	}
 
-	switch e.Kind {
-	case "publish", "basic.publish":
+	switch {
+	case e.Kind == sim.EventPublish, e.Kind == sim.EventCall && e.Method == protocol.BasicPublish:
 		q := k.queues[o.Queue]
 		if o.Exchange != "" || q == nil { // only the default exchange exists
 			return
@@ -254,57 +255,57 @@ func (k *checker) event(o op, obs observation, e sim.Event) {
 		k.pending = &arrival{m: m, q: q, at: k.now, hasTTL: o.Expire != ""}
 		k.pending.ttl, _ = strconv.Atoi(o.Expire)
 
-	case "-> basic.deliver":
+	case e.Kind == sim.EventPush && e.Method == protocol.BasicDeliver:
 		h := k.channel(e)
 		if h < 0 {
 			return
 		}
-		i := slices.IndexFunc(k.cons, func(c *cCons) bool { return c != nil && c.live && c.ch == h && c.tag == f.str("ctag") })
+		i := slices.IndexFunc(k.cons, func(c *cCons) bool { return c != nil && c.live && c.ch == h && c.tag == e.ConsumerTag })
 		if i < 0 {
 			k.fail("%s: no such consumer", e)
 			return
 		}
 		c := k.cons[i]
-		d := k.deliver(h, i, c.q, c.noAck, f, e)
+		d := k.deliver(h, i, c.q, c.noAck, e)
 		k.delivered[i] = append(k.delivered[i], d)
 
-	case "basic.get-ok":
+	case e.Kind == sim.EventPush && e.Method == protocol.BasicGetOk:
 		k.get(o, obs, e)
-		if left, _ := strconv.Atoi(f.vals["left"]); left != len(k.queues[o.Queue].ready) {
+		if left := e.Count; left != len(k.queues[o.Queue].ready) {
 			k.fail("%s: %d left, %d ready", e, left, len(k.queues[o.Queue].ready))
 		}
 
-	case "basic.get-empty":
+	case e.Kind == sim.EventPush && e.Method == protocol.BasicGetEmpty:
 		// Invariant 3: basic.get is never limited.
 		if q := k.queues[o.Queue]; q != nil && len(q.ready) > 0 {
 			k.fail("invariant 3: %s returned get-empty with %d ready messages", o, len(q.ready))
 		}
 
-	case "settled":
+	case e.Kind == sim.EventSettle:
 		h := k.channel(e)
 		if h < 0 {
 			return
 		}
 		ch := k.chans[h]
-		tag, _ := strconv.ParseUint(f.vals["tag"], 10, 64)
+		tag := e.DeliveryTag
 		i := slices.IndexFunc(ch.unacked, func(x cEntry) bool { return x.tag == tag })
-		if i < 0 || ch.unacked[i].msg.body != f.str("body") {
+		if i < 0 || ch.unacked[i].msg.body != body {
 			k.fail("%s: no such unacked delivery", e)
 			return
 		}
 		x := ch.unacked[i]
 		ch.unacked = slices.Delete(slices.Clone(ch.unacked), i, i+1)
-		k.settle(x, f.vals["requeue"] == "true", o.Kind == opAck, false)
+		k.settle(x, e.Requeue, o.Kind == opAck, false)
 
-	case "dead-letter":
-		k.deadLetter(o, obs, e, f)
+	case e.Kind == sim.EventDeadLetter:
+		k.deadLetter(o, obs, e)
 
-	case "channel.close":
+	case e.Kind == sim.EventChannelClose, e.Kind == sim.EventCall && e.Method == protocol.ChannelClose:
 		if h := k.channel(e); h >= 0 {
 			k.closeChannel(h)
 		}
 
-	case "connection.close":
+	case e.Kind == sim.EventConnectionClose:
 		var hs []int
 		for h, ch := range k.chans {
 			if ch != nil && ch.open && ch.conn == e.Conn {
@@ -316,7 +317,7 @@ func (k *checker) event(o op, obs observation, e sim.Event) {
 			k.closeChannel(h)
 		}
 
-	case "queue.purge":
+	case e.Kind == sim.EventCall && e.Method == protocol.QueuePurge:
 		q := k.queues[o.Queue]
 		if obs.Result.Err != nil || q == nil {
 			return
@@ -329,13 +330,13 @@ func (k *checker) event(o op, obs observation, e sim.Event) {
 		}
 		q.ready = nil
 
-	case "queue.deleted":
-		q := k.queues[f.arg]
+	case e.Kind == sim.EventQueueDeleted:
+		q := k.queues[e.Queue]
 		if q == nil {
 			k.fail("%s: no such queue", e)
 			return
 		}
-		if n, _ := strconv.Atoi(f.vals["ready"]); n != len(q.ready) {
+		if n := e.Count; n != len(q.ready) {
 			k.fail("%s: %d were ready", e, len(q.ready))
 		}
 		if o.Kind == opDelete && obs.Result.N != len(q.ready) {
@@ -407,11 +408,11 @@ func (k *checker) take(m *cMsg, why string) {
 
 // deliver takes a delivery (consumer handle cons, or -1 for basic.get) out
 // of its queue and records where it went.
-func (k *checker) deliver(h, cons int, q *cQueue, noAck bool, f eventFields, e sim.Event) sim.Delivery {
+func (k *checker) deliver(h, cons int, q *cQueue, noAck bool, e sim.Event) sim.Delivery {
 	ch := k.chans[h]
-	tag, _ := strconv.ParseUint(f.vals["tag"], 10, 64)
-	d := sim.Delivery{DeliveryTag: tag, Redelivered: f.vals["redelivered"] == "true"}
-	d.Body = []byte(f.str("body"))
+	tag := e.DeliveryTag
+	d := sim.Delivery{DeliveryTag: tag, Redelivered: e.Redelivered}
+	d.Body = e.Body
 	// Invariant 9: tags start at 1 and grow by one per deliver or get-ok.
 	if tag != ch.lastTag+1 {
 		k.fail("invariant 9: channel handle %d: delivery tag %d after %d", h, tag, ch.lastTag)
@@ -463,8 +464,7 @@ func (k *checker) get(o op, obs observation, e sim.Event) {
 		return
 	}
 	g := obs.Result.Get
-	f := eventFields{vals: map[string]string{"tag": fmt.Sprint(g.DeliveryTag), "redelivered": fmt.Sprint(g.Redelivered), "body": strconv.Quote(string(g.Body))}}
-	k.deliver(h, -1, k.queues[o.Queue], o.NoAck, f, e)
+	k.deliver(h, -1, k.queues[o.Queue], o.NoAck, sim.Event{DeliveryTag: g.DeliveryTag, Redelivered: g.Redelivered, Body: g.Body})
 }
 
 // settle takes an unacked delivery off its channel: requeued, it is ready
@@ -508,10 +508,10 @@ func (k *checker) closeChannel(h int) {
 // rejected by it) could, and moves it on: to the queue its dead-letter
 // routing key (or its own key) names through the default exchange, if
 // there is one; else it is gone.
-func (k *checker) deadLetter(o op, obs observation, e sim.Event, f eventFields) {
-	q := k.queues[f.arg]
-	m := k.msgs[f.str("body")]
-	reason := f.vals["reason"]
+func (k *checker) deadLetter(o op, obs observation, e sim.Event) {
+	q := k.queues[e.Queue]
+	m := k.msgs[string(e.Body)]
+	reason := e.Reason
 	if q == nil || m == nil {
 		k.fail("%s: no such queue or message", e)
 		return
@@ -728,35 +728,6 @@ func bytesOf(ms []*cMsg) int {
 		n += len(m.body)
 	}
 	return n
-}
-
-// eventFields is a trace event's detail: its leading bare word (a queue
-// name), all its words, and its key=value pairs.
-type eventFields struct {
-	arg   string
-	words []string
-	vals  map[string]string
-}
-
-func fields(detail string) eventFields {
-	f := eventFields{words: strings.Fields(detail), vals: map[string]string{}}
-	for i, w := range f.words {
-		if k, v, ok := strings.Cut(w, "="); ok {
-			f.vals[k] = v
-		} else if i == 0 {
-			f.arg = w
-		}
-	}
-	return f
-}
-
-// str returns a %q-quoted value unquoted.
-func (f eventFields) str(key string) string {
-	s, err := strconv.Unquote(f.vals[key])
-	if err != nil {
-		return f.vals[key]
-	}
-	return s
 }
 
 func joinLines(ss []string) string { return strings.Join(ss, "\n") }

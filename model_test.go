@@ -99,8 +99,8 @@ type mChan struct {
 	confirming bool
 	pubTag     uint64
 	returns    []sim.Return
-	confirms   []sim.Confirm
-	cancels    []string
+	confirms   []sim.Confirmation
+	cancels    []sim.Cancellation
 }
 
 type mEntry struct {
@@ -296,7 +296,7 @@ func (m *model) method(ch *mChan, o op, r *result) *errInfo {
 		} else if err := inequivalent(q, o.Args); err != nil {
 			return err
 		}
-		r.Info = &sim.QueueInfo{Name: q.name, Messages: len(q.ready), Consumers: len(q.consumers)}
+		r.Info = &sim.QueueInfo{Name: q.name, Ready: len(q.ready), Consumers: len(q.consumers)}
 		m.touchExpires(q) // any declare, passive or not, restarts x-expires
 	case opPublish:
 		if o.Exchange != "" {
@@ -305,13 +305,13 @@ func (m *model) method(ch *mChan, o op, r *result) *errInfo {
 		routed, rejected := m.publish(o)
 		if !routed && o.Mandatory {
 			m.cover["unroutable mandatory message returned"]++
-			ch.returns = append(ch.returns, sim.Return{Channel: ch.id, ReplyCode: 312, ReplyText: "NO_ROUTE", RoutingKey: o.Queue, Message: publishMessage(o)})
+			ch.returns = append(ch.returns, sim.Return{ReplyCode: 312, ReplyText: "NO_ROUTE", RoutingKey: o.Queue, Message: publishMessage(o)})
 		}
 		if ch.confirming {
 			// A queue that refused the message (reject-publish) makes the
 			// confirm a nack.
 			ch.pubTag++
-			ch.confirms = append(ch.confirms, sim.Confirm{Channel: ch.id, DeliveryTag: ch.pubTag, Nack: rejected})
+			ch.confirms = append(ch.confirms, sim.Confirmation{DeliveryTag: ch.pubTag, Nack: rejected})
 			if rejected {
 				m.cover["reject-publish nack"]++
 			}
@@ -358,7 +358,7 @@ func (m *model) method(ch *mChan, o op, r *result) *errInfo {
 			ch.ledger = append(ch.ledger, mEntry{at: m.now, tag: ch.lastTag, q: q, msg: msg})
 			m.syncTick(ch)
 		}
-		d := delivery("", ch.lastTag, redelivered, msg)
+		d := delivery("", ch.lastTag, redelivered, q.name, msg)
 		// Like RabbitMQ's fetch, what expired behind the message goes
 		// before the count.
 		m.dropExpired(q)
@@ -646,8 +646,8 @@ func (m *model) insertReady(q *mQueue, msg *mMsg) {
 	q.ready = slices.Insert(q.ready, i, msg)
 }
 
-func delivery(ctag string, tag uint64, redelivered bool, msg *mMsg) sim.Delivery {
-	d := sim.Delivery{ConsumerTag: ctag, DeliveryTag: tag, Redelivered: redelivered, RoutingKey: msg.key}
+func delivery(ctag string, tag uint64, redelivered bool, queue string, msg *mMsg) sim.Delivery {
+	d := sim.Delivery{ConsumerTag: ctag, DeliveryTag: tag, Redelivered: redelivered, RoutingKey: msg.key, Queue: queue}
 	d.Priority = msg.pubPrio
 	d.Expiration = msg.exp
 	d.Body = []byte(msg.body)
@@ -655,7 +655,7 @@ func delivery(ctag string, tag uint64, redelivered bool, msg *mMsg) sim.Delivery
 		var deaths []any
 		for _, x := range msg.deaths {
 			e := sim.Table{"count": x.count, "reason": x.reason, "queue": x.queue, "exchange": "",
-				"time": sim.Epoch.Add(x.at).Truncate(time.Second).UTC(), "routing-keys": []any{x.key}}
+				"time": sim.Epoch().Add(x.at).Truncate(time.Second).UTC(), "routing-keys": []any{x.key}}
 			if x.exp != "" {
 				e["original-expiration"] = x.exp
 			}
@@ -1024,7 +1024,7 @@ func (m *model) deliverReady(q *mQueue, expire bool) {
 			ch.ledger = append(ch.ledger, mEntry{at: m.now, tag: ch.lastTag, q: q, msg: msg, cons: c})
 			m.syncTick(ch)
 		}
-		c.inbox = append(c.inbox, delivery(c.tag, ch.lastTag, redelivered, msg))
+		c.inbox = append(c.inbox, delivery(c.tag, ch.lastTag, redelivered, q.name, msg))
 		if redelivered {
 			m.cover["redelivery to a consumer"]++
 		}
@@ -1150,7 +1150,7 @@ func (m *model) deleteQueue(q *mQueue) {
 		// that still consumed from it.
 		ch.refused = slices.DeleteFunc(ch.refused, func(x *mQueue) bool { return x == q })
 		if !ch.closed {
-			ch.cancels = append(ch.cancels, c.tag)
+			ch.cancels = append(ch.cancels, sim.Cancellation{ConsumerTag: c.tag})
 		}
 	}
 }

@@ -301,7 +301,7 @@ func (w *simWorld) apply(o op) result {
 		}
 		err = e
 	case opBrokerPublish:
-		err = w.b.Publish("", o.Queue, publishMessage(o))
+		err = w.b.Publish("/", "", o.Queue, publishMessage(o))
 	case opPublish:
 		err = w.chans[o.Ch].Publish(o.Exchange, o.Queue, sim.PublishOptions{Mandatory: o.Mandatory}, publishMessage(o))
 	case opConfirm:
@@ -316,6 +316,7 @@ func (w *simWorld) apply(o op) result {
 		err = w.chans[o.Ch].Cancel(o.Tag)
 	case opGet:
 		d, ok, e := w.chans[o.Ch].Get(o.Queue, o.NoAck)
+		d.MessageID = 0 // the simulator's own numbering, which the model does not predict
 		if ok {
 			r.GetOK, r.Get = true, &d
 		}
@@ -370,8 +371,8 @@ type consumerObs struct {
 type channelObs struct {
 	Err      *errInfo // why it closed; nil while open
 	Returns  []sim.Return
-	Confirms []sim.Confirm
-	Cancels  []string
+	Confirms []sim.Confirmation
+	Cancels  []sim.Cancellation
 	Stats    *sim.ChannelStats // nil once closed
 }
 
@@ -382,7 +383,7 @@ func (w *simWorld) observe(r result) observation {
 			o.Consumers = append(o.Consumers, consumerObs{})
 			continue
 		}
-		o.Consumers = append(o.Consumers, consumerObs{Tag: c.Tag(), New: c.Deliveries(), Cancelled: c.Cancelled()})
+		o.Consumers = append(o.Consumers, consumerObs{Tag: c.Tag(), New: withoutIDs(c.Deliveries()), Cancelled: c.Cancelled()})
 	}
 	for _, ch := range w.chans {
 		if ch == nil {
@@ -412,4 +413,13 @@ func (w *simWorld) observe(r result) observation {
 		o.Ready[q.Name] = bodies
 	}
 	return o
+}
+
+// withoutIDs clears the simulator's message identities, which the model
+// does not predict (the checker follows them in the trace).
+func withoutIDs(ds []sim.Delivery) []sim.Delivery {
+	for i := range ds {
+		ds[i].MessageID = 0
+	}
+	return ds
 }

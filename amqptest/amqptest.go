@@ -202,7 +202,7 @@ func (s *Server) Close() {
 // close_connection" does. The clients get connection.close.
 func (s *Server) CloseClientConnections(reason string) {
 	for _, c := range s.broker.Connections() {
-		s.broker.CloseConnection(c, reason)
+		c.CloseWithError(sim.Forced(reason))
 	}
 }
 

@@ -7,33 +7,33 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/amqpsim/amqpsim/channel"
-	"github.com/amqpsim/amqpsim/consumer"
 	"github.com/amqpsim/amqpsim/protocol"
-	"github.com/amqpsim/amqpsim/queue"
 )
 
+// testChannel names queues by string and refers to deliveries by body.
+type testChannel = channel.Channel[string, string]
+
 // newChannel returns a channel with n unacked deliveries, tags 1..n; get marks which are basic.get ones.
-func newChannel(t *testing.T, n int, get func(tag uint64) bool) *channel.Channel {
+func newChannel(t *testing.T, n int, get func(tag uint64) bool) *testChannel {
 	t.Helper()
-	q, err := queue.New("/", "q", queue.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := channel.New(1)
-	g := &consumer.Group{}
-	cons := &consumer.Consumer{Tag: "c", Group: g}
-	for i := 0; i < n; i++ {
-		tag := c.NextTag()
-		d := channel.Delivery{Tag: tag, Queue: q, Message: &queue.Message{}}
-		if get == nil || !get(tag) {
-			d.Consumer = cons
-		}
-		c.Record(d)
-	}
+	c := channel.New[string, string]()
+	record(c, n, get)
 	return c
 }
 
-func tags(ds []channel.Delivery) []uint64 {
+// record adds n deliveries from queue 1 to c; get marks basic.get ones, the others are consumer c's.
+func record(c *testChannel, n int, get func(tag uint64) bool) {
+	for i := 0; i < n; i++ {
+		tag := c.NextTag()
+		d := channel.Delivery[string]{Tag: tag, Queue: 1}
+		if get == nil || !get(tag) {
+			d.ConsumerTag = "c"
+		}
+		c.Record(d)
+	}
+}
+
+func tags(ds []channel.Delivery[string]) []uint64 {
 	out := []uint64{}
 	for _, d := range ds {
 		out = append(out, d.Tag)
@@ -114,7 +114,7 @@ func itoa(n uint64) string {
 
 // multiple=true tag=0 on an empty ledger is fine.
 func TestSettleMultipleTagZeroEmpty(t *testing.T) {
-	c := channel.New(1)
+	c := channel.New[string, string]()
 	ds, err := c.Settle(protocol.BasicAck, 0, true, nil)
 	if err != nil || len(ds) != 0 {
 		t.Errorf("ds=%v err=%v", ds, err)
@@ -141,7 +141,7 @@ func TestTagsAndLedgerOrder(t *testing.T) {
 
 // prefetch_size≠0 is 540 NOT_IMPLEMENTED, a hard error.
 func TestQosPrefetchSizeRefused(t *testing.T) {
-	_, err := channel.New(1).Qos(1024, 0, false)
+	_, err := channel.New[string, string]().Qos(0, 1024, false)
 	var perr *protocol.Error
 	if !errors.As(err, &perr) {
 		t.Fatalf("err = %v", err)
@@ -152,79 +152,101 @@ func TestQosPrefetchSizeRefused(t *testing.T) {
 // Limiter volume: from 0 it starts at the unacked count (gets included); N1→N2 keeps it; global=false clears it.
 func TestLimiterVolumeRules(t *testing.T) {
 	c := newChannel(t, 3, func(tag uint64) bool { return tag == 2 }) // tag 2 is a basic.get
-	c.Qos(0, 5, true)
-	check(t, "start", [2]int{5, 3}, [2]int{c.Limiter.Limit, c.Limiter.Volume})
-	c.Qos(0, 2, true)
-	check(t, "N1→N2 keeps volume", [2]int{2, 3}, [2]int{c.Limiter.Limit, c.Limiter.Volume})
+	limit := func() [2]int { l, v := c.GlobalLimit(); return [2]int{l, v} }
+	c.Qos(5, 0, true)
+	check(t, "start", [2]int{5, 3}, limit())
+	c.Qos(2, 0, true)
+	check(t, "N1→N2 keeps volume", [2]int{2, 3}, limit())
 	ds, _ := c.Settle(protocol.BasicAck, 0, true, nil)
 	c.Released(ds) // two consumer deliveries count, the get does not
-	check(t, "after settling all", 1, c.Limiter.Volume)
-	c.Qos(0, 7, false)
-	check(t, "global=false clears", [3]int{0, 0, 7}, [3]int{c.Limiter.Limit, c.Limiter.Volume, c.Prefetch})
+	check(t, "after settling all", [2]int{2, 1}, limit())
+	c.Qos(7, 0, false)
+	check(t, "global=false clears", [3]int{0, 0, 7}, [3]int{limit()[0], limit()[1], c.Prefetch()})
 }
 
-// Allow counts only ack-mode deliveries, refuses at the limit (for no-ack too) and suspends the group.
+// Allow counts only ack-mode deliveries and refuses at the limit, for no-ack too.
 func TestLimiterAllow(t *testing.T) {
-	var l channel.Limiter
-	g := &consumer.Group{}
-	if !l.Allow(g, true) || l.Volume != 0 {
-		t.Fatal("no limit should allow without counting")
+	c := channel.New[string, string]()
+	if !c.Allow("q", true) {
+		t.Fatal("no limit should allow")
 	}
-	c := channel.New(1)
-	c.Qos(0, 2, true)
-	if !c.Limiter.Allow(g, false) || c.Limiter.Volume != 0 {
+	if _, v := c.GlobalLimit(); v != 0 {
+		t.Fatal("no limit should not count")
+	}
+	c.Qos(2, 0, true)
+	if _, v := c.GlobalLimit(); !c.Allow("q", false) || v != 0 {
 		t.Error("a no-ack delivery counted")
 	}
-	c.Limiter.Allow(g, true)
-	c.Limiter.Allow(g, true)
-	if c.Limiter.Allow(g, false) {
+	c.Allow("q", true)
+	c.Allow("q", true)
+	if c.Allow("q", false) {
 		t.Error("allowed a no-ack delivery at the limit")
 	}
-	if !g.Suspended {
-		t.Error("refused group not suspended")
+	if qs, _ := c.Qos(3, 0, true); !cmp.Equal(qs, []string{"q"}) {
+		t.Errorf("released %v, want the refused queue", qs)
 	}
 }
 
-// Settling below the limit returns the refused groups once, in refusal order; raising the limit does too.
-func TestLimiterReleasesRefusedGroups(t *testing.T) {
+// Settling below the limit returns the refused queues once, in refusal order; raising the limit does too; a forgotten queue is not returned.
+func TestLimiterReleasesRefusedQueues(t *testing.T) {
 	c := newChannel(t, 0, nil)
-	c.Qos(0, 1, true)
-	g1, g2 := &consumer.Group{}, &consumer.Group{}
-	c.Limiter.Allow(g1, true)
-	c.Limiter.Allow(g2, true)
-	c.Limiter.Allow(g1, true)
-	names := func(gs []*consumer.Group) []string {
-		out := []string{}
-		for _, g := range gs {
-			out = append(out, map[*consumer.Group]string{g1: "g1", g2: "g2"}[g])
-		}
-		return out
-	}
-	groups, _ := c.Qos(0, 1, true) // same limit: still reached
-	check(t, "nothing released without room", []string{}, names(groups))
-	groups, _ = c.Qos(0, 3, true)
-	check(t, "released", []string{"g2", "g1"}, names(groups))
-	c.Limiter.Allow(g1, true)
-	c.Limiter.Allow(g1, true) // volume 3 of 3
-	c.Limiter.Allow(g2, true)
-	groups, _ = c.Qos(0, 0, false)
-	check(t, "global=false releases", []string{"g2"}, names(groups))
+	c.Qos(1, 0, true)
+	c.Allow("q1", true)
+	c.Allow("q2", true)
+	c.Allow("q1", true)
+	qs, _ := c.Qos(1, 0, true) // same limit: still reached
+	check(t, "nothing released without room", []string(nil), qs)
+	qs, _ = c.Qos(3, 0, true)
+	check(t, "released", []string{"q2", "q1"}, qs)
+	c.Allow("q1", true)
+	c.Allow("q1", true) // volume 3 of 3
+	c.Allow("q2", true)
+	c.Allow("q3", true)
+	c.Forget("q3")
+	qs, _ = c.Qos(0, 0, false)
+	check(t, "global=false releases", []string{"q2"}, qs)
 }
 
 // Settling only basic.get deliveries does not move the volume; a volume of 0 is never lowered.
 func TestLimiterReleasedSkipsGets(t *testing.T) {
 	c := newChannel(t, 2, func(uint64) bool { return true })
-	c.Qos(0, 1, true)
+	c.Qos(1, 0, true)
 	ds, _ := c.Settle(protocol.BasicAck, 0, true, nil)
-	if groups := c.Released(ds); groups != nil || c.Limiter.Volume != 2 {
-		t.Errorf("volume = %d, want 2 (gets counted at the start are never released)", c.Limiter.Volume)
+	if qs := c.Released(ds); qs != nil {
+		t.Errorf("released %v", qs)
 	}
-	c2 := newChannel(t, 1, nil)
-	c2.Qos(0, 3, true)
-	c2.Limiter.Volume = 0
+	if _, v := c.GlobalLimit(); v != 2 {
+		t.Errorf("volume = %d, want 2 (gets counted at the start are never released)", v)
+	}
+	c2 := newChannel(t, 0, nil)
+	c2.Qos(3, 0, true) // volume starts at 0
+	record(c2, 1, nil) // a delivery the limiter never counted
 	ds, _ = c2.Settle(protocol.BasicAck, 1, false, nil)
 	c2.Released(ds)
-	if c2.Limiter.Volume != 0 {
-		t.Errorf("volume = %d, want 0", c2.Limiter.Volume)
+	if _, v := c2.GlobalLimit(); v != 0 {
+		t.Errorf("volume = %d, want 0", v)
 	}
+}
+
+// Groups: queues in creation order, each basic.get alone in tag order, then consumer tags in order; stable within a group.
+func TestSettlementGroups(t *testing.T) {
+	ds := []channel.Delivery[string]{
+		{Tag: 1, Queue: 2, ConsumerTag: "b", Ref: "q2 b 1"},
+		{Tag: 2, Queue: 1, ConsumerTag: "", Ref: "q1 get 2"},
+		{Tag: 3, Queue: 1, ConsumerTag: "b", Ref: "q1 b 3"},
+		{Tag: 4, Queue: 1, ConsumerTag: "a", Ref: "q1 a 4"},
+		{Tag: 5, Queue: 1, ConsumerTag: "", Ref: "q1 get 5"},
+		{Tag: 6, Queue: 1, ConsumerTag: "a", Ref: "q1 a 6"},
+		{Tag: 7, Queue: 2, ConsumerTag: "b", Ref: "q2 b 7"},
+	}
+	var got [][]string
+	channel.Groups(ds, func(g []channel.Delivery[string]) {
+		var refs []string
+		for _, d := range g {
+			refs = append(refs, d.Ref)
+		}
+		got = append(got, refs)
+	})
+	want := [][]string{{"q1 get 2"}, {"q1 get 5"}, {"q1 a 4", "q1 a 6"}, {"q1 b 3"}, {"q2 b 1", "q2 b 7"}}
+	check(t, "groups", want, got)
 }

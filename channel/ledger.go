@@ -4,78 +4,87 @@ import "sort"
 
 // ledger holds unacked deliveries in tag order. Entries are appended with
 // increasing tags; a settled entry becomes a hole that keeps its tag (so the
-// binary search by tag still works) and has no Queue. Holes are reclaimed
-// once the entries before them are gone, or when they outnumber live ones.
-type ledger struct {
-	entries []Delivery // tag 0 marks a hole
-	start   int        // entries[:start] are holes already passed
+// binary search by tag still works). Holes are reclaimed once the entries
+// before them are gone, or when they outnumber live ones.
+type ledger[R any] struct {
+	entries []entry[R]
+	start   int // entries[:start] are holes already passed
 	live    int
 }
 
-func (l *ledger) len() int { return l.live }
+type entry[R any] struct {
+	Delivery[R]
+	live bool
+}
 
-func (l *ledger) push(d Delivery) {
-	l.entries = append(l.entries, d)
+func (l *ledger[R]) len() int { return l.live }
+
+func (l *ledger[R]) push(d Delivery[R]) {
+	l.entries = append(l.entries, entry[R]{Delivery: d, live: true})
 	l.live++
 }
 
-func (l *ledger) oldest() *Delivery {
+func (l *ledger[R]) oldest() *Delivery[R] {
 	l.trim()
 	if l.live == 0 {
 		return nil
 	}
-	return &l.entries[l.start]
+	return &l.entries[l.start].Delivery
 }
 
-func (l *ledger) find(tag uint64) (int, bool) {
+func (l *ledger[R]) find(tag uint64) (int, bool) {
 	es := l.entries[l.start:]
 	i := sort.Search(len(es), func(i int) bool { return es[i].Tag >= tag })
-	if i < len(es) && es[i].Tag == tag && es[i].Queue != nil {
+	if i < len(es) && es[i].Tag == tag && es[i].live {
 		return l.start + i, true
 	}
 	return 0, false
 }
 
-func (l *ledger) take(i int) Delivery {
-	d := l.entries[i]
-	l.entries[i] = Delivery{Tag: d.Tag} // a hole keeps its tag for the search
+// hole turns entries[i] into a hole and returns its delivery.
+func (l *ledger[R]) hole(i int) Delivery[R] {
+	d := l.entries[i].Delivery
+	l.entries[i] = entry[R]{Delivery: Delivery[R]{Tag: d.Tag}} // a hole keeps its tag for the search
 	l.live--
+	return d
+}
+
+func (l *ledger[R]) take(i int) Delivery[R] {
+	d := l.hole(i)
 	l.trim()
 	return d
 }
 
-func (l *ledger) takeThrough(i int, out []Delivery) []Delivery {
+func (l *ledger[R]) takeThrough(i int, out []Delivery[R]) []Delivery[R] {
 	for j := l.start; j <= i; j++ {
-		if l.entries[j].Queue != nil {
-			out = append(out, l.entries[j])
-			l.entries[j] = Delivery{Tag: l.entries[j].Tag}
-			l.live--
+		if l.entries[j].live {
+			out = append(out, l.hole(j))
 		}
 	}
 	l.trim()
 	return out
 }
 
-func (l *ledger) takeAll() []Delivery {
+func (l *ledger[R]) takeAll() []Delivery[R] {
 	out := l.all()
-	*l = ledger{}
+	*l = ledger[R]{}
 	return out
 }
 
-func (l *ledger) all() []Delivery {
-	out := make([]Delivery, 0, l.live)
-	for _, d := range l.entries[l.start:] {
-		if d.Queue != nil {
-			out = append(out, d)
+func (l *ledger[R]) all() []Delivery[R] {
+	out := make([]Delivery[R], 0, l.live)
+	for _, e := range l.entries[l.start:] {
+		if e.live {
+			out = append(out, e.Delivery)
 		}
 	}
 	return out
 }
 
 // trim drops leading holes and compacts when holes dominate.
-func (l *ledger) trim() {
-	for l.start < len(l.entries) && l.entries[l.start].Queue == nil {
-		l.entries[l.start] = Delivery{}
+func (l *ledger[R]) trim() {
+	for l.start < len(l.entries) && !l.entries[l.start].live {
+		l.entries[l.start] = entry[R]{}
 		l.start++
 	}
 	if l.start == len(l.entries) {
@@ -84,9 +93,9 @@ func (l *ledger) trim() {
 	}
 	if holes := len(l.entries) - l.start - l.live; l.start > 1024 && l.start > len(l.entries)/2 || holes > 1024 && holes > 2*l.live {
 		kept := l.entries[:0]
-		for _, d := range l.entries[l.start:] {
-			if d.Queue != nil {
-				kept = append(kept, d)
+		for _, e := range l.entries[l.start:] {
+			if e.live {
+				kept = append(kept, e)
 			}
 		}
 		clear(l.entries[len(kept):])

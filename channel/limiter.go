@@ -1,9 +1,8 @@
 package channel
 
-import "github.com/amqpsim/amqpsim/consumer"
-
-// Limiter is RabbitMQ's channel-wide limiter (rabbit_limiter): a limit on the
-// channel's volume of ack-mode consumer deliveries.
+// limiter is RabbitMQ's channel-wide limiter (rabbit_limiter): a limit on
+// the channel's volume of ack-mode consumer deliveries. Q identifies a
+// queue the limiter refused and must tell when it has room again.
 //
 // The volume is not simply the number of unacked deliveries. When the limit
 // is switched on from 0 the volume starts at the channel's unacked count,
@@ -11,71 +10,62 @@ import "github.com/amqpsim/amqpsim/consumer"
 // raise it and only their settlements lower it, so get deliveries counted at
 // the start are never released. A volume of 0 is never lowered, and RabbitMQ
 // does not clamp at 0 otherwise either.
-type Limiter struct {
-	Limit  int // 0: no channel-wide limit
-	Volume int
+type limiter[Q comparable] struct {
+	limit  int // 0: no channel-wide limit
+	volume int
 
-	refused []*consumer.Group // groups refused since the last release, in order
+	refused []Q // queues refused since the last release, in order
 }
 
-// Active reports whether a channel-wide limit is set.
-func (l *Limiter) Active() bool { return l.Limit != 0 }
+func (l *limiter[Q]) reached() bool { return l.limit != 0 && l.volume >= l.limit }
 
-func (l *Limiter) reached() bool { return l.Limit != 0 && l.Volume >= l.Limit }
-
-// Allow is the limiter's can_send: it refuses while the volume has reached
-// the limit, remembering the group to resume later; otherwise it counts an
-// ack-mode delivery.
-func (l *Limiter) Allow(g *consumer.Group, ackRequired bool) bool {
-	if l.Limit == 0 {
+// allow is the limiter's can_send: it refuses while the volume has reached
+// the limit, remembering the queue to resume later (rabbit_limiter's
+// notify set); otherwise it counts an ack-mode delivery.
+func (l *limiter[Q]) allow(q Q, ackRequired bool) bool {
+	if l.limit == 0 {
 		return true
 	}
-	if l.Volume >= l.Limit {
-		// Mark the group suspended, as RabbitMQ's queue marks the channel's
-		// limiter state: the rotation then blocks every consumer of the
-		// group when its turn comes, and Rotation.Resume (which does nothing
-		// for a group that is not suspended) brings them back on release.
-		// Without this flag a released group stayed blocked for good.
-		g.Suspended = true
+	if l.volume >= l.limit {
 		for _, r := range l.refused {
-			if r == g {
+			if r == q {
 				return false
 			}
 		}
-		l.refused = append(l.refused, g)
+		l.refused = append(l.refused, q)
 		return false
 	}
 	if ackRequired {
-		l.Volume++
+		l.volume++
 	}
 	return true
 }
 
 // set changes the limit: from 0 the volume starts at unacked, otherwise it
-// is kept; a limit of 0 clears it. It returns the groups to resume if the
+// is kept; a limit of 0 clears it. It returns the queues to resume if the
 // limit is no longer reached.
-func (l *Limiter) set(limit, unacked int) []*consumer.Group {
+func (l *limiter[Q]) set(limit, unacked int) []Q {
 	was := l.reached()
 	switch {
 	case limit == 0:
-		l.Limit, l.Volume = 0, 0
-	case l.Limit == 0:
-		l.Limit, l.Volume = limit, unacked
+		l.limit, l.volume = 0, 0
+	case l.limit == 0:
+		l.limit, l.volume = limit, unacked
 	default:
-		l.Limit = limit
+		l.limit = limit
 	}
 	return l.maybeRelease(was)
 }
 
-func (l *Limiter) ack(n int) []*consumer.Group {
+func (l *limiter[Q]) ack(n int) []Q {
 	was := l.reached()
-	if l.Volume != 0 {
-		l.Volume -= n
+	if l.volume != 0 {
+		l.volume -= n
 	}
 	return l.maybeRelease(was)
 }
 
-func (l *Limiter) maybeRelease(was bool) []*consumer.Group {
+func (l *limiter[Q]) maybeRelease(was bool) []Q {
 	if !was || l.reached() {
 		return nil
 	}
@@ -84,11 +74,9 @@ func (l *Limiter) maybeRelease(was bool) []*consumer.Group {
 	return out
 }
 
-// Forget drops a group that no longer exists (its queue was deleted or its
-// last consumer on this channel left).
-func (l *Limiter) Forget(g *consumer.Group) {
+func (l *limiter[Q]) forget(q Q) {
 	for i, r := range l.refused {
-		if r == g {
+		if r == q {
 			l.refused = append(l.refused[:i], l.refused[i+1:]...)
 			return
 		}

@@ -14,11 +14,13 @@
 //
 // The package holds no messages and no channels: the queue asks the rotation
 // for a consumer and the broker decides about the channel-wide limit through
-// the allow function it passes to Pick.
+// the allow function it passes to Pick. A refusal suspends the consumer's
+// group until Resume, as a RabbitMQ queue marks the channel's limiter
+// suspended.
 package consumer
 
-// Consumer is one consumer of one queue and its credit window.
-type Consumer struct {
+// Settings are a consumer's basic.consume settings, fixed at creation.
+type Settings struct {
 	Tag       string
 	NoAck     bool
 	Exclusive bool
@@ -26,22 +28,42 @@ type Consumer struct {
 	// Prefetch is the per-consumer window; 0 means unlimited. It is ignored
 	// for no-ack consumers, which RabbitMQ gives no credit entry.
 	Prefetch int
-	// Outstanding counts deliveries sent and not yet settled. It only moves
-	// for consumers that must ack. Invariant: Outstanding ≤ Prefetch when
-	// Prefetch > 0, except after a qos lowering, which RabbitMQ never applies
-	// to existing consumers.
-	Outstanding int
-	// Group is the set of this queue's consumers that share its channel.
-	Group *Group
-	// Ref is the owner's handle for this consumer (the broker's record).
-	Ref any
+}
+
+// Consumer is one consumer of one queue and its credit window. T is the
+// broker's record of the consumer, which the consumer carries for it (see
+// Owner).
+type Consumer[T any] struct {
+	Settings
+	owner T
+	group *Group[T]
+	// outstanding counts deliveries sent and not yet settled. It only moves
+	// for consumers that must ack. Invariant: outstanding ≤ Prefetch when
+	// Prefetch > 0, except after a qos lowering, which RabbitMQ never
+	// applies to existing consumers.
+	outstanding int
 
 	state    state
-	band     *band
-	prev     *Consumer
-	next     *Consumer
+	band     *band[T]
+	prev     *Consumer[T]
+	next     *Consumer[T]
 	blockSeq uint64
 }
+
+// New returns a consumer of group g (its queue's consumers on one
+// channel), not yet in a rotation, carrying owner.
+func New[T any](s Settings, g *Group[T], owner T) *Consumer[T] {
+	return &Consumer[T]{Settings: s, group: g, owner: owner}
+}
+
+// Owner returns the broker's record of the consumer.
+func (c *Consumer[T]) Owner() T { return c.owner }
+
+// Group returns the consumers of the same queue on the same channel.
+func (c *Consumer[T]) Group() *Group[T] { return c.group }
+
+// Outstanding returns the deliveries sent and not yet settled.
+func (c *Consumer[T]) Outstanding() int { return c.outstanding }
 
 type state uint8
 
@@ -53,36 +75,38 @@ const (
 )
 
 // HasCredit reports whether the consumer's own window lets it take a message.
-func (c *Consumer) HasCredit() bool {
-	return c.NoAck || c.Prefetch == 0 || c.Outstanding < c.Prefetch
+func (c *Consumer[T]) HasCredit() bool {
+	return c.NoAck || c.Prefetch == 0 || c.outstanding < c.Prefetch
 }
 
 // Blocked reports whether the consumer is out of the rotation until a
 // settlement or a channel resume brings it back.
-func (c *Consumer) Blocked() bool {
+func (c *Consumer[T]) Blocked() bool {
 	return c.state == blockedNoCredit || c.state == blockedCredit
 }
 
 // Group is the consumers of one queue that share a channel. RabbitMQ keeps
 // their blocked set and the channel-limiter state per channel and queue.
-type Group struct {
-	// Suspended is set when the channel-wide limiter refused a delivery and
-	// cleared by Resume. While it is set every consumer of the group is
-	// blocked when its turn comes.
-	Suspended bool
-	// Ref is the owner's handle for the group (the broker's channel).
-	Ref any
+type Group[T any] struct {
+	// suspended is set when the channel-wide limiter refused a delivery to
+	// one of the group and cleared by Rotation.Resume. While it is set
+	// every consumer of the group is blocked when its turn comes.
+	suspended bool
 
-	withCredit list // blockedCredit consumers in block order
+	withCredit list[T] // blockedCredit consumers in block order
 }
 
+// Suspended reports whether the channel-wide limiter refused the group
+// and the queue has not been told to resume it.
+func (g *Group[T]) Suspended() bool { return g.suspended }
+
 // list is an intrusive doubly linked list of consumers.
-type list struct {
-	head, tail *Consumer
+type list[T any] struct {
+	head, tail *Consumer[T]
 	n          int
 }
 
-func (l *list) pushBack(c *Consumer) {
+func (l *list[T]) pushBack(c *Consumer[T]) {
 	c.prev, c.next = l.tail, nil
 	if l.tail != nil {
 		l.tail.next = c
@@ -93,7 +117,7 @@ func (l *list) pushBack(c *Consumer) {
 	l.n++
 }
 
-func (l *list) remove(c *Consumer) {
+func (l *list[T]) remove(c *Consumer[T]) {
 	if c.prev != nil {
 		c.prev.next = c.next
 	} else {
@@ -108,7 +132,7 @@ func (l *list) remove(c *Consumer) {
 	l.n--
 }
 
-type band struct {
+type band[T any] struct {
 	priority int
-	list
+	list[T]
 }

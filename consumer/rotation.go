@@ -8,18 +8,18 @@ import (
 
 // Rotation is the round robin of a queue's consumers within priority bands,
 // with the blocked sets of their channels.
-type Rotation struct {
-	bands    []*band // highest priority first; empty bands are kept
-	count    int     // every consumer added and not removed
+type Rotation[T any] struct {
+	bands    []*band[T] // highest priority first; empty bands are kept
+	count    int        // every consumer added and not removed
 	blockSeq uint64
-	scratch  []*Consumer // reused by Credit and unblock
+	scratch  []*Consumer[T] // reused by Credit and unblock
 }
 
 // Len returns the number of consumers in the rotation, blocked ones included.
-func (r *Rotation) Len() int { return r.count }
+func (r *Rotation[T]) Len() int { return r.count }
 
 // Add puts a new consumer at the tail of its priority band.
-func (r *Rotation) Add(c *Consumer) {
+func (r *Rotation[T]) Add(c *Consumer[T]) {
 	if c.state != detached {
 		panic("consumer: Add of a consumer already in a rotation")
 	}
@@ -28,33 +28,33 @@ func (r *Rotation) Add(c *Consumer) {
 }
 
 // Remove takes a consumer out of the rotation, wherever it is.
-func (r *Rotation) Remove(c *Consumer) {
+func (r *Rotation[T]) Remove(c *Consumer[T]) {
 	switch c.state {
 	case detached:
 		return
 	case active:
 		c.band.remove(c)
 	case blockedCredit:
-		c.Group.withCredit.remove(c)
+		c.group.withCredit.remove(c)
 	}
 	c.state = detached
 	c.band = nil
 	r.count--
 }
 
-func (r *Rotation) activate(c *Consumer) {
+func (r *Rotation[T]) activate(c *Consumer[T]) {
 	b := r.bandFor(c.Priority)
 	c.state = active
 	c.band = b
 	b.pushBack(c)
 }
 
-func (r *Rotation) bandFor(priority int) *band {
+func (r *Rotation[T]) bandFor(priority int) *band[T] {
 	i := sort.Search(len(r.bands), func(i int) bool { return r.bands[i].priority <= priority })
 	if i < len(r.bands) && r.bands[i].priority == priority {
 		return r.bands[i]
 	}
-	b := &band{priority: priority}
+	b := &band[T]{priority: priority}
 	r.bands = append(r.bands, nil)
 	copy(r.bands[i+1:], r.bands[i:])
 	r.bands[i] = b
@@ -66,13 +66,13 @@ func (r *Rotation) bandFor(priority int) *band {
 // non-empty band; a consumer whose group is suspended, whose window is full,
 // or that allow refuses is moved to the blocked set and the next one is tried.
 // The chosen consumer moves to the tail of its band. allow is the channel-wide
-// limiter: it is called last, only for a consumer that has credit, and may
-// set the group's Suspended flag when it refuses.
-func (r *Rotation) Pick(allow func(c *Consumer) bool) *Consumer {
+// limiter: it is called last, only for a consumer that has credit, and its
+// refusal suspends the consumer's group.
+func (r *Rotation[T]) Pick(allow func(c *Consumer[T]) bool) *Consumer[T] {
 	for _, b := range r.bands {
 		for b.head != nil {
 			c := b.head
-			if !c.Group.Suspended && c.HasCredit() && (allow == nil || allow(c)) {
+			if r.admits(c, allow) {
 				b.remove(c)
 				b.pushBack(c)
 				return c
@@ -85,8 +85,8 @@ func (r *Rotation) Pick(allow func(c *Consumer) bool) *Consumer {
 
 // Offer tries one consumer alone, as a single-active-consumer queue does: it
 // reports whether c can take a message, blocking it if not.
-func (r *Rotation) Offer(c *Consumer, allow func(c *Consumer) bool) bool {
-	if c.state == active && !c.Group.Suspended && c.HasCredit() && (allow == nil || allow(c)) {
+func (r *Rotation[T]) Offer(c *Consumer[T], allow func(c *Consumer[T]) bool) bool {
+	if c.state == active && r.admits(c, allow) {
 		return true
 	}
 	if c.state == active {
@@ -95,23 +95,37 @@ func (r *Rotation) Offer(c *Consumer, allow func(c *Consumer) bool) bool {
 	return false
 }
 
-func (r *Rotation) block(c *Consumer) {
+// admits reports whether c may take a message: its group is not
+// suspended, its window has room, and allow (the channel-wide limiter,
+// asked last) agrees. A refusal by allow suspends the group.
+func (r *Rotation[T]) admits(c *Consumer[T], allow func(c *Consumer[T]) bool) bool {
+	if c.group.suspended || !c.HasCredit() {
+		return false
+	}
+	if allow != nil && !allow(c) {
+		c.group.suspended = true
+		return false
+	}
+	return true
+}
+
+func (r *Rotation[T]) block(c *Consumer[T]) {
 	c.band.remove(c)
 	c.band = nil
 	r.blockSeq++
 	c.blockSeq = r.blockSeq
 	if c.HasCredit() {
 		c.state = blockedCredit
-		c.Group.withCredit.pushBack(c)
+		c.group.withCredit.pushBack(c)
 	} else {
 		c.state = blockedNoCredit
 	}
 }
 
 // Delivered records a delivery to c: an ack-mode consumer uses one credit.
-func (r *Rotation) Delivered(c *Consumer) {
+func (r *Rotation[T]) Delivered(c *Consumer[T]) {
 	if !c.NoAck {
-		c.Outstanding++
+		c.outstanding++
 	}
 }
 
@@ -121,21 +135,21 @@ func (r *Rotation) Delivered(c *Consumer) {
 // every consumer of the group that has credit rejoin the rotation, in the
 // order they were blocked: RabbitMQ's subtract_acks followed by one unblock.
 // It reports whether any consumer rejoined.
-func (r *Rotation) Credit(settled []*Consumer) bool {
+func (r *Rotation[T]) Credit(settled []*Consumer[T]) bool {
 	gained := r.scratch[:0]
-	var g *Group
+	var g *Group[T]
 	for _, c := range settled {
 		if c.NoAck {
 			continue
 		}
 		wasFull := !c.HasCredit()
-		c.Outstanding--
-		if c.Outstanding < 0 {
+		c.outstanding--
+		if c.outstanding < 0 {
 			panic("consumer: more settlements than deliveries")
 		}
 		if wasFull && c.HasCredit() && c.state != detached {
 			gained = append(gained, c)
-			g = c.Group
+			g = c.group
 		}
 	}
 	if g == nil {
@@ -149,18 +163,18 @@ func (r *Rotation) Credit(settled []*Consumer) bool {
 
 // Resume clears a group's suspension (the channel-wide limit has room again,
 // or was removed) and brings back its consumers that have credit.
-func (r *Rotation) Resume(g *Group) bool {
-	if !g.Suspended {
+func (r *Rotation[T]) Resume(g *Group[T]) bool {
+	if !g.suspended {
 		return false
 	}
-	g.Suspended = false
+	g.suspended = false
 	return r.unblock(g, nil)
 }
 
 // unblock moves the group's consumers that have credit, among them those
 // of gained that were blocked for credit, to the tails of their bands in the
 // order they were blocked.
-func (r *Rotation) unblock(g *Group, gained []*Consumer) bool {
+func (r *Rotation[T]) unblock(g *Group[T], gained []*Consumer[T]) bool {
 	// gained is compacted in place to the consumers that move.
 	moving := gained[:0]
 	for _, c := range gained {
@@ -174,7 +188,7 @@ func (r *Rotation) unblock(g *Group, gained []*Consumer) bool {
 	if len(moving) == 0 {
 		return false
 	}
-	slices.SortFunc(moving, func(a, b *Consumer) int { return cmp.Compare(a.blockSeq, b.blockSeq) })
+	slices.SortFunc(moving, func(a, b *Consumer[T]) int { return cmp.Compare(a.blockSeq, b.blockSeq) })
 	for _, c := range moving {
 		if c.state == blockedCredit {
 			g.withCredit.remove(c)

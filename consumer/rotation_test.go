@@ -9,7 +9,7 @@ import (
 )
 
 // picks runs Pick n times, recording each delivery, and returns the tags ("-" for none).
-func picks(r *consumer.Rotation, n int, allow func(*consumer.Consumer) bool) []string {
+func picks(r *consumer.Rotation[int], n int, allow func(*consumer.Consumer[int]) bool) []string {
 	var out []string
 	for i := 0; i < n; i++ {
 		c := r.Pick(allow)
@@ -23,8 +23,8 @@ func picks(r *consumer.Rotation, n int, allow func(*consumer.Consumer) bool) []s
 	return out
 }
 
-func add(r *consumer.Rotation, g *consumer.Group, tag string, priority, prefetch int) *consumer.Consumer {
-	c := &consumer.Consumer{Tag: tag, Priority: priority, Prefetch: prefetch, Group: g}
+func add(r *consumer.Rotation[int], g *consumer.Group[int], tag string, priority, prefetch int) *consumer.Consumer[int] {
+	c := consumer.New(consumer.Settings{Tag: tag, Priority: priority, Prefetch: prefetch}, g, 0)
 	r.Add(c)
 	return c
 }
@@ -38,8 +38,8 @@ func check(t *testing.T, what string, want, got any) {
 
 // Consumers of one priority take messages in turn (rabbit_queue_consumers: out of the head, back in at the tail).
 func TestRotationRoundRobin(t *testing.T) {
-	var r consumer.Rotation
-	g := &consumer.Group{}
+	var r consumer.Rotation[int]
+	g := &consumer.Group[int]{}
 	for _, tag := range []string{"a", "b", "c"} {
 		add(&r, g, tag, 0, 0)
 	}
@@ -51,8 +51,8 @@ func TestRotationRoundRobin(t *testing.T) {
 
 // The highest non-empty band is served first; lower bands only when every higher consumer is blocked.
 func TestRotationPriorityBands(t *testing.T) {
-	var r consumer.Rotation
-	g := &consumer.Group{}
+	var r consumer.Rotation[int]
+	g := &consumer.Group[int]{}
 	add(&r, g, "low", -1, 0)
 	add(&r, g, "mid", 0, 0)
 	add(&r, g, "hi1", 5, 2)
@@ -62,8 +62,8 @@ func TestRotationPriorityBands(t *testing.T) {
 
 // Blocking is lazy: a consumer whose window just filled stays in the rotation until its turn comes.
 func TestRotationLazyBlocking(t *testing.T) {
-	var r consumer.Rotation
-	g := &consumer.Group{}
+	var r consumer.Rotation[int]
+	g := &consumer.Group[int]{}
 	a := add(&r, g, "a", 0, 1)
 	b := add(&r, g, "b", 0, 0)
 	check(t, "first", []string{"a"}, picks(&r, 1, nil))
@@ -82,8 +82,8 @@ func TestRotationLazyBlocking(t *testing.T) {
 
 // Consumers regaining credit rejoin at the tail of their band, in the order they were blocked, not the order settled.
 func TestRotationRejoinAtTailInBlockOrder(t *testing.T) {
-	var r consumer.Rotation
-	g, other := &consumer.Group{}, &consumer.Group{}
+	var r consumer.Rotation[int]
+	g, other := &consumer.Group[int]{}, &consumer.Group[int]{}
 	c1 := add(&r, g, "c1", 0, 1)
 	c2 := add(&r, g, "c2", 0, 1)
 	add(&r, other, "d", 0, 0)
@@ -91,7 +91,7 @@ func TestRotationRejoinAtTailInBlockOrder(t *testing.T) {
 	if !c1.Blocked() || !c2.Blocked() {
 		t.Fatal("c1 and c2 not blocked")
 	}
-	if !r.Credit([]*consumer.Consumer{c2, c1}) {
+	if !r.Credit([]*consumer.Consumer[int]{c2, c1}) {
 		t.Fatal("Credit reported no rejoin")
 	}
 	check(t, "after credit", []string{"d", "c1", "c2", "d"}, picks(&r, 4, nil))
@@ -99,54 +99,48 @@ func TestRotationRejoinAtTailInBlockOrder(t *testing.T) {
 
 // An unblock also brings back the group's consumers that have credit but were blocked by the channel's suspension.
 func TestRotationUnblockBringsGroupMatesWithCredit(t *testing.T) {
-	var r consumer.Rotation
-	g := &consumer.Group{}
+	var r consumer.Rotation[int]
+	g := &consumer.Group[int]{}
 	full := add(&r, g, "full", 0, 1)
 	free := add(&r, g, "free", 0, 0)
 	check(t, "one each", []string{"full", "free"}, picks(&r, 2, nil))
-	refuse := func(c *consumer.Consumer) bool { c.Group.Suspended = true; return false }
+	refuse := func(c *consumer.Consumer[int]) bool { return false } // the rotation suspends the group
 	check(t, "suspended", []string{"-"}, picks(&r, 1, refuse))
 	if !full.Blocked() || !free.Blocked() {
 		t.Fatal("not both blocked")
 	}
-	g.Suspended = false // as if the limiter had room again but had not resumed the group yet
-	r.Credit([]*consumer.Consumer{full})
+	consumer.ClearSuspension(g) // as if the limiter had room again but had not resumed the group yet
+	r.Credit([]*consumer.Consumer[int]{full})
 	check(t, "both back, in block order", []string{"full", "free"}, picks(&r, 2, nil))
 }
 
 // A settlement that lifts no window off zero brings nobody back.
 func TestRotationCreditWithoutGainDoesNotRejoin(t *testing.T) {
-	var r consumer.Rotation
-	g := &consumer.Group{}
+	var r consumer.Rotation[int]
+	g := &consumer.Group[int]{}
 	a := add(&r, g, "a", 0, 2)
 	picks(&r, 1, nil)
-	if r.Credit([]*consumer.Consumer{a}) {
+	if r.Credit([]*consumer.Consumer[int]{a}) {
 		t.Error("Credit of a consumer that had credit reported a rejoin")
 	}
-	if a.Outstanding != 0 {
-		t.Errorf("Outstanding = %d", a.Outstanding)
+	if a.Outstanding() != 0 {
+		t.Errorf("Outstanding = %d", a.Outstanding())
 	}
 }
 
 // Resume lifts a group's suspension and brings back its consumers with credit, at the tail in block order.
 func TestRotationResume(t *testing.T) {
-	var r consumer.Rotation
-	g, h := &consumer.Group{}, &consumer.Group{}
+	var r consumer.Rotation[int]
+	g, h := &consumer.Group[int]{}, &consumer.Group[int]{}
 	add(&r, g, "g1", 0, 0)
 	add(&r, g, "g2", 0, 0)
 	add(&r, h, "h", 0, 0)
-	limitG := func(c *consumer.Consumer) bool {
-		if c.Group == g {
-			g.Suspended = true
-			return false
-		}
-		return true
-	}
+	limitG := func(c *consumer.Consumer[int]) bool { return c.Group() != g }
 	check(t, "g suspended", []string{"h", "h"}, picks(&r, 2, limitG))
 	if r.Resume(h) {
 		t.Error("Resume of a group that is not suspended did something")
 	}
-	if !r.Resume(g) || g.Suspended {
+	if !r.Resume(g) || g.Suspended() {
 		t.Fatal("Resume(g) failed")
 	}
 	check(t, "resumed", []string{"h", "g1", "g2"}, picks(&r, 3, nil))
@@ -154,19 +148,19 @@ func TestRotationResume(t *testing.T) {
 
 // No-ack consumers have no window: prefetch is ignored and Outstanding never moves.
 func TestRotationNoAckIgnoresPrefetch(t *testing.T) {
-	var r consumer.Rotation
-	c := &consumer.Consumer{Tag: "n", NoAck: true, Prefetch: 1, Group: &consumer.Group{}}
+	var r consumer.Rotation[int]
+	c := consumer.New(consumer.Settings{Tag: "n", NoAck: true, Prefetch: 1}, &consumer.Group[int]{}, 0)
 	r.Add(c)
 	check(t, "picks", []string{"n", "n", "n"}, picks(&r, 3, nil))
-	if c.Outstanding != 0 || !c.HasCredit() {
-		t.Errorf("outstanding=%d credit=%t", c.Outstanding, c.HasCredit())
+	if c.Outstanding() != 0 || !c.HasCredit() {
+		t.Errorf("outstanding=%d credit=%t", c.Outstanding(), c.HasCredit())
 	}
 }
 
 // Remove takes a consumer out wherever it is; settling a removed consumer's deliveries does not bring it back.
 func TestRotationRemove(t *testing.T) {
-	var r consumer.Rotation
-	g := &consumer.Group{}
+	var r consumer.Rotation[int]
+	g := &consumer.Group[int]{}
 	a := add(&r, g, "a", 0, 1)
 	b := add(&r, g, "b", 0, 0)
 	picks(&r, 3, nil) // a, b, then a is blocked and b picked
@@ -175,7 +169,7 @@ func TestRotationRemove(t *testing.T) {
 	if r.Len() != 1 {
 		t.Fatalf("Len = %d", r.Len())
 	}
-	if r.Credit([]*consumer.Consumer{a}) {
+	if r.Credit([]*consumer.Consumer[int]{a}) {
 		t.Error("a removed consumer rejoined")
 	}
 	r.Remove(b)
@@ -184,8 +178,8 @@ func TestRotationRemove(t *testing.T) {
 
 // Offer (single active consumer) tries one consumer alone and blocks it when it cannot take a message.
 func TestRotationOffer(t *testing.T) {
-	var r consumer.Rotation
-	g := &consumer.Group{}
+	var r consumer.Rotation[int]
+	g := &consumer.Group[int]{}
 	a := add(&r, g, "a", 0, 1)
 	if !r.Offer(a, nil) {
 		t.Fatal("offer refused with credit")
@@ -194,7 +188,7 @@ func TestRotationOffer(t *testing.T) {
 	if r.Offer(a, nil) || !a.Blocked() {
 		t.Fatal("offer accepted without credit")
 	}
-	r.Credit([]*consumer.Consumer{a})
+	r.Credit([]*consumer.Consumer[int]{a})
 	if !r.Offer(a, nil) {
 		t.Fatal("offer refused after credit came back")
 	}

@@ -33,15 +33,6 @@ var declareArgs = []struct {
 	{"x-queue-type", checkQueueType},
 }
 
-// notClassic are arguments of quorum queues and streams. A classic queue
-// refuses them whatever their value: "invalid arg '<k>' for queue '<q>' in
-// vhost '<v>' of queue type rabbit_classic_queue" (RabbitMQ 3.10.8).
-var notClassic = []string{
-	"x-delivery-limit", "x-dead-letter-strategy", "x-quorum-initial-group-size",
-	"x-max-in-memory-length", "x-max-in-memory-bytes", "x-max-age",
-	"x-stream-max-segment-size-bytes", "x-initial-cluster-size", "x-queue-leader-locator",
-}
-
 const maxPriority = 255
 
 func checkInt(v any) (int64, string) {
@@ -126,41 +117,62 @@ var (
 		func(s string) string { return fmt.Sprintf("\"unsupported queue type '%s'\"", s) })
 )
 
-func (q *Queue) applyArgs() error {
-	if err := q.Args.Validate(); err != nil {
-		return protocol.Errorf(protocol.PreconditionFailed, protocol.QueueDeclare, "invalid arguments for %s: %v", q.Resource(), err)
+// declared is what every queue type keeps of its declaration.
+type declared struct {
+	vhost, name string
+	opts        Options
+}
+
+// Name returns the queue's name.
+func (d *declared) Name() string { return d.name }
+
+// Vhost returns the queue's virtual host.
+func (d *declared) Vhost() string { return d.vhost }
+
+// Options returns the queue's declaration settings.
+func (d *declared) Options() Options { return d.opts }
+
+// Resource names the queue as RabbitMQ does in error texts.
+func (d *declared) Resource() string {
+	return fmt.Sprintf("queue '%s' in vhost '%s'", d.name, d.vhost)
+}
+
+// validate checks the arguments every queue type checks, with RabbitMQ's
+// texts.
+func (d *declared) validate() error {
+	args := d.opts.Args
+	if err := args.Validate(); err != nil {
+		return protocol.Errorf(protocol.PreconditionFailed, protocol.QueueDeclare, "invalid arguments for %s: %v", d.Resource(), err)
 	}
 	for _, a := range declareArgs {
-		v, ok := q.Args[a.key]
+		v, ok := args[a.key]
 		switch {
 		case !ok:
 		case a.check == nil:
 			if _, isString := v.(string); !isString {
 				return protocol.Errorf(protocol.PreconditionFailed, protocol.QueueDeclare,
-					"invalid type '%s' for arg '%s' in %s", protocol.TypeName(v), a.key, q.Resource())
+					"invalid type '%s' for arg '%s' in %s", protocol.TypeName(v), a.key, d.Resource())
 			}
 		default:
-			if bad := a.check(v, q.Args); bad != "" {
+			if bad := a.check(v, args); bad != "" {
 				return protocol.Errorf(protocol.PreconditionFailed, protocol.QueueDeclare,
-					"invalid arg '%s' for %s: %s", a.key, q.Resource(), bad)
+					"invalid arg '%s' for %s: %s", a.key, d.Resource(), bad)
 			}
 		}
 	}
-	if t, ok := q.Args["x-queue-type"].(string); ok && t != "classic" {
-		return protocol.Errorf(protocol.NotImplemented, protocol.QueueDeclare, "amqpsim simulates classic queues only, not x-queue-type '%s'", t)
-	}
-	for _, k := range notClassic {
-		if _, ok := q.Args[k]; ok {
+	return nil
+}
+
+// refuse fails for the first argument in keys that is set: arguments of
+// other queue types, "invalid arg '<k>' for queue '<q>' in vhost '<v>' of
+// queue type <module>" (RabbitMQ 3.10.8).
+func (d *declared) refuse(keys []string, module string) error {
+	for _, k := range keys {
+		if _, ok := d.opts.Args[k]; ok {
 			return protocol.Errorf(protocol.PreconditionFailed, protocol.QueueDeclare,
-				"invalid arg '%s' for %s of queue type rabbit_classic_queue", k, q.Resource())
+				"invalid arg '%s' for %s of queue type %s", k, d.Resource(), module)
 		}
 	}
-	q.limits = readLimits(q.Args)
-	if v, ok := q.Args["x-max-priority"]; ok {
-		n, _ := protocol.Int(v)
-		q.maxPriority = int(n)
-	}
-	q.singleActive, _ = q.Args["x-single-active-consumer"].(bool)
 	return nil
 }
 
@@ -168,19 +180,20 @@ func (q *Queue) applyArgs() error {
 // RabbitMQ's "inequivalent arg" error for the first difference: durable,
 // auto_delete, then the checked arguments. Exclusivity is checked by the
 // broker, which knows connections.
-func (q *Queue) Equivalent(opt Options) error {
-	if opt.Durable != q.Durable {
-		return q.inequivalent("durable", fmt.Sprintf("'%t'", opt.Durable), fmt.Sprintf("'%t'", q.Durable))
+func (d *declared) Equivalent(opt Options) error {
+	cur := d.opts
+	if opt.Durable != cur.Durable {
+		return d.inequivalent("durable", fmt.Sprintf("'%t'", opt.Durable), fmt.Sprintf("'%t'", cur.Durable))
 	}
-	if opt.AutoDelete != q.AutoDelete {
-		return q.inequivalent("auto_delete", fmt.Sprintf("'%t'", opt.AutoDelete), fmt.Sprintf("'%t'", q.AutoDelete))
+	if opt.AutoDelete != cur.AutoDelete {
+		return d.inequivalent("auto_delete", fmt.Sprintf("'%t'", opt.AutoDelete), fmt.Sprintf("'%t'", cur.AutoDelete))
 	}
 	for _, a := range declareArgs {
 		if a.key == "x-queue-type" {
 			continue // RabbitMQ fills in "classic", so it never differs here
 		}
 		nv, nok := opt.Args[a.key]
-		ov, ook := q.Args[a.key]
+		ov, ook := cur.Args[a.key]
 		switch {
 		case !nok && !ook:
 		case nok && ook:
@@ -188,18 +201,18 @@ func (q *Queue) Equivalent(opt Options) error {
 			// current is '5'"); "the value ... of type" is only for a side
 			// that is missing (checked against RabbitMQ 3.10.8).
 			if !sameValue(nv, ov) {
-				return q.inequivalent(a.key, fmt.Sprintf("'%v'", nv), fmt.Sprintf("'%v'", ov))
+				return d.inequivalent(a.key, fmt.Sprintf("'%v'", nv), fmt.Sprintf("'%v'", ov))
 			}
 		default:
-			return q.inequivalent(a.key, describeArg(nv, nok), describeArg(ov, ook))
+			return d.inequivalent(a.key, describeArg(nv, nok), describeArg(ov, ook))
 		}
 	}
 	return nil
 }
 
-func (q *Queue) inequivalent(key, received, current string) error {
+func (d *declared) inequivalent(key, received, current string) error {
 	return protocol.Errorf(protocol.PreconditionFailed, protocol.QueueDeclare,
-		"inequivalent arg '%s' for %s: received %s but current is %s", key, q.Resource(), received, current)
+		"inequivalent arg '%s' for %s: received %s but current is %s", key, d.Resource(), received, current)
 }
 
 func describeArg(v any, present bool) string {

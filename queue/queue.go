@@ -1,23 +1,28 @@
-// Package queue models one RabbitMQ classic queue: its ready messages in
-// sequence order (a requeued message returns to its original place), the count
-// of messages delivered and not yet settled, its arguments, and dispatch, which
-// hands the head message to the next consumer the rotation picks.
+// Package queue is the queue-type seam: the one interface the broker uses
+// for a queue of any type (Queue), what a queue needs from the broker in
+// return (Env), the message record they share, and queue arguments with
+// RabbitMQ's validation. Each queue type is its own implementation behind
+// Queue; today that is the classic queue (RabbitMQ 3.10's
+// rabbit_amqqueue_process with rabbit_variable_queue): ready messages in
+// sequence order, a requeued message back in its original place, priority
+// levels, message TTL at the head, length limits, and dispatch that hands
+// the head message to the consumer the rotation picks.
 //
-// A queue knows nothing of channels or delivery tags; the broker passes in the
-// channel-wide limiter as a function and records deliveries itself.
+// A queue knows nothing of channels, delivery tags or routing: it asks Env
+// whether a consumer's channel may take a message, hands deliveries and
+// dead letters to Env, and asks Env for its timers.
 package queue
 
 import (
-	"fmt"
-
 	"github.com/amqpsim/amqpsim/consumer"
 	"github.com/amqpsim/amqpsim/protocol"
 )
 
 // Message is one message in one queue. A message routed to several queues is
-// one Message per queue; they share Body and Properties, which are never
+// one Message per queue; they share ID, Body and Properties, which are never
 // modified.
 type Message struct {
+	ID         uint64 // the broker's identity of the published message
 	Seq        uint64 // enqueue order in this queue; a requeue keeps it
 	Exchange   string
 	RoutingKey string
@@ -40,146 +45,145 @@ type Options struct {
 	Args       protocol.Table
 }
 
-// Queue is one classic queue.
-type Queue struct {
-	// ID orders queues by creation; the broker sets it.
-	ID    uint64
-	Vhost string
-	Name  string
-	Options
-	// Owner identifies the connection of an exclusive queue.
-	Owner any
-	// Deleted is set when the queue is deleted; settlements of its old
-	// deliveries are then ignored, as RabbitMQ ignores them.
-	Deleted bool
+// Settlement is what a channel does with deliveries it settles.
+type Settlement uint8
 
-	maxPriority  int // 0: not a priority queue
-	singleActive bool
-	limits       Limits
+const (
+	// Ack forgets the messages (basic.ack).
+	Ack Settlement = iota
+	// Requeue returns them to the queue (nack or reject with requeue,
+	// basic.recover).
+	Requeue
+	// Reject dead-letters them with reason "rejected" (nack or reject
+	// without requeue).
+	Reject
+)
 
-	levels      []readyList // one per priority 0..maxPriority
-	readyCount  int
-	readyBytes  int64
-	unacked     int
-	nextSeq     uint64
-	rotation    consumer.Rotation
-	consumers   []*consumer.Consumer // registration order
-	sacActive   *consumer.Consumer   // single active consumer
-	exclusiveC  bool                 // an exclusive consumer holds the queue
-	hadConsumer bool
+// Settled is one delivery a channel settles: the message, and the consumer
+// it went to (nil for basic.get).
+type Settled[T any] struct {
+	Message  *Message
+	Consumer *consumer.Consumer[T]
 }
 
-// New makes a queue after validating its arguments as RabbitMQ does.
-func New(vhost, name string, opt Options) (*Queue, error) {
-	q := &Queue{Vhost: vhost, Name: name, Options: opt}
-	if err := q.applyArgs(); err != nil {
+// Timer names a queue's timers on the broker's clock.
+type Timer uint8
+
+const (
+	// TTLTimer fires when the head message expires (x-message-ttl,
+	// expiration).
+	TTLTimer Timer = iota
+	// ExpiresTimer fires when an unused queue expires (x-expires).
+	ExpiresTimer
+)
+
+// Env is what a queue needs from the broker. T is the broker's record of a
+// consumer. Every method is called with the broker's lock held.
+type Env[T any] interface {
+	// Now is the virtual time in Unix nanoseconds.
+	Now() int64
+	// CanSend is the channel-wide limiter's can_send for c's channel.
+	CanSend(c *consumer.Consumer[T]) bool
+	// Deliver hands m to consumer c: the broker gives it a delivery tag,
+	// records it unless no-ack, and pushes basic.deliver.
+	Deliver(c *consumer.Consumer[T], m *Message, redelivered bool)
+	// DeadLetter republishes m, which left the queue for reason
+	// ("rejected", "expired", "maxlen"), to the queue's dead-letter
+	// exchange, or drops it when there is none.
+	DeadLetter(m *Message, reason string)
+	// Refused tells that the queue did not take m: reason "rejected"
+	// (x-overflow reject-publish) or "discarded" (x-message-ttl 0).
+	Refused(m *Message, reason string)
+	// SetTimer (re)schedules a timer to fire at due (Unix nanoseconds);
+	// StopTimer cancels it. The broker calls Queue.TimerFired.
+	SetTimer(t Timer, due int64)
+	StopTimer(t Timer)
+}
+
+// Queue is the broker's view of one queue, of any type. T is the broker's
+// record of a consumer.
+type Queue[T any] interface {
+	// Name, Vhost and Resource identify the queue; Resource names it as
+	// RabbitMQ's error texts do.
+	Name() string
+	Vhost() string
+	Resource() string
+	// Options returns the settings it was declared with.
+	Options() Options
+	// Limits returns its TTL, length and dead-letter settings.
+	Limits() Limits
+	// Equivalent checks a redeclaration, with RabbitMQ's "inequivalent
+	// arg" error for the first difference.
+	Equivalent(o Options) error
+
+	// Ready returns the ready messages (queue.declare-ok's count),
+	// ReadyBytes their body bytes, Unacked the messages delivered and not
+	// yet settled, and Messages the ready ones in the order they would be
+	// fetched.
+	Ready() int
+	ReadyBytes() int64
+	Unacked() int
+	Messages() []*Message
+
+	// ConsumerCount counts consumers, blocked and waiting ones included;
+	// HadConsumer reports whether it ever had one (auto-delete).
+	ConsumerCount() int
+	HadConsumer() bool
+	// Consumers returns them in registration order; ActiveConsumer the
+	// single active consumer, if the queue has one.
+	Consumers() []*consumer.Consumer[T]
+	ActiveConsumer() *consumer.Consumer[T]
+	// SingleActive reports x-single-active-consumer.
+	SingleActive() bool
+	// AdmitConsumer checks whether a new consumer may join, with RabbitMQ's
+	// error when it may not; AddConsumer then registers it.
+	AdmitConsumer(exclusive bool) error
+	AddConsumer(c *consumer.Consumer[T])
+	// RemoveConsumer unregisters a consumer (basic.cancel, channel close).
+	RemoveConsumer(c *consumer.Consumer[T])
+	// Resume lifts the suspension of a channel's consumers of this queue
+	// (the channel-wide limit has room again).
+	Resume(g *consumer.Group[T])
+
+	// Publish takes a routed message whose own TTL (expiration) is ttl,
+	// when hasTTL. It reports false when the queue refused it
+	// (reject-publish), which makes a publisher confirm a nack.
+	Publish(m *Message, ttl int64, hasTTL bool) bool
+	// Dispatch hands ready messages to consumers while one can take them,
+	// returning how many it delivered.
+	Dispatch() int
+	// Get is basic.get: it takes the head message, counting it unacked
+	// when ackRequired, and hands it to got before anything else happens
+	// (a basic.get is a delivery of one). It reports false when the queue
+	// has no ready message.
+	Get(ackRequired bool, got func(m *Message, redelivered bool)) bool
+	// Settle applies a channel's settlement of one group of deliveries
+	// from this queue and gives their consumers credit back.
+	Settle(ds []Settled[T], how Settlement)
+	// Return takes back the unacked messages of a channel that closed.
+	Return(ms []*Message)
+	// Purge removes the ready messages and returns how many there were.
+	Purge() int
+	// Touch restarts the x-expires clock: a client used the queue
+	// (declare, consume, cancel, get, channel close).
+	Touch()
+	// TimerFired runs the work of a timer that fell due. It reports
+	// whether the queue expired (x-expires) and must be deleted.
+	TimerFired(t Timer) (expired bool)
+}
+
+// New makes a queue of the type its x-queue-type argument names, after
+// validating its arguments as RabbitMQ does. env is the broker's side of
+// it.
+func New[T any](env Env[T], vhost, name string, o Options) (Queue[T], error) {
+	d := declared{vhost: vhost, name: name, opts: o}
+	if err := d.validate(); err != nil {
 		return nil, err
 	}
-	q.levels = make([]readyList, q.maxPriority+1)
-	return q, nil
-}
-
-// Resource names the queue as RabbitMQ does in error texts.
-func (q *Queue) Resource() string {
-	return fmt.Sprintf("queue '%s' in vhost '%s'", q.Name, q.Vhost)
-}
-
-// Ready returns the number of ready messages (what queue.declare-ok reports).
-func (q *Queue) Ready() int { return q.readyCount }
-
-// ReadyBytes returns the body bytes of the ready messages.
-func (q *Queue) ReadyBytes() int64 { return q.readyBytes }
-
-// Unacked returns the number of messages delivered and not yet settled.
-func (q *Queue) Unacked() int { return q.unacked }
-
-// SingleActive reports whether the queue has x-single-active-consumer.
-func (q *Queue) SingleActive() bool { return q.singleActive }
-
-// MaxPriority returns x-max-priority, or 0 for a queue without priorities.
-func (q *Queue) MaxPriority() int { return q.maxPriority }
-
-// Enqueue appends a message at the tail of its priority level and gives it
-// the next sequence number.
-func (q *Queue) Enqueue(m *Message) {
-	q.nextSeq++
-	m.Seq = q.nextSeq
-	if q.maxPriority > 0 && m.Properties != nil {
-		m.priority = min(m.Properties.Priority, uint8(q.maxPriority))
+	switch t, _ := o.Args["x-queue-type"].(string); t {
+	case "", "classic":
+		return newClassic(env, d)
+	default:
+		return nil, protocol.Errorf(protocol.NotImplemented, protocol.QueueDeclare, "amqpsim simulates classic queues only, not x-queue-type '%s'", t)
 	}
-	q.levels[m.priority].push(m)
-	q.readyCount++
-	q.readyBytes += int64(len(m.Body))
-}
-
-// Head returns the message the next fetch would take, or nil.
-func (q *Queue) Head() *Message {
-	for p := len(q.levels) - 1; p >= 0; p-- {
-		if m := q.levels[p].head(); m != nil {
-			return m
-		}
-	}
-	return nil
-}
-
-// Fetch takes the head message. It reports whether the message was fetched
-// before (the redelivered flag), and counts it as unacked when ackRequired.
-func (q *Queue) Fetch(ackRequired bool) (m *Message, redelivered bool) {
-	for p := len(q.levels) - 1; p >= 0; p-- {
-		if q.levels[p].len() == 0 {
-			continue
-		}
-		m = q.levels[p].pop()
-		q.readyCount--
-		q.readyBytes -= int64(len(m.Body))
-		redelivered = m.Delivered
-		m.Delivered = true
-		if ackRequired {
-			q.unacked++
-		}
-		return m, redelivered
-	}
-	return nil, false
-}
-
-// Requeue returns an unacked message to its original position.
-func (q *Queue) Requeue(m *Message) {
-	if q.Deleted {
-		return
-	}
-	q.unacked--
-	q.levels[m.priority].requeue(m)
-	q.readyCount++
-	q.readyBytes += int64(len(m.Body))
-}
-
-// Settle forgets an unacked message that was acked, or rejected without
-// requeue.
-func (q *Queue) Settle(*Message) {
-	if !q.Deleted {
-		q.unacked--
-	}
-}
-
-// Purge removes every ready message and returns how many there were.
-// Unacked messages stay.
-func (q *Queue) Purge() int {
-	n := q.readyCount
-	for i := range q.levels {
-		q.levels[i].clear()
-	}
-	q.readyCount, q.readyBytes = 0, 0
-	return n
-}
-
-// Messages returns the ready messages in the order they would be fetched.
-func (q *Queue) Messages() []*Message {
-	out := make([]*Message, 0, q.readyCount)
-	for p := len(q.levels) - 1; p >= 0; p-- {
-		q.levels[p].each(func(m *Message) bool {
-			out = append(out, m)
-			return true
-		})
-	}
-	return out
 }

@@ -2,7 +2,9 @@ package queue_test
 
 import (
 	"errors"
+	"fmt"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -11,23 +13,53 @@ import (
 	"github.com/amqpsim/amqpsim/queue"
 )
 
-func newQueue(t *testing.T, args protocol.Table) *queue.Queue {
+// env is a broker for one queue: it records what the queue hands out and
+// keeps its timers.
+type env struct {
+	now       int64
+	allow     func(c *consumer.Consumer[int]) bool
+	delivered []string // "tag:body"
+	dead      []string // "reason:body"
+	refused   []string
+	timers    map[queue.Timer]int64
+}
+
+func (e *env) Now() int64 { return e.now }
+func (e *env) CanSend(c *consumer.Consumer[int]) bool {
+	return e.allow == nil || e.allow(c)
+}
+func (e *env) Deliver(c *consumer.Consumer[int], m *queue.Message, _ bool) {
+	e.delivered = append(e.delivered, c.Tag+":"+string(m.Body))
+}
+func (e *env) DeadLetter(m *queue.Message, reason string) {
+	e.dead = append(e.dead, reason+":"+string(m.Body))
+}
+func (e *env) Refused(m *queue.Message, reason string) {
+	e.refused = append(e.refused, reason+":"+string(m.Body))
+}
+func (e *env) SetTimer(t queue.Timer, due int64) { e.timers[t] = due }
+func (e *env) StopTimer(t queue.Timer)           { delete(e.timers, t) }
+
+type testQueue = queue.Queue[int]
+
+func newQueue(t *testing.T, args protocol.Table) (testQueue, *env) {
 	t.Helper()
-	q, err := queue.New("/", "q", queue.Options{Args: args})
+	e := &env{timers: map[queue.Timer]int64{}}
+	q, err := queue.New[int](e, "/", "q", queue.Options{Args: args})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return q
+	return q, e
 }
 
-// enqueue adds messages with the given bodies and priority.
-func enqueue(q *queue.Queue, priority uint8, bodies ...string) {
+// enqueue publishes messages with the given bodies and priority.
+func enqueue(q testQueue, priority uint8, bodies ...string) {
 	for _, b := range bodies {
-		q.Enqueue(&queue.Message{Body: []byte(b), Properties: &protocol.Properties{Priority: priority}})
+		q.Publish(&queue.Message{Body: []byte(b), Properties: &protocol.Properties{Priority: priority}}, 0, false)
 	}
 }
 
-func ready(q *queue.Queue) []string {
+func ready(q testQueue) []string {
 	out := []string{}
 	for _, m := range q.Messages() {
 		out = append(out, string(m.Body))
@@ -40,18 +72,24 @@ type fetched struct {
 	Redelivered bool
 }
 
-func fetch(q *queue.Queue, n int) ([]fetched, []*queue.Message) {
+func fetch(q testQueue, n int) ([]fetched, []*queue.Message) {
 	var out []fetched
 	var ms []*queue.Message
 	for i := 0; i < n; i++ {
-		m, re := q.Fetch(true)
-		if m == nil {
+		if !q.Get(true, func(m *queue.Message, re bool) {
+			out = append(out, fetched{string(m.Body), re})
+			ms = append(ms, m)
+		}) {
 			break
 		}
-		out = append(out, fetched{string(m.Body), re})
-		ms = append(ms, m)
 	}
 	return out, ms
+}
+
+func requeue(q testQueue, ms ...*queue.Message) {
+	for _, m := range ms {
+		q.Settle([]queue.Settled[int]{{Message: m}}, queue.Requeue)
+	}
 }
 
 func check(t *testing.T, what string, want, got any) {
@@ -63,10 +101,10 @@ func check(t *testing.T, what string, want, got any) {
 
 // A requeued message returns to its original position (ordered by enqueue sequence), redelivered.
 func TestRequeueToOriginalPosition(t *testing.T) {
-	q := newQueue(t, nil)
+	q, _ := newQueue(t, nil)
 	enqueue(q, 0, "m1", "m2", "m3", "m4", "m5")
 	_, ms := fetch(q, 3)
-	q.Requeue(ms[1])
+	requeue(q, ms[1])
 	check(t, "ready", []string{"m2", "m4", "m5"}, ready(q))
 	got, _ := fetch(q, 1)
 	check(t, "next", []fetched{{"m2", true}}, got)
@@ -77,21 +115,31 @@ func TestRequeueToOriginalPosition(t *testing.T) {
 
 // Several messages requeued in any order end up in publish order, ahead of later messages.
 func TestRequeueSeveralInAnyOrder(t *testing.T) {
-	q := newQueue(t, nil)
+	q, _ := newQueue(t, nil)
 	enqueue(q, 0, "m1", "m2", "m3", "m4")
 	_, ms := fetch(q, 3)
 	enqueue(q, 0, "m5")
-	for _, i := range []int{2, 0, 1} {
-		q.Requeue(ms[i])
-	}
+	requeue(q, ms[2], ms[0], ms[1])
 	check(t, "ready", []string{"m1", "m2", "m3", "m4", "m5"}, ready(q))
 	got, _ := fetch(q, 5)
 	check(t, "redelivered flags", []fetched{{"m1", true}, {"m2", true}, {"m3", true}, {"m4", false}, {"m5", false}}, got)
 }
 
+// A channel's unacked messages come back in place when it closes (Return).
+func TestReturnPutsBackInPlace(t *testing.T) {
+	q, _ := newQueue(t, nil)
+	enqueue(q, 0, "m1", "m2", "m3")
+	_, ms := fetch(q, 2)
+	q.Return([]*queue.Message{ms[1], ms[0]})
+	check(t, "ready", []string{"m1", "m2", "m3"}, ready(q))
+	if q.Unacked() != 0 {
+		t.Errorf("unacked = %d", q.Unacked())
+	}
+}
+
 // With x-max-priority, higher-priority messages go first, FIFO within a level; priorities above the maximum count as the maximum.
 func TestPriorityLevels(t *testing.T) {
-	q := newQueue(t, protocol.Table{"x-max-priority": int32(5)})
+	q, _ := newQueue(t, protocol.Table{"x-max-priority": int32(5)})
 	enqueue(q, 0, "p0a")
 	enqueue(q, 9, "p9") // treated as 5
 	enqueue(q, 5, "p5")
@@ -99,14 +147,14 @@ func TestPriorityLevels(t *testing.T) {
 	enqueue(q, 0, "p0b")
 	check(t, "order", []string{"p9", "p5", "p2", "p0a", "p0b"}, ready(q))
 	_, ms := fetch(q, 4)
-	q.Requeue(ms[3]) // p0a back ahead of p0b
-	q.Requeue(ms[1]) // p5 back behind p9's slot, at the head
+	requeue(q, ms[3]) // p0a back ahead of p0b
+	requeue(q, ms[1]) // p5 back behind p9's slot, at the head
 	check(t, "after requeue", []string{"p5", "p0a", "p0b"}, ready(q))
 }
 
 // Without x-max-priority, message priorities are ignored.
 func TestPriorityIgnoredWithoutMaxPriority(t *testing.T) {
-	q := newQueue(t, nil)
+	q, _ := newQueue(t, nil)
 	enqueue(q, 0, "a")
 	enqueue(q, 9, "b")
 	check(t, "order", []string{"a", "b"}, ready(q))
@@ -114,7 +162,7 @@ func TestPriorityIgnoredWithoutMaxPriority(t *testing.T) {
 
 // Purge removes ready messages only; unacked ones stay and can be requeued afterwards.
 func TestPurgeReadyOnly(t *testing.T) {
-	q := newQueue(t, nil)
+	q, _ := newQueue(t, nil)
 	enqueue(q, 0, "m1", "m2", "m3")
 	_, ms := fetch(q, 1)
 	if n := q.Purge(); n != 2 {
@@ -123,37 +171,41 @@ func TestPurgeReadyOnly(t *testing.T) {
 	if q.Ready() != 0 || q.Unacked() != 1 || q.ReadyBytes() != 0 {
 		t.Errorf("ready=%d unacked=%d bytes=%d", q.Ready(), q.Unacked(), q.ReadyBytes())
 	}
-	q.Requeue(ms[0])
+	requeue(q, ms[0])
 	check(t, "requeued after purge", []string{"m1"}, ready(q))
 }
 
-// A deleted queue ignores later settlements and requeues.
-func TestDeletedQueueIgnoresSettlements(t *testing.T) {
-	q := newQueue(t, nil)
-	enqueue(q, 0, "m1", "m2")
-	_, ms := fetch(q, 2)
-	q.Purge()
-	q.Deleted = true
-	q.Requeue(ms[0])
-	q.Settle(ms[1])
-	if q.Ready() != 0 {
-		t.Errorf("ready = %d", q.Ready())
+// Settle: ack forgets, reject dead-letters with reason "rejected", requeue puts back; each settles an unacked message.
+func TestSettleKinds(t *testing.T) {
+	q, e := newQueue(t, nil)
+	enqueue(q, 0, "m1", "m2", "m3")
+	_, ms := fetch(q, 3)
+	q.Settle([]queue.Settled[int]{{Message: ms[0]}}, queue.Ack)
+	q.Settle([]queue.Settled[int]{{Message: ms[1]}}, queue.Reject)
+	q.Settle([]queue.Settled[int]{{Message: ms[2]}}, queue.Requeue)
+	check(t, "dead-lettered", []string{"rejected:m2"}, e.dead)
+	check(t, "ready", []string{"m3"}, ready(q))
+	if q.Unacked() != 0 {
+		t.Errorf("unacked = %d", q.Unacked())
 	}
 }
 
-func cons(tag string, priority int, exclusive bool) *consumer.Consumer {
-	return &consumer.Consumer{Tag: tag, Priority: priority, Exclusive: exclusive, Group: &consumer.Group{}}
+var groupSeq int
+
+func cons(tag string, priority int, exclusive bool) *consumer.Consumer[int] {
+	groupSeq++
+	return consumer.New(consumer.Settings{Tag: tag, Priority: priority, Exclusive: exclusive}, &consumer.Group[int]{}, groupSeq)
 }
 
 // Single active consumer: the first registered is active; on its removal the highest priority, then earliest registered, takes over.
 func TestSingleActiveConsumerPromotion(t *testing.T) {
-	q := newQueue(t, protocol.Table{"x-single-active-consumer": true})
+	q, _ := newQueue(t, protocol.Table{"x-single-active-consumer": true})
 	c1, c2, c3, c4 := cons("c1", 0, false), cons("c2", 0, false), cons("c3", 5, false), cons("c4", 5, false)
-	for _, c := range []*consumer.Consumer{c1, c2, c3, c4} {
+	for _, c := range []*consumer.Consumer[int]{c1, c2, c3, c4} {
 		q.AddConsumer(c)
 	}
 	var order []string
-	for _, c := range []*consumer.Consumer{c1, c3, c4, c2} {
+	for _, c := range []*consumer.Consumer[int]{c1, c3, c4, c2} {
 		order = append(order, q.ActiveConsumer().Tag)
 		q.RemoveConsumer(c)
 	}
@@ -165,14 +217,12 @@ func TestSingleActiveConsumerPromotion(t *testing.T) {
 
 // Single active consumer: removing a waiting consumer leaves the active one in place; dispatch goes only to it.
 func TestSingleActiveConsumerDispatch(t *testing.T) {
-	q := newQueue(t, protocol.Table{"x-single-active-consumer": true})
+	q, e := newQueue(t, protocol.Table{"x-single-active-consumer": true})
 	a, b := cons("a", 0, false), cons("b", 9, false)
 	q.AddConsumer(a)
 	q.AddConsumer(b)
 	enqueue(q, 0, "m1", "m2")
-	var got []string
-	q.Dispatch(nil, func(c *consumer.Consumer, m *queue.Message, _ bool) { got = append(got, c.Tag+":"+string(m.Body)) }, nil)
-	check(t, "deliveries", []string{"a:m1", "a:m2"}, got)
+	check(t, "deliveries", []string{"a:m1", "a:m2"}, e.delivered)
 	q.RemoveConsumer(b)
 	if q.ActiveConsumer() != a {
 		t.Error("removing a waiting consumer changed the active one")
@@ -182,12 +232,12 @@ func TestSingleActiveConsumerDispatch(t *testing.T) {
 // AdmitConsumer: exclusive needs no consumers; nobody joins an exclusive consumer; SAC queues refuse exclusive.
 func TestAdmitConsumer(t *testing.T) {
 	var perr *protocol.Error
-	q := newQueue(t, nil)
+	q, _ := newQueue(t, nil)
 	q.AddConsumer(cons("a", 0, false))
 	if err := q.AdmitConsumer(true); !errors.As(err, &perr) || perr.Code != 403 {
 		t.Errorf("exclusive beside a consumer: %v", err)
 	}
-	q2 := newQueue(t, nil)
+	q2, _ := newQueue(t, nil)
 	if err := q2.AdmitConsumer(true); err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +250,7 @@ func TestAdmitConsumer(t *testing.T) {
 	if err := q2.AdmitConsumer(false); err != nil {
 		t.Errorf("after the exclusive consumer left: %v", err)
 	}
-	sac := newQueue(t, protocol.Table{"x-single-active-consumer": true})
+	sac, _ := newQueue(t, protocol.Table{"x-single-active-consumer": true})
 	if err := sac.AdmitConsumer(true); !errors.As(err, &perr) || perr.Text != "ACCESS_REFUSED - queue 'q' in vhost '/' in exclusive use" {
 		t.Errorf("exclusive on SAC: %v", err)
 	}
@@ -208,7 +258,7 @@ func TestAdmitConsumer(t *testing.T) {
 
 // ConsumerCount counts every consumer and HadConsumer remembers there was one.
 func TestConsumerCountAndHadConsumer(t *testing.T) {
-	q := newQueue(t, nil)
+	q, _ := newQueue(t, nil)
 	if q.HadConsumer() {
 		t.Fatal("new queue had a consumer")
 	}
@@ -222,33 +272,122 @@ func TestConsumerCountAndHadConsumer(t *testing.T) {
 
 // Dispatch hands ready messages round robin until no consumer can take one.
 func TestDispatchRoundRobinUntilBlocked(t *testing.T) {
-	q := newQueue(t, nil)
-	g := &consumer.Group{}
-	a := &consumer.Consumer{Tag: "a", Prefetch: 1, Group: g}
-	b := &consumer.Consumer{Tag: "b", Prefetch: 2, Group: g}
+	q, e := newQueue(t, nil)
+	g := &consumer.Group[int]{}
+	a := consumer.New(consumer.Settings{Tag: "a", Prefetch: 1}, g, 1)
+	b := consumer.New(consumer.Settings{Tag: "b", Prefetch: 2}, g, 2)
+	enqueue(q, 0, "m1", "m2", "m3", "m4", "m5")
 	q.AddConsumer(a)
 	q.AddConsumer(b)
-	enqueue(q, 0, "m1", "m2", "m3", "m4", "m5")
-	var got []string
-	n := q.Dispatch(nil, func(c *consumer.Consumer, m *queue.Message, _ bool) { got = append(got, c.Tag+":"+string(m.Body)) }, nil)
-	check(t, "deliveries", []string{"a:m1", "b:m2", "b:m3"}, got)
+	n := q.Dispatch()
+	check(t, "deliveries", []string{"a:m1", "b:m2", "b:m3"}, e.delivered)
 	if n != 3 || q.Ready() != 2 || q.Unacked() != 3 {
 		t.Errorf("n=%d ready=%d unacked=%d", n, q.Ready(), q.Unacked())
 	}
 }
 
+// A publish to an empty queue goes straight to a consumer that can take it.
+func TestPublishDeliversAtOnce(t *testing.T) {
+	q, e := newQueue(t, nil)
+	q.AddConsumer(cons("a", 0, false))
+	enqueue(q, 0, "m1")
+	check(t, "deliveries", []string{"a:m1"}, e.delivered)
+	if q.Ready() != 0 {
+		t.Errorf("ready = %d", q.Ready())
+	}
+}
+
+// The channel-wide limiter's refusal (CanSend) stops dispatch and suspends the group until Resume.
+func TestDispatchStopsAtCanSend(t *testing.T) {
+	q, e := newQueue(t, nil)
+	room := 1
+	e.allow = func(*consumer.Consumer[int]) bool { room--; return room >= 0 }
+	c := cons("a", 0, false)
+	q.AddConsumer(c)
+	enqueue(q, 0, "m1", "m2", "m3")
+	q.Dispatch()
+	check(t, "deliveries", []string{"a:m1"}, e.delivered)
+	if !c.Group().Suspended() {
+		t.Fatal("group not suspended")
+	}
+	room = 1
+	q.Resume(c.Group())
+	q.Dispatch()
+	check(t, "after resume", []string{"a:m1", "a:m2"}, e.delivered)
+}
+
+// Length limits: drop-head dead-letters the head with reason maxlen; reject-publish refuses the newcomer.
+func TestLengthLimits(t *testing.T) {
+	q, e := newQueue(t, protocol.Table{"x-max-length": int32(2)})
+	enqueue(q, 0, "m1", "m2", "m3")
+	check(t, "drop-head", []string{"maxlen:m1"}, e.dead)
+	check(t, "ready", []string{"m2", "m3"}, ready(q))
+	r, re := newQueue(t, protocol.Table{"x-max-length": int32(1), "x-overflow": "reject-publish"})
+	accepted := r.Publish(&queue.Message{Body: []byte("m1")}, 0, false)
+	refused := r.Publish(&queue.Message{Body: []byte("m2")}, 0, false)
+	if !accepted || refused {
+		t.Errorf("accepted=%t refused=%t", accepted, !refused)
+	}
+	check(t, "refused", []string{"rejected:m2"}, re.refused)
+}
+
+// Message TTL: the TTL timer is set for the head's expiry; firing it dead-letters the expired head with reason expired.
+func TestTTLTimer(t *testing.T) {
+	q, e := newQueue(t, protocol.Table{"x-message-ttl": int32(1000)})
+	enqueue(q, 0, "m1")
+	due, ok := e.timers[queue.TTLTimer]
+	if !ok || due != int64(time.Second) {
+		t.Fatalf("TTL timer = %d, %t", due, ok)
+	}
+	e.now = due
+	q.TimerFired(queue.TTLTimer)
+	check(t, "expired", []string{"expired:m1"}, e.dead)
+	if q.Ready() != 0 {
+		t.Errorf("ready = %d", q.Ready())
+	}
+}
+
+// x-expires runs only without consumers; firing it asks for deletion unless a consumer came.
+func TestExpiresTimer(t *testing.T) {
+	q, e := newQueue(t, protocol.Table{"x-expires": int32(5000)})
+	q.Touch()
+	if due := e.timers[queue.ExpiresTimer]; due != int64(5*time.Second) {
+		t.Fatalf("expires timer = %d", due)
+	}
+	c := cons("a", 0, false)
+	q.AddConsumer(c)
+	q.Touch()
+	if _, ok := e.timers[queue.ExpiresTimer]; ok {
+		t.Error("x-expires runs with a consumer")
+	}
+	if q.TimerFired(queue.ExpiresTimer) {
+		t.Error("a queue with a consumer expired")
+	}
+	q.RemoveConsumer(c)
+	if !q.TimerFired(queue.ExpiresTimer) {
+		t.Error("an unused queue did not expire")
+	}
+}
+
 // New validates arguments with RabbitMQ's texts; Equivalent compares integer types by value.
 func TestNewAndEquivalent(t *testing.T) {
-	_, err := queue.New("/", "q", queue.Options{Args: protocol.Table{"x-max-priority": int32(256)}})
+	_, err := queue.New[int](&env{}, "/", "q", queue.Options{Args: protocol.Table{"x-max-priority": int32(256)}})
 	var perr *protocol.Error
 	if !errors.As(err, &perr) || perr.Text != "PRECONDITION_FAILED - invalid arg 'x-max-priority' for queue 'q' in vhost '/': {max_value_exceeded,256}" {
 		t.Errorf("err = %v", err)
 	}
-	q := newQueue(t, protocol.Table{"x-max-priority": int32(3)})
+	q, _ := newQueue(t, protocol.Table{"x-max-priority": int32(3)})
 	if err := q.Equivalent(queue.Options{Args: protocol.Table{"x-max-priority": int64(3)}}); err != nil {
 		t.Errorf("int64 3 vs int32 3: %v", err)
 	}
 	if err := q.Equivalent(queue.Options{Durable: true, Args: protocol.Table{"x-max-priority": int32(3)}}); err == nil {
 		t.Error("durable mismatch accepted")
+	}
+	for _, arg := range []string{"x-delivery-limit", "x-max-age"} {
+		_, err := queue.New[int](&env{}, "/", "q", queue.Options{Args: protocol.Table{arg: int32(1)}})
+		want := fmt.Sprintf("PRECONDITION_FAILED - invalid arg '%s' for queue 'q' in vhost '/' of queue type rabbit_classic_queue", arg)
+		if !errors.As(err, &perr) || perr.Text != want {
+			t.Errorf("%s: err = %v", arg, err)
+		}
 	}
 }

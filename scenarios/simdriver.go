@@ -13,11 +13,13 @@ import (
 // simDriver runs a scenario on an in-process simulator. Everything the
 // broker pushes reaches a connection's sink, in order.
 type simDriver struct {
-	b      *sim.Broker
-	conns  map[string]*sim.Connection
-	chans  map[string]*sim.Channel
-	chanOf map[string]map[uint16]string // conn → channel id → name (current)
-	events []event
+	b     *sim.Broker
+	conns map[string]*sim.Connection
+	// connOrder names the connections in the order they were opened.
+	connOrder []string
+	chans     map[string]*sim.Channel
+	chanOf    map[string]map[uint16]string // conn → channel id → name (current)
+	events    []event
 	// observer is a channel of a connection of the driver's own, for
 	// ShowQueue.
 	observer *sim.Channel
@@ -28,40 +30,40 @@ func newSimDriver(cfg sim.Config) *simDriver {
 		chanOf: map[string]map[uint16]string{}}
 }
 
-// sink turns the broker's pushes to connection conn into events. It runs
-// under the broker's lock and only appends.
-func (d *simDriver) sink(conn string) func(sim.Push) {
-	return func(p sim.Push) {
+// collect turns what the broker pushed to connection conn into events.
+func (d *simDriver) collect(conn string, pushes []sim.Push) {
+	chName := func(id uint16) string { return d.chanOf[conn][id] }
+	for _, p := range pushes {
 		e := event{conn: conn}
-		chName := func(id uint16) string { return d.chanOf[conn][id] }
-		switch p := p.(type) {
-		case sim.Deliver:
+		switch p.Method {
+		case protocol.BasicDeliver:
 			e.kind, e.ch, e.ctag, e.tag, e.redelivered = evDeliver, chName(p.Channel), p.ConsumerTag, p.DeliveryTag, p.Redelivered
 			e.body, e.exchange, e.key, e.headers = string(p.Body), p.Exchange, p.RoutingKey, headers(p.Headers)
-		case sim.Return:
+		case protocol.BasicReturn:
 			e.kind, e.ch, e.code, e.text = evReturn, chName(p.Channel), p.ReplyCode, p.ReplyText
 			e.body, e.exchange, e.key = string(p.Body), p.Exchange, p.RoutingKey
-		case sim.Confirm:
-			e.kind, e.ch, e.tag, e.multiple, e.nack = evConfirm, chName(p.Channel), p.DeliveryTag, p.Multiple, p.Nack
-		case sim.Cancel:
+		case protocol.BasicAck, protocol.BasicNack:
+			e.kind, e.ch, e.tag, e.multiple, e.nack = evConfirm, chName(p.Channel), p.DeliveryTag, p.Multiple, p.Method == protocol.BasicNack
+		case protocol.BasicCancel:
 			e.kind, e.ch, e.ctag = evCancel, chName(p.Channel), p.ConsumerTag
-		case sim.ChannelClose:
+		case protocol.ChannelClose:
 			e.kind, e.ch, e.code, e.text, e.method = evChannelClose, chName(p.Channel), p.Err.Code, p.Err.Text, p.Err.Method.String()
-		case sim.ConnectionClose:
+		case protocol.ConnectionClose:
 			e.kind, e.code, e.text, e.method = evConnClose, p.Err.Code, p.Err.Text, p.Err.Method.String()
 		default:
-			return
+			continue
 		}
 		d.events = append(d.events, e)
 	}
 }
 
 func (d *simDriver) connect(conn string) error {
-	c, err := d.b.Dial(sim.ConnectOptions{Name: conn, Sink: d.sink(conn)})
+	c, err := d.b.Dial(sim.ConnectOptions{Name: conn})
 	if err != nil {
 		return err
 	}
 	d.conns[conn] = c
+	d.connOrder = append(d.connOrder, conn)
 	d.chanOf[conn] = map[uint16]string{}
 	return nil
 }
@@ -82,6 +84,9 @@ func (d *simDriver) advance(dur time.Duration)      { d.b.Advance(dur) }
 func (d *simDriver) finish() error                  { return nil }
 
 func (d *simDriver) settle(bool) []event {
+	for _, name := range d.connOrder {
+		d.collect(name, d.conns[name].Drain(nil))
+	}
 	evs := d.events
 	d.events = nil
 	return evs
@@ -119,13 +124,13 @@ func (d *simDriver) do(name string, op Op) (reply, error) {
 	case DeclareQueue:
 		var info sim.QueueInfo
 		info, err = ch.QueueDeclare(o.Queue, sim.QueueOptions{Passive: o.Passive, Durable: o.Durable, Exclusive: o.Exclusive, AutoDelete: o.AutoDelete, Args: o.Args})
-		rep.queue, rep.ready, rep.consumers = info.Name, info.Messages, info.Consumers
+		rep.queue, rep.ready, rep.consumers = info.Name, info.Ready, info.Consumers
 	case DeclareExchange:
 		err = ch.ExchangeDeclare(o.Exchange, o.Kind, sim.ExchangeOptions{Passive: o.Passive, Durable: o.Durable, AutoDelete: o.AutoDelete, Internal: o.Internal, Args: o.Args})
 	case DeleteQueue:
 		rep.count, err = ch.QueueDelete(o.Queue, sim.QueueDeleteOptions{IfUnused: o.IfUnused, IfEmpty: o.IfEmpty})
 	case DeleteExchange:
-		err = ch.ExchangeDelete(o.Exchange, o.IfUnused)
+		err = ch.ExchangeDelete(o.Exchange, sim.ExchangeDeleteOptions{IfUnused: o.IfUnused})
 	case Bind:
 		err = ch.QueueBind(o.Queue, o.Key, o.Exchange, o.Args)
 	case Unbind:
@@ -196,5 +201,5 @@ func (d *simDriver) queueState(q string) (queueState, error) {
 	if err != nil {
 		return queueState{}, err
 	}
-	return queueState{ready: info.Messages, consumers: info.Consumers, unacked: st.Unacked}, nil
+	return queueState{ready: info.Ready, consumers: info.Consumers, unacked: st.Unacked}, nil
 }

@@ -1,11 +1,8 @@
 package sim
 
 import (
-	"cmp"
 	"fmt"
 	"maps"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/amqpsim/amqpsim/channel"
@@ -16,11 +13,12 @@ import (
 
 // Consume is basic.consume. The consumer gets the channel's current
 // per-consumer prefetch (the last basic.qos with global=false) and keeps it.
-// Deliveries are read with Consumer.Next, or reach the connection's sink.
+// Deliveries are read with Consumer.Next, or drained with the connection's
+// other pushes.
 func (ch *Channel) Consume(queueName string, o ConsumeOptions) (*Consumer, error) {
 	var cs *Consumer
-	err := ch.do(protocol.BasicConsume, func() string {
-		return fmt.Sprintf("%q tag=%q no-ack=%t exclusive=%t args=%v", queueName, o.Tag, o.NoAck, o.Exclusive, o.Args)
+	err := ch.do(protocol.BasicConsume, func(e *Event) {
+		e.Queue, e.ConsumerTag, e.NoAck, e.Options = queueName, o.Tag, o.NoAck, o
 	}, func() error {
 		// RabbitMQ checks a client-chosen tag before it looks the queue up
 		// (rabbit_channel, basic.consume): reusing a tag against a missing
@@ -55,18 +53,19 @@ func (ch *Channel) Consume(queueName string, o ConsumeOptions) (*Consumer, error
 		}
 		g := ch.groups[q]
 		if g == nil {
-			g = &consumer.Group{Ref: q}
+			g = &consumer.Group[*Consumer]{}
 			ch.groups[q] = g
 		}
-		cs = &Consumer{ch: ch, q: q}
-		cs.core = consumer.Consumer{Tag: tag, NoAck: o.NoAck, Exclusive: o.Exclusive, Priority: priority, Group: g, Ref: cs}
+		s := consumer.Settings{Tag: tag, NoAck: o.NoAck, Exclusive: o.Exclusive, Priority: priority}
 		if !o.NoAck {
-			cs.core.Prefetch = ch.core.Prefetch
+			s.Prefetch = ch.core.Prefetch()
 		}
+		cs = &Consumer{ch: ch, q: q}
+		cs.core = consumer.New(s, g, cs)
 		ch.consumers[tag] = cs
 		ch.order = append(ch.order, cs)
-		q.AddConsumer(&cs.core)
-		ch.b.touchExpires(q)
+		q.AddConsumer(cs.core)
+		q.Touch()
 		ch.b.markDirty(q)
 		return nil
 	})
@@ -80,34 +79,32 @@ func (ch *Channel) Consume(queueName string, o ConsumeOptions) (*Consumer, error
 // channel, to be settled or requeued when it closes. An unknown tag is not
 // an error. Cancelling the last consumer of an auto-delete queue deletes it.
 func (ch *Channel) Cancel(tag string) error {
-	return ch.do(protocol.BasicCancel, func() string { return fmt.Sprintf("%q", tag) }, func() error {
+	return ch.do(protocol.BasicCancel, func(e *Event) { e.ConsumerTag = tag }, func() error {
 		cs, ok := ch.consumers[tag]
 		if !ok {
 			return nil
 		}
-		ch.cancel(cs)
+		q := cs.q
+		q.RemoveConsumer(cs.core)
+		cs.cancelled = true
+		delete(ch.consumers, tag)
+		if q.Options().AutoDelete && q.ConsumerCount() == 0 {
+			ch.b.deleteQueue(q)
+			return nil
+		}
+		q.Touch()
+		ch.b.markDirty(q)
 		return nil
 	})
 }
 
-func (ch *Channel) cancel(cs *Consumer) {
-	q := cs.q
-	q.RemoveConsumer(&cs.core)
-	cs.cancelled = true
-	delete(ch.consumers, cs.core.Tag)
-	if q.AutoDelete && q.ConsumerCount() == 0 {
-		ch.b.deleteQueue(q)
-		return
-	}
-	ch.b.touchExpires(q)
-	ch.b.markDirty(q)
-}
-
 // Publish is basic.publish. A mandatory message that reaches no queue comes
-// back as a Return (312 NO_ROUTE); in confirm mode every publish is then
-// confirmed.
+// back as a basic.return (312 NO_ROUTE); in confirm mode every publish is
+// then confirmed.
 func (ch *Channel) Publish(exchangeName, key string, o PublishOptions, m Message) error {
-	return ch.do(protocol.BasicPublish, func() string { return fmt.Sprintf("exchange=%q key=%q mandatory=%t", exchangeName, key, o.Mandatory) }, func() error {
+	return ch.do(protocol.BasicPublish, func(e *Event) {
+		e.Exchange, e.RoutingKey, e.Options = exchangeName, key, o
+	}, func() error {
 		if o.Immediate {
 			return protocol.Errorf(protocol.NotImplemented, protocol.BasicPublish, "immediate=true")
 		}
@@ -124,35 +121,45 @@ func (ch *Channel) Publish(exchangeName, key string, o PublishOptions, m Message
 		}
 		routed, rejected := ch.b.publish(ch.conn.vhost, x, key, m, ttl, hasTTL)
 		if routed == 0 && o.Mandatory {
-			ch.conn.push(Return{Channel: ch.id, ReplyCode: protocol.NoRoute, ReplyText: "NO_ROUTE", Exchange: exchangeName, RoutingKey: key, Message: m})
+			// The publisher may reuse its buffer once Publish returns.
+			m.Body = append([]byte(nil), m.Body...)
+			ch.push(Push{Method: protocol.BasicReturn, ReplyCode: protocol.NoRoute, ReplyText: "NO_ROUTE",
+				Delivery: Delivery{Exchange: exchangeName, RoutingKey: key, Message: m}})
 		}
 		if ch.confirming {
 			// A queue that refused the message (x-overflow reject-publish)
 			// makes the confirm a nack.
 			ch.publishTag++
-			ch.conn.push(Confirm{Channel: ch.id, DeliveryTag: ch.publishTag, Nack: rejected})
+			method := protocol.BasicAck
+			if rejected {
+				method = protocol.BasicNack
+			}
+			ch.push(Push{Method: method, Delivery: Delivery{DeliveryTag: ch.publishTag}})
 		}
 		return nil
 	})
 }
 
-// Publish routes a message through an exchange of vhost "/" without a
-// channel, as the management API's publish does: no confirms, no returns.
-// It fails only for a missing exchange.
-func (b *Broker) Publish(exchangeName, key string, m Message) error {
+// Publish routes a message through an exchange of vhost without a channel,
+// as the management API's publish does: no confirms, no returns. It fails
+// for a missing vhost or exchange.
+func (b *Broker) Publish(vhostName, exchangeName, key string, m Message) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	v := b.vhosts["/"]
-	x, err := v.exchange(exchangeName, protocol.BasicPublish)
+	v, err := b.lookupVhost(vhostName)
 	if err != nil {
 		return err
+	}
+	x, err := v.exchange(exchangeName, protocol.BasicPublish)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrNoExchange, err)
 	}
 	ttl, hasTTL, err := parseExpiration(m.Expiration)
 	if err != nil {
 		return err
 	}
-	if !b.cfg.NoTrace {
-		b.event(nil, 0, "publish", "exchange=%q key=%q", exchangeName, key)
+	if b.tracing() {
+		b.record(Event{Kind: EventPublish, Vhost: v.name, Exchange: exchangeName, RoutingKey: key})
 	}
 	b.publish(v, x, key, m, ttl, hasTTL)
 	b.flush()
@@ -190,10 +197,13 @@ func (b *Broker) publish(v *vhost, x *exchange, key string, m Message, ttl time.
 		}
 		props = &p
 	}
+	b.nextMessageID++
+	id := b.nextMessageID
 	for _, q := range b.routed {
-		if !b.enqueue(q, &queue.Message{Exchange: x.name, RoutingKey: key, Properties: props, Body: body}, ttl, hasTTL) {
+		if !q.Publish(&queue.Message{ID: id, Exchange: x.name, RoutingKey: key, Properties: props, Body: body}, int64(ttl), hasTTL) {
 			rejected = true
 		}
+		b.markDirty(q)
 	}
 	routed = len(b.routed)
 	clear(b.routed)
@@ -210,90 +220,102 @@ func isZeroProperties(p *protocol.Properties) bool {
 // for basic.get-empty. Without noAck the delivery joins the channel's unacked
 // deliveries like any other.
 func (ch *Channel) Get(queueName string, noAck bool) (d Delivery, ok bool, err error) {
-	err = ch.do(protocol.BasicGet, func() string { return fmt.Sprintf("%q no-ack=%t", queueName, noAck) }, func() error {
+	err = ch.do(protocol.BasicGet, func(e *Event) { e.Queue, e.NoAck = queueName, noAck }, func() error {
 		q, err := ch.lookupQueue(queueName, protocol.BasicGet)
 		if err != nil {
 			return err
 		}
-		// basic.get restarts the queue's x-expires timer.
-		ch.b.touchExpires(q)
-		// Like RabbitMQ's fetch, take the head even if it has expired
-		// (its TTL timer has not fired yet: in a priority queue it may
-		// be set for a later message), and drop what expired only
-		// afterwards.
-		m, redelivered := q.Fetch(!noAck)
-		if m == nil {
-			ch.b.event(ch.conn, ch.id, "basic.get-empty", "")
+		ok = q.Get(!noAck, func(m *queue.Message, redelivered bool) {
+			tag := ch.core.NextTag()
+			if !noAck {
+				ch.core.Record(channel.Delivery[delivery]{Tag: tag, Queue: q.id, At: ch.b.now, Ref: delivery{q: q, m: m}})
+				ch.syncTick()
+			}
+			d = makeDelivery("", tag, redelivered, q, m)
+		})
+		if !ok {
+			ch.pushReply(Push{Method: protocol.BasicGetEmpty})
 			return nil
 		}
-		tag := ch.core.NextTag()
-		if !noAck {
-			ch.core.Record(channel.Delivery{Tag: tag, Queue: q, Message: m, At: ch.b.now})
-			ch.syncTick()
-		}
-		// Drop what expired behind the message before counting what
-		// is left.
-		ch.b.dropExpired(q)
 		ch.b.markDirty(q)
-		d = delivery("", tag, redelivered, m)
+		// The count is taken after the expired messages behind the head
+		// were dropped.
 		d.MessageCount = q.Ready()
-		ok = true
-		ch.b.event(ch.conn, ch.id, "basic.get-ok", "tag=%d redelivered=%t left=%d body=%q", tag, redelivered, d.MessageCount, m.Body)
+		ch.pushReply(Push{Method: protocol.BasicGetOk, Delivery: d})
 		return nil
 	})
 	return d, ok, err
 }
 
-func delivery(ctag string, tag uint64, redelivered bool, m *queue.Message) Delivery {
-	d := Delivery{ConsumerTag: ctag, DeliveryTag: tag, Redelivered: redelivered, Exchange: m.Exchange, RoutingKey: m.RoutingKey}
-	d.Body = m.Body
-	if m.Properties != nil {
-		d.Properties = *m.Properties
+// pushReply pushes the reply of a method that answers with content or
+// with a push (basic.get): a shell takes it from the outbox in order, while
+// the in-process caller has it as the method's result.
+func (ch *Channel) pushReply(p Push) {
+	p.Channel = ch.id
+	if ch.b.tracing() {
+		ch.b.record(pushEvent(ch.conn, &p))
 	}
-	return d
+	if ch.conn.opts.Notify != nil {
+		ch.conn.out.insertReply(ch, p)
+	}
 }
 
 // Ack is basic.ack; multiple acks every delivery up to and including tag,
 // and tag 0 with multiple acks all.
 func (ch *Channel) Ack(tag uint64, multiple bool) error {
-	return ch.do(protocol.BasicAck, func() string { return fmt.Sprintf("tag=%d multiple=%t", tag, multiple) }, func() error {
-		return ch.settle(protocol.BasicAck, tag, multiple, false)
+	return ch.do(protocol.BasicAck, func(e *Event) { e.DeliveryTag, e.Multiple = tag, multiple }, func() error {
+		return ch.settle(protocol.BasicAck, tag, multiple, queue.Ack)
 	})
 }
 
 // Nack is basic.nack: requeue returns the messages to their original
-// positions; otherwise they are dropped.
+// positions; otherwise they are dead-lettered or dropped.
 func (ch *Channel) Nack(tag uint64, multiple, requeue bool) error {
-	return ch.do(protocol.BasicNack, func() string { return fmt.Sprintf("tag=%d multiple=%t requeue=%t", tag, multiple, requeue) }, func() error {
-		return ch.settle(protocol.BasicNack, tag, multiple, requeue)
+	return ch.do(protocol.BasicNack, func(e *Event) { e.DeliveryTag, e.Multiple, e.Requeue = tag, multiple, requeue }, func() error {
+		return ch.settle(protocol.BasicNack, tag, multiple, rejectSettlement(requeue))
 	})
 }
 
 // Reject is basic.reject of one delivery.
 func (ch *Channel) Reject(tag uint64, requeue bool) error {
-	return ch.do(protocol.BasicReject, func() string { return fmt.Sprintf("tag=%d requeue=%t", tag, requeue) }, func() error {
-		return ch.settle(protocol.BasicReject, tag, false, requeue)
+	return ch.do(protocol.BasicReject, func(e *Event) { e.DeliveryTag, e.Requeue = tag, requeue }, func() error {
+		return ch.settle(protocol.BasicReject, tag, false, rejectSettlement(requeue))
 	})
+}
+
+func rejectSettlement(requeue bool) queue.Settlement {
+	if requeue {
+		return queue.Requeue
+	}
+	return queue.Reject
 }
 
 // Recover is basic.recover: every unacked delivery on the channel is
 // requeued. RabbitMQ refuses requeue=false with 540, closing the connection.
-func (ch *Channel) Recover(requeue bool) error {
-	return ch.do(protocol.BasicRecover, func() string { return fmt.Sprintf("requeue=%t", requeue) }, func() error {
+func (ch *Channel) Recover(requeue bool) error { return ch.recover(protocol.BasicRecover, requeue) }
+
+// RecoverAsync is the deprecated basic.recover-async: Recover without a
+// reply; requeue=false is the same 540, naming basic.recover-async.
+func (ch *Channel) RecoverAsync(requeue bool) error {
+	return ch.recover(protocol.BasicRecoverAsync, requeue)
+}
+
+func (ch *Channel) recover(m protocol.Method, requeue bool) error {
+	return ch.do(m, func(e *Event) { e.Requeue = requeue }, func() error {
 		if !requeue {
-			return protocol.Errorf(protocol.NotImplemented, protocol.BasicRecover, "requeue=false")
+			return protocol.Errorf(protocol.NotImplemented, m, "requeue=false")
 		}
-		ch.apply(ch.core.TakeAll(), true, false)
+		ch.apply(ch.core.TakeAll(), queue.Requeue)
 		return nil
 	})
 }
 
-func (ch *Channel) settle(m protocol.Method, tag uint64, multiple, requeue bool) error {
+func (ch *Channel) settle(m protocol.Method, tag uint64, multiple bool, how queue.Settlement) error {
 	ds, err := ch.core.Settle(m, tag, multiple, ch.settled[:0])
 	if err != nil {
 		return err
 	}
-	ch.apply(ds, requeue, m != protocol.BasicAck && !requeue)
+	ch.apply(ds, how)
 	clear(ds)
 	ch.settled = ds[:0]
 	return nil
@@ -301,126 +323,39 @@ func (ch *Channel) settle(m protocol.Method, tag uint64, multiple, requeue bool)
 
 // apply settles deliveries taken from the ledger the way RabbitMQ's channel
 // does. The limiter hears of the settlement first. Then the deliveries are
-// settled one (queue, consumer tag) group at a time — queues in creation
-// order, each basic.get delivery alone in tag order, then consumer tags in
-// ascending order (see groupEnd) — and each group's queue gives credit back and dispatches
-// before the next group is settled: RabbitMQ sends each group to its queue
-// as one message, so the redeliveries of one group precede the requeue of
-// the next (measured on RabbitMQ 3.10.8 with basic.recover and nack
-// multiple). Last, the groups the limiter released resume.
-//
-// A nack or reject without requeue (reject) dead-letters the messages with
-// reason "rejected"; an ack (neither) just forgets them.
-func (ch *Channel) apply(ds []channel.Delivery, requeue, reject bool) {
+// settled in RabbitMQ's groups (channel.Groups), each group's queue giving
+// credit back and dispatching before the next group is settled. Last, the
+// queues the limiter released resume.
+func (ch *Channel) apply(ds []channel.Delivery[delivery], how queue.Settlement) {
 	released := ch.core.Released(ds)
-	if len(ds) > 1 {
-		slices.SortStableFunc(ds, func(x, y channel.Delivery) int {
-			if c := cmp.Compare(x.Queue.ID, y.Queue.ID); c != 0 {
-				return c
-			}
-			return strings.Compare(consumerTag(x), consumerTag(y))
-		})
-	}
-	for i := 0; i < len(ds); {
-		j := groupEnd(ds, i)
-		ch.settleGroup(ds[i:j], requeue, reject)
-		i = j
-	}
+	channel.Groups(ds, func(group []channel.Delivery[delivery]) { ch.settleGroup(group, how) })
 	ch.resume(released)
 	ch.syncTick()
 }
 
-// groupEnd returns the end of the settlement group that starts at ds[i]:
-// the deliveries of one queue and one consumer tag. Each basic.get delivery
-// is a group of its own: RabbitMQ keys a get's pending ack by its delivery
-// tag, so every get is requeued and dispatched in turn (checked against
-// RabbitMQ 3.10.8: get m1, get m2, nack m1 with requeue, get m1, then nack
-// all with requeue gives a prefetch-1 consumer m2, not m1).
-func groupEnd(ds []channel.Delivery, i int) int {
-	q, tag := ds[i].Queue, consumerTag(ds[i])
-	j := i + 1
-	if tag == "" {
-		return j
-	}
-	for j < len(ds) && ds[j].Queue == q && consumerTag(ds[j]) == tag {
-		j++
-	}
-	return j
-}
-
-// settleGroup settles one group of deliveries of one queue, gives their
-// consumers credit back and dispatches the queue.
-func (ch *Channel) settleGroup(group []channel.Delivery, requeue, reject bool) {
+// settleGroup settles one group of deliveries of one queue and dispatches
+// the queue.
+func (ch *Channel) settleGroup(group []channel.Delivery[delivery], how queue.Settlement) {
 	b := ch.b
-	q := group[0].Queue
-	credited := b.credited[:0]
-	for _, d := range group {
-		if !b.cfg.NoTrace {
-			b.event(ch.conn, ch.id, "settled", "tag=%d queue=%s requeue=%t body=%q", d.Tag, q.Name, requeue, d.Message.Body)
-		}
-		if q.Deleted {
-			continue
-		}
-		if requeue {
-			q.Requeue(d.Message)
-		} else {
-			q.Settle(d.Message)
-			if reject {
-				b.deadLetter(q, d.Message, "rejected")
-			}
-		}
-		if d.Consumer != nil {
-			credited = append(credited, d.Consumer)
+	q := group[0].Ref.q
+	if b.tracing() {
+		for _, d := range group {
+			e := connEvent(EventSettle, ch.conn, ch.id)
+			e.DeliveryTag, e.Queue, e.Requeue, e.ConsumerTag = d.Tag, q.Name(), how == queue.Requeue, d.ConsumerTag
+			e.MessageID, e.Body = d.Ref.m.ID, d.Ref.m.Body
+			b.record(e)
 		}
 	}
-	if !q.Deleted {
-		q.Credit(credited)
-		if requeue {
-			// requeue_and_run: drop-head, then drop_expired_msgs.
-			q.DropOverLimit(b.maxlenFn)
-			b.dropExpired(q)
-		}
-		b.markDirty(q)
-		b.flush()
-	}
-	clear(credited)
-	b.credited = credited[:0]
-}
-
-func consumerTag(d channel.Delivery) string {
-	if d.Consumer == nil {
-		return ""
-	}
-	return d.Consumer.Tag
-}
-
-// allow is the channel-wide limiter's can_send for a consumer; caller holds
-// the lock.
-func (b *Broker) allow(c *consumer.Consumer) bool {
-	ch := c.Ref.(*Consumer).ch
-	if ch.closed != nil { // its connection is closing (Connection.shutdown)
-		return false
-	}
-	return ch.core.Limiter.Allow(c.Group, !c.NoAck)
-}
-
-// deliver sends a message to a consumer: a delivery tag, a ledger entry
-// unless no-ack, and basic.deliver to the client. Caller holds the lock.
-func (b *Broker) deliver(c *consumer.Consumer, m *queue.Message, redelivered bool) {
-	cs := c.Ref.(*Consumer)
-	ch := cs.ch
-	tag := ch.core.NextTag()
-	if !c.NoAck {
-		ch.core.Record(channel.Delivery{Tag: tag, Queue: cs.q, Message: m, Consumer: c, At: b.now})
-		ch.syncTick()
-	}
-	d := delivery(c.Tag, tag, redelivered, m)
-	if !b.cfg.NoTrace {
-		b.tracePush(ch.conn, Deliver{Channel: ch.id, Delivery: d})
-	}
-	if sink := ch.conn.opts.Sink; sink != nil {
-		sink(Deliver{Channel: ch.id, Delivery: d})
+	if q.deleted {
 		return
 	}
-	cs.push(d)
+	settled := b.settled[:0]
+	for _, d := range group {
+		settled = append(settled, queue.Settled[*Consumer]{Message: d.Ref.m, Consumer: d.Ref.c})
+	}
+	q.Settle(settled, how)
+	clear(settled)
+	b.settled = settled[:0]
+	b.markDirty(q)
+	b.flush()
 }

@@ -59,7 +59,7 @@ func BenchmarkLifecycle(b *testing.B) {
 	l := newLifecycle(b, 4, 100)
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := l.b.Publish("", "work", l.msg); err != nil {
+		if err := l.b.Publish("/", "", "work", l.msg); err != nil {
 			b.Fatal(err)
 		}
 		ch, d := l.next(b)
@@ -77,13 +77,13 @@ func BenchmarkDeepQueue(b *testing.B) {
 		b.Run(fmt.Sprint(depth), func(b *testing.B) {
 			l := newLifecycle(b, 4, 100)
 			for i := 0; i < depth+400; i++ {
-				if err := l.b.Publish("", "work", l.msg); err != nil {
+				if err := l.b.Publish("/", "", "work", l.msg); err != nil {
 					b.Fatal(err)
 				}
 			}
 			b.ReportAllocs()
 			for b.Loop() {
-				if err := l.b.Publish("", "work", l.msg); err != nil {
+				if err := l.b.Publish("/", "", "work", l.msg); err != nil {
 					b.Fatal(err)
 				}
 				ch, d := l.next(b)
@@ -119,7 +119,7 @@ func BenchmarkManyConsumers(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				bk.Publish("", "work", msg) // fills this consumer's window of 1
+				bk.Publish("/", "", "work", msg) // fills this consumer's window of 1
 				active, activeCh = c, ch
 			}
 			// The last consumer is the active one: it acks what it got and
@@ -130,7 +130,7 @@ func BenchmarkManyConsumers(b *testing.B) {
 				if err := activeCh.Ack(d.DeliveryTag, false); err != nil {
 					b.Fatal(err)
 				}
-				bk.Publish("", "work", msg)
+				bk.Publish("/", "", "work", msg)
 				var ok bool
 				if d, ok = active.Next(); !ok {
 					b.Fatal("the active consumer got nothing")
@@ -152,16 +152,18 @@ func BenchmarkMemory(b *testing.B) {
 		msg := sim.Message{Body: make([]byte, bodySize)}
 		before := heapInUse()
 		for i := 0; i < n; i++ {
-			bk.Publish("", "work", msg)
+			bk.Publish("/", "", "work", msg)
 		}
 		ready := heapInUse()
 		b.ReportMetric(float64(ready-before)/n-bodySize, "B/ready-msg")
 
-		// A consumer on a connection whose pushes are discarded, so that
-		// only the broker's side of each delivery is counted.
-		sinkConn, _ := bk.Dial(sim.ConnectOptions{Sink: func(sim.Push) {}})
-		sch, _ := sinkConn.Channel()
+		// A consumer on a shell's connection whose pushes are drained and
+		// dropped, so that only the broker's side of each delivery is
+		// counted.
+		shell, _ := bk.Dial(sim.ConnectOptions{Notify: func() {}})
+		sch, _ := shell.Channel()
 		sch.Consume("work", sim.ConsumeOptions{})
+		shell.Drain(nil)
 		unacked := heapInUse()
 		b.ReportMetric(float64(unacked-before)/n-bodySize, "B/unacked-delivery")
 		runtime.KeepAlive(bk)

@@ -9,14 +9,13 @@ import (
 	"sync"
 	"time"
 
-	"github.com/amqpsim/amqpsim/consumer"
 	"github.com/amqpsim/amqpsim/queue"
 )
 
 // Config configures a Broker. The zero value is a broker like a fresh
 // RabbitMQ 3.10 with one vhost "/".
 type Config struct {
-	// Start is the virtual clock's starting time; zero means Epoch.
+	// Start is the virtual clock's starting time; zero means Epoch().
 	Start time.Time
 	// Seed feeds the one random source: generated queue names and consumer
 	// tags, and the order in which a channel-wide limit releases queues
@@ -60,29 +59,23 @@ type Broker struct {
 
 	trace []Event
 
+	// nextMessageID numbers published messages (Event.MessageID).
+	nextMessageID uint64
+
 	// dirty queues need a dispatch before the current call returns;
 	// flush has dispatched those before index flushed.
-	dirty   []*queue.Queue
+	dirty   []*brokerQueue
 	flushed int
-	// allowFn and deliverFn are made once: method values allocate.
-	allowFn   func(*consumer.Consumer) bool
-	deliverFn func(*consumer.Consumer, *queue.Message, bool)
-	expiredFn func(*queue.Queue, *queue.Message)
-	maxlenFn  func(*queue.Queue, *queue.Message)
-	// dropExpiredFn is dropExpired, run by Dispatch after every fetch.
-	dropExpiredFn func(*queue.Queue)
-	// queueTimers holds each queue's message-TTL and x-expires timers.
-	queueTimers map[*queue.Queue]*queueTimers
 	// Scratch slices reused by every call to keep the hot path free of
 	// allocations.
-	routed   []*queue.Queue
-	credited []*consumer.Consumer
+	routed  []*brokerQueue
+	settled []queue.Settled[*Consumer]
 }
 
 // New returns a broker with the virtual clock at cfg.Start (or Epoch).
 func New(cfg Config) *Broker {
 	if cfg.Start.IsZero() {
-		cfg.Start = Epoch
+		cfg.Start = Epoch()
 	}
 	if cfg.ConsumerTimeout == 0 {
 		cfg.ConsumerTimeout = DefaultConsumerTimeout
@@ -95,14 +88,7 @@ func New(cfg Config) *Broker {
 		now:    cfg.Start,
 		rng:    rand.New(rand.NewPCG(cfg.Seed, 0x616d717073696d)),
 		vhosts: map[string]*vhost{},
-
-		queueTimers: map[*queue.Queue]*queueTimers{},
 	}
-	b.allowFn = b.allow
-	b.deliverFn = b.deliver
-	b.expiredFn = b.expired
-	b.maxlenFn = b.maxlen
-	b.dropExpiredFn = b.dropExpired
 	b.addVhost("/")
 	return b
 }
@@ -144,14 +130,30 @@ func (b *Broker) Advance(d time.Duration) {
 		return
 	}
 	end := b.now.Add(d)
+	sameInstant := 0
 	for len(b.timers) > 0 && !b.timers[0].due.After(end) {
 		t := heap.Pop(&b.timers).(*timer)
+		if t.due.Equal(b.now) {
+			// Every timer's work moves it later or stops it; one that
+			// keeps re-arming at the same instant is a broker bug, which
+			// must fail loudly instead of spinning.
+			if sameInstant++; sameInstant > maxFiringsPerInstant {
+				panic(fmt.Sprintf("sim: more than %d timer firings at %v: a timer re-arms without the clock moving", maxFiringsPerInstant, t.due))
+			}
+		} else {
+			sameInstant = 0
+		}
 		b.now = t.due
 		t.fire()
 		b.flush()
 	}
 	b.now = end
 }
+
+// maxFiringsPerInstant bounds the timers that may fire at one virtual
+// instant: far above any real load (one timer per queue and channel), far
+// below a hang.
+const maxFiringsPerInstant = 1 << 20
 
 // timer is a callback on the virtual clock. A timer is made once and
 // scheduled again and again, so that hot paths allocate nothing.
@@ -228,8 +230,8 @@ func (b *Broker) randomName(prefix string) string {
 // A queue already dispatched by the running flush is queued again: a
 // message dead-lettered into it later in the flush (another queue's expired
 // head) must still be dispatched.
-func (b *Broker) markDirty(q *queue.Queue) {
-	if q.Deleted {
+func (b *Broker) markDirty(q *brokerQueue) {
+	if q.deleted {
 		return
 	}
 	for _, d := range b.dirty[b.flushed:] {
@@ -245,8 +247,8 @@ func (b *Broker) flush() {
 	for b.flushed < len(b.dirty) {
 		q := b.dirty[b.flushed]
 		b.flushed++
-		if !q.Deleted {
-			b.dispatch(q)
+		if !q.deleted {
+			q.Dispatch()
 		}
 	}
 	clear(b.dirty)
@@ -256,7 +258,7 @@ func (b *Broker) flush() {
 func (b *Broker) lookupVhost(name string) (*vhost, error) {
 	v, ok := b.vhosts[name]
 	if !ok {
-		return nil, fmt.Errorf("sim: no vhost %q", name)
+		return nil, fmt.Errorf("%w %q", ErrNoVhost, name)
 	}
 	return v, nil
 }

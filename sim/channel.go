@@ -18,23 +18,34 @@ type Channel struct {
 	b    *Broker
 	conn *Connection
 	id   uint16
-	core *channel.Channel
+	core *channel.Channel[*brokerQueue, delivery]
 
 	consumers  map[string]*Consumer
 	order      []*Consumer // consumers in creation order
-	groups     map[*queue.Queue]*consumer.Group
+	groups     map[*brokerQueue]*consumer.Group[*Consumer]
 	lastQueue  string // for methods that name the queue ""
 	confirming bool
 	publishTag uint64
-	closed     error
+	// closed is why the channel closed; closing is set while the broker's
+	// channel.close waits for the client's close-ok
+	// (ConnectOptions.AwaitCloseOk).
+	closed  error
+	closing bool
 
-	// Kept for in-process readers when the connection has no sink.
-	settled []channel.Delivery // scratch for settlements
-	tick    *timer             // consumer-timeout tick, see syncTick
+	settled []channel.Delivery[delivery] // scratch for settlements
+	tick    *timer                       // consumer-timeout tick, see syncTick
+}
 
-	returns  []Return
-	confirms []Confirm
-	cancels  []string
+// delivery is the broker's reference to an unacked delivery.
+type delivery struct {
+	q *brokerQueue
+	m *queue.Message
+	c *consumer.Consumer[*Consumer] // nil for basic.get
+}
+
+func newChannel(c *Connection, id uint16) *Channel {
+	return &Channel{conn: c, b: c.b, id: id, core: channel.New[*brokerQueue, delivery](),
+		consumers: map[string]*Consumer{}, groups: map[*brokerQueue]*consumer.Group[*Consumer]{}}
 }
 
 // ID returns the channel number.
@@ -50,21 +61,23 @@ func (ch *Channel) Err() error {
 // do runs one AMQP method under the broker lock: it refuses calls on a closed
 // channel, turns a protocol error into the channel or connection close
 // RabbitMQ performs, and dispatches the queues the method touched.
-// describe renders the call's arguments for the trace; it runs only when
-// tracing, so the hot path formats nothing.
-func (ch *Channel) do(m protocol.Method, describe func() string, f func() error) error {
+// describe fills in the call's trace event; it runs only when tracing, so
+// the hot path builds nothing.
+func (ch *Channel) do(m protocol.Method, describe func(e *Event), f func() error) error {
 	b := ch.b
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if ch.closed != nil {
 		return ch.closed
 	}
-	if !b.cfg.NoTrace {
-		detail := ""
+	ch.conn.out.callStart = len(ch.conn.out.items)
+	if b.tracing() {
+		e := connEvent(EventCall, ch.conn, ch.id)
+		e.Method = m
 		if describe != nil {
-			detail = describe()
+			describe(&e)
 		}
-		b.event(ch.conn, ch.id, m.String(), "%s", detail)
+		b.record(e)
 	}
 	err := f()
 	if perr, ok := err.(*protocol.Error); ok {
@@ -81,18 +94,77 @@ func (ch *Channel) fail(err *protocol.Error) {
 		ch.conn.fail(err)
 		return
 	}
-	ch.b.event(ch.conn, ch.id, "channel.close", "%d %s", err.Code, err.Text)
+	e := connEvent(EventChannelClose, ch.conn, ch.id)
+	e.Err = err
+	ch.b.record(e)
 	ch.shutdown(&closedError{what: fmt.Sprintf("channel %d", ch.id), cause: err})
-	ch.conn.push(ChannelClose{Channel: ch.id, Err: err})
+	ch.push(Push{Method: protocol.ChannelClose, Err: err})
+	if ch.conn.opts.AwaitCloseOk {
+		ch.closing = true
+		ch.conn.channels[ch.id] = ch
+	}
 }
 
 // Close closes the channel as channel.close does: its consumers go and its
-// unacked deliveries are requeued to their original positions.
+// unacked deliveries are requeued to their original positions. On a
+// channel the broker closed that waits for close-ok it does nothing more
+// and returns nil: RabbitMQ answers that channel.close with close-ok.
 func (ch *Channel) Close() error {
+	ch.b.mu.Lock()
+	closing := ch.closing
+	ch.b.mu.Unlock()
+	if closing {
+		return nil
+	}
 	return ch.do(protocol.ChannelClose, nil, func() error {
 		ch.shutdown(&closedError{what: fmt.Sprintf("channel %d", ch.id)})
 		return nil
 	})
+}
+
+// CloseOk is the client's channel.close-ok to the broker's channel.close:
+// the channel number is free again. On an open channel it is RabbitMQ's
+// 503 COMMAND_INVALID, which closes the connection; on a closed one it
+// does nothing.
+func (ch *Channel) CloseOk() error {
+	ch.b.mu.Lock()
+	defer ch.b.mu.Unlock()
+	switch {
+	case ch.closing:
+		ch.closing = false
+		if ch.conn.channels[ch.id] == ch {
+			delete(ch.conn.channels, ch.id)
+		}
+	case ch.closed == nil:
+		err := ch.conn.fail(protocol.Errorf(protocol.CommandInvalid, protocol.ChannelCloseOk, "unimplemented method"))
+		ch.b.flush()
+		return err
+	}
+	return nil
+}
+
+// Closing reports whether the broker closed the channel and waits for the
+// client's close-ok (ConnectOptions.AwaitCloseOk).
+func (ch *Channel) Closing() bool {
+	ch.b.mu.Lock()
+	defer ch.b.mu.Unlock()
+	return ch.closing
+}
+
+// CloseWithError closes the channel from the broker's side with err, as
+// RabbitMQ does when a method fails: a soft error (err.Hard false) closes
+// the channel, pushing a channel.close and requeueing its unacked
+// deliveries; a hard one closes the whole connection. It reports false,
+// doing nothing, when the channel is already closed or err is nil.
+func (ch *Channel) CloseWithError(err *Error) bool {
+	ch.b.mu.Lock()
+	defer ch.b.mu.Unlock()
+	if ch.closed != nil || ch.conn.closed != nil || err == nil {
+		return false
+	}
+	ch.fail(err)
+	ch.b.flush()
+	return true
 }
 
 // shutdown removes the channel: its consumers are removed, its unacked
@@ -102,40 +174,40 @@ func (ch *Channel) shutdown(err error) {
 	ch.closed = err
 	delete(ch.conn.channels, ch.id)
 	ds := ch.core.TakeAll()
-	var touched []*queue.Queue
+	var touched []*brokerQueue
 	for _, cs := range ch.order {
 		if !cs.cancelled {
-			cs.q.RemoveConsumer(&cs.core)
+			cs.q.RemoveConsumer(cs.core)
 			cs.cancelled = true
 			touched = appendQueue(touched, cs.q)
 		}
 	}
 	for _, d := range ds {
-		touched = appendQueue(touched, d.Queue)
+		touched = appendQueue(touched, d.Ref.q)
 	}
+	var returned []*queue.Message
 	for _, q := range touched {
-		if q.Deleted {
+		if q.deleted {
 			continue
 		}
-		if q.AutoDelete && q.HadConsumer() && q.ConsumerCount() == 0 {
+		if q.Options().AutoDelete && q.HadConsumer() && q.ConsumerCount() == 0 {
 			ch.b.deleteQueue(q)
 			continue
 		}
+		returned = returned[:0]
 		for _, d := range ds {
-			if d.Queue == q {
-				q.Requeue(d.Message)
+			if d.Ref.q == q {
+				returned = append(returned, d.Ref.m)
 			}
 		}
-		q.DropOverLimit(ch.b.maxlenFn)
-		ch.b.dropExpired(q)
-		ch.b.touchExpires(q)
+		q.Return(returned)
 		ch.b.markDirty(q)
 	}
 	ch.b.stop(ch.tick)
 	ch.consumers, ch.order, ch.groups = nil, nil, nil
 }
 
-func appendQueue(qs []*queue.Queue, q *queue.Queue) []*queue.Queue {
+func appendQueue(qs []*brokerQueue, q *brokerQueue) []*brokerQueue {
 	for _, e := range qs {
 		if e == q {
 			return qs
@@ -149,8 +221,8 @@ func (ch *Channel) Qos(prefetchCount, prefetchSize int, global bool) error {
 	if prefetchCount < 0 || prefetchCount > 65535 || prefetchSize < 0 || prefetchSize > 1<<32-1 {
 		return fmt.Errorf("sim: basic.qos prefetch count %d or size %d out of range", prefetchCount, prefetchSize)
 	}
-	return ch.do(protocol.BasicQos, func() string { return fmt.Sprintf("count=%d size=%d global=%t", prefetchCount, prefetchSize, global) }, func() error {
-		resume, err := ch.core.Qos(uint32(prefetchSize), uint16(prefetchCount), global)
+	return ch.do(protocol.BasicQos, func(e *Event) { e.Count, e.Global = prefetchCount, global }, func() error {
+		resume, err := ch.core.Qos(uint16(prefetchCount), uint32(prefetchSize), global)
 		if err != nil {
 			return err
 		}
@@ -159,20 +231,20 @@ func (ch *Channel) Qos(prefetchCount, prefetchSize int, global bool) error {
 	})
 }
 
-// resume lifts the suspension of consumer groups released by the limiter,
-// starting at a seeded random position as RabbitMQ's notify_queues does.
-func (ch *Channel) resume(groups []*consumer.Group) {
-	if len(groups) == 0 {
+// resume lifts the suspension of the channel's consumers of the queues the
+// limiter released, starting at a seeded random position as RabbitMQ's
+// notify_queues does.
+func (ch *Channel) resume(qs []*brokerQueue) {
+	if len(qs) == 0 {
 		return
 	}
 	start := 0
-	if len(groups) > 1 {
-		start = ch.b.rng.IntN(len(groups))
+	if len(qs) > 1 {
+		start = ch.b.rng.IntN(len(qs))
 	}
-	for i := range groups {
-		g := groups[(start+i)%len(groups)]
-		q := g.Ref.(*queue.Queue)
-		if !q.Deleted {
+	for i := range qs {
+		q := qs[(start+i)%len(qs)]
+		if g := ch.groups[q]; g != nil && !q.deleted {
 			q.Resume(g)
 			ch.b.markDirty(q)
 		}
@@ -191,7 +263,7 @@ func (ch *Channel) Confirm() error {
 // Flow is channel.flow. RabbitMQ refuses active=false with 540, closing the
 // connection; active=true is accepted.
 func (ch *Channel) Flow(active bool) error {
-	return ch.do(protocol.ChannelFlow, func() string { return fmt.Sprintf("active=%t", active) }, func() error {
+	return ch.do(protocol.ChannelFlow, nil, func() error {
 		if !active {
 			return protocol.Errorf(protocol.NotImplemented, protocol.ChannelFlow, "active=false")
 		}
@@ -212,7 +284,7 @@ func (ch *Channel) queueName(name string, m protocol.Method) (string, error) {
 
 // lookupQueue finds a queue for method m, checking that it exists and is not
 // exclusive to another connection.
-func (ch *Channel) lookupQueue(name string, m protocol.Method) (*queue.Queue, error) {
+func (ch *Channel) lookupQueue(name string, m protocol.Method) (*brokerQueue, error) {
 	name, err := ch.queueName(name, m)
 	if err != nil {
 		return nil, err
@@ -227,14 +299,14 @@ func (ch *Channel) lookupQueue(name string, m protocol.Method) (*queue.Queue, er
 	return q, nil
 }
 
-func (ch *Channel) checkExclusive(q *queue.Queue, m protocol.Method) error {
-	if q.Exclusive && q.Owner != ch.conn {
+func (ch *Channel) checkExclusive(q *brokerQueue, m protocol.Method) error {
+	if q.Options().Exclusive && q.owner != ch.conn {
 		return lockedError(q, m)
 	}
 	return nil
 }
 
-func lockedError(q *queue.Queue, m protocol.Method) error {
+func lockedError(q *brokerQueue, m protocol.Method) error {
 	return protocol.Errorf(protocol.ResourceLocked, m, "cannot obtain exclusive access to locked %s. It could be originally declared on another connection or the exclusive property value does not match that of the original declaration.", q.Resource())
 }
 

@@ -91,13 +91,12 @@ func TestSoftErrorRequeuesUnackedBeforeClose(t *testing.T) {
 
 // A soft error is pushed as channel.close after the requeue; the trace shows it.
 func TestSoftErrorPushesChannelClose(t *testing.T) {
-	var pushes []sim.Push
 	b := sim.New(sim.Config{})
-	conn, _ := b.Dial(sim.ConnectOptions{Sink: func(p sim.Push) { pushes = append(pushes, p) }})
+	conn, _ := b.Dial(sim.ConnectOptions{})
 	ch, _ := conn.Channel()
 	err := ch.Ack(5, false)
-	want := []sim.Push{sim.ChannelClose{Channel: 1, Err: asError(err)}}
-	diff(t, "pushes", want, pushes)
+	want := []sim.Push{{Method: protocol.ChannelClose, Channel: 1, Err: asError(err)}}
+	diff(t, "pushes", want, conn.Drain(nil))
 }
 
 // Hard errors close the whole connection: every channel closes, requeueing its deliveries, and exclusive queues go.
@@ -159,7 +158,7 @@ func TestBrokerCloseConnectionForced(t *testing.T) {
 	e.declare("q", sim.QueueOptions{})
 	e.consume(e.ch, "q", "c", sim.ConsumeOptions{})
 	e.publish("q", "m1")
-	e.b.CloseConnection(e.conn, "bye")
+	e.conn.CloseWithError(sim.Forced("bye"))
 	err := e.ch.Ack(1, false)
 	wantClosed(t, err, asError(err))
 	wantErr(t, err, 320, "CONNECTION_FORCED - bye", protocol.Method{})

@@ -4,10 +4,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/amqpsim/amqpsim/channel"
-	"github.com/amqpsim/amqpsim/consumer"
 	"github.com/amqpsim/amqpsim/protocol"
-	"github.com/amqpsim/amqpsim/queue"
 )
 
 // ConnectOptions describe a client connection.
@@ -19,15 +16,24 @@ type ConnectOptions struct {
 	// consumer_cancel_notify capability (amqp091-go does announce it): they
 	// are not told when the broker cancels their consumer.
 	NoCancelNotify bool
-	// Sink, when set, receives everything the broker pushes to this
-	// connection, in order, under the broker's lock: it must not call back
-	// into the broker. The wire server uses it. Without a sink, pushes are
-	// kept for Consumer.Next, Channel.Returns and the like.
-	Sink func(Push)
-	// ChannelMax is the highest channel number Channel may allocate; 0
-	// means 2047, RabbitMQ's default.
+	// ChannelMax is the negotiated channel_max: the most channels the
+	// connection may have open at once; 0 means 2047, RabbitMQ's default.
 	ChannelMax uint16
+	// Notify, when set, is called whenever the connection's outbox goes
+	// from empty to not empty, under the broker's lock: it must neither
+	// block nor call back into the broker. A shell (the wire server) uses
+	// it to wake the goroutine that drains the outbox with Drain.
+	Notify func()
+	// AwaitCloseOk is set by shells whose client answers the broker's
+	// channel.close with channel.close-ok (Channel.CloseOk), as AMQP
+	// clients do: until then the channel's number stays taken, a
+	// channel.open of it is a second open (504), and its methods are
+	// dropped. Without it the in-process client answers at once.
+	AwaitCloseOk bool
 }
+
+// DefaultChannelMax is RabbitMQ's default channel_max.
+const DefaultChannelMax = 2047
 
 // Connection is one client connection.
 type Connection struct {
@@ -37,7 +43,8 @@ type Connection struct {
 	vhost    *vhost
 	user     string
 	opts     ConnectOptions
-	channels map[uint16]*Channel
+	channels map[uint16]*Channel // open and closing channels
+	out      outbox
 	closed   error
 }
 
@@ -63,7 +70,7 @@ func (b *Broker) Dial(o ConnectOptions) (*Connection, error) {
 		o.User = "guest"
 	}
 	if o.ChannelMax == 0 {
-		o.ChannelMax = 2047
+		o.ChannelMax = DefaultChannelMax
 	}
 	v, ok := b.vhosts[o.Vhost]
 	if !ok {
@@ -74,8 +81,9 @@ func (b *Broker) Dial(o ConnectOptions) (*Connection, error) {
 		o.Name = fmt.Sprintf("conn%d", b.nextConnID)
 	}
 	c := &Connection{b: b, id: b.nextConnID, name: o.Name, vhost: v, user: o.User, opts: o, channels: map[uint16]*Channel{}}
+	c.out.notify = o.Notify
 	b.conns = append(b.conns, c)
-	b.event(c, 0, "connection.open", "vhost=%s", o.Vhost)
+	b.record(connEvent(EventConnectionOpen, c, 0))
 	return c, nil
 }
 
@@ -89,7 +97,9 @@ func (c *Connection) Err() error {
 	return c.closed
 }
 
-// Channel opens the lowest free channel number.
+// Channel opens the lowest free channel number, as a client library
+// allocates one. It fails without contacting the broker when every number
+// up to ChannelMax is taken.
 func (c *Connection) Channel() (*Channel, error) {
 	c.b.mu.Lock()
 	defer c.b.mu.Unlock()
@@ -98,34 +108,42 @@ func (c *Connection) Channel() (*Channel, error) {
 	}
 	for id := uint16(1); id <= c.opts.ChannelMax && id != 0; id++ {
 		if _, used := c.channels[id]; !used {
-			return c.openChannel(id), nil
+			return c.openChannel(id)
 		}
 	}
-	return nil, protocol.Errorf(protocol.NotAllowed, protocol.ChannelOpen, "number of channels opened (%d) has reached the negotiated channel_max (%d)", len(c.channels), c.opts.ChannelMax)
+	return nil, fmt.Errorf("sim: connection %s: every channel number up to channel_max %d is taken", c.name, c.opts.ChannelMax)
 }
 
-// OpenChannel opens channel id, as channel.open does; a second open of the
-// same number is RabbitMQ's 504 CHANNEL_ERROR, which closes the connection.
+// OpenChannel opens channel id, as channel.open does. RabbitMQ closes the
+// connection when the channel is open or still closing (504 CHANNEL_ERROR
+// "second 'channel.open' seen") and when channel_max channels are open
+// (530 NOT_ALLOWED, rabbit_reader:create_channel, which counts channels
+// and does not look at the number).
 func (c *Connection) OpenChannel(id uint16) (*Channel, error) {
 	c.b.mu.Lock()
 	defer c.b.mu.Unlock()
 	if err := c.check(); err != nil {
 		return nil, err
 	}
+	if id == 0 {
+		return nil, fmt.Errorf("sim: channel 0 is the connection's own")
+	}
 	if _, used := c.channels[id]; used {
 		return nil, c.fail(protocol.Errorf(protocol.ChannelError, protocol.ChannelOpen, "second 'channel.open' seen"))
 	}
-	if id == 0 || id > c.opts.ChannelMax {
-		return nil, c.fail(protocol.Errorf(protocol.ChannelError, protocol.ChannelOpen, "channel number %d out of range", id))
-	}
-	return c.openChannel(id), nil
+	return c.openChannel(id)
 }
 
-func (c *Connection) openChannel(id uint16) *Channel {
-	ch := &Channel{conn: c, b: c.b, id: id, core: channel.New(id), consumers: map[string]*Consumer{}, groups: map[*queue.Queue]*consumer.Group{}}
+// openChannel opens channel id, which is free; caller holds the lock.
+func (c *Connection) openChannel(id uint16) (*Channel, error) {
+	if len(c.channels) >= int(c.opts.ChannelMax) {
+		return nil, c.fail(protocol.Errorf(protocol.NotAllowed, protocol.Method{},
+			"number of channels opened (%d) has reached the negotiated channel_max (%d)", len(c.channels), c.opts.ChannelMax))
+	}
+	ch := newChannel(c, id)
 	c.channels[id] = ch
-	c.b.event(c, id, "channel.open", "")
-	return ch
+	c.b.record(connEvent(EventChannelOpen, c, id))
+	return ch, nil
 }
 
 // Close closes the connection as connection.close does: every channel
@@ -136,24 +154,37 @@ func (c *Connection) Close() error {
 	if err := c.check(); err != nil {
 		return err
 	}
-	c.b.event(c, 0, "connection.close", "")
+	c.b.record(connEvent(EventConnectionClose, c, 0))
 	c.shutdown(nil)
 	c.b.flush()
 	return nil
 }
 
-// CloseConnection closes a connection from the broker's side, as
-// rabbitmqctl close_connection does: 320 CONNECTION_FORCED with reason.
-func (b *Broker) CloseConnection(c *Connection, reason string) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if c.closed != nil {
-		return
+// CloseWithError closes the connection from the broker's side with err, as
+// RabbitMQ does for a connection (hard) error or `rabbitmqctl
+// close_connection` (320 CONNECTION_FORCED, see Forced): the client is
+// pushed a connection.close carrying err's code, text and method, every
+// channel closes with its unacked deliveries requeued, and the
+// connection's exclusive queues are deleted. It reports false, doing
+// nothing, when the connection is already closed or err is nil.
+//
+// The wire server uses it for the protocol errors it detects in frames;
+// tests use it to inject faults.
+func (c *Connection) CloseWithError(err *Error) bool {
+	c.b.mu.Lock()
+	defer c.b.mu.Unlock()
+	if c.closed != nil || err == nil {
+		return false
 	}
-	err := protocol.Errorf(protocol.ConnectionForced, protocol.Method{}, "%s", reason)
-	c.push(ConnectionClose{Err: err})
-	c.shutdown(err)
-	b.flush()
+	c.fail(err)
+	c.b.flush()
+	return true
+}
+
+// Forced is the error `rabbitmqctl close_connection` closes a connection
+// with: 320 CONNECTION_FORCED and the operator's reason.
+func Forced(reason string) *Error {
+	return protocol.Errorf(protocol.ConnectionForced, protocol.Method{}, "%s", reason)
 }
 
 func (c *Connection) check() error {
@@ -165,8 +196,10 @@ func (c *Connection) check() error {
 
 // fail closes the connection for a hard error and returns the error.
 func (c *Connection) fail(err *protocol.Error) error {
-	c.b.event(c, 0, "connection.close", "%d %s", err.Code, err.Text)
-	c.push(ConnectionClose{Err: err})
+	e := connEvent(EventConnectionClose, c, 0)
+	e.Err = err
+	c.b.record(e)
+	c.push(Push{Method: protocol.ConnectionClose, Err: err})
 	c.shutdown(err)
 	return err
 }
@@ -180,23 +213,28 @@ func (c *Connection) shutdown(cause *protocol.Error) {
 	}
 	c.closed = err
 	ids := make([]uint16, 0, len(c.channels))
-	for id := range c.channels {
-		ids = append(ids, id)
+	for id, ch := range c.channels {
+		if ch.closed == nil {
+			ids = append(ids, id)
+		}
 	}
 	slices.Sort(ids)
 	// Every channel stops taking deliveries before the first one requeues:
 	// a message that a requeue pushes out of a drop-head queue must not be
 	// dead-lettered to a consumer on a later channel of the closing
-	// connection. allow refuses closed channels.
-	for _, id := range ids {
-		c.channels[id].closed = err
+	// connection. canSend refuses closed channels.
+	chans := make([]*Channel, len(ids))
+	for i, id := range ids {
+		chans[i] = c.channels[id]
+		chans[i].closed = err
 	}
-	for _, id := range ids {
-		c.channels[id].shutdown(err)
+	for _, ch := range chans {
+		ch.shutdown(err)
 	}
+	clear(c.channels)
 	var exclusive []string
 	for name, q := range c.vhost.queues {
-		if q.Exclusive && q.Owner == c {
+		if q.Options().Exclusive && q.owner == c {
 			exclusive = append(exclusive, name)
 		}
 	}
@@ -207,27 +245,23 @@ func (c *Connection) shutdown(cause *protocol.Error) {
 	c.b.conns = slices.DeleteFunc(c.b.conns, func(x *Connection) bool { return x == c })
 }
 
-// push hands a push to the connection's sink, or keeps it for the
-// in-process readers. Deliveries take a shorter path (Broker.deliver) that
-// boxes nothing on the hot path.
-func (c *Connection) push(p Push) {
-	c.b.tracePush(c, p)
-	if c.opts.Sink != nil {
-		c.opts.Sink(p)
-		return
-	}
-	switch p := p.(type) {
-	case Return:
-		if ch := c.channels[p.Channel]; ch != nil {
-			ch.returns = append(ch.returns, p)
-		}
-	case Confirm:
-		if ch := c.channels[p.Channel]; ch != nil {
-			ch.confirms = append(ch.confirms, p)
-		}
-	case Cancel:
-		if ch := c.channels[p.Channel]; ch != nil {
-			ch.cancels = append(ch.cancels, p.ConsumerTag)
+// Channels returns the connection's open channels, by channel number.
+func (c *Connection) Channels() []*Channel {
+	c.b.mu.Lock()
+	defer c.b.mu.Unlock()
+	out := make([]*Channel, 0, len(c.channels))
+	for _, ch := range c.channels {
+		if ch.closed == nil {
+			out = append(out, ch)
 		}
 	}
+	slices.SortFunc(out, func(a, b *Channel) int { return int(a.id) - int(b.id) })
+	return out
+}
+
+// Connections returns the open connections, in the order they were made.
+func (b *Broker) Connections() []*Connection {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return slices.Clone(b.conns)
 }

@@ -160,7 +160,7 @@ func TestQueueDeletedCancelsConsumersWithNotify(t *testing.T) {
 	ch2 := e.channel(e.conn)
 	_, err := ch2.QueueDelete("q", sim.QueueDeleteOptions{})
 	e.must(err)
-	diff(t, "cancels", []string{"c1", "c2"}, e.ch.Cancels())
+	diff(t, "cancels", []sim.Cancellation{{ConsumerTag: "c1"}, {ConsumerTag: "c2"}}, e.ch.Cancels())
 	if !c1.Cancelled() || !c2.Cancelled() {
 		t.Error("consumers not cancelled")
 	}
@@ -184,7 +184,7 @@ func TestQueueDeletedNoCancelNotify(t *testing.T) {
 	if _, err := ch.QueueDelete("q", sim.QueueDeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	diff(t, "cancels", []string(nil), ch.Cancels())
+	diff(t, "cancels", []sim.Cancellation(nil), ch.Cancels())
 	if !c.Cancelled() {
 		t.Error("consumer not cancelled")
 	}

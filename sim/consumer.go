@@ -1,18 +1,23 @@
 package sim
 
 import (
+	"github.com/amqpsim/amqpsim/channel"
 	"github.com/amqpsim/amqpsim/consumer"
+	"github.com/amqpsim/amqpsim/protocol"
 	"github.com/amqpsim/amqpsim/queue"
 )
 
-// Consumer is a consumer created by Channel.Consume. When its connection has
-// no sink, the deliveries the broker pushes to it wait here, in order, to be
-// read with Next; nothing runs in the background.
+// Consumer is a consumer created by Channel.Consume. The deliveries the
+// broker pushes to it wait in its connection's outbox, in order, to be read
+// with Next or Deliveries (or taken with the rest by Connection.Drain);
+// nothing runs in the background.
 type Consumer struct {
-	ch        *Channel
-	q         *queue.Queue
-	core      consumer.Consumer
-	inbox     []Delivery // pushed deliveries; inbox[read:] are unread
+	ch   *Channel
+	q    *brokerQueue
+	core *consumer.Consumer[*Consumer]
+	// unread are the outbox sequence numbers of its deliveries, oldest
+	// first; unread[read:] may still be waiting.
+	unread    []uint64
 	read      int
 	cancelled bool
 }
@@ -21,46 +26,69 @@ type Consumer struct {
 func (c *Consumer) Tag() string { return c.core.Tag }
 
 // Queue returns the name of the queue it consumes from.
-func (c *Consumer) Queue() string { return c.q.Name }
+func (c *Consumer) Queue() string { return c.q.Name() }
 
-// push appends a delivery to the inbox, reusing the space of read ones so a
-// consumer that is read while it is fed keeps one buffer.
-func (c *Consumer) push(d Delivery) {
-	if len(c.inbox) == cap(c.inbox) && c.read > 0 {
-		n := copy(c.inbox, c.inbox[c.read:])
-		clear(c.inbox[n:])
-		c.inbox, c.read = c.inbox[:n], 0
+// deliver sends a message to the consumer: a delivery tag, a ledger entry
+// unless no-ack, and basic.deliver pushed to the client. Caller holds the
+// lock.
+func (c *Consumer) deliver(m *queue.Message, redelivered bool) {
+	ch, b := c.ch, c.ch.b
+	tag := ch.core.NextTag()
+	if !c.core.NoAck {
+		ch.core.Record(channel.Delivery[delivery]{Tag: tag, Queue: c.q.id, ConsumerTag: c.core.Tag, At: b.now,
+			Ref: delivery{q: c.q, m: m, c: c.core}})
+		ch.syncTick()
 	}
-	c.inbox = append(c.inbox, d)
+	seq := ch.push(Push{Method: protocol.BasicDeliver, Delivery: makeDelivery(c.core.Tag, tag, redelivered, c.q, m)})
+	if ch.conn.opts.Notify == nil {
+		c.remember(seq)
+	}
+}
+
+// remember notes the outbox position of a delivery for Next, reusing the
+// space of read ones, and forgetting those another reader took.
+func (c *Consumer) remember(seq uint64) {
+	if c.read == len(c.unread) {
+		c.unread, c.read = c.unread[:0], 0
+	}
+	if n := len(c.unread) - c.read; n > 1024 && n > 2*c.ch.conn.out.pending() {
+		kept := c.unread[:0]
+		for _, s := range c.unread[c.read:] {
+			if c.ch.conn.out.has(s) {
+				kept = append(kept, s)
+			}
+		}
+		c.unread, c.read = kept, 0
+	}
+	c.unread = append(c.unread, seq)
 }
 
 // Next returns the oldest delivery not yet read, if any.
 func (c *Consumer) Next() (Delivery, bool) {
 	c.ch.b.mu.Lock()
 	defer c.ch.b.mu.Unlock()
-	if c.read == len(c.inbox) {
-		return Delivery{}, false
+	for c.read < len(c.unread) {
+		seq := c.unread[c.read]
+		c.read++
+		if p, ok := c.ch.conn.out.take(seq); ok {
+			return p.Delivery, true
+		}
 	}
-	d := c.inbox[c.read]
-	c.inbox[c.read] = Delivery{}
-	c.read++
-	if c.read == len(c.inbox) {
-		// Everything is read: start again at the front of the array, so a
-		// consumer read as fast as it is fed reuses one buffer.
-		c.inbox, c.read = c.inbox[:0], 0
-	}
-	return d, true
+	c.unread, c.read = c.unread[:0], 0
+	return Delivery{}, false
 }
 
 // Deliveries returns every delivery not yet read, oldest first, and marks
 // them read.
 func (c *Consumer) Deliveries() []Delivery {
-	c.ch.b.mu.Lock()
-	defer c.ch.b.mu.Unlock()
-	out := append([]Delivery(nil), c.inbox[c.read:]...)
-	clear(c.inbox)
-	c.inbox, c.read = c.inbox[:0], 0
-	return out
+	var out []Delivery
+	for {
+		d, ok := c.Next()
+		if !ok {
+			return out
+		}
+		out = append(out, d)
+	}
 }
 
 // Cancelled reports whether the consumer is gone: cancelled by the client,
@@ -79,14 +107,25 @@ func (c *Consumer) Stats() ConsumerStats {
 }
 
 func (c *Consumer) stats() ConsumerStats {
-	cc := &c.core
+	cc := c.core
 	prefetch := cc.Prefetch
 	if cc.NoAck {
 		prefetch = 0
 	}
 	active := !c.q.SingleActive() || c.q.ActiveConsumer() == cc
 	return ConsumerStats{
-		Tag: cc.Tag, Queue: c.q.Name, Channel: c.ch.id, Prefetch: prefetch, Outstanding: cc.Outstanding,
+		Tag: cc.Tag, Queue: c.q.Name(), Channel: c.ch.id, Prefetch: prefetch, Outstanding: cc.Outstanding(),
 		NoAck: cc.NoAck, Priority: cc.Priority, Blocked: cc.Blocked(), Active: active && !c.cancelled,
 	}
+}
+
+// makeDelivery is the client's view of a message delivered with tag.
+func makeDelivery(ctag string, tag uint64, redelivered bool, q *brokerQueue, m *queue.Message) Delivery {
+	d := Delivery{ConsumerTag: ctag, DeliveryTag: tag, Redelivered: redelivered, Exchange: m.Exchange,
+		RoutingKey: m.RoutingKey, Queue: q.Name(), MessageID: m.ID}
+	d.Body = m.Body
+	if m.Properties != nil {
+		d.Properties = *m.Properties
+	}
+	return d
 }

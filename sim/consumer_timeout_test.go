@@ -83,7 +83,7 @@ func TestConsumerTimeoutConsumerAndNoAck(t *testing.T) {
 // connection conn, as virtual time since the start, or -1.
 func closeAt(b *sim.Broker, conn string, id uint16) time.Duration {
 	for _, ev := range b.Trace() {
-		if ev.Kind == "-> channel.close" && ev.Conn == conn && ev.Channel == id {
+		if ev.Kind == sim.EventPush && ev.Method == protocol.ChannelClose && ev.Conn == conn && ev.Channel == id {
 			return ev.At
 		}
 	}
@@ -222,7 +222,7 @@ func TestTimerOrderTTLBeforeConsumerTimeout(t *testing.T) {
 			e.qos(e.ch, 1, false)
 			c := e.consume(e.ch, "work", "c", sim.ConsumeOptions{})
 			e.publish("work", "held")
-			e.must(e.b.Publish("", "work", sim.Message{Properties: sim.Properties{Expiration: "180000"}, Body: []byte("ttl")}))
+			e.must(e.b.Publish("/", "", "work", sim.Message{Properties: sim.Properties{Expiration: "180000"}, Body: []byte("ttl")}))
 			if got := bodies(c.Deliveries()); len(got) != 1 || got[0] != "held" {
 				t.Fatalf("deliveries %v", got)
 			}
@@ -231,9 +231,11 @@ func TestTimerOrderTTLBeforeConsumerTimeout(t *testing.T) {
 			}
 			var order []string
 			for _, ev := range e.b.Trace() {
-				switch ev.Kind {
-				case "dead-letter", "-> channel.close":
-					order = append(order, fmt.Sprintf("%v %s", ev.At, ev.Kind))
+				switch {
+				case ev.Kind == sim.EventDeadLetter:
+					order = append(order, fmt.Sprintf("%v dead-letter", ev.At))
+				case ev.Kind == sim.EventPush && ev.Method == protocol.ChannelClose:
+					order = append(order, fmt.Sprintf("%v -> channel.close", ev.At))
 				}
 			}
 			diff(t, "timer order", []string{"3m0s dead-letter", "5m0s -> channel.close"}, order)
@@ -241,8 +243,8 @@ func TestTimerOrderTTLBeforeConsumerTimeout(t *testing.T) {
 			if len(ms) != 1 || string(ms[0].Body) != "ttl" {
 				t.Fatalf("dlq = %v", ms)
 			}
-			if _, ts := deathsOf(t, ms[0].Headers); len(ts) != 1 || !ts[0].Equal(sim.Epoch.Add(3*time.Minute)) {
-				t.Errorf("x-death time %v, want %v", ts, sim.Epoch.Add(3*time.Minute))
+			if _, ts := deathsOf(t, ms[0].Headers); len(ts) != 1 || !ts[0].Equal(sim.Epoch().Add(3*time.Minute)) {
+				t.Errorf("x-death time %v, want %v", ts, sim.Epoch().Add(3*time.Minute))
 			}
 			diff(t, "work after the timeout", []string{"held"}, e.ready("work"))
 		})

@@ -15,15 +15,17 @@ import (
 // queues that would close a cycle of automatic deaths skipped. Without a
 // dead-letter exchange, or when it does not exist, the message is dropped.
 // Caller holds the lock.
-func (b *Broker) deadLetter(q *queue.Queue, m *queue.Message, reason string) {
+func (b *Broker) deadLetter(q *brokerQueue, m *queue.Message, reason string) {
 	l := q.Limits()
-	if !b.cfg.NoTrace {
-		b.event(nil, 0, "dead-letter", "%s reason=%s body=%q", q.Name, reason, m.Body)
+	if b.tracing() {
+		e := q.event(EventDeadLetter, m)
+		e.Reason = reason
+		b.record(e)
 	}
 	if !l.HasDeadLetterExchange {
 		return
 	}
-	v := b.vhosts[q.Vhost]
+	v := b.vhosts[q.Vhost()]
 	x, ok := v.exchanges[l.DeadLetterExchange]
 	if !ok {
 		return
@@ -57,7 +59,7 @@ func (b *Broker) deadLetter(q *queue.Queue, m *queue.Message, reason string) {
 	}
 	entry := protocol.Table{
 		"reason":       reason,
-		"queue":        q.Name,
+		"queue":        q.Name(),
 		"time":         b.now.Truncate(time.Second).UTC(),
 		"exchange":     m.Exchange,
 		"routing-keys": deathKeys,
@@ -76,18 +78,27 @@ func (b *Broker) deadLetter(q *queue.Queue, m *queue.Message, reason string) {
 	// A queue reached by several keys gets one copy: RabbitMQ routes a
 	// message's keys to a set of queues (measured on 3.10.8: CC [dlq, dlq]
 	// through the default exchange delivers once).
-	var targets []*queue.Queue
+	var targets []*brokerQueue
 	for _, k := range routeKeys {
 		targets = v.route(x, k, headers, targets)
 	}
 	deaths, _ := headers["x-death"].([]any)
+	// The dead-lettered message is a new one: a new identity, shared by
+	// its copies.
+	b.nextMessageID++
+	id := b.nextMessageID
 	for _, t := range targets {
-		if isDeathCycle(t.Name, deaths) {
-			b.event(nil, 0, "dead-letter.cycle", "%s -> %s dropped", q.Name, t.Name)
+		if isDeathCycle(t.Name(), deaths) {
+			if b.tracing() {
+				e := q.event(EventDeadLetterCycle, m)
+				e.Target = t.Name()
+				b.record(e)
+			}
 			continue
 		}
 		p := props
-		b.enqueue(t, &queue.Message{Exchange: x.name, RoutingKey: routeKeys[0], Properties: &p, Body: body}, 0, false)
+		t.Publish(&queue.Message{ID: id, Exchange: x.name, RoutingKey: routeKeys[0], Properties: &p, Body: body}, 0, false)
+		b.markDirty(t)
 	}
 }
 

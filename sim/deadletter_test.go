@@ -171,7 +171,7 @@ func TestDeadLetterXDeathCountsAndOrder(t *testing.T) {
 		}
 	}
 	// The first B death was 100 ms after the first rejection, at Epoch.
-	diff(t, "first times", []time.Time{sim.Epoch, sim.Epoch}, firstTimes)
+	diff(t, "first times", []time.Time{sim.Epoch(), sim.Epoch()}, firstTimes)
 }
 
 // Between rejections an entry moves to the front: a message rejected twice
@@ -221,7 +221,7 @@ func TestDeadLetterPublisherXDeath(t *testing.T) {
 	e.declare("dl-Gd", sim.QueueOptions{})
 	e.declare("dl-G", sim.QueueOptions{Args: dl("dl-Gd")})
 	fake := sim.Table{"queue": "dl-G", "reason": "rejected", "count": int64(5), "exchange": "old", "routing-keys": []any{"old"}, "time": time.Unix(1000, 0)}
-	e.must(e.b.Publish("", "dl-G", sim.Message{Properties: sim.Properties{Headers: sim.Table{"x-death": []any{fake}}}, Body: []byte("fake")}))
+	e.must(e.b.Publish("/", "", "dl-G", sim.Message{Properties: sim.Properties{Headers: sim.Table{"x-death": []any{fake}}}, Body: []byte("fake")}))
 	d := e.getOne(e.ch, "dl-G", false)
 	e.must(e.ch.Reject(d.DeliveryTag, false))
 	got := e.getOne(e.ch, "dl-Gd", true)
@@ -231,7 +231,7 @@ func TestDeadLetterPublisherXDeath(t *testing.T) {
 	}
 
 	e.declare("dl-G2", sim.QueueOptions{Args: dl("dl-Gd")})
-	e.must(e.b.Publish("", "dl-G2", sim.Message{Properties: sim.Properties{Headers: sim.Table{"x-death": "nonsense"}}, Body: []byte("bad")}))
+	e.must(e.b.Publish("/", "", "dl-G2", sim.Message{Properties: sim.Properties{Headers: sim.Table{"x-death": "nonsense"}}, Body: []byte("bad")}))
 	d = e.getOne(e.ch, "dl-G2", false)
 	e.must(e.ch.Reject(d.DeliveryTag, false))
 	got = e.getOne(e.ch, "dl-Gd", true)
@@ -250,7 +250,7 @@ func TestDeadLetterExpiredThroughFanout(t *testing.T) {
 	e.must(e.ch.QueueBind("dl-Hd", "", "dl-fan", nil))
 	e.declare("dl-H", sim.QueueOptions{Args: sim.Table{"x-dead-letter-exchange": "dl-fan", "x-message-ttl": int32(50)}})
 	cc := []any{"yy", "xx"}
-	e.must(e.b.Publish("", "dl-H", sim.Message{Properties: sim.Properties{Headers: sim.Table{"CC": cc}}, Body: []byte("bcc")}))
+	e.must(e.b.Publish("/", "", "dl-H", sim.Message{Properties: sim.Properties{Headers: sim.Table{"CC": cc}}, Body: []byte("bcc")}))
 	e.b.Advance(200 * time.Millisecond)
 	got := e.getOne(e.ch, "dl-Hd", true)
 	if got.Exchange != "dl-fan" || got.RoutingKey != "dl-H" {
@@ -259,8 +259,8 @@ func TestDeadLetterExpiredThroughFanout(t *testing.T) {
 	others := firstDeath("expired", "dl-H", "")
 	others["CC"] = cc
 	checkDeadLettered(t, got.Headers, []sim.Table{death(1, "expired", "dl-H", "", "dl-H", "yy", "xx")}, others)
-	if _, ts := deathsOf(t, got.Headers); !ts[0].Equal(sim.Epoch) {
-		t.Errorf("time %v, want %v (50 ms after the start, whole seconds)", ts[0], sim.Epoch)
+	if _, ts := deathsOf(t, got.Headers); !ts[0].Equal(sim.Epoch()) {
+		t.Errorf("time %v, want %v (50 ms after the start, whole seconds)", ts[0], sim.Epoch())
 	}
 }
 

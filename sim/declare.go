@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 
@@ -12,7 +11,7 @@ import (
 // ExchangeDeclare is exchange.declare. kind is direct, fanout, topic or
 // headers.
 func (ch *Channel) ExchangeDeclare(name, kind string, o ExchangeOptions) error {
-	return ch.do(protocol.ExchangeDeclare, func() string { return fmt.Sprintf("%q %s passive=%t", name, kind, o.Passive) }, func() error {
+	return ch.do(protocol.ExchangeDeclare, func(e *Event) { e.Exchange, e.Options = name, o }, func() error {
 		v := ch.conn.vhost
 		// RabbitMQ checks the type before the name, so "" with an unknown
 		// type is 503, not 403.
@@ -35,15 +34,15 @@ func (ch *Channel) ExchangeDeclare(name, kind string, o ExchangeOptions) error {
 		if err := o.Args.Validate(); err != nil {
 			return protocol.Errorf(protocol.PreconditionFailed, protocol.ExchangeDeclare, "invalid arguments: %v", err)
 		}
-		v.exchanges[name] = &exchange{name: name, kind: kind, durable: o.Durable, autoDelete: o.AutoDelete, internal: o.Internal, args: o.Args, direct: map[string][]*queue.Queue{}}
+		v.exchanges[name] = &exchange{name: name, kind: kind, durable: o.Durable, autoDelete: o.AutoDelete, internal: o.Internal, args: o.Args, direct: map[string][]*brokerQueue{}}
 		return nil
 	})
 }
 
 // ExchangeDelete is exchange.delete. Deleting a missing exchange is not an
-// error; ifUnused refuses an exchange that has bindings.
-func (ch *Channel) ExchangeDelete(name string, ifUnused bool) error {
-	return ch.do(protocol.ExchangeDelete, func() string { return fmt.Sprintf("%q if-unused=%t", name, ifUnused) }, func() error {
+// error; IfUnused refuses an exchange that has bindings.
+func (ch *Channel) ExchangeDelete(name string, o ExchangeDeleteOptions) error {
+	return ch.do(protocol.ExchangeDelete, func(e *Event) { e.Exchange, e.Options = name, o }, func() error {
 		v := ch.conn.vhost
 		if name == "" {
 			return protocol.Errorf(protocol.AccessRefused, protocol.ExchangeDelete, "operation not permitted on the default exchange")
@@ -57,7 +56,7 @@ func (ch *Channel) ExchangeDelete(name string, ifUnused bool) error {
 		if !ok {
 			return nil
 		}
-		if ifUnused && len(x.bindings) > 0 {
+		if o.IfUnused && len(x.bindings) > 0 {
 			return protocol.Errorf(protocol.PreconditionFailed, protocol.ExchangeDelete, "%s in use", exchangeResource(name, v.name))
 		}
 		delete(v.exchanges, name)
@@ -69,9 +68,7 @@ func (ch *Channel) ExchangeDelete(name string, ifUnused bool) error {
 // one ("amq.gen-…"); the returned QueueInfo has it.
 func (ch *Channel) QueueDeclare(name string, o QueueOptions) (QueueInfo, error) {
 	var info QueueInfo
-	err := ch.do(protocol.QueueDeclare, func() string {
-		return fmt.Sprintf("%q passive=%t durable=%t exclusive=%t auto-delete=%t args=%v", name, o.Passive, o.Durable, o.Exclusive, o.AutoDelete, o.Args)
-	}, func() error {
+	err := ch.do(protocol.QueueDeclare, func(e *Event) { e.Queue, e.Options = name, o }, func() error {
 		v := ch.conn.vhost
 		if o.Passive {
 			// A passive declare does not expand "" to the channel's last
@@ -83,9 +80,9 @@ func (ch *Channel) QueueDeclare(name string, o QueueOptions) (QueueInfo, error) 
 			if err != nil {
 				return err
 			}
-			info = QueueInfo{Name: q.Name, Messages: q.Ready(), Consumers: q.ConsumerCount()}
-			ch.lastQueue = q.Name
-			ch.b.touchExpires(q) // a declare, passive or not, restarts x-expires
+			info = QueueInfo{Name: q.Name(), Ready: q.Ready(), Consumers: q.ConsumerCount()}
+			ch.lastQueue = q.Name()
+			q.Touch() // a declare, passive or not, restarts x-expires
 			return nil
 		}
 		// RabbitMQ checks the "amq." prefix of a client-supplied name only,
@@ -102,28 +99,30 @@ func (ch *Channel) QueueDeclare(name string, o QueueOptions) (QueueInfo, error) 
 		// exclusive queue is never durable (checked against RabbitMQ 3.10.8).
 		durable := o.Durable && !o.Exclusive
 		if q, ok := v.queues[name]; ok {
-			if (q.Exclusive && q.Owner != ch.conn) || q.Exclusive != o.Exclusive {
+			if (q.Options().Exclusive && q.owner != ch.conn) || q.Options().Exclusive != o.Exclusive {
 				return lockedError(q, protocol.QueueDeclare)
 			}
 			if err := q.Equivalent(queue.Options{Durable: durable, AutoDelete: o.AutoDelete, Args: o.Args}); err != nil {
 				return err
 			}
-			info = QueueInfo{Name: q.Name, Messages: q.Ready(), Consumers: q.ConsumerCount()}
-			ch.lastQueue = q.Name
-			ch.b.touchExpires(q) // a declare, passive or not, restarts x-expires
+			info = QueueInfo{Name: q.Name(), Ready: q.Ready(), Consumers: q.ConsumerCount()}
+			ch.lastQueue = q.Name()
+			q.Touch() // a declare, passive or not, restarts x-expires
 			return nil
 		}
-		q, err := queue.New(v.name, name, queue.Options{Durable: durable, Exclusive: o.Exclusive, AutoDelete: o.AutoDelete, Args: o.Args})
+		q := &brokerQueue{b: ch.b}
+		qq, err := queue.New[*Consumer](q, v.name, name, queue.Options{Durable: durable, Exclusive: o.Exclusive, AutoDelete: o.AutoDelete, Args: o.Args})
 		if err != nil {
 			return err
 		}
+		q.Queue = qq
 		if o.Exclusive {
-			q.Owner = ch.conn
+			q.owner = ch.conn
 		}
 		ch.b.nextQueueID++
-		q.ID = ch.b.nextQueueID
+		q.id = ch.b.nextQueueID
 		v.queues[name] = q
-		ch.b.touchExpires(q)
+		q.Touch()
 		// Every queue is bound to the default exchange by its name; routing
 		// there is a map lookup, so no binding is stored.
 		info = QueueInfo{Name: name}
@@ -136,7 +135,7 @@ func (ch *Channel) QueueDeclare(name string, o QueueOptions) (QueueInfo, error) 
 // QueueBind is queue.bind. An empty queue name means the last queue declared
 // on the channel.
 func (ch *Channel) QueueBind(queueName, key, exchangeName string, args Table) error {
-	return ch.do(protocol.QueueBind, func() string { return fmt.Sprintf("%q key=%q exchange=%q", queueName, key, exchangeName) }, func() error {
+	return ch.do(protocol.QueueBind, func(e *Event) { e.Queue, e.RoutingKey, e.Exchange = queueName, key, exchangeName }, func() error {
 		x, q, err := ch.bindingEnds(queueName, exchangeName, protocol.QueueBind)
 		if err != nil {
 			return err
@@ -154,7 +153,7 @@ func (ch *Channel) QueueBind(queueName, key, exchangeName string, args Table) er
 // QueueUnbind is queue.unbind. Removing a binding that does not exist is not
 // an error.
 func (ch *Channel) QueueUnbind(queueName, key, exchangeName string, args Table) error {
-	return ch.do(protocol.QueueUnbind, func() string { return fmt.Sprintf("%q key=%q exchange=%q", queueName, key, exchangeName) }, func() error {
+	return ch.do(protocol.QueueUnbind, func(e *Event) { e.Queue, e.RoutingKey, e.Exchange = queueName, key, exchangeName }, func() error {
 		x, q, err := ch.bindingEnds(queueName, exchangeName, protocol.QueueUnbind)
 		if err != nil {
 			return err
@@ -168,7 +167,7 @@ func (ch *Channel) QueueUnbind(queueName, key, exchangeName string, args Table) 
 // bindingEnds finds the two ends of a binding with RabbitMQ's errors: the
 // default exchange cannot be bound, and a missing exchange is reported
 // before a missing queue.
-func (ch *Channel) bindingEnds(queueName, exchangeName string, m protocol.Method) (*exchange, *queue.Queue, error) {
+func (ch *Channel) bindingEnds(queueName, exchangeName string, m protocol.Method) (*exchange, *brokerQueue, error) {
 	v := ch.conn.vhost
 	if exchangeName == "" {
 		return nil, nil, protocol.Errorf(protocol.AccessRefused, m, "operation not permitted on the default exchange")
@@ -192,7 +191,7 @@ func (ch *Channel) bindingEnds(queueName, exchangeName string, m protocol.Method
 // many; unacked deliveries are untouched.
 func (ch *Channel) QueuePurge(name string) (int, error) {
 	n := 0
-	err := ch.do(protocol.QueuePurge, func() string { return fmt.Sprintf("%q", name) }, func() error {
+	err := ch.do(protocol.QueuePurge, func(e *Event) { e.Queue = name }, func() error {
 		q, err := ch.lookupQueue(name, protocol.QueuePurge)
 		if err != nil {
 			return err
@@ -208,7 +207,7 @@ func (ch *Channel) QueuePurge(name string) (int, error) {
 // before IfUnused; unacked messages make a queue neither used nor non-empty.
 func (ch *Channel) QueueDelete(name string, o QueueDeleteOptions) (int, error) {
 	n := 0
-	err := ch.do(protocol.QueueDelete, func() string { return fmt.Sprintf("%q if-unused=%t if-empty=%t", name, o.IfUnused, o.IfEmpty) }, func() error {
+	err := ch.do(protocol.QueueDelete, func(e *Event) { e.Queue, e.Options = name, o }, func() error {
 		name, err := ch.queueName(name, protocol.QueueDelete)
 		if err != nil {
 			return err
@@ -237,28 +236,32 @@ func (ch *Channel) QueueDelete(name string, o QueueDeleteOptions) (int, error) {
 // cancels its consumers (telling clients that asked to be told). Its
 // deliveries stay in their channels' ledgers, where settling them does
 // nothing. Caller holds the lock.
-func (b *Broker) deleteQueue(q *queue.Queue) {
-	if q.Deleted {
+func (b *Broker) deleteQueue(q *brokerQueue) {
+	if q.deleted {
 		return
 	}
-	v := b.vhosts[q.Vhost]
-	b.event(nil, 0, "queue.deleted", "%s ready=%d", q.Name, q.Ready())
+	v := b.vhosts[q.Vhost()]
+	if b.tracing() {
+		e := q.event(EventQueueDeleted, nil)
+		e.Count = q.Ready()
+		b.record(e)
+	}
 	q.Purge()
-	q.Deleted = true
-	b.forgetQueueTimers(q)
-	delete(v.queues, q.Name)
+	q.deleted = true
+	q.stopTimers()
+	delete(v.queues, q.Name())
 	for _, cc := range slices.Clone(q.Consumers()) {
-		cs := cc.Ref.(*Consumer)
-		q.RemoveConsumer(&cs.core)
+		cs := cc.Owner()
+		q.RemoveConsumer(cc)
 		cs.cancelled = true
 		ch := cs.ch
-		delete(ch.consumers, cs.core.Tag)
-		if g := ch.groups[q]; g != nil {
-			ch.core.Limiter.Forget(g)
+		delete(ch.consumers, cc.Tag)
+		if _, ok := ch.groups[q]; ok {
+			ch.core.Forget(q)
 			delete(ch.groups, q)
 		}
 		if !ch.conn.opts.NoCancelNotify && ch.closed == nil {
-			ch.conn.push(Cancel{Channel: ch.id, ConsumerTag: cs.core.Tag})
+			ch.push(Push{Method: protocol.BasicCancel, Delivery: Delivery{ConsumerTag: cc.Tag}})
 		}
 	}
 	for _, x := range sortedExchanges(v) {

@@ -24,7 +24,7 @@ func TestDeclarePassive(t *testing.T) {
 	// A passive declare does not check durable or arguments.
 	info, err := ch.QueueDeclare("q", sim.QueueOptions{Passive: true})
 	e.must(err)
-	diff(t, "info", sim.QueueInfo{Name: "q", Messages: 1}, info)
+	diff(t, "info", sim.QueueInfo{Name: "q", Ready: 1}, info)
 }
 
 // Redeclaring with other flags or arguments is 406 inequivalent arg (texts checked against RabbitMQ 3.10.8).
@@ -248,7 +248,7 @@ func TestDeclareOkCounts(t *testing.T) {
 	e.publish("q", msgs(5)...)
 	info, err = e.ch.QueueDeclare("q", sim.QueueOptions{})
 	e.must(err)
-	diff(t, "declare-ok", sim.QueueInfo{Name: "q", Messages: 3, Consumers: 2}, info)
+	diff(t, "declare-ok", sim.QueueInfo{Name: "q", Ready: 3, Consumers: 2}, info)
 }
 
 // queue.purge removes ready messages only; unacked ones stay and can come back.

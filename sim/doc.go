@@ -13,7 +13,7 @@
 //	ch.QueueDeclare("orders", sim.QueueOptions{})
 //	ch.Qos(2, 0, false)
 //	c, _ := ch.Consume("orders", sim.ConsumeOptions{})
-//	b.Publish("", "orders", sim.Message{Body: []byte("m1")})
+//	b.Publish("/", "", "orders", sim.Message{Body: []byte("m1")})
 //	d, _ := c.Next() // what the broker pushed, in order
 //	ch.Ack(d.DeliveryTag, false)
 //

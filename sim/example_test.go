@@ -21,7 +21,7 @@ func Example() {
 	c1, _ := ch1.Consume("orders", sim.ConsumeOptions{Tag: "c1"})
 	c2, _ := ch2.Consume("orders", sim.ConsumeOptions{Tag: "c2"})
 	for i := 1; i <= 6; i++ {
-		b.Publish("", "orders", sim.Message{Body: []byte(fmt.Sprintf("m%d", i))})
+		b.Publish("/", "", "orders", sim.Message{Body: []byte(fmt.Sprintf("m%d", i))})
 	}
 	show := func(c *sim.Consumer) {
 		for _, d := range c.Deliveries() {
@@ -61,7 +61,7 @@ func ExampleBroker_Advance() {
 	ch.Qos(2, 0, false)
 	c, _ := ch.Consume("orders", sim.ConsumeOptions{})
 	for _, body := range []string{"m1", "m2", "m3"} {
-		b.Publish("", "orders", sim.Message{Body: []byte(body)})
+		b.Publish("/", "", "orders", sim.Message{Body: []byte(body)})
 	}
 	held := c.Deliveries()
 	fmt.Println("holding", len(held))

@@ -5,14 +5,13 @@ import (
 	"strings"
 
 	"github.com/amqpsim/amqpsim/protocol"
-	"github.com/amqpsim/amqpsim/queue"
 )
 
 // vhost is one virtual host: its exchanges and queues.
 type vhost struct {
 	name      string
 	exchanges map[string]*exchange
-	queues    map[string]*queue.Queue
+	queues    map[string]*brokerQueue
 }
 
 // exchange is one exchange and its bindings, in binding order.
@@ -24,11 +23,11 @@ type exchange struct {
 	internal   bool
 	args       Table
 	bindings   []binding
-	direct     map[string][]*queue.Queue // direct exchanges: routing key → queues
+	direct     map[string][]*brokerQueue // direct exchanges: routing key → queues
 }
 
 type binding struct {
-	queue *queue.Queue
+	queue *brokerQueue
 	key   string
 	args  Table
 }
@@ -39,13 +38,13 @@ func (b *Broker) addVhost(name string) {
 	if _, ok := b.vhosts[name]; ok {
 		return
 	}
-	v := &vhost{name: name, exchanges: map[string]*exchange{}, queues: map[string]*queue.Queue{}}
+	v := &vhost{name: name, exchanges: map[string]*exchange{}, queues: map[string]*brokerQueue{}}
 	for _, x := range []struct{ name, kind string }{
 		{"", "direct"}, {"amq.direct", "direct"}, {"amq.fanout", "fanout"},
 		{"amq.topic", "topic"}, {"amq.headers", "headers"}, {"amq.match", "headers"},
 		{"amq.rabbitmq.trace", "topic"},
 	} {
-		v.exchanges[x.name] = &exchange{name: x.name, kind: x.kind, durable: true, internal: x.name == "amq.rabbitmq.trace", direct: map[string][]*queue.Queue{}}
+		v.exchanges[x.name] = &exchange{name: x.name, kind: x.kind, durable: true, internal: x.name == "amq.rabbitmq.trace", direct: map[string][]*brokerQueue{}}
 	}
 	b.vhosts[name] = v
 }
@@ -80,7 +79,7 @@ func (x *exchange) equivalent(v *vhost, kind string, o ExchangeOptions) error {
 	return nil
 }
 
-func (x *exchange) bind(q *queue.Queue, key string, args Table) {
+func (x *exchange) bind(q *brokerQueue, key string, args Table) {
 	for _, bd := range x.bindings {
 		if bd.queue == q && bd.key == key && sameTable(bd.args, args) {
 			return
@@ -92,7 +91,7 @@ func (x *exchange) bind(q *queue.Queue, key string, args Table) {
 	}
 }
 
-func (x *exchange) unbind(q *queue.Queue, key string, args Table) {
+func (x *exchange) unbind(q *brokerQueue, key string, args Table) {
 	for i, bd := range x.bindings {
 		if bd.queue == q && bd.key == key && sameTable(bd.args, args) {
 			x.bindings = append(x.bindings[:i], x.bindings[i+1:]...)
@@ -108,7 +107,7 @@ func (x *exchange) unbind(q *queue.Queue, key string, args Table) {
 }
 
 // unbindQueue drops every binding of q (the queue was deleted).
-func (x *exchange) unbindQueue(q *queue.Queue) {
+func (x *exchange) unbindQueue(q *brokerQueue) {
 	kept := x.bindings[:0]
 	for _, bd := range x.bindings {
 		if bd.queue != q {
@@ -126,7 +125,7 @@ func (x *exchange) unbindQueue(q *queue.Queue) {
 	}
 }
 
-func removeQueue(qs []*queue.Queue, q *queue.Queue) []*queue.Queue {
+func removeQueue(qs []*brokerQueue, q *brokerQueue) []*brokerQueue {
 	for i, e := range qs {
 		if e == q {
 			return append(qs[:i], qs[i+1:]...)
@@ -138,8 +137,8 @@ func removeQueue(qs []*queue.Queue, q *queue.Queue) []*queue.Queue {
 // route appends the queues a message with routing key key reaches to out,
 // each once (out may hold queues from other keys already), in binding
 // order.
-func (v *vhost) route(x *exchange, key string, headers Table, out []*queue.Queue) []*queue.Queue {
-	add := func(q *queue.Queue) {
+func (v *vhost) route(x *exchange, key string, headers Table, out []*brokerQueue) []*brokerQueue {
+	add := func(q *brokerQueue) {
 		for _, e := range out {
 			if e == q {
 				return

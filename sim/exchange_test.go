@@ -158,15 +158,15 @@ func TestExchangeDeclareErrors(t *testing.T) {
 // exchange.delete: a missing exchange is fine, if-unused refuses one with bindings, system exchanges cannot be deleted.
 func TestExchangeDelete(t *testing.T) {
 	e := newEnv(t)
-	e.must(e.ch.ExchangeDelete("missing", false))
+	e.must(e.ch.ExchangeDelete("missing", sim.ExchangeDeleteOptions{}))
 	e.must(e.ch.ExchangeDeclare("x", "fanout", sim.ExchangeOptions{}))
 	e.declare("q", sim.QueueOptions{})
 	e.must(e.ch.QueueBind("q", "", "x", nil))
-	err := e.ch.ExchangeDelete("x", true)
+	err := e.ch.ExchangeDelete("x", sim.ExchangeDeleteOptions{IfUnused: true})
 	wantErr(t, err, 406, "PRECONDITION_FAILED - exchange 'x' in vhost '/' in use", protocol.Method{Class: 40, ID: 20})
 
 	ch := e.channel(e.conn)
-	e.must(ch.ExchangeDelete("x", false))
+	e.must(ch.ExchangeDelete("x", sim.ExchangeDeleteOptions{}))
 	err = ch.ExchangeDeclare("x", "fanout", sim.ExchangeOptions{Passive: true})
 	wantErr(t, err, 404, "NOT_FOUND - no exchange 'x' in vhost '/'", protocol.ExchangeDeclare)
 }
@@ -180,7 +180,7 @@ func TestExchangeDeleteSystemExchangeRefused(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.x, func(t *testing.T) {
 			e := newEnv(t)
-			wantErr(t, e.ch.ExchangeDelete(tt.x, false), 403, tt.text, protocol.ExchangeDelete)
+			wantErr(t, e.ch.ExchangeDelete(tt.x, sim.ExchangeDeleteOptions{}), 403, tt.text, protocol.ExchangeDelete)
 			ch := e.channel(e.conn)
 			if err := ch.ExchangeDeclare("amq.direct", "direct", sim.ExchangeOptions{Passive: true}); err != nil {
 				t.Errorf("amq.direct gone: %v", err)
@@ -208,15 +208,14 @@ func TestMandatoryUnroutableReturned(t *testing.T) {
 	e.must(e.ch.Publish("amq.direct", "nobody", sim.PublishOptions{Mandatory: true}, m))
 	e.must(e.ch.Publish("amq.direct", "nobody", sim.PublishOptions{}, m))
 	e.must(e.ch.Publish("", "q", sim.PublishOptions{Mandatory: true}, m))
-	want := []sim.Return{{Channel: 1, ReplyCode: 312, ReplyText: "NO_ROUTE", Exchange: "amq.direct", RoutingKey: "nobody", Message: m}}
+	want := []sim.Return{{ReplyCode: 312, ReplyText: "NO_ROUTE", Exchange: "amq.direct", RoutingKey: "nobody", Message: m}}
 	diff(t, "returns", want, e.ch.Returns())
 }
 
 // Publisher confirms: tags count from 1 per channel, and a return comes before the ack of the same publish.
 func TestPublisherConfirms(t *testing.T) {
-	var pushes []sim.Push
 	b := sim.New(sim.Config{})
-	conn, _ := b.Dial(sim.ConnectOptions{Sink: func(p sim.Push) { pushes = append(pushes, p) }})
+	conn, _ := b.Dial(sim.ConnectOptions{})
 	ch, _ := conn.Channel()
 	if _, err := ch.QueueDeclare("q", sim.QueueOptions{}); err != nil {
 		t.Fatal(err)
@@ -228,11 +227,11 @@ func TestPublisherConfirms(t *testing.T) {
 	ch.Publish("", "q", sim.PublishOptions{}, sim.Message{})
 	ch.Publish("", "missing", sim.PublishOptions{Mandatory: true}, sim.Message{})
 	want := []sim.Push{
-		sim.Confirm{Channel: 1, DeliveryTag: 1},
-		sim.Return{Channel: 1, ReplyCode: 312, ReplyText: "NO_ROUTE", RoutingKey: "missing"},
-		sim.Confirm{Channel: 1, DeliveryTag: 2},
+		{Method: protocol.BasicAck, Channel: 1, Delivery: sim.Delivery{DeliveryTag: 1}},
+		{Method: protocol.BasicReturn, Channel: 1, ReplyCode: 312, ReplyText: "NO_ROUTE", Delivery: sim.Delivery{RoutingKey: "missing"}},
+		{Method: protocol.BasicAck, Channel: 1, Delivery: sim.Delivery{DeliveryTag: 2}},
 	}
-	diff(t, "pushes", want, pushes)
+	diff(t, "pushes", want, conn.Drain(nil))
 	if s := ch.Stats(); !s.Confirming || s.LastPublishTag != 2 {
 		t.Errorf("stats: %+v", s)
 	}

@@ -9,8 +9,7 @@ import (
 
 func TestFaultInjection(t *testing.T) {
 	b := New(Config{})
-	var pushes []Push
-	c, err := b.Dial(ConnectOptions{Name: "app", Sink: func(p Push) { pushes = append(pushes, p) }})
+	c, err := b.Dial(ConnectOptions{Name: "app"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,8 +26,9 @@ func TestFaultInjection(t *testing.T) {
 	if !ch1.CloseWithError(soft) || ch1.CloseWithError(soft) {
 		t.Fatal("CloseWithError should close an open channel once")
 	}
-	if cc, ok := pushes[0].(ChannelClose); !ok || cc.Channel != 1 || cc.Err != soft {
-		t.Fatalf("push = %#v", pushes[0])
+	pushes := c.Drain(nil)
+	if len(pushes) != 1 || pushes[0].Method != protocol.ChannelClose || pushes[0].Channel != 1 || pushes[0].Err != soft {
+		t.Fatalf("pushes = %#v", pushes)
 	}
 	if !errors.Is(ch1.Err(), ErrClosed) || ch2.Err() != nil {
 		t.Fatal("only channel 1 should be closed")
@@ -38,8 +38,9 @@ func TestFaultInjection(t *testing.T) {
 	if !c.CloseWithError(hard) || c.CloseWithError(hard) {
 		t.Fatal("CloseWithError should close an open connection once")
 	}
-	if cc, ok := pushes[1].(ConnectionClose); !ok || cc.Err != hard {
-		t.Fatalf("push = %#v", pushes[1])
+	pushes = c.Drain(nil)
+	if len(pushes) != 1 || pushes[0].Method != protocol.ConnectionClose || pushes[0].Err != hard {
+		t.Fatalf("pushes = %#v", pushes)
 	}
 	var perr *protocol.Error
 	if !errors.As(c.Err(), &perr) || perr != hard || ch2.Err() == nil {

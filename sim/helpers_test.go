@@ -50,7 +50,7 @@ func (e *env) declare(name string, o sim.QueueOptions) {
 func (e *env) publish(q string, bodies ...string) {
 	e.t.Helper()
 	for _, body := range bodies {
-		if err := e.b.Publish("", q, sim.Message{Body: []byte(body)}); err != nil {
+		if err := e.b.Publish("/", "", q, sim.Message{Body: []byte(body)}); err != nil {
 			e.t.Fatalf("publish to %q: %v", q, err)
 		}
 	}

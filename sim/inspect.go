@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-
-	"github.com/amqpsim/amqpsim/queue"
 )
 
 // QueueStats returns a queue's counts as RabbitMQ's management API shows
@@ -19,7 +17,7 @@ func (b *Broker) QueueStats(vhost, name string) (QueueStats, error) {
 	}
 	q, ok := v.queues[name]
 	if !ok {
-		return QueueStats{}, fmt.Errorf("sim: no queue %q in vhost %q", name, vhost)
+		return QueueStats{}, fmt.Errorf("%w %q in vhost %q", ErrNoQueue, name, vhost)
 	}
 	return queueStats(q), nil
 }
@@ -43,8 +41,8 @@ func (b *Broker) Queues() []QueueStats {
 	return out
 }
 
-func queueStats(q *queue.Queue) QueueStats {
-	return QueueStats{Vhost: q.Vhost, Name: q.Name, Ready: q.Ready(), Unacked: q.Unacked(), Consumers: q.ConsumerCount(), Bytes: q.ReadyBytes()}
+func queueStats(q *brokerQueue) QueueStats {
+	return QueueStats{Vhost: q.Vhost(), Name: q.Name(), Ready: q.Ready(), Unacked: q.Unacked(), Consumers: q.ConsumerCount(), Bytes: q.ReadyBytes()}
 }
 
 // QueueMessages returns a queue's ready messages in the order consumers
@@ -58,11 +56,11 @@ func (b *Broker) QueueMessages(vhost, name string) ([]Message, error) {
 	}
 	q, ok := v.queues[name]
 	if !ok {
-		return nil, fmt.Errorf("sim: no queue %q in vhost %q", name, vhost)
+		return nil, fmt.Errorf("%w %q in vhost %q", ErrNoQueue, name, vhost)
 	}
 	var out []Message
 	for _, m := range q.Messages() {
-		out = append(out, delivery("", 0, false, m).Message)
+		out = append(out, makeDelivery("", 0, false, q, m).Message)
 	}
 	return out, nil
 }
@@ -72,10 +70,10 @@ func (b *Broker) QueueMessages(vhost, name string) ([]Message, error) {
 func (ch *Channel) Stats() ChannelStats {
 	ch.b.mu.Lock()
 	defer ch.b.mu.Unlock()
+	limit, volume := ch.core.GlobalLimit()
 	s := ChannelStats{
-		Channel: ch.id, Prefetch: ch.core.Prefetch, GlobalLimit: ch.core.Limiter.Limit,
-		GlobalVolume: ch.core.Limiter.Volume, Unacked: ch.core.Unacked(),
-		NextTag:    ch.core.LastTag() + 1, // was never filled in: always 0
+		Channel: ch.id, Prefetch: ch.core.Prefetch(), GlobalLimit: limit, GlobalVolume: volume,
+		Unacked: ch.core.Unacked(), NextTag: ch.core.LastTag() + 1,
 		Confirming: ch.confirming, LastPublishTag: ch.publishTag,
 	}
 	for _, cs := range ch.order {
@@ -84,24 +82,4 @@ func (ch *Channel) Stats() ChannelStats {
 		}
 	}
 	return s
-}
-
-// Returns returns the basic.return frames not yet read and marks them read.
-// Like Confirms and Cancels, it serves connections without a sink.
-func (ch *Channel) Returns() []Return { return take(ch.b, &ch.returns) }
-
-// Confirms returns the publisher confirms not yet read and marks them read.
-func (ch *Channel) Confirms() []Confirm { return take(ch.b, &ch.confirms) }
-
-// Cancels returns the tags of consumers the broker cancelled (their queue
-// was deleted) not yet read, and marks them read.
-func (ch *Channel) Cancels() []string { return take(ch.b, &ch.cancels) }
-
-// take empties a list of pushes under the broker's lock and returns it.
-func take[T any](b *Broker, list *[]T) []T {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	out := *list
-	*list = nil
-	return out
 }

@@ -63,8 +63,8 @@ func TestTraceIsDeterministic(t *testing.T) {
 		ch.Consume("q2", sim.ConsumeOptions{})
 		ch2.Consume("q2", sim.ConsumeOptions{})
 		for i := 0; i < 6; i++ {
-			b.Publish("", info.Name, sim.Message{Body: []byte(fmt.Sprint("a", i))})
-			b.Publish("", "q2", sim.Message{Body: []byte(fmt.Sprint("b", i))})
+			b.Publish("/", "", info.Name, sim.Message{Body: []byte(fmt.Sprint("a", i))})
+			b.Publish("/", "", "q2", sim.Message{Body: []byte(fmt.Sprint("b", i))})
 		}
 		b.Advance(time.Second)
 		ch.Ack(0, true) // releases two queues: RabbitMQ's order is random, ours seeded
@@ -98,10 +98,10 @@ func TestTraceRecordsCallsAndPushes(t *testing.T) {
 	want := []string{
 		`0s app connection.open vhost=/`,
 		`0s app/1 channel.open`,
-		`0s app/1 queue.declare "q" passive=false durable=false exclusive=false auto-delete=false args=map[]`,
-		`0s app/1 basic.consume "q" tag="c" no-ack=false exclusive=false args=map[]`,
+		`0s app/1 queue.declare queue="q" {Passive:false Durable:false Exclusive:false AutoDelete:false Args:map[]}`,
+		`0s app/1 basic.consume queue="q" ctag=c {Tag:c NoAck:false Exclusive:false Args:map[]}`,
 		`1.5s publish exchange="" key="q"`,
-		`1.5s app/1 -> basic.deliver ctag=c tag=1 redelivered=false key="q" body="hi"`,
+		`1.5s app/1 -> basic.deliver queue="q" key="q" ctag=c tag=1 body="hi"`,
 	}
 	diff(t, "trace", want, got)
 }
@@ -109,12 +109,12 @@ func TestTraceRecordsCallsAndPushes(t *testing.T) {
 // Advance moves the virtual clock, and only Advance does; Now starts at Config.Start or Epoch.
 func TestAdvanceMovesNow(t *testing.T) {
 	b := sim.New(sim.Config{})
-	if !b.Now().Equal(sim.Epoch) {
+	if !b.Now().Equal(sim.Epoch()) {
 		t.Errorf("Now = %v, want Epoch", b.Now())
 	}
 	b.Advance(90 * time.Second)
 	b.Advance(-time.Hour) // ignored
-	if want := sim.Epoch.Add(90 * time.Second); !b.Now().Equal(want) {
+	if want := sim.Epoch().Add(90 * time.Second); !b.Now().Equal(want) {
 		t.Errorf("Now = %v, want %v", b.Now(), want)
 	}
 	start := time.Date(2030, 5, 1, 12, 0, 0, 0, time.UTC)

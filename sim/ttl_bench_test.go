@@ -41,7 +41,7 @@ func BenchmarkTTLExpiry(b *testing.B) {
 					}
 					msg := sim.Message{Body: make([]byte, 16)}
 					for j := 0; j < n; j++ {
-						bk.Publish("", "q", msg)
+						bk.Publish("/", "", "q", msg)
 						if mode == "staggered" {
 							bk.Advance(time.Microsecond)
 						}

@@ -90,7 +90,7 @@ func checkDeadLettered(t *testing.T, h sim.Table, deaths []sim.Table, others sim
 // publishExp publishes body to queue q with an expiration property.
 func (e *env) publishExp(q, body, expiration string) {
 	e.t.Helper()
-	e.must(e.b.Publish("", q, sim.Message{Properties: sim.Properties{Expiration: expiration}, Body: []byte(body)}))
+	e.must(e.b.Publish("/", "", q, sim.Message{Properties: sim.Properties{Expiration: expiration}, Body: []byte(body)}))
 }
 
 // dl is a queue argument table dead-lettering to queue target through the
@@ -168,7 +168,7 @@ func TestExpirationInvalidTexts(t *testing.T) {
 			if ch2.Err() == nil || e.conn.Err() != nil {
 				t.Errorf("want only the channel closed: ch=%v conn=%v", ch2.Err(), e.conn.Err())
 			}
-			wantErr(t, e.b.Publish("", "q", sim.Message{Properties: sim.Properties{Expiration: tc.exp}}), 406, pre+tc.text, protocol.BasicPublish)
+			wantErr(t, e.b.Publish("/", "", "q", sim.Message{Properties: sim.Properties{Expiration: tc.exp}}), 406, pre+tc.text, protocol.BasicPublish)
 			if n := e.stats("q").Ready; n != 0 {
 				t.Errorf("%d messages enqueued", n)
 			}
@@ -520,7 +520,7 @@ func TestExpiryOnlyAtTheHeadOfAPriorityQueue(t *testing.T) {
 	e := newEnv(t)
 	e.declare("prio-dlq", sim.QueueOptions{})
 	pub := func(q, body string, prio uint8, exp string) {
-		e.must(e.b.Publish("", q, sim.Message{Properties: sim.Properties{Priority: prio, Expiration: exp}, Body: []byte(body)}))
+		e.must(e.b.Publish("/", "", q, sim.Message{Properties: sim.Properties{Priority: prio, Expiration: exp}, Body: []byte(body)}))
 	}
 	for _, q := range []string{"prio-q", "prio-q2"} {
 		e.declare(q, sim.QueueOptions{Args: dl("prio-dlq", "x-max-priority", int32(2))})
@@ -552,7 +552,7 @@ func TestTTLPriorityHeadWaitsForTimer(t *testing.T) {
 	e.declare("prio-dlq", sim.QueueOptions{})
 	e.declare("prio-q", sim.QueueOptions{Args: dl("prio-dlq", "x-max-priority", int32(2))})
 	pub := func(body string, prio uint8, exp string) {
-		e.must(e.b.Publish("", "prio-q", sim.Message{Properties: sim.Properties{Priority: prio, Expiration: exp}, Body: []byte(body)}))
+		e.must(e.b.Publish("/", "", "prio-q", sim.Message{Properties: sim.Properties{Priority: prio, Expiration: exp}, Body: []byte(body)}))
 	}
 	pub("B", 0, "5000")
 	pub("A", 2, "100")
@@ -574,7 +574,7 @@ func TestTTLGetTakesExpiredPriorityHead(t *testing.T) {
 	e := newEnv(t)
 	e.declare("prio-q", sim.QueueOptions{Args: sim.Table{"x-max-priority": int32(2)}})
 	pub := func(body string, prio uint8, exp string) {
-		e.must(e.b.Publish("", "prio-q", sim.Message{Properties: sim.Properties{Priority: prio, Expiration: exp}, Body: []byte(body)}))
+		e.must(e.b.Publish("/", "", "prio-q", sim.Message{Properties: sim.Properties{Priority: prio, Expiration: exp}, Body: []byte(body)}))
 	}
 	pub("B", 0, "5000")
 	pub("A", 2, "100")

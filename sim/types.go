@@ -37,6 +37,12 @@ type Delivery struct {
 	// MessageCount is, for basic.get-ok, the number of ready messages left
 	// in the queue after this one was taken.
 	MessageCount int
+	// Queue is the queue the message came from. RabbitMQ does not send it;
+	// the simulator knows it.
+	Queue string
+	// MessageID identifies the message across redeliveries (see
+	// Event.MessageID). RabbitMQ does not send it either.
+	MessageID uint64
 	Message
 }
 
@@ -75,10 +81,11 @@ type QueueOptions struct {
 }
 
 // QueueInfo is queue.declare-ok: the queue's name (generated for an empty
-// name), its ready messages and its consumers.
+// name), its ready messages (message_count) and its consumers. Counts are
+// named as QueueStats names them.
 type QueueInfo struct {
 	Name      string
-	Messages  int
+	Ready     int
 	Consumers int
 }
 
@@ -105,66 +112,17 @@ type QueueDeleteOptions struct {
 	IfEmpty  bool
 }
 
+// ExchangeDeleteOptions are exchange.delete's conditions.
+type ExchangeDeleteOptions struct {
+	IfUnused bool
+}
+
 // PublishOptions are basic.publish's flags. immediate is not supported by
 // RabbitMQ either (it closes the connection with 540).
 type PublishOptions struct {
 	Mandatory bool
 	Immediate bool
 }
-
-// Push is something the broker sends a client without being asked:
-// Deliver, Return, Confirm, Cancel, ChannelClose or ConnectionClose.
-type Push interface{ isPush() }
-
-// Deliver is basic.deliver to a consumer.
-type Deliver struct {
-	Channel uint16
-	Delivery
-}
-
-// Return is basic.return of an unroutable mandatory message.
-type Return struct {
-	Channel    uint16
-	ReplyCode  int
-	ReplyText  string
-	Exchange   string
-	RoutingKey string
-	Message
-}
-
-// Confirm is a publisher confirm: basic.ack, or basic.nack when Nack is set.
-type Confirm struct {
-	Channel     uint16
-	DeliveryTag uint64
-	Multiple    bool
-	Nack        bool
-}
-
-// Cancel is the broker's basic.cancel of a consumer whose queue was deleted,
-// sent only to clients that announce the consumer_cancel_notify capability.
-type Cancel struct {
-	Channel     uint16
-	ConsumerTag string
-}
-
-// ChannelClose is the broker closing a channel after an error.
-type ChannelClose struct {
-	Channel uint16
-	Err     *Error
-}
-
-// ConnectionClose is the broker closing a connection after a hard error or
-// on request (CloseConnection).
-type ConnectionClose struct {
-	Err *Error
-}
-
-func (Deliver) isPush()         {}
-func (Return) isPush()          {}
-func (Confirm) isPush()         {}
-func (Cancel) isPush()          {}
-func (ChannelClose) isPush()    {}
-func (ConnectionClose) isPush() {}
 
 // QueueStats is what RabbitMQ's management API shows of a queue.
 type QueueStats struct {
@@ -202,5 +160,16 @@ type ChannelStats struct {
 	LastPublishTag uint64
 }
 
-// Epoch is where the virtual clock starts unless Config.Start says otherwise.
-var Epoch = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+// Epoch returns where the virtual clock starts unless Config.Start says
+// otherwise: 2024-01-01 00:00:00 UTC.
+func Epoch() time.Time { return time.Unix(epochUnix, 0).UTC() }
+
+const epochUnix = 1704067200 // 2024-01-01T00:00:00Z
+
+// Errors of the inspection methods (Broker.QueueStats, QueueMessages, ...),
+// for errors.Is.
+var (
+	ErrNoVhost    = errors.New("sim: no such vhost")
+	ErrNoQueue    = errors.New("sim: no such queue")
+	ErrNoExchange = errors.New("sim: no such exchange")
+)

@@ -12,7 +12,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/amqpsim/amqpsim/protocol"
 	"github.com/amqpsim/amqpsim/sim"
 )
 
@@ -296,10 +295,4 @@ func (s *Server) ConnectionCount() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.conns)
-}
-
-// serverError is an error the server itself raises, with RabbitMQ's code and
-// text.
-func serverError(code int, m protocol.Method, format string, args ...any) *protocol.Error {
-	return protocol.Errorf(code, m, format, args...)
 }

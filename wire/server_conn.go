@@ -37,19 +37,23 @@ type serverConn struct {
 	authClose  bool // client announced authentication_failure_close
 
 	// Reader-only state.
-	clientClosed bool                  // client sent connection.close
-	chans        map[uint16]*chanState // written under mu, read by the sink under mu
+	clientClosed bool // client sent connection.close
+	chans        map[uint16]*chanState
 
 	// closing: the server sent connection.close and waits for close-ok.
 	closing atomic.Bool
 	recv    atomic.Uint64 // frames received, for the heartbeat monitor
 	sent    atomic.Uint64 // non-heartbeat batches written
 
+	// callMu serialises broker calls with their replies and the drains
+	// of the outbox, so that a reply precedes what its call pushed.
+	callMu  sync.Mutex
+	pushes  []sim.Push   // drain scratch (under callMu)
+	deliver BasicDeliver // writer scratch
+
 	mu         sync.Mutex
 	sc         *sim.Connection // nil until connection.open
 	out        []outItem       // waiting for the writer
-	held       []outItem       // pushes held while the reader is in a broker call
-	inCall     bool
 	closeTimer *time.Timer
 	// lingerTimer closes a connection the client keeps open after close-ok.
 	lingerTimer *time.Timer
@@ -59,13 +63,13 @@ type serverConn struct {
 	wg   sync.WaitGroup // the writer and heartbeat goroutines
 }
 
-// chanState is the server's view of one open channel.
+// chanState is the server's view of one channel, from channel.open to the
+// close-ok that ends it: the broker's channel and the assembly of content
+// frames, which goes on while the broker drops a closing channel's
+// methods.
 type chanState struct {
 	id  uint16
 	sim *sim.Channel
-	// closing: the server sent channel.close; until close-ok arrives every
-	// method but channel.close and channel.close-ok is dropped.
-	closing atomic.Bool
 
 	// Content assembly (reader only).
 	expect  frameExpect
@@ -198,11 +202,9 @@ func (c *serverConn) shutdown(reason string) {
 		c.nc.Close()
 		return
 	}
-	c.s.Broker.CloseConnection(sc, reason)
-	if c.closing.Load() {
-		return
+	if !sc.CloseWithError(sim.Forced(reason)) {
+		c.nc.Close() // the broker had already closed it
 	}
-	c.nc.Close() // the broker had already closed it
 }
 
 // frameError is a frame-level protocol error; skip is the number of bytes
@@ -229,7 +231,7 @@ func (c *serverConn) readFrame() (Frame, error) {
 	ch := binary.BigEndian.Uint16(h[1:])
 	size := binary.BigEndian.Uint32(h[3:])
 	if c.frameMax != 0 && uint64(size) > uint64(c.frameMax) {
-		return Frame{}, &frameError{skip: 7 + int(min(uint64(size)+1, 1<<40)), err: serverError(protocol.FrameError, protocol.Method{},
+		return Frame{}, &frameError{skip: 7 + int(min(uint64(size)+1, 1<<40)), err: protocol.Errorf(protocol.FrameError, protocol.Method{},
 			"type %d, all octets = <<>>: {frame_too_large,%d,%d}", typ, size, c.frameMax-FrameOverhead)}
 	}
 	_, _ = c.br.Discard(7)
@@ -245,7 +247,7 @@ func (c *serverConn) readFrame() (Frame, error) {
 		return Frame{}, noEOF(err)
 	}
 	if end != FrameEnd {
-		return Frame{}, &frameError{err: serverError(protocol.FrameError, protocol.Method{},
+		return Frame{}, &frameError{err: protocol.Errorf(protocol.FrameError, protocol.Method{},
 			"type %d, %s: {invalid_frame_end_marker,%d}", typ, snippet(payload), end)}
 	}
 	ok := false
@@ -260,7 +262,7 @@ func (c *serverConn) readFrame() (Frame, error) {
 		ok = size == 0
 	}
 	if !ok {
-		return Frame{}, &frameError{err: serverError(protocol.FrameError, protocol.Method{},
+		return Frame{}, &frameError{err: protocol.Errorf(protocol.FrameError, protocol.Method{},
 			"type %d, %s: unknown_frame", typ, snippet(payload))}
 	}
 	return Frame{Type: typ, Channel: ch, Payload: payload}, nil
@@ -285,14 +287,14 @@ func (c *serverConn) connError(err *protocol.Error) {
 func decodeError(payload []byte, err error) *protocol.Error {
 	var we *Error
 	if !errors.As(err, &we) {
-		return serverError(protocol.InternalError, protocol.Method{}, "%v", err)
+		return protocol.Errorf(protocol.InternalError, protocol.Method{}, "%v", err)
 	}
 	switch {
 	case errors.Is(err, ErrTruncated), errors.Is(err, ErrTrailingBytes):
 		// rabbit_misc:frame_error: "cannot decode ~w" of the arguments.
-		return serverError(protocol.FrameError, we.Method, "cannot decode %s", erlangBinary(payload[4:], false))
+		return protocol.Errorf(protocol.FrameError, we.Method, "cannot decode %s", erlangBinary(payload[4:], false))
 	case errors.Is(err, ErrUnknownMethod):
-		return serverError(protocol.CommandInvalid, we.Method, "unknown method: class %d, method %d", we.Method.Class, we.Method.ID)
+		return protocol.Errorf(protocol.CommandInvalid, we.Method, "unknown method: class %d, method %d", we.Method.Class, we.Method.ID)
 	}
 	return we.AMQP()
 }
@@ -305,12 +307,12 @@ func (c *serverConn) handleFrame(f Frame) {
 		case FrameMethod:
 			c.method0(f.Payload)
 		default:
-			c.connError(serverError(protocol.UnexpectedFrame, protocol.Method{}, "type %d, %s", f.Type, snippet(f.Payload)))
+			c.connError(protocol.Errorf(protocol.UnexpectedFrame, protocol.Method{}, "type %d, %s", f.Type, snippet(f.Payload)))
 		}
 		return
 	}
 	if f.Type == FrameHeartbeat {
-		c.connError(serverError(protocol.UnexpectedFrame, protocol.Method{}, "type %d, %s", f.Type, snippet(f.Payload)))
+		c.connError(protocol.Errorf(protocol.UnexpectedFrame, protocol.Method{}, "type %d, %s", f.Type, snippet(f.Payload)))
 		return
 	}
 	cs := c.chans[f.Channel]
@@ -324,13 +326,8 @@ func (c *serverConn) handleFrame(f Frame) {
 // newChannelFrame handles a frame for a channel that is not open, which
 // must be channel.open.
 func (c *serverConn) newChannelFrame(f Frame) {
-	if c.channelMax != 0 && len(c.chans) >= int(c.channelMax) {
-		c.connError(serverError(protocol.NotAllowed, protocol.Method{},
-			"number of channels opened (%d) has reached the negotiated channel_max (%d)", len(c.chans), c.channelMax))
-		return
-	}
 	if f.Type != FrameMethod {
-		c.connError(serverError(protocol.UnexpectedFrame, protocol.Method{}, "expected method frame, got non method frame instead"))
+		c.connError(protocol.Errorf(protocol.UnexpectedFrame, protocol.Method{}, "expected method frame, got non method frame instead"))
 		return
 	}
 	m, err := DecodeMethod(f.Payload)
@@ -339,27 +336,17 @@ func (c *serverConn) newChannelFrame(f Frame) {
 		return
 	}
 	if _, ok := m.(*ChannelOpen); !ok {
-		c.connError(serverError(protocol.ChannelError, m.ID(), "expected 'channel.open'"))
+		c.connError(protocol.Errorf(protocol.ChannelError, m.ID(), "expected 'channel.open'"))
 		return
 	}
-	c.begin()
-	ch, err := c.sc.OpenChannel(f.Channel)
-	if err != nil {
-		c.end()
-		return
-	}
-	cs := &chanState{id: f.Channel, sim: ch}
-	c.mu.Lock()
-	c.chans[f.Channel] = cs
-	c.mu.Unlock()
-	c.end(methodItem(f.Channel, &ChannelOpenOk{}))
-}
-
-// removeChannel forgets a channel after close-ok.
-func (c *serverConn) removeChannel(id uint16) {
-	c.mu.Lock()
-	delete(c.chans, id)
-	c.mu.Unlock()
+	c.call(func() (outItem, bool) {
+		ch, err := c.sc.OpenChannel(f.Channel)
+		if err != nil {
+			return outItem{}, false
+		}
+		c.chans[f.Channel] = &chanState{id: f.Channel, sim: ch}
+		return methodItem(f.Channel, &ChannelOpenOk{}), true
+	})
 }
 
 // channelFrame assembles content and applies methods on an open channel,
@@ -368,7 +355,7 @@ func (c *serverConn) channelFrame(cs *chanState, f Frame) {
 	switch cs.expect {
 	case expectMethod:
 		if f.Type != FrameMethod {
-			c.connError(serverError(protocol.UnexpectedFrame, protocol.Method{}, "expected method frame, got non method frame instead"))
+			c.connError(protocol.Errorf(protocol.UnexpectedFrame, protocol.Method{}, "expected method frame, got non method frame instead"))
 			return
 		}
 		m, err := DecodeMethod(f.Payload)
@@ -384,11 +371,11 @@ func (c *serverConn) channelFrame(cs *chanState, f Frame) {
 	case expectHeader:
 		id := cs.pending.ID()
 		if f.Type != FrameHeader || binary.BigEndian.Uint16(f.Payload[2:]) != 0 {
-			c.connError(serverError(protocol.UnexpectedFrame, id, "expected content header for class %d, got non content header frame instead", id.Class))
+			c.connError(protocol.Errorf(protocol.UnexpectedFrame, id, "expected content header for class %d, got non content header frame instead", id.Class))
 			return
 		}
 		if class := binary.BigEndian.Uint16(f.Payload); class != id.Class {
-			c.connError(serverError(protocol.UnexpectedFrame, id, "expected content header for class %d, got one for class %d instead", id.Class, class))
+			c.connError(protocol.Errorf(protocol.UnexpectedFrame, id, "expected content header for class %d, got one for class %d instead", id.Class, class))
 			return
 		}
 		h, err := DecodeHeader(f.Payload)
@@ -406,7 +393,7 @@ func (c *serverConn) channelFrame(cs *chanState, f Frame) {
 		cs.expect = expectBody
 	case expectBody:
 		if f.Type != FrameBody {
-			c.connError(serverError(protocol.UnexpectedFrame, cs.pending.ID(), "expected content body, got non content body frame instead"))
+			c.connError(protocol.Errorf(protocol.UnexpectedFrame, cs.pending.ID(), "expected content body, got non content body frame instead"))
 			return
 		}
 		// Like RabbitMQ, a body longer than announced never completes.
@@ -426,10 +413,8 @@ func (c *serverConn) contentDone(cs *chanState) {
 	m := cs.pending
 	cs.expect, cs.pending = expectMethod, nil
 	if cs.size > c.s.maxMessageSize() {
-		if !cs.closing.Load() {
-			cs.sim.CloseWithError(serverError(protocol.PreconditionFailed, m.ID(),
-				"message size %d is larger than configured max size %d", cs.size, c.s.maxMessageSize()))
-		}
+		cs.sim.CloseWithError(protocol.Errorf(protocol.PreconditionFailed, m.ID(),
+			"message size %d is larger than configured max size %d", cs.size, c.s.maxMessageSize()))
 		return
 	}
 	c.channelMethod(cs, m)
@@ -465,14 +450,15 @@ func (c *serverConn) method0(payload []byte) {
 	switch m.(type) {
 	case *ConnectionClose:
 		c.clientClosed = true
-		c.begin()
-		_ = c.sc.Close()
-		it := methodItem(0, &ConnectionCloseOk{})
-		it.final = true
-		c.end(it)
+		c.call(func() (outItem, bool) {
+			_ = c.sc.Close()
+			it := methodItem(0, &ConnectionCloseOk{})
+			it.final = true
+			return it, true
+		})
 	case *ConnectionUpdateSecret:
 		c.enqueue(methodItem(0, &ConnectionUpdateSecretOk{}))
 	default:
-		c.connError(serverError(protocol.ChannelError, m.ID(), "unexpected method in connection state running"))
+		c.connError(protocol.Errorf(protocol.ChannelError, m.ID(), "unexpected method in connection state running"))
 	}
 }

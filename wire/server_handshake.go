@@ -85,7 +85,7 @@ func (c *serverConn) handshake() bool {
 	if !c.s.checkPassword(user, pass) {
 		c.s.logf("wire: connection from %s: %s login refused: user '%s' - invalid credentials", c.nc.RemoteAddr(), startOk.Mechanism, user)
 		if c.authClose {
-			c.sendClose(serverError(protocol.AccessRefused, protocol.Method{},
+			c.sendClose(protocol.Errorf(protocol.AccessRefused, protocol.Method{},
 				"Login was refused using authentication mechanism %s. For details see the broker logfile.", startOk.Mechanism))
 		}
 		return false
@@ -115,17 +115,21 @@ func (c *serverConn) handshake() bool {
 	if !ok {
 		return false
 	}
+	channelMax := c.channelMax
+	if channelMax == 0 { // negotiated "no limit"
+		channelMax = 65535
+	}
 	sc, err := c.s.Broker.Dial(sim.ConnectOptions{
 		Name: name, Vhost: open.VirtualHost, User: user,
 		NoCancelNotify: !cancelNotify,
-		Sink:           c.sink,
-		// The server enforces channel_max the way RabbitMQ does, by count.
-		ChannelMax: 65535,
+		ChannelMax:     channelMax,
+		Notify:         c.signal,
+		AwaitCloseOk:   true,
 	})
 	if err != nil {
 		perr, ok := err.(*protocol.Error)
 		if !ok {
-			perr = serverError(protocol.InternalError, protocol.ConnectionOpen, "%v", err)
+			perr = protocol.Errorf(protocol.InternalError, protocol.ConnectionOpen, "%v", err)
 		}
 		c.s.logf("wire: connection from %s: %s", c.nc.RemoteAddr(), perr.Text)
 		c.closeHandshake(perr)
@@ -186,10 +190,10 @@ func negotiate(field string, least, server, client uint64) *protocol.Error {
 	}
 	switch {
 	case client != 0 && client < least:
-		return serverError(protocol.NotAllowed, protocol.ConnectionTune,
+		return protocol.Errorf(protocol.NotAllowed, protocol.ConnectionTune,
 			"negotiated %s = %d%s is lower than the minimum allowed value (%d)", field, client, detail, least)
 	case server != 0 && (client == 0 || client > server):
-		return serverError(protocol.NotAllowed, protocol.ConnectionTune,
+		return protocol.Errorf(protocol.NotAllowed, protocol.ConnectionTune,
 			"negotiated %s = %d%s is higher than the maximum allowed value (%d)", field, client, detail, server)
 	}
 	return nil

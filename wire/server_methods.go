@@ -5,25 +5,16 @@ import (
 	"github.com/amqpsim/amqpsim/sim"
 )
 
-// The method handlers of an open channel, grouped by class. Each one
-// converts the frame's arguments, calls the broker between begin and end,
-// and queues the reply unless the call failed or the client asked for
-// no-wait. A failed call needs nothing more: the broker has already pushed
-// the channel.close or connection.close RabbitMQ sends for it.
+// The method handlers of a channel, grouped by class. Each one converts the
+// frame's arguments, calls the broker, and queues the reply unless the call
+// failed or the client asked for no-wait. A failed call needs nothing more:
+// the broker has already pushed the channel.close or connection.close
+// RabbitMQ sends for it, and drops the methods of a channel it closed.
 
 // channelMethod applies a method (with its content, for basic.publish) on
 // an open channel.
 func (c *serverConn) channelMethod(cs *chanState, m Method) {
-	if cs.closing.Load() {
-		c.closingChannelMethod(cs, m)
-		return
-	}
-	c.begin()
-	if it, ok := c.apply(cs, m); ok {
-		c.end(it)
-	} else {
-		c.end()
-	}
+	c.call(func() (outItem, bool) { return c.apply(cs, m) })
 }
 
 // reply is the reply item for a broker call's result: none when the call
@@ -36,30 +27,34 @@ func reply(cs *chanState, err error, noWait bool, m Method) (outItem, bool) {
 }
 
 // apply calls the broker for m and returns the reply to send, if any.
-// Caller is between begin and end.
+// Caller is in call.
 func (c *serverConn) apply(cs *chanState, m Method) (outItem, bool) {
 	ch := cs.sim
 	switch m := m.(type) {
 	case *ChannelOpen:
-		c.connError(serverError(protocol.ChannelError, m.ID(), "second 'channel.open' seen"))
+		_, _ = c.sc.OpenChannel(cs.id) // a second open: the broker closes the connection
 	case *ChannelClose:
-		if ch.Close() == nil {
-			c.removeChannel(cs.id)
+		// A channel the broker closed answers close-ok too, and stays
+		// until the client's close-ok.
+		if ch.Close() == nil && !ch.Closing() {
+			delete(c.chans, cs.id)
 		}
-		// Else the broker closed it meanwhile: close-ok all the same, and
-		// the channel stays closing until the client's close-ok.
 		return methodItem(cs.id, &ChannelCloseOk{}), true
+	case *ChannelCloseOk:
+		if ch.CloseOk() == nil {
+			delete(c.chans, cs.id)
+		}
 	case *ChannelFlow:
 		return reply(cs, ch.Flow(m.Active), false, &ChannelFlowOk{Active: m.Active})
 	case *ExchangeDeclare:
 		o := sim.ExchangeOptions{Passive: m.Passive, Durable: m.Durable, AutoDelete: m.AutoDelete, Internal: m.Internal, Args: m.Arguments}
 		return reply(cs, ch.ExchangeDeclare(m.Exchange, m.Type, o), m.NoWait, &ExchangeDeclareOk{})
 	case *ExchangeDelete:
-		return reply(cs, ch.ExchangeDelete(m.Exchange, m.IfUnused), m.NoWait, &ExchangeDeleteOk{})
+		return reply(cs, ch.ExchangeDelete(m.Exchange, sim.ExchangeDeleteOptions{IfUnused: m.IfUnused}), m.NoWait, &ExchangeDeleteOk{})
 	case *QueueDeclare:
 		o := sim.QueueOptions{Passive: m.Passive, Durable: m.Durable, Exclusive: m.Exclusive, AutoDelete: m.AutoDelete, Args: m.Arguments}
 		info, err := ch.QueueDeclare(m.Queue, o)
-		return reply(cs, err, m.NoWait, &QueueDeclareOk{Queue: info.Name, MessageCount: uint32(info.Messages), ConsumerCount: uint32(info.Consumers)})
+		return reply(cs, err, m.NoWait, &QueueDeclareOk{Queue: info.Name, MessageCount: uint32(info.Ready), ConsumerCount: uint32(info.Consumers)})
 	case *QueueBind:
 		return reply(cs, ch.QueueBind(m.Queue, m.RoutingKey, m.Exchange, m.Arguments), m.NoWait, &QueueBindOk{})
 	case *QueueUnbind:
@@ -85,15 +80,7 @@ func (c *serverConn) apply(cs *chanState, m Method) (outItem, bool) {
 		o := sim.PublishOptions{Mandatory: m.Mandatory, Immediate: m.Immediate}
 		_ = ch.Publish(m.Exchange, m.RoutingKey, o, sim.Message{Properties: cs.props, Body: cs.body})
 	case *BasicGet:
-		d, ok, err := ch.Get(m.Queue, m.NoAck)
-		switch {
-		case err != nil:
-		case !ok:
-			return methodItem(cs.id, &BasicGetEmpty{}), true
-		default:
-			return contentItem(cs.id, &BasicGetOk{DeliveryTag: d.DeliveryTag, Redelivered: d.Redelivered,
-				Exchange: d.Exchange, RoutingKey: d.RoutingKey, MessageCount: uint32(d.MessageCount)}, d.Properties, d.Body), true
-		}
+		_, _, _ = ch.Get(m.Queue, m.NoAck) // the reply is in the outbox
 	case *BasicAck:
 		_ = ch.Ack(m.DeliveryTag, m.Multiple)
 	case *BasicNack:
@@ -103,36 +90,17 @@ func (c *serverConn) apply(cs *chanState, m Method) (outItem, bool) {
 	case *BasicRecover:
 		return reply(cs, ch.Recover(m.Requeue), false, &BasicRecoverOk{})
 	case *BasicRecoverAsync:
-		// The broker would name basic.recover in the error.
-		if !m.Requeue {
-			c.connError(serverError(protocol.NotImplemented, m.ID(), "requeue=false"))
-			break
-		}
-		_ = ch.Recover(true)
+		_ = ch.RecoverAsync(m.Requeue)
 	case *ConfirmSelect:
 		return reply(cs, ch.Confirm(), m.NoWait, &ConfirmSelectOk{})
 	case *TxSelect, *TxCommit, *TxRollback:
-		c.connError(serverError(protocol.NotImplemented, m.ID(), "%s is not supported by amqpsim yet: transactions are not modelled", m.ID()))
+		c.connError(protocol.Errorf(protocol.NotImplemented, m.ID(), "%s is not supported by amqpsim yet: transactions are not modelled", m.ID()))
 	case *ExchangeBind, *ExchangeUnbind:
-		c.connError(serverError(protocol.NotImplemented, m.ID(), "%s is not supported by amqpsim yet: exchange-to-exchange bindings are not modelled", m.ID()))
+		c.connError(protocol.Errorf(protocol.NotImplemented, m.ID(), "%s is not supported by amqpsim yet: exchange-to-exchange bindings are not modelled", m.ID()))
 	default:
 		// Methods only a server sends, and connection methods on a
 		// channel other than 0.
-		c.connError(serverError(protocol.CommandInvalid, m.ID(), "unimplemented method"))
+		c.connError(protocol.Errorf(protocol.CommandInvalid, m.ID(), "unimplemented method"))
 	}
 	return outItem{}, false
-}
-
-// closingChannelMethod handles a method on a channel the server has closed:
-// RabbitMQ answers channel.close with close-ok, forgets the channel at
-// close-ok, treats channel.open as a second open, and drops the rest.
-func (c *serverConn) closingChannelMethod(cs *chanState, m Method) {
-	switch m.(type) {
-	case *ChannelClose:
-		c.enqueue(methodItem(cs.id, &ChannelCloseOk{}))
-	case *ChannelCloseOk:
-		c.removeChannel(cs.id)
-	case *ChannelOpen:
-		c.connError(serverError(protocol.ChannelError, m.ID(), "second 'channel.open' seen"))
-	}
 }

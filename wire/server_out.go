@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/amqpsim/amqpsim/protocol"
@@ -15,51 +16,66 @@ type outKind uint8
 
 const (
 	outMethod outKind = iota
-	outContent
-	outDeliver
+	outPush
 	outHeartbeat
 )
 
-// outItem is one thing for the writer to send: a method, a method with
-// content, a delivery or a heartbeat.
+// outItem is one thing for the writer to send: a method the server
+// answers with, a push the broker made, or a heartbeat.
 type outItem struct {
 	kind  outKind
 	ch    uint16
 	final bool // the server's last frame: the connection ends after it (closeLater)
 	m     Method
-	props protocol.Properties
-	body  []byte
-	// basic.deliver's arguments, so deliveries need no allocation.
-	ctag, exchange, key string
-	tag                 uint64
-	redelivered         bool
+	push  sim.Push
 }
 
 func methodItem(ch uint16, m Method) outItem { return outItem{kind: outMethod, ch: ch, m: m} }
 
-func contentItem(ch uint16, m Method, props protocol.Properties, body []byte) outItem {
-	return outItem{kind: outContent, ch: ch, m: m, props: props, body: body}
-}
-
-// begin marks the start of a broker call made by the reader: pushes the
-// broker makes meanwhile are held, so that the call's reply reaches the
-// client before them (consume-ok before the deliveries it causes).
-func (c *serverConn) begin() {
+// call runs one broker call made by the reader, queues its reply, if any,
+// then everything the broker pushed meanwhile: the reply reaches the
+// client before what the call caused (consume-ok before the deliveries).
+// callMu keeps the writer from draining the outbox in between.
+func (c *serverConn) call(f func() (outItem, bool)) {
+	c.callMu.Lock()
+	it, ok := f()
 	c.mu.Lock()
-	c.inCall = true
+	if ok {
+		c.out = append(c.out, it)
+	}
 	c.mu.Unlock()
-}
-
-// end queues the call's reply, if any, then the held pushes.
-func (c *serverConn) end(reply ...outItem) {
-	c.mu.Lock()
-	c.out = append(c.out, reply...)
-	c.out = append(c.out, c.held...)
-	clear(c.held)
-	c.held = c.held[:0]
-	c.inCall = false
-	c.mu.Unlock()
+	c.drain()
+	c.callMu.Unlock()
 	c.signal()
+}
+
+// drain moves what the broker pushed to the connection into the writer's
+// queue; caller holds callMu.
+func (c *serverConn) drain() {
+	c.mu.Lock()
+	sc := c.sc
+	c.mu.Unlock()
+	if sc == nil {
+		return
+	}
+	c.pushes = sc.Drain(c.pushes[:0])
+	if len(c.pushes) == 0 {
+		return
+	}
+	c.mu.Lock()
+	for i := range c.pushes {
+		p := &c.pushes[i]
+		if p.Method == protocol.ConnectionClose {
+			c.closing.Store(true)
+			if c.closeTimer == nil {
+				nc := c.nc
+				c.closeTimer = time.AfterFunc(c.closeTimeout(), func() { nc.Close() })
+			}
+		}
+		c.out = append(c.out, outItem{kind: outPush, ch: p.Channel, push: *p})
+	}
+	c.mu.Unlock()
+	clear(c.pushes)
 }
 
 // enqueue queues an item for the writer now.
@@ -70,6 +86,8 @@ func (c *serverConn) enqueue(it outItem) {
 	c.signal()
 }
 
+// signal wakes the writer. It is the broker's ConnectOptions.Notify too,
+// called under the broker's lock: it never blocks.
 func (c *serverConn) signal() {
 	select {
 	case c.wake <- struct{}{}:
@@ -77,52 +95,34 @@ func (c *serverConn) signal() {
 	}
 }
 
-// sink receives the broker's pushes for this connection, under the broker's
-// lock: it only queues them.
-func (c *serverConn) sink(p sim.Push) {
-	var it outItem
-	c.mu.Lock()
-	switch p := p.(type) {
-	case sim.Deliver:
-		it = outItem{kind: outDeliver, ch: p.Channel, ctag: p.ConsumerTag, tag: p.DeliveryTag,
-			redelivered: p.Redelivered, exchange: p.Exchange, key: p.RoutingKey, props: p.Properties, body: p.Body}
-	case sim.Return:
-		// The body is the publisher's buffer, which the reader reuses.
-		body := append([]byte(nil), p.Body...)
-		it = contentItem(p.Channel, &BasicReturn{ReplyCode: uint16(p.ReplyCode), ReplyText: p.ReplyText,
-			Exchange: p.Exchange, RoutingKey: p.RoutingKey}, p.Properties, body)
-	case sim.Confirm:
-		if p.Nack {
-			it = methodItem(p.Channel, &BasicNack{DeliveryTag: p.DeliveryTag, Multiple: p.Multiple})
-		} else {
-			it = methodItem(p.Channel, &BasicAck{DeliveryTag: p.DeliveryTag, Multiple: p.Multiple})
-		}
-	case sim.Cancel:
-		it = methodItem(p.Channel, &BasicCancel{ConsumerTag: p.ConsumerTag, NoWait: true})
-	case sim.ChannelClose:
-		if cs := c.chans[p.Channel]; cs != nil {
-			cs.closing.Store(true)
-		}
+// writePush writes one push as its frames.
+func (c *serverConn) writePush(p *sim.Push) error {
+	switch p.Method {
+	case protocol.BasicDeliver:
+		c.deliver = BasicDeliver{ConsumerTag: p.ConsumerTag, DeliveryTag: p.DeliveryTag, Redelivered: p.Redelivered,
+			Exchange: p.Exchange, RoutingKey: p.RoutingKey}
+		return c.fw.WriteContent(p.Channel, &c.deliver, &p.Properties, p.Body)
+	case protocol.BasicGetOk:
+		return c.fw.WriteContent(p.Channel, &BasicGetOk{DeliveryTag: p.DeliveryTag, Redelivered: p.Redelivered,
+			Exchange: p.Exchange, RoutingKey: p.RoutingKey, MessageCount: uint32(p.MessageCount)}, &p.Properties, p.Body)
+	case protocol.BasicGetEmpty:
+		return c.fw.WriteMethod(p.Channel, &BasicGetEmpty{})
+	case protocol.BasicReturn:
+		return c.fw.WriteContent(p.Channel, &BasicReturn{ReplyCode: uint16(p.ReplyCode), ReplyText: p.ReplyText,
+			Exchange: p.Exchange, RoutingKey: p.RoutingKey}, &p.Properties, p.Body)
+	case protocol.BasicAck:
+		return c.fw.WriteMethod(p.Channel, &BasicAck{DeliveryTag: p.DeliveryTag, Multiple: p.Multiple})
+	case protocol.BasicNack:
+		return c.fw.WriteMethod(p.Channel, &BasicNack{DeliveryTag: p.DeliveryTag, Multiple: p.Multiple})
+	case protocol.BasicCancel:
+		return c.fw.WriteMethod(p.Channel, &BasicCancel{ConsumerTag: p.ConsumerTag, NoWait: true})
+	case protocol.ChannelClose:
 		e := p.Err
-		it = methodItem(p.Channel, &ChannelClose{ReplyCode: uint16(e.Code), ReplyText: e.Text, ClassID: e.Method.Class, MethodID: e.Method.ID})
-	case sim.ConnectionClose:
-		c.closing.Store(true)
-		if c.closeTimer == nil {
-			nc := c.nc
-			c.closeTimer = time.AfterFunc(c.closeTimeout(), func() { nc.Close() })
-		}
-		it = methodItem(0, closeMethod(p.Err))
-	default:
-		c.mu.Unlock()
-		return
+		return c.fw.WriteMethod(p.Channel, &ChannelClose{ReplyCode: uint16(e.Code), ReplyText: e.Text, ClassID: e.Method.Class, MethodID: e.Method.ID})
+	case protocol.ConnectionClose:
+		return c.fw.WriteMethod(0, closeMethod(p.Err))
 	}
-	if c.inCall {
-		c.held = append(c.held, it)
-	} else {
-		c.out = append(c.out, it)
-	}
-	c.mu.Unlock()
-	c.signal()
+	return fmt.Errorf("wire: no frames for a push of %v", p.Method)
 }
 
 // writeLoop is the writer goroutine: it sends queued items in order, in
@@ -130,7 +130,6 @@ func (c *serverConn) sink(p sim.Push) {
 func (c *serverConn) writeLoop() {
 	defer c.wg.Done()
 	var batch []outItem
-	deliver := &BasicDeliver{}
 	for {
 		c.mu.Lock()
 		for len(c.out) == 0 {
@@ -140,6 +139,11 @@ func (c *serverConn) writeLoop() {
 			case <-c.done:
 				return
 			}
+			// Pushes the broker made on its own (another connection's
+			// publish, a timer) wait in the outbox.
+			c.callMu.Lock()
+			c.drain()
+			c.callMu.Unlock()
 			c.mu.Lock()
 		}
 		batch, c.out = c.out, batch[:0]
@@ -152,12 +156,8 @@ func (c *serverConn) writeLoop() {
 			switch it.kind {
 			case outMethod:
 				err = c.fw.WriteMethod(it.ch, it.m)
-			case outContent:
-				err = c.fw.WriteContent(it.ch, it.m, &it.props, it.body)
-			case outDeliver:
-				*deliver = BasicDeliver{ConsumerTag: it.ctag, DeliveryTag: it.tag, Redelivered: it.redelivered,
-					Exchange: it.exchange, RoutingKey: it.key}
-				err = c.fw.WriteContent(it.ch, deliver, &it.props, it.body)
+			case outPush:
+				err = c.writePush(&it.push)
 			case outHeartbeat:
 				err = c.fw.WriteHeartbeat()
 			}
@@ -168,7 +168,7 @@ func (c *serverConn) writeLoop() {
 				}
 				// An encoding error (a frame over frame-max, a table
 				// value with no AMQP type): nothing was written.
-				c.s.logf("wire: %s: cannot send %v: %v", c.displayName(), it.m, err)
+				c.s.logf("wire: %s: cannot send %v%v: %v", c.displayName(), it.m, it.push.Method, err)
 				continue
 			}
 			data = data || it.kind != outHeartbeat

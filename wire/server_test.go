@@ -435,7 +435,7 @@ func TestServerBrokerSideClose(t *testing.T) {
 	s, b := newRawServer(t)
 	c := dialRaw(t, s)
 	c.ready()
-	b.CloseConnection(b.Connections()[0], "Closed via test")
+	b.Connections()[0].CloseWithError(sim.Forced("Closed via test"))
 	c.expectClose(cclose(320, "CONNECTION_FORCED - Closed via test", protocol.Method{}))
 }
 
@@ -446,7 +446,7 @@ func TestServerCloseTimeout(t *testing.T) {
 	s.CloseTimeout = 50 * time.Millisecond
 	c := dialRaw(t, s)
 	c.ready()
-	b.CloseConnection(b.Connections()[0], "bye")
+	b.Connections()[0].CloseWithError(sim.Forced("bye"))
 	if _, ok := c.expect().(*ConnectionClose); !ok {
 		t.Fatal("no connection.close")
 	}

@@ -59,7 +59,7 @@ func run() error {
 		}
 	}
 	for i := 1; i <= 6; i++ {
-		if err := b.Publish("", "orders", sim.Message{Body: []byte(fmt.Sprintf("m%d", i))}); err != nil {
+		if err := b.Publish("/", "", "orders", sim.Message{Body: []byte(fmt.Sprintf("m%d", i))}); err != nil {
 			return err
 		}
 	}

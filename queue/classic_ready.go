@@ -118,3 +118,60 @@ func (r *ring) popFront() *Message {
 	}
 	return m
 }
+
+// enqueue appends a message at the tail of its priority level and gives it
+// the next sequence number.
+func (q *classic[T]) enqueue(m *Message) {
+	q.nextSeq++
+	m.Seq = q.nextSeq
+	if q.maxPriority > 0 && m.Properties != nil {
+		m.priority = min(m.Properties.Priority, uint8(q.maxPriority))
+	}
+	q.levels[m.priority].push(m)
+	q.readyCount++
+	q.readyBytes += int64(len(m.Body))
+}
+
+// head returns the message the next fetch would take, or nil.
+func (q *classic[T]) head() *Message {
+	for p := len(q.levels) - 1; p >= 0; p-- {
+		if m := q.levels[p].head(); m != nil {
+			return m
+		}
+	}
+	return nil
+}
+
+// fetch takes the head message. It reports whether the message was fetched
+// before (the redelivered flag), and counts it as unacked when ackRequired.
+func (q *classic[T]) fetch(ackRequired bool) (m *Message, redelivered bool) {
+	if m = q.take(); m == nil {
+		return nil, false
+	}
+	redelivered = m.Delivered
+	m.Delivered = true
+	if ackRequired {
+		q.unacked++
+	}
+	return m, redelivered
+}
+
+// take removes the head message without fetching it.
+func (q *classic[T]) take() *Message {
+	for p := len(q.levels) - 1; p >= 0; p-- {
+		if q.levels[p].len() > 0 {
+			m := q.levels[p].pop()
+			q.readyCount--
+			q.readyBytes -= int64(len(m.Body))
+			return m
+		}
+	}
+	return nil
+}
+
+// requeue returns an unacked message to its original position.
+func (q *classic[T]) requeue(m *Message) {
+	q.levels[m.priority].requeue(m)
+	q.readyCount++
+	q.readyBytes += int64(len(m.Body))
+}

@@ -9,24 +9,24 @@ import (
 
 // ConsumerCount returns the number of consumers, blocked and waiting ones
 // included (what queue.declare-ok reports).
-func (q *Queue) ConsumerCount() int { return len(q.consumers) }
+func (q *classic[T]) ConsumerCount() int { return len(q.consumers) }
 
 // HadConsumer reports whether the queue ever had a consumer; an auto-delete
 // queue is deleted when its last consumer goes, and only then.
-func (q *Queue) HadConsumer() bool { return q.hadConsumer }
+func (q *classic[T]) HadConsumer() bool { return q.hadConsumer }
 
 // Consumers returns the consumers in registration order.
-func (q *Queue) Consumers() []*consumer.Consumer { return q.consumers }
+func (q *classic[T]) Consumers() []*consumer.Consumer[T] { return q.consumers }
 
 // ActiveConsumer returns the single active consumer of an
 // x-single-active-consumer queue, or nil.
-func (q *Queue) ActiveConsumer() *consumer.Consumer { return q.sacActive }
+func (q *classic[T]) ActiveConsumer() *consumer.Consumer[T] { return q.sacActive }
 
 // AdmitConsumer checks whether a new consumer may join, with RabbitMQ's
 // error when it may not: an exclusive consumer needs a queue without
 // consumers, no consumer may join beside an exclusive one, and a single
 // active consumer queue refuses exclusive consumers.
-func (q *Queue) AdmitConsumer(exclusive bool) error {
+func (q *classic[T]) AdmitConsumer(exclusive bool) error {
 	if q.exclusiveC || (exclusive && (len(q.consumers) > 0 || q.singleActive)) {
 		return protocol.Errorf(protocol.AccessRefused, protocol.BasicConsume, "%s in exclusive use", q.Resource())
 	}
@@ -35,7 +35,7 @@ func (q *Queue) AdmitConsumer(exclusive bool) error {
 
 // AddConsumer registers a consumer; it joins the tail of its priority band.
 // Call AdmitConsumer first.
-func (q *Queue) AddConsumer(c *consumer.Consumer) {
+func (q *classic[T]) AddConsumer(c *consumer.Consumer[T]) {
 	q.consumers = append(q.consumers, c)
 	q.hadConsumer = true
 	if c.Exclusive {
@@ -50,7 +50,7 @@ func (q *Queue) AddConsumer(c *consumer.Consumer) {
 // RemoveConsumer unregisters a consumer. On a single active consumer queue,
 // losing the active one promotes the waiting consumer with the highest
 // priority, earliest registered first.
-func (q *Queue) RemoveConsumer(c *consumer.Consumer) {
+func (q *classic[T]) RemoveConsumer(c *consumer.Consumer[T]) {
 	i := slices.Index(q.consumers, c)
 	if i < 0 {
 		return
@@ -70,37 +70,35 @@ func (q *Queue) RemoveConsumer(c *consumer.Consumer) {
 	}
 }
 
-// Credit gives credit back to consumers of this queue after settlements;
-// see consumer.Rotation.Credit.
-func (q *Queue) Credit(settled []*consumer.Consumer) { q.rotation.Credit(settled) }
-
 // Resume clears the suspension of a channel's consumers of this queue.
-func (q *Queue) Resume(g *consumer.Group) { q.rotation.Resume(g) }
+func (q *classic[T]) Resume(g *consumer.Group[T]) { q.rotation.Resume(g) }
 
 // Dispatch hands ready messages to consumers until none is ready or no
-// consumer can take one. allow is the channel-wide limiter (see
-// consumer.Rotation.Pick); deliver records the delivery. fetched, if not
-// nil, runs after every fetch: RabbitMQ's fetch takes the head even if it
-// has expired and drops expired heads only afterwards (drop_expired_msgs),
-// so nothing is dropped before the first fetch. It returns the number of
-// messages delivered.
-func (q *Queue) Dispatch(allow func(c *consumer.Consumer) bool, deliver func(c *consumer.Consumer, m *Message, redelivered bool), fetched func(q *Queue)) int {
+// consumer can take one, dropping the expired head messages after every
+// fetch: RabbitMQ's fetch takes the head even if it has expired and drops
+// expired heads only afterwards (drop_expired_msgs). It returns the number
+// of messages delivered.
+func (q *classic[T]) Dispatch() int { return q.dispatch(true) }
+
+// dispatch is Dispatch; dropAfterFetch false skips drop_expired_msgs, for
+// attempt_delivery of a publish.
+func (q *classic[T]) dispatch(dropAfterFetch bool) int {
 	n := 0
 	for q.readyCount > 0 {
-		var c *consumer.Consumer
+		var c *consumer.Consumer[T]
 		if q.singleActive {
-			if q.sacActive == nil || !q.rotation.Offer(q.sacActive, allow) {
+			if q.sacActive == nil || !q.rotation.Offer(q.sacActive, q.canSend) {
 				break
 			}
 			c = q.sacActive
-		} else if c = q.rotation.Pick(allow); c == nil {
+		} else if c = q.rotation.Pick(q.canSend); c == nil {
 			break
 		}
-		m, redelivered := q.Fetch(!c.NoAck)
+		m, redelivered := q.fetch(!c.NoAck)
 		q.rotation.Delivered(c)
-		deliver(c, m, redelivered)
-		if fetched != nil {
-			fetched(q)
+		q.env.Deliver(c, m, redelivered)
+		if dropAfterFetch {
+			q.dropExpired()
 		}
 		n++
 	}

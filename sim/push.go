@@ -1,0 +1,298 @@
+package sim
+
+import (
+	"slices"
+
+	"github.com/amqpsim/amqpsim/protocol"
+)
+
+// Push is one method the broker sends a client: a delivery, a basic.get
+// reply, a return, a publisher confirm, a broker cancel, or a close.
+// Method says which; the fields that apply to it are set:
+//
+//   - basic.deliver and basic.get-ok: Delivery (MessageCount for get-ok).
+//   - basic.get-empty: nothing more.
+//   - basic.return: ReplyCode, ReplyText, and Delivery's Exchange,
+//     RoutingKey and Message.
+//   - basic.ack and basic.nack (publisher confirms): Delivery.DeliveryTag,
+//     the publish tag, and Multiple.
+//   - basic.cancel: Delivery.ConsumerTag.
+//   - channel.close and connection.close: Err.
+type Push struct {
+	Method  protocol.Method
+	Channel uint16 // 0 for connection.close
+	Delivery
+	Multiple  bool
+	ReplyCode int
+	ReplyText string
+	Err       *Error
+}
+
+// Return is basic.return of an unroutable mandatory message.
+type Return struct {
+	ReplyCode  int
+	ReplyText  string
+	Exchange   string
+	RoutingKey string
+	Message
+}
+
+// Confirmation is a publisher confirm: basic.ack of the publish with tag
+// DeliveryTag (and every earlier one, when Multiple), or basic.nack when
+// Nack is set.
+type Confirmation struct {
+	DeliveryTag uint64
+	Multiple    bool
+	Nack        bool
+}
+
+// Cancellation is the broker's basic.cancel of a consumer whose queue was
+// deleted, sent only to clients that announce the consumer_cancel_notify
+// capability.
+type Cancellation struct {
+	ConsumerTag string
+}
+
+// outbox is a connection's pushes in the order the broker made them. Each
+// waits until it is taken: by Connection.Drain, which takes everything in
+// order, or by the readers of one kind (Consumer.Next, Channel.Returns,
+// ...). A connection's outbox is its only output.
+type outbox struct {
+	items []outItem // items[head:] are waiting or taken; seq grows along it
+	head  int
+	taken int // taken items in items[head:]
+	seq   uint64
+	// callStart is len(items) when the current method call began: a
+	// method's reply goes there, before what the call caused.
+	callStart int
+	// notify is ConnectOptions.Notify.
+	notify func()
+}
+
+type outItem struct {
+	Push
+	seq   uint64
+	owner *Channel // the channel a channel's push belongs to; numbers are reused
+	taken bool
+}
+
+// pending returns the number of pushes not yet taken.
+func (o *outbox) pending() int { return len(o.items) - o.head - o.taken }
+
+// add appends a push of channel owner (nil for the connection's own) and
+// returns its sequence number.
+func (o *outbox) add(owner *Channel, p Push) uint64 {
+	wasEmpty := o.pending() == 0
+	o.seq++
+	o.items = append(o.items, outItem{Push: p, seq: o.seq, owner: owner})
+	if wasEmpty && o.notify != nil {
+		o.notify()
+	}
+	return o.seq
+}
+
+// insertReply puts the reply of the current method call (basic.get-ok,
+// basic.get-empty) before the pushes the call made: RabbitMQ's channel
+// sends a reply before what its queues send in reaction. Only shells,
+// which read with Drain, get replies in the outbox, so the sequence
+// numbers this leaves out of order are never searched.
+func (o *outbox) insertReply(owner *Channel, p Push) {
+	wasEmpty := o.pending() == 0
+	o.items = slices.Insert(o.items, o.callStart, outItem{Push: p, owner: owner})
+	if wasEmpty && o.notify != nil {
+		o.notify()
+	}
+}
+
+// find returns the index of the waiting push with sequence number seq.
+func (o *outbox) find(seq uint64) (int, bool) {
+	live := o.items[o.head:]
+	if len(live) > 0 && live[0].seq == seq { // the common case: the oldest
+		return o.head, !live[0].taken
+	}
+	i, ok := slices.BinarySearchFunc(live, seq, func(it outItem, s uint64) int {
+		switch {
+		case it.seq < s:
+			return -1
+		case it.seq > s:
+			return 1
+		}
+		return 0
+	})
+	return o.head + i, ok && !live[i].taken
+}
+
+// has reports whether the push with sequence number seq is waiting.
+func (o *outbox) has(seq uint64) bool {
+	_, ok := o.find(seq)
+	return ok
+}
+
+// take marks the push with sequence number seq taken and returns it.
+func (o *outbox) take(seq uint64) (Push, bool) {
+	i, ok := o.find(seq)
+	if !ok {
+		return Push{}, false
+	}
+	p := o.items[i].Push
+	o.markTaken(i)
+	return p, true
+}
+
+// markTaken takes items[i] and reclaims the space of taken items.
+func (o *outbox) markTaken(i int) {
+	o.mark(i)
+	o.compact()
+}
+
+func (o *outbox) mark(i int) {
+	o.items[i].taken = true
+	o.items[i].Push = Push{}
+	o.items[i].owner = nil
+	o.taken++
+}
+
+// compact reclaims taken items: at the front at once, and in the middle
+// once they are the majority, so that an untaken push (an unread confirm)
+// holds no more than itself.
+func (o *outbox) compact() {
+	for o.head < len(o.items) && o.items[o.head].taken {
+		o.head++
+		o.taken--
+	}
+	switch {
+	case o.head == len(o.items):
+		o.items, o.head = o.items[:0], 0
+	case o.taken > 64 && o.taken*2 > len(o.items)-o.head:
+		kept := o.items[:0]
+		for _, it := range o.items[o.head:] {
+			if !it.taken {
+				kept = append(kept, it)
+			}
+		}
+		clear(o.items[len(kept):])
+		o.items, o.head, o.taken = kept, 0, 0
+	}
+}
+
+// takeEach takes, in order, every waiting push of channel ch for which
+// match is true, and returns them appended to buf.
+func (o *outbox) takeEach(buf []Push, ch *Channel, match func(p *Push) bool) []Push {
+	for i := o.head; i < len(o.items); i++ {
+		if it := &o.items[i]; !it.taken && it.owner == ch && match(&it.Push) {
+			buf = append(buf, it.Push)
+			o.mark(i)
+		}
+	}
+	o.compact()
+	return buf
+}
+
+// drain takes every waiting push, in order, appending them to buf.
+func (o *outbox) drain(buf []Push) []Push {
+	for _, it := range o.items[o.head:] {
+		if !it.taken {
+			buf = append(buf, it.Push)
+		}
+	}
+	clear(o.items)
+	o.items, o.head, o.taken = o.items[:0], 0, 0
+	return buf
+}
+
+// Drain takes everything the broker has pushed to the connection and not
+// yet taken, in the order the broker pushed it, and returns it appended to
+// buf. It is how a shell (the wire server) reads a connection: after each
+// call it makes, and whenever ConnectOptions.Notify says there is more.
+// In-process readers (Consumer.Next, Channel.Returns, ...) take their
+// kind of push from the same outbox; what one reader took, no other sees.
+func (c *Connection) Drain(buf []Push) []Push {
+	c.b.mu.Lock()
+	defer c.b.mu.Unlock()
+	return c.out.drain(buf)
+}
+
+// Pending returns the number of pushes waiting in the connection's outbox.
+func (c *Connection) Pending() int {
+	c.b.mu.Lock()
+	defer c.b.mu.Unlock()
+	return c.out.pending()
+}
+
+// push appends a connection-level push (connection.close) to the outbox
+// and traces it; caller holds the lock.
+func (c *Connection) push(p Push) {
+	if c.b.tracing() {
+		c.b.record(pushEvent(c, &p))
+	}
+	c.out.add(nil, p)
+}
+
+// push appends p, a push on this channel, to its connection's outbox and
+// traces it, returning its sequence number; caller holds the lock.
+func (ch *Channel) push(p Push) uint64 {
+	p.Channel = ch.id
+	if ch.b.tracing() {
+		ch.b.record(pushEvent(ch.conn, &p))
+	}
+	return ch.conn.out.add(ch, p)
+}
+
+// pushEvent is the trace event of a push.
+func pushEvent(c *Connection, p *Push) Event {
+	e := connEvent(EventPush, c, p.Channel)
+	e.Method = p.Method
+	switch p.Method {
+	case protocol.BasicDeliver, protocol.BasicGetOk:
+		d := &p.Delivery
+		e.ConsumerTag, e.DeliveryTag, e.Redelivered = d.ConsumerTag, d.DeliveryTag, d.Redelivered
+		e.Exchange, e.RoutingKey, e.Body, e.MessageID, e.Queue = d.Exchange, d.RoutingKey, d.Body, d.MessageID, d.Queue
+		if p.Method == protocol.BasicGetOk {
+			e.Count = d.MessageCount
+		}
+	case protocol.BasicReturn:
+		e.Exchange, e.RoutingKey, e.Body = p.Exchange, p.RoutingKey, p.Body
+		e.Err = protocol.Errorf(p.ReplyCode, protocol.BasicPublish, "%s", p.ReplyText)
+	case protocol.BasicAck, protocol.BasicNack:
+		e.DeliveryTag, e.Multiple = p.DeliveryTag, p.Multiple
+	case protocol.BasicCancel:
+		e.ConsumerTag = p.ConsumerTag
+	case protocol.ChannelClose, protocol.ConnectionClose:
+		e.Err = p.Err
+	}
+	return e
+}
+
+// Returns takes the basic.return pushes not yet taken.
+func (ch *Channel) Returns() []Return {
+	var out []Return
+	for _, p := range ch.takePushes(protocol.BasicReturn) {
+		out = append(out, Return{ReplyCode: p.ReplyCode, ReplyText: p.ReplyText, Exchange: p.Exchange, RoutingKey: p.RoutingKey, Message: p.Message})
+	}
+	return out
+}
+
+// Confirms takes the publisher confirms not yet taken.
+func (ch *Channel) Confirms() []Confirmation {
+	var out []Confirmation
+	for _, p := range ch.takePushes(protocol.BasicAck, protocol.BasicNack) {
+		out = append(out, Confirmation{DeliveryTag: p.DeliveryTag, Multiple: p.Multiple, Nack: p.Method == protocol.BasicNack})
+	}
+	return out
+}
+
+// Cancels takes the broker cancels not yet taken.
+func (ch *Channel) Cancels() []Cancellation {
+	var out []Cancellation
+	for _, p := range ch.takePushes(protocol.BasicCancel) {
+		out = append(out, Cancellation{ConsumerTag: p.ConsumerTag})
+	}
+	return out
+}
+
+// takePushes takes this channel's pushes of the given methods.
+func (ch *Channel) takePushes(methods ...protocol.Method) []Push {
+	ch.b.mu.Lock()
+	defer ch.b.mu.Unlock()
+	return ch.conn.out.takeEach(nil, ch, func(p *Push) bool { return slices.Contains(methods, p.Method) })
+}

@@ -1,0 +1,101 @@
+package sim
+
+import (
+	"time"
+
+	"github.com/amqpsim/amqpsim/consumer"
+	"github.com/amqpsim/amqpsim/queue"
+)
+
+// brokerQueue is the broker's record of a queue: the queue itself, of its
+// type, and what only the broker knows of it: its creation order, the
+// connection that owns it when it is exclusive, whether it was deleted,
+// and its timers. It is the queue's Env.
+type brokerQueue struct {
+	queue.Queue[*Consumer]
+	b  *Broker
+	id uint64 // creation order
+	// owner is the connection of an exclusive queue.
+	owner *Connection
+	// deleted is set when the queue is deleted; settlements of its old
+	// deliveries are then ignored, as RabbitMQ ignores them.
+	deleted bool
+	timers  [2]*timer // by queue.Timer, made on first use
+}
+
+var _ queue.Env[*Consumer] = (*brokerQueue)(nil)
+
+// Now is the virtual time in Unix nanoseconds.
+func (q *brokerQueue) Now() int64 { return q.b.now.UnixNano() }
+
+// CanSend is the channel-wide limiter's can_send for c's channel; a closed
+// channel (its connection is closing) takes nothing.
+func (q *brokerQueue) CanSend(c *consumer.Consumer[*Consumer]) bool {
+	cs := c.Owner()
+	if cs.ch.closed != nil {
+		return false
+	}
+	return cs.ch.core.Allow(q, !c.NoAck)
+}
+
+// Deliver sends m to consumer c.
+func (q *brokerQueue) Deliver(c *consumer.Consumer[*Consumer], m *queue.Message, redelivered bool) {
+	c.Owner().deliver(m, redelivered)
+}
+
+// DeadLetter dead-letters m, which left the queue for reason.
+func (q *brokerQueue) DeadLetter(m *queue.Message, reason string) { q.b.deadLetter(q, m, reason) }
+
+// Refused traces a message the queue did not take.
+func (q *brokerQueue) Refused(m *queue.Message, reason string) {
+	if !q.b.tracing() {
+		return
+	}
+	kind := EventPublishRejected
+	if reason == "discarded" {
+		kind = EventDiscarded
+	}
+	q.b.record(q.event(kind, m))
+}
+
+// SetTimer schedules one of the queue's timers.
+func (q *brokerQueue) SetTimer(t queue.Timer, due int64) {
+	if q.timers[t] == nil {
+		q.timers[t] = newTimer(func() { q.timerFired(t) })
+	}
+	q.b.schedule(q.timers[t], time.Unix(0, due).In(q.b.now.Location()))
+}
+
+// StopTimer cancels one of the queue's timers.
+func (q *brokerQueue) StopTimer(t queue.Timer) { q.b.stop(q.timers[t]) }
+
+// timerFired runs a queue timer: the TTL timer drops expired heads and the
+// queue is dispatched; x-expires deletes a queue left without consumers.
+func (q *brokerQueue) timerFired(t queue.Timer) {
+	if q.deleted {
+		return
+	}
+	if q.TimerFired(t) {
+		q.b.record(q.event(EventQueueExpired, nil))
+		q.b.deleteQueue(q)
+		return
+	}
+	q.b.markDirty(q)
+}
+
+// stopTimers stops a deleted queue's timers.
+func (q *brokerQueue) stopTimers() {
+	for _, t := range q.timers {
+		q.b.stop(t)
+	}
+}
+
+// event is a broker-wide event about q and, if not nil, one of its
+// messages.
+func (q *brokerQueue) event(kind EventKind, m *queue.Message) Event {
+	e := Event{Kind: kind, Vhost: q.Vhost(), Queue: q.Name()}
+	if m != nil {
+		e.MessageID, e.Body = m.ID, m.Body
+	}
+	return e
+}

@@ -72,7 +72,7 @@ type Broker struct {
 	settled []queue.Settled[*Consumer]
 }
 
-// New returns a broker with the virtual clock at cfg.Start (or Epoch).
+// New returns a broker with the virtual clock at cfg.Start (or Epoch()).
 func New(cfg Config) *Broker {
 	if cfg.Start.IsZero() {
 		cfg.Start = Epoch()

@@ -17,10 +17,36 @@
 //	d, _ := c.Next() // what the broker pushed, in order
 //	ch.Ack(d.DeliveryTag, false)
 //
-// Deliveries are pushed synchronously: by the time Publish returns, the
-// message sits in a consumer's inbox (Consumer.Next) or in the queue. A
-// connection made with ConnectOptions.Sink gets every push through that
-// function instead; the wire server uses it.
+// # Outputs
+//
+// The broker never calls out. Everything it sends a client without being
+// asked (basic.deliver, basic.return, publisher confirms, basic.cancel,
+// channel.close, connection.close) is appended, in order, to its
+// connection's outbox. The in-process readers are views of that outbox:
+// Consumer.Next and Deliveries, Channel.Returns, Confirms and Cancels each
+// take their kind, and Connection.Drain takes everything in order. By the
+// time Publish returns, the message sits in a consumer's outbox or in the
+// queue. A shell (the wire server) sets ConnectOptions.Notify, drains the
+// outbox after each call it makes and whenever Notify says there is more,
+// and also finds there the basic.get replies, placed before what the call
+// caused, as RabbitMQ's channel sends them.
+//
+// # Trace
+//
+// Trace lists every client call, every push and every change the broker
+// made on its own (dead-lettering, expiry, deletion) as typed Events with
+// their virtual time. Read their fields; their String is for people.
+//
+// # Names
+//
+// Channel methods are named as amqp091-go names them (Qos, Consume,
+// Cancel, Confirm, Publish, Get, Ack); what the broker pushes is a noun
+// (Delivery, Return, Confirmation, Cancellation, Push). A method that takes
+// flags beside its names takes an options struct (QueueOptions,
+// QueueDeleteOptions, ExchangeDeleteOptions, ...). Broker-level methods
+// that name a queue or an exchange take the vhost first. Counts are named
+// as the management API names them (Ready, Unacked, Consumers). Inspection
+// fails with errors that wrap ErrNoVhost, ErrNoQueue or ErrNoExchange.
 //
 // # Fidelity
 //
@@ -33,7 +59,7 @@
 //
 // # Time
 //
-// The broker has one clock, virtual, starting at Config.Start (Epoch by
+// The broker has one clock, virtual, starting at Config.Start (Epoch() by
 // default). It moves only by Advance, which fires due timers in (due time,
 // creation) order, each at its own time: consumer-timeout ticks, message
 // TTLs at the queue heads, and queue expiry (x-expires).

@@ -231,7 +231,7 @@ func (ch *Channel) Get(queueName string, noAck bool) (d Delivery, ok bool, err e
 				ch.core.Record(channel.Delivery[delivery]{Tag: tag, Queue: q.id, At: ch.b.now, Ref: delivery{q: q, m: m}})
 				ch.syncTick()
 			}
-			d = makeDelivery("", tag, redelivered, q, m)
+			d = makeDelivery("", tag, redelivered, q.Name(), m)
 		})
 		if !ok {
 			ch.pushReply(Push{Method: protocol.BasicGetEmpty})

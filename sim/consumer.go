@@ -3,7 +3,6 @@ package sim
 import (
 	"github.com/amqpsim/amqpsim/channel"
 	"github.com/amqpsim/amqpsim/consumer"
-	"github.com/amqpsim/amqpsim/protocol"
 	"github.com/amqpsim/amqpsim/queue"
 )
 
@@ -39,7 +38,7 @@ func (c *Consumer) deliver(m *queue.Message, redelivered bool) {
 			Ref: delivery{q: c.q, m: m, c: c.core}})
 		ch.syncTick()
 	}
-	seq := ch.push(Push{Method: protocol.BasicDeliver, Delivery: makeDelivery(c.core.Tag, tag, redelivered, c.q, m)})
+	seq := ch.pushDelivery(c.core.Tag, tag, redelivered, c.q, m)
 	if ch.conn.opts.Notify == nil {
 		c.remember(seq)
 	}
@@ -70,8 +69,8 @@ func (c *Consumer) Next() (Delivery, bool) {
 	for c.read < len(c.unread) {
 		seq := c.unread[c.read]
 		c.read++
-		if p, ok := c.ch.conn.out.take(seq); ok {
-			return p.Delivery, true
+		if it, ok := c.ch.conn.out.take(seq); ok {
+			return makeDelivery(it.ctag, it.tag, it.redelivered, it.queue, it.msg), true
 		}
 	}
 	c.unread, c.read = c.unread[:0], 0
@@ -120,9 +119,9 @@ func (c *Consumer) stats() ConsumerStats {
 }
 
 // makeDelivery is the client's view of a message delivered with tag.
-func makeDelivery(ctag string, tag uint64, redelivered bool, q *brokerQueue, m *queue.Message) Delivery {
+func makeDelivery(ctag string, tag uint64, redelivered bool, queueName string, m *queue.Message) Delivery {
 	d := Delivery{ConsumerTag: ctag, DeliveryTag: tag, Redelivered: redelivered, Exchange: m.Exchange,
-		RoutingKey: m.RoutingKey, Queue: q.Name(), MessageID: m.ID}
+		RoutingKey: m.RoutingKey, Queue: queueName, MessageID: m.ID}
 	d.Body = m.Body
 	if m.Properties != nil {
 		d.Properties = *m.Properties

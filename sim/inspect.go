@@ -60,7 +60,7 @@ func (b *Broker) QueueMessages(vhost, name string) ([]Message, error) {
 	}
 	var out []Message
 	for _, m := range q.Messages() {
-		out = append(out, makeDelivery("", 0, false, q, m).Message)
+		out = append(out, makeDelivery("", 0, false, q.Name(), m).Message)
 	}
 	return out, nil
 }

@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/amqpsim/amqpsim/protocol"
+	"github.com/amqpsim/amqpsim/queue"
 )
 
 // Push is one method the broker sends a client: a delivery, a basic.get
@@ -69,22 +70,63 @@ type outbox struct {
 	notify func()
 }
 
+// outItem is one push, kept small: deliveries, confirms and cancels, the
+// pushes of the hot paths, are held by their fields and become a Push only
+// when taken; the others are held whole.
 type outItem struct {
-	Push
-	seq   uint64
-	owner *Channel // the channel a channel's push belongs to; numbers are reused
-	taken bool
+	method      protocol.Method
+	channel     uint16
+	redelivered bool
+	multiple    bool
+	taken       bool
+	seq         uint64
+	owner       *Channel // the channel a channel's push belongs to; numbers are reused
+	tag         uint64   // delivery tag, or a confirm's publish tag
+	ctag        string
+	queue       string
+	msg         *queue.Message // basic.deliver
+	full        *Push          // the other pushes
+}
+
+// push returns the Push the item holds.
+func (it *outItem) push() Push {
+	if it.full != nil {
+		return *it.full
+	}
+	p := Push{Method: it.method, Channel: it.channel, Multiple: it.multiple}
+	if it.msg != nil {
+		p.Delivery = makeDelivery(it.ctag, it.tag, it.redelivered, it.queue, it.msg)
+	} else {
+		p.ConsumerTag, p.DeliveryTag = it.ctag, it.tag
+	}
+	return p
+}
+
+// compact returns the item for p: by its fields when p is a confirm or a
+// cancel, whole otherwise.
+func compact(owner *Channel, p *Push) outItem {
+	it := outItem{method: p.Method, channel: p.Channel, owner: owner}
+	switch p.Method {
+	case protocol.BasicAck, protocol.BasicNack:
+		it.tag, it.multiple = p.DeliveryTag, p.Multiple
+	case protocol.BasicCancel:
+		it.ctag = p.ConsumerTag
+	default:
+		full := *p
+		it.full = &full
+	}
+	return it
 }
 
 // pending returns the number of pushes not yet taken.
 func (o *outbox) pending() int { return len(o.items) - o.head - o.taken }
 
-// add appends a push of channel owner (nil for the connection's own) and
-// returns its sequence number.
-func (o *outbox) add(owner *Channel, p Push) uint64 {
+// add appends an item and returns its sequence number.
+func (o *outbox) add(it outItem) uint64 {
 	wasEmpty := o.pending() == 0
 	o.seq++
-	o.items = append(o.items, outItem{Push: p, seq: o.seq, owner: owner})
+	it.seq = o.seq
+	o.items = append(o.items, it)
 	if wasEmpty && o.notify != nil {
 		o.notify()
 	}
@@ -98,7 +140,7 @@ func (o *outbox) add(owner *Channel, p Push) uint64 {
 // numbers this leaves out of order are never searched.
 func (o *outbox) insertReply(owner *Channel, p Push) {
 	wasEmpty := o.pending() == 0
-	o.items = slices.Insert(o.items, o.callStart, outItem{Push: p, owner: owner})
+	o.items = slices.Insert(o.items, o.callStart, outItem{method: p.Method, channel: p.Channel, owner: owner, full: &p})
 	if wasEmpty && o.notify != nil {
 		o.notify()
 	}
@@ -129,14 +171,14 @@ func (o *outbox) has(seq uint64) bool {
 }
 
 // take marks the push with sequence number seq taken and returns it.
-func (o *outbox) take(seq uint64) (Push, bool) {
+func (o *outbox) take(seq uint64) (outItem, bool) {
 	i, ok := o.find(seq)
 	if !ok {
-		return Push{}, false
+		return outItem{}, false
 	}
-	p := o.items[i].Push
+	it := o.items[i]
 	o.markTaken(i)
-	return p, true
+	return it, true
 }
 
 // markTaken takes items[i] and reclaims the space of taken items.
@@ -146,9 +188,7 @@ func (o *outbox) markTaken(i int) {
 }
 
 func (o *outbox) mark(i int) {
-	o.items[i].taken = true
-	o.items[i].Push = Push{}
-	o.items[i].owner = nil
+	o.items[i] = outItem{seq: o.items[i].seq, taken: true}
 	o.taken++
 }
 
@@ -175,24 +215,25 @@ func (o *outbox) compact() {
 	}
 }
 
-// takeEach takes, in order, every waiting push of channel ch for which
-// match is true, and returns them appended to buf.
-func (o *outbox) takeEach(buf []Push, ch *Channel, match func(p *Push) bool) []Push {
+// takeEach takes, in order, every waiting push of channel ch with one of
+// the methods, and returns them.
+func (o *outbox) takeEach(ch *Channel, methods ...protocol.Method) []Push {
+	var out []Push
 	for i := o.head; i < len(o.items); i++ {
-		if it := &o.items[i]; !it.taken && it.owner == ch && match(&it.Push) {
-			buf = append(buf, it.Push)
+		if it := &o.items[i]; !it.taken && it.owner == ch && slices.Contains(methods, it.method) {
+			out = append(out, it.push())
 			o.mark(i)
 		}
 	}
 	o.compact()
-	return buf
+	return out
 }
 
 // drain takes every waiting push, in order, appending them to buf.
 func (o *outbox) drain(buf []Push) []Push {
-	for _, it := range o.items[o.head:] {
-		if !it.taken {
-			buf = append(buf, it.Push)
+	for i := range o.items[o.head:] {
+		if it := &o.items[o.head+i]; !it.taken {
+			buf = append(buf, it.push())
 		}
 	}
 	clear(o.items)
@@ -225,17 +266,29 @@ func (c *Connection) push(p Push) {
 	if c.b.tracing() {
 		c.b.record(pushEvent(c, &p))
 	}
-	c.out.add(nil, p)
+	c.out.add(compact(nil, &p))
 }
 
 // push appends p, a push on this channel, to its connection's outbox and
-// traces it, returning its sequence number; caller holds the lock.
-func (ch *Channel) push(p Push) uint64 {
+// traces it; caller holds the lock.
+func (ch *Channel) push(p Push) {
 	p.Channel = ch.id
 	if ch.b.tracing() {
 		ch.b.record(pushEvent(ch.conn, &p))
 	}
-	return ch.conn.out.add(ch, p)
+	ch.conn.out.add(compact(ch, &p))
+}
+
+// pushDelivery appends basic.deliver of m to the outbox and traces it,
+// returning its sequence number; caller holds the lock.
+func (ch *Channel) pushDelivery(ctag string, tag uint64, redelivered bool, q *brokerQueue, m *queue.Message) uint64 {
+	it := outItem{method: protocol.BasicDeliver, channel: ch.id, owner: ch, tag: tag, ctag: ctag,
+		redelivered: redelivered, queue: q.Name(), msg: m}
+	if ch.b.tracing() {
+		p := it.push()
+		ch.b.record(pushEvent(ch.conn, &p))
+	}
+	return ch.conn.out.add(it)
 }
 
 // pushEvent is the trace event of a push.
@@ -294,5 +347,5 @@ func (ch *Channel) Cancels() []Cancellation {
 func (ch *Channel) takePushes(methods ...protocol.Method) []Push {
 	ch.b.mu.Lock()
 	defer ch.b.mu.Unlock()
-	return ch.conn.out.takeEach(nil, ch, func(p *Push) bool { return slices.Contains(methods, p.Method) })
+	return ch.conn.out.takeEach(ch, methods...)
 }

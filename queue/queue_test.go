@@ -391,3 +391,24 @@ func TestNewAndEquivalent(t *testing.T) {
 		}
 	}
 }
+
+// The TTL timer moves only earlier (ensure_ttl_timer): a new head that
+// expires later leaves it where it is; one that expires earlier brings it
+// forward.
+func TestTTLTimerMovesOnlyEarlier(t *testing.T) {
+	q, e := newQueue(t, nil)
+	q.Publish(&queue.Message{Body: []byte("m1")}, int64(time.Second), true)
+	q.Publish(&queue.Message{Body: []byte("m2")}, int64(10*time.Second), true)
+	q.Publish(&queue.Message{Body: []byte("m3")}, int64(100*time.Millisecond), true)
+	if due := e.timers[queue.TTLTimer]; due != int64(time.Second) {
+		t.Fatalf("timer = %v, want m1's 1s", time.Duration(due))
+	}
+	fetch(q, 1) // head m2 expires at 10s: the timer stays at 1s
+	if due := e.timers[queue.TTLTimer]; due != int64(time.Second) {
+		t.Errorf("timer moved later, to %v", time.Duration(due))
+	}
+	fetch(q, 1) // head m3 expires at 100ms: the timer comes forward
+	if due := e.timers[queue.TTLTimer]; due != int64(100*time.Millisecond) {
+		t.Errorf("timer = %v, want m3's 100ms", time.Duration(due))
+	}
+}

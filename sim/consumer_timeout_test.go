@@ -250,3 +250,27 @@ func TestTimerOrderTTLBeforeConsumerTimeout(t *testing.T) {
 		})
 	}
 }
+
+// The timeout fires on a channel tick, not at delivery + timeout: with
+// timeout 3 s and tick 1 s, m1 at 0 s, m2 at 2.5 s and m1 acked at 2.7 s,
+// the oldest delivery (m2) is 3 s old at 5.5 s, and the channel closes at
+// the 6 s tick (rabbit_channel:handle_info(tick) checks the oldest unacked
+// delivery against consumer_timeout only when the tick runs).
+func TestConsumerTimeoutFiresOnTheTickAfterTheOldestDeliveryTimesOut(t *testing.T) {
+	e := newEnvConfig(t, sim.Config{ConsumerTimeout: 3 * time.Second, ChannelTickInterval: time.Second})
+	e.declare("q", sim.QueueOptions{})
+	e.consume(e.ch, "q", "c", sim.ConsumeOptions{})
+	e.publish("q", "m1")
+	e.b.Advance(2500 * time.Millisecond)
+	e.publish("q", "m2")
+	e.b.Advance(200 * time.Millisecond)
+	e.must(e.ch.Ack(1, false))
+	e.b.Advance(2800 * time.Millisecond) // 5.5 s: m2 is exactly 3 s old, between ticks
+	if e.ch.Err() != nil {
+		t.Fatalf("closed between ticks: %v", e.ch.Err())
+	}
+	e.b.Advance(time.Second)
+	if at := closeAt(e.b, "app", 1); at != 6*time.Second {
+		t.Errorf("closed at %v, want the 6s tick", at)
+	}
+}

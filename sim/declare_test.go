@@ -318,3 +318,23 @@ func TestQueueDeleteMissingIsOK(t *testing.T) {
 		t.Errorf("n=%d err=%v", n, err)
 	}
 }
+
+// An auto-delete queue that never had a consumer survives the close of the
+// channel that declared it and got from it: only losing its last consumer
+// deletes it.
+func TestDeclareAutoDeleteWithoutConsumerSurvivesChannelClose(t *testing.T) {
+	e := newEnv(t)
+	ch := e.channel(e.conn)
+	if _, err := ch.QueueDeclare("q", sim.QueueOptions{AutoDelete: true}); err != nil {
+		t.Fatal(err)
+	}
+	e.publish("q", "m1", "m2")
+	if _, ok, err := ch.Get("q", false); !ok || err != nil {
+		t.Fatalf("get: %t %v", ok, err)
+	}
+	e.must(ch.Close())
+	if !e.exists("q") {
+		t.Fatal("an auto-delete queue that never had a consumer was deleted with a channel")
+	}
+	diff(t, "ready", []string{"m1", "m2"}, e.ready("q"))
+}

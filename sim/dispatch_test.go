@@ -241,3 +241,18 @@ func TestDispatchExclusiveConsumerCancelFreesQueue(t *testing.T) {
 	e.must(e.ch.Cancel("x"))
 	e.consume(e.ch, "q", "y", sim.ConsumeOptions{})
 }
+
+// basic.cancel dispatches the queue: cancelling the single active consumer
+// makes the next one active, and it gets the ready messages at once.
+func TestCancelDispatchesToTheNextSingleActiveConsumer(t *testing.T) {
+	e := newEnv(t)
+	e.declare("q", sim.QueueOptions{Args: sim.Table{"x-single-active-consumer": true}})
+	e.qos(e.ch, 1, false)
+	a := e.consume(e.ch, "q", "a", sim.ConsumeOptions{})
+	ch2 := e.channel(e.conn)
+	b := e.consume(ch2, "q", "b", sim.ConsumeOptions{})
+	e.publish("q", "m1", "m2")
+	diff(t, "a", []string{"m1"}, bodies(a.Deliveries()))
+	e.must(e.ch.Cancel("a"))
+	diff(t, "b after the cancel", []string{"m2"}, bodies(b.Deliveries()))
+}

@@ -94,6 +94,7 @@ func TestHeadersExchange(t *testing.T) {
 		{"all", sim.Table{"x-match": "all", "a": int32(1), "b": "x"}, []string{"0"}},
 		{"any", sim.Table{"x-match": "any", "a": int32(1), "b": "x"}, []string{"0", "1", "2", "3"}},
 		{"default is all", sim.Table{"a": int32(1)}, []string{"0", "1", "2"}},
+		{"default is all, with two keys", sim.Table{"a": int32(1), "b": "x"}, []string{"0"}}, // any would match 0-3
 		{"any without keys", sim.Table{"x-match": "any"}, []string{}},
 		{"all without keys", sim.Table{"x-match": "all"}, []string{"0", "1", "2", "3", "4", "5"}},
 		{"void matches presence", sim.Table{"a": nil}, []string{"0", "1", "2", "5"}},

@@ -3,6 +3,8 @@ package wire
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"reflect"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -65,8 +67,15 @@ func FuzzDecodeMethod(f *testing.F) {
 	}
 	f.Add([]byte{0, 60, 0, 80, 0, 0, 0, 0, 0, 0, 0, 1, 0xFF}) // basic.ack with undefined bits set
 	f.Add([]byte{0, 60, 0, 200})
+	var scratch methodScratch
 	f.Fuzz(func(t *testing.T, payload []byte) {
 		m, err := DecodeMethod(payload)
+		// The server's allocation-free decoder of the per-message methods
+		// gives the same method or the same error.
+		sm, serr := scratch.decode(payload)
+		if !reflect.DeepEqual(m, sm) || fmt.Sprint(err) != fmt.Sprint(serr) {
+			t.Fatalf("scratch decode differs:\n%#v %v\n%#v %v", m, err, sm, serr)
+		}
 		if err != nil {
 			checkDecodeError(t, err)
 			return

@@ -50,6 +50,45 @@ func DecodeMethod(payload []byte) (Method, error) {
 	return m, nil
 }
 
+// methodScratch holds reusable method values for the methods a connection
+// receives per message (basic.publish, basic.ack), so that decoding them
+// allocates nothing. A decoded value is valid until the next decode of the
+// same method.
+type methodScratch struct {
+	publish BasicPublish
+	ack     BasicAck
+}
+
+// decode is DecodeMethod, decoding basic.publish and basic.ack into s.
+func (s *methodScratch) decode(payload []byte) (Method, error) {
+	if len(payload) < 4 {
+		return DecodeMethod(payload)
+	}
+	id := protocol.Method{Class: binary.BigEndian.Uint16(payload), ID: binary.BigEndian.Uint16(payload[2:])}
+	var m interface {
+		Method
+		read(*reader)
+	}
+	switch id {
+	case protocol.BasicPublish:
+		s.publish = BasicPublish{}
+		m = &s.publish
+	case protocol.BasicAck:
+		s.ack = BasicAck{}
+		m = &s.ack
+	default:
+		return DecodeMethod(payload)
+	}
+	r := reader{buf: payload[4:]}
+	m.read(&r)
+	r.end()
+	if r.err != nil {
+		r.err.Method = id
+		return nil, r.err
+	}
+	return m, nil
+}
+
 // AppendMethod appends m's method frame payload (class id, method id,
 // arguments) to dst. It fails, returning dst unchanged, if a shortstr argument
 // is over 255 bytes or a table holds a value with no AMQP type.

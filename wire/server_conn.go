@@ -47,9 +47,12 @@ type serverConn struct {
 
 	// callMu serialises broker calls with their replies and the drains
 	// of the outbox, so that a reply precedes what its call pushed.
-	callMu  sync.Mutex
-	pushes  []sim.Push   // drain scratch (under callMu)
-	deliver BasicDeliver // writer scratch
+	callMu sync.Mutex
+	pushes []sim.Push // drain scratch (under callMu)
+	// Writer scratch for the per-message pushes.
+	deliver BasicDeliver
+	confirm BasicAck
+	nack    BasicNack
 
 	mu         sync.Mutex
 	sc         *sim.Connection // nil until connection.open
@@ -71,6 +74,7 @@ type chanState struct {
 	id  uint16
 	sim *sim.Channel
 
+	scratch methodScratch // the per-message methods, decoded without allocating
 	// Content assembly (reader only).
 	expect  frameExpect
 	pending Method // content method awaiting its header and body
@@ -358,7 +362,7 @@ func (c *serverConn) channelFrame(cs *chanState, f Frame) {
 			c.connError(protocol.Errorf(protocol.UnexpectedFrame, protocol.Method{}, "expected method frame, got non method frame instead"))
 			return
 		}
-		m, err := DecodeMethod(f.Payload)
+		m, err := cs.scratch.decode(f.Payload)
 		if err != nil {
 			c.connError(decodeError(f.Payload, err))
 			return

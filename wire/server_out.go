@@ -111,9 +111,11 @@ func (c *serverConn) writePush(p *sim.Push) error {
 		return c.fw.WriteContent(p.Channel, &BasicReturn{ReplyCode: uint16(p.ReplyCode), ReplyText: p.ReplyText,
 			Exchange: p.Exchange, RoutingKey: p.RoutingKey}, &p.Properties, p.Body)
 	case protocol.BasicAck:
-		return c.fw.WriteMethod(p.Channel, &BasicAck{DeliveryTag: p.DeliveryTag, Multiple: p.Multiple})
+		c.confirm = BasicAck{DeliveryTag: p.DeliveryTag, Multiple: p.Multiple}
+		return c.fw.WriteMethod(p.Channel, &c.confirm)
 	case protocol.BasicNack:
-		return c.fw.WriteMethod(p.Channel, &BasicNack{DeliveryTag: p.DeliveryTag, Multiple: p.Multiple})
+		c.nack = BasicNack{DeliveryTag: p.DeliveryTag, Multiple: p.Multiple}
+		return c.fw.WriteMethod(p.Channel, &c.nack)
 	case protocol.BasicCancel:
 		return c.fw.WriteMethod(p.Channel, &BasicCancel{ConsumerTag: p.ConsumerTag, NoWait: true})
 	case protocol.ChannelClose:

@@ -154,8 +154,9 @@
 //
 // # Drivers
 //
-// Replay runs the steps on a fresh sim.Broker; every push reaches a
-// connection sink, so the results are exact and deterministic. Record runs
+// Replay runs the steps on a fresh sim.Broker and reads every push from
+// the connections' outboxes after each step, so the results are exact and
+// deterministic. Record runs
 // them through amqp091-go against any broker URL. After each step that can
 // make the broker push frames it waits until no frame has arrived for a quiet
 // window (DefaultWindow, 150 ms; RecordOptions.Window) before reading the

@@ -248,15 +248,15 @@ func (ch *Channel) Get(queueName string, noAck bool) (d Delivery, ok bool, err e
 }
 
 // pushReply pushes the reply of a method that answers with content or
-// with a push (basic.get): a shell takes it from the outbox in order, while
-// the in-process caller has it as the method's result.
+// after pushes of its own (basic.get, tx.commit): a shell takes it from the
+// outbox in order, while the in-process caller has it as the method's
+// result.
 func (ch *Channel) pushReply(p Push) {
-	p.Channel = ch.id
-	if ch.b.tracing() {
-		ch.b.record(pushEvent(ch.conn, &p))
-	}
 	if ch.conn.opts.Notify != nil {
-		ch.conn.out.insertReply(ch, p)
+		ch.push(p)
+	} else if ch.b.tracing() {
+		p.Channel = ch.id
+		ch.b.record(pushEvent(ch.conn, &p))
 	}
 }
 

@@ -70,7 +70,9 @@ func (ch *Channel) do(m protocol.Method, describe func(e *Event), f func() error
 	if ch.closed != nil {
 		return ch.closed
 	}
-	ch.conn.out.callStart = len(ch.conn.out.items)
+	out := &ch.conn.out
+	out.beginCall()
+	defer out.endCall()
 	if b.tracing() {
 		e := connEvent(EventCall, ch.conn, ch.id)
 		e.Method = m

@@ -38,10 +38,11 @@ func (c *Consumer) deliver(m *queue.Message, redelivered bool) {
 			Ref: delivery{q: c.q, m: m, c: c.core}})
 		ch.syncTick()
 	}
-	seq := ch.pushDelivery(c.core.Tag, tag, redelivered, c.q, m)
-	if ch.conn.opts.Notify == nil {
-		c.remember(seq)
+	var reader *Consumer
+	if ch.conn.opts.Notify == nil { // read in process, with Next
+		reader = c
 	}
+	ch.pushDelivery(c.core.Tag, tag, redelivered, c.q, m, reader)
 }
 
 // remember notes the outbox position of a delivery for Next, reusing the

@@ -261,7 +261,7 @@ func (b *Broker) deleteQueue(q *brokerQueue) {
 			delete(ch.groups, q)
 		}
 		if !ch.conn.opts.NoCancelNotify && ch.closed == nil {
-			ch.push(Push{Method: protocol.BasicCancel, Delivery: Delivery{ConsumerTag: cc.Tag}})
+			ch.pushFromQueue(Push{Method: protocol.BasicCancel, Delivery: Delivery{ConsumerTag: cc.Tag}})
 		}
 	}
 	for _, x := range sortedExchanges(v) {

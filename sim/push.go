@@ -63,9 +63,11 @@ type outbox struct {
 	head  int
 	taken int // taken items in items[head:]
 	seq   uint64
-	// callStart is len(items) when the current method call began: a
-	// method's reply goes there, before what the call caused.
-	callStart int
+	// staging is set during a client's method call on this connection:
+	// what queues push in reaction (deliveries, broker cancels) waits in
+	// staged until the call ends, behind the channel's own pushes.
+	staging bool
+	staged  []stagedItem
 	// notify is ConnectOptions.Notify.
 	notify func()
 }
@@ -133,17 +135,39 @@ func (o *outbox) add(it outItem) uint64 {
 	return o.seq
 }
 
-// insertReply puts the reply of the current method call (basic.get-ok,
-// basic.get-empty) before the pushes the call made: RabbitMQ's channel
-// sends a reply before what its queues send in reaction. Only shells,
-// which read with Drain, get replies in the outbox, so the sequence
-// numbers this leaves out of order are never searched.
-func (o *outbox) insertReply(owner *Channel, p Push) {
-	wasEmpty := o.pending() == 0
-	o.items = slices.Insert(o.items, o.callStart, outItem{method: p.Method, channel: p.Channel, owner: owner, full: &p})
-	if wasEmpty && o.notify != nil {
-		o.notify()
+// stagedItem is a queue's push held during a call; cons, when set, is the
+// in-process consumer that reads it with Next.
+type stagedItem struct {
+	outItem
+	cons *Consumer
+}
+
+// queuePush appends a push a queue makes (a delivery, a broker cancel).
+// During a client's call it waits behind the channel's own pushes (its
+// replies, returns, confirms and closes): in RabbitMQ the channel and its
+// queues are separate processes, and what the queues send in reaction to
+// a method reaches the client after what the channel sends for it.
+func (o *outbox) queuePush(it outItem, cons *Consumer) {
+	if o.staging {
+		o.staged = append(o.staged, stagedItem{it, cons})
+		return
 	}
+	seq := o.add(it)
+	if cons != nil {
+		cons.remember(seq)
+	}
+}
+
+// beginCall starts holding queue pushes; endCall appends them.
+func (o *outbox) beginCall() { o.staging = true }
+
+func (o *outbox) endCall() {
+	o.staging = false
+	for _, st := range o.staged {
+		o.queuePush(st.outItem, st.cons)
+	}
+	clear(o.staged)
+	o.staged = o.staged[:0]
 }
 
 // find returns the index of the waiting push with sequence number seq.
@@ -279,18 +303,27 @@ func (ch *Channel) push(p Push) {
 	ch.conn.out.add(compact(ch, &p))
 }
 
-// pushDelivery appends basic.deliver of m to the outbox and traces it,
-// returning its sequence number; caller holds the lock.
-func (ch *Channel) pushDelivery(ctag string, tag uint64, redelivered bool, q *brokerQueue, m *queue.Message) uint64 {
+// pushDelivery pushes basic.deliver of m, a queue's push; cons is the
+// in-process reader to tell, or nil. Caller holds the lock.
+func (ch *Channel) pushDelivery(ctag string, tag uint64, redelivered bool, q *brokerQueue, m *queue.Message, cons *Consumer) {
 	it := outItem{method: protocol.BasicDeliver, channel: ch.id, owner: ch, tag: tag, ctag: ctag,
 		redelivered: redelivered, queue: q.Name(), msg: m}
 	if ch.b.tracing() {
 		p := it.push()
 		ch.b.record(pushEvent(ch.conn, &p))
 	}
-	return ch.conn.out.add(it)
+	ch.conn.out.queuePush(it, cons)
 }
 
+// pushFromQueue pushes p on behalf of a queue (basic.cancel of a deleted
+// queue's consumer). Caller holds the lock.
+func (ch *Channel) pushFromQueue(p Push) {
+	p.Channel = ch.id
+	if ch.b.tracing() {
+		ch.b.record(pushEvent(ch.conn, &p))
+	}
+	ch.conn.out.queuePush(compact(ch, &p), nil)
+}
 // pushEvent is the trace event of a push.
 func pushEvent(c *Connection, p *Push) Event {
 	e := connEvent(EventPush, c, p.Channel)

@@ -324,6 +324,7 @@ func (ch *Channel) pushFromQueue(p Push) {
 	}
 	ch.conn.out.queuePush(compact(ch, &p), nil)
 }
+
 // pushEvent is the trace event of a push.
 func pushEvent(c *Connection, p *Push) Event {
 	e := connEvent(EventPush, c, p.Channel)

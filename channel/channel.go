@@ -118,6 +118,20 @@ func (c *Channel[Q, R]) Settle(m protocol.Method, tag uint64, multiple bool, buf
 	return append(buf, c.ledger.take(i)), nil
 }
 
+// Restore puts settled deliveries back in the ledger, in tag order, as
+// RabbitMQ's tx.rollback returns a transaction's acks to the unacked
+// deliveries.
+func (c *Channel[Q, R]) Restore(ds []Delivery[R]) {
+	if len(ds) == 0 {
+		return
+	}
+	all := append(c.ledger.takeAll(), ds...)
+	slices.SortFunc(all, func(x, y Delivery[R]) int { return cmp.Compare(x.Tag, y.Tag) })
+	for _, d := range all {
+		c.ledger.push(d)
+	}
+}
+
 // TakeAll empties the ledger (basic.recover, channel close) and returns its
 // deliveries oldest first.
 func (c *Channel[Q, R]) TakeAll() []Delivery[R] { return c.ledger.takeAll() }

@@ -250,3 +250,15 @@ func TestSettlementGroups(t *testing.T) {
 	want := [][]string{{"q1 get 2"}, {"q1 get 5"}, {"q1 a 4", "q1 a 6"}, {"q1 b 3"}, {"q2 b 1", "q2 b 7"}}
 	check(t, "groups", want, got)
 }
+
+// Restore puts settled deliveries back in tag order, settleable again.
+func TestRestore(t *testing.T) {
+	c := newChannel(t, 5, nil)
+	ds, _ := c.Settle(protocol.BasicAck, 4, false, nil)
+	ds, _ = c.Settle(protocol.BasicAck, 2, false, ds)
+	c.Restore(ds)
+	check(t, "deliveries", []uint64{1, 2, 3, 4, 5}, tags(c.Deliveries()))
+	if _, err := c.Settle(protocol.BasicAck, 4, false, nil); err != nil {
+		t.Errorf("restored tag not settleable: %v", err)
+	}
+}

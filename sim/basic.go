@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"maps"
+	"slices"
 	"time"
 
 	"github.com/amqpsim/amqpsim/channel"
@@ -119,25 +120,35 @@ func (ch *Channel) Publish(exchangeName, key string, o PublishOptions, m Message
 		if err != nil {
 			return err
 		}
+		if ch.tx != nil {
+			ch.tx.hold(ch.b, ch.conn.vhost, x, exchangeName, key, o, m, ttl, hasTTL)
+			return nil
+		}
 		routed, rejected := ch.b.publish(ch.conn.vhost, x, key, m, ttl, hasTTL)
-		if routed == 0 && o.Mandatory {
-			// The publisher may reuse its buffer once Publish returns.
-			m.Body = append([]byte(nil), m.Body...)
-			ch.push(Push{Method: protocol.BasicReturn, ReplyCode: protocol.NoRoute, ReplyText: "NO_ROUTE",
-				Delivery: Delivery{Exchange: exchangeName, RoutingKey: key, Message: m}})
-		}
-		if ch.confirming {
-			// A queue that refused the message (x-overflow reject-publish)
-			// makes the confirm a nack.
-			ch.publishTag++
-			method := protocol.BasicAck
-			if rejected {
-				method = protocol.BasicNack
-			}
-			ch.push(Push{Method: method, Delivery: Delivery{DeliveryTag: ch.publishTag}})
-		}
+		ch.published(exchangeName, key, o, m, routed, rejected)
 		return nil
 	})
+}
+
+// published sends what a routed publish owes its publisher: basic.return
+// (312 NO_ROUTE) of a mandatory message that reached no queue, and in
+// confirm mode the confirm, a nack when a queue refused it (x-overflow
+// reject-publish).
+func (ch *Channel) published(exchangeName, key string, o PublishOptions, m Message, routed int, rejected bool) {
+	if routed == 0 && o.Mandatory {
+		// The publisher may reuse its buffer once Publish returns.
+		m.Body = append([]byte(nil), m.Body...)
+		ch.push(Push{Method: protocol.BasicReturn, ReplyCode: protocol.NoRoute, ReplyText: "NO_ROUTE",
+			Delivery: Delivery{Exchange: exchangeName, RoutingKey: key, Message: m}})
+	}
+	if ch.confirming {
+		ch.publishTag++
+		method := protocol.BasicAck
+		if rejected {
+			method = protocol.BasicNack
+		}
+		ch.push(Push{Method: method, Delivery: Delivery{DeliveryTag: ch.publishTag}})
+	}
 }
 
 // Publish routes a message through an exchange of vhost without a channel,
@@ -168,22 +179,36 @@ func (b *Broker) Publish(vhostName, exchangeName, key string, m Message) error {
 
 // publish routes m and enqueues it in every queue it reaches, returning how
 // many queues it reached and whether any refused it (x-overflow
-// reject-publish). ttl is the message's own TTL. The body is copied once and
-// shared. Caller holds the lock.
+// reject-publish). ttl is the message's own TTL. Caller holds the lock.
 func (b *Broker) publish(v *vhost, x *exchange, key string, m Message, ttl time.Duration, hasTTL bool) (routed int, rejected bool) {
-	b.routed = v.route(x, key, m.Headers, b.routed[:0])
-	// Sender-selected distribution: the CC and BCC headers (arrays of
-	// strings) add routing keys; BCC is removed before delivery.
+	b.routed = b.route(v, x, key, m.Headers, b.routed[:0])
+	routed, rejected = b.enqueue(b.routed, x, key, m, ttl, hasTTL)
+	clear(b.routed)
+	return routed, rejected
+}
+
+// route appends the queues a message reaches to out: its routing key's,
+// and by sender-selected distribution those of the keys in its CC and BCC
+// headers (arrays of strings).
+func (b *Broker) route(v *vhost, x *exchange, key string, headers Table, out []*brokerQueue) []*brokerQueue {
+	out = v.route(x, key, headers, out)
 	for _, h := range [...]string{"CC", "BCC"} {
-		if keys, ok := m.Headers[h].([]any); ok {
+		if keys, ok := headers[h].([]any); ok {
 			for _, k := range keys {
 				if k, ok := k.(string); ok {
-					b.routed = v.route(x, k, m.Headers, b.routed)
+					out = v.route(x, k, headers, out)
 				}
 			}
 		}
 	}
-	if len(b.routed) == 0 {
+	return out
+}
+
+// enqueue puts m into the queues routing chose, skipping deleted ones; the
+// body is copied once and shared, and BCC is removed. It returns how many
+// queues took it and whether any refused it.
+func (b *Broker) enqueue(queues []*brokerQueue, x *exchange, key string, m Message, ttl time.Duration, hasTTL bool) (routed int, rejected bool) {
+	if len(queues) == 0 {
 		return 0, false
 	}
 	body := append([]byte(nil), m.Body...)
@@ -199,14 +224,16 @@ func (b *Broker) publish(v *vhost, x *exchange, key string, m Message, ttl time.
 	}
 	b.nextMessageID++
 	id := b.nextMessageID
-	for _, q := range b.routed {
+	for _, q := range queues {
+		if q.deleted {
+			continue
+		}
 		if !q.Publish(&queue.Message{ID: id, Exchange: x.name, RoutingKey: key, Properties: props, Body: body}, int64(ttl), hasTTL) {
 			rejected = true
 		}
+		routed++
 		b.markDirty(q)
 	}
-	routed = len(b.routed)
-	clear(b.routed)
 	return routed, rejected
 }
 
@@ -314,6 +341,11 @@ func (ch *Channel) settle(m protocol.Method, tag uint64, multiple bool, how queu
 	ds, err := ch.core.Settle(m, tag, multiple, ch.settled[:0])
 	if err != nil {
 		return err
+	}
+	if ch.tx != nil {
+		ch.tx.settles = append(ch.tx.settles, heldSettle{ds: slices.Clone(ds), how: how})
+		clear(ds)
+		return nil
 	}
 	ch.apply(ds, how)
 	clear(ds)

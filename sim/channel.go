@@ -25,6 +25,7 @@ type Channel struct {
 	groups     map[*brokerQueue]*consumer.Group[*Consumer]
 	lastQueue  string // for methods that name the queue ""
 	confirming bool
+	tx         *txState // set by tx.select
 	publishTag uint64
 	// closed is why the channel closed; closing is set while the broker's
 	// channel.close waits for the client's close-ok
@@ -176,6 +177,12 @@ func (ch *Channel) shutdown(err error) {
 	ch.closed = err
 	delete(ch.conn.channels, ch.id)
 	ds := ch.core.TakeAll()
+	if ch.tx != nil {
+		// The transaction's publishes are lost; the messages it settled
+		// are still unacked at their queues, which take them back.
+		ds = append(ds, ch.tx.held()...)
+		ch.tx = nil
+	}
 	var touched []*brokerQueue
 	for _, cs := range ch.order {
 		if !cs.cancelled {
@@ -257,6 +264,9 @@ func (ch *Channel) resume(qs []*brokerQueue) {
 // confirmed with basic.ack (or basic.nack), tags counting from 1.
 func (ch *Channel) Confirm() error {
 	return ch.do(protocol.ConfirmSelect, nil, func() error {
+		if ch.tx != nil {
+			return protocol.Errorf(protocol.PreconditionFailed, protocol.ConfirmSelect, "cannot switch from tx to confirm mode")
+		}
 		ch.confirming = true
 		return nil
 	})

@@ -93,8 +93,12 @@ func (c *serverConn) apply(cs *chanState, m Method) (outItem, bool) {
 		_ = ch.RecoverAsync(m.Requeue)
 	case *ConfirmSelect:
 		return reply(cs, ch.Confirm(), m.NoWait, &ConfirmSelectOk{})
-	case *TxSelect, *TxCommit, *TxRollback:
-		c.connError(protocol.Errorf(protocol.NotImplemented, m.ID(), "%s is not supported by amqpsim yet: transactions are not modelled", m.ID()))
+	case *TxSelect:
+		return reply(cs, ch.Tx(), false, &TxSelectOk{})
+	case *TxCommit:
+		_ = ch.TxCommit() // commit-ok is in the outbox, after the commit's returns
+	case *TxRollback:
+		return reply(cs, ch.TxRollback(), false, &TxRollbackOk{})
 	case *ExchangeBind, *ExchangeUnbind:
 		c.connError(protocol.Errorf(protocol.NotImplemented, m.ID(), "%s is not supported by amqpsim yet: exchange-to-exchange bindings are not modelled", m.ID()))
 	default:

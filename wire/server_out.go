@@ -107,6 +107,8 @@ func (c *serverConn) writePush(p *sim.Push) error {
 			Exchange: p.Exchange, RoutingKey: p.RoutingKey, MessageCount: uint32(p.MessageCount)}, &p.Properties, p.Body)
 	case protocol.BasicGetEmpty:
 		return c.fw.WriteMethod(p.Channel, &BasicGetEmpty{})
+	case protocol.TxCommitOk:
+		return c.fw.WriteMethod(p.Channel, &TxCommitOk{})
 	case protocol.BasicReturn:
 		return c.fw.WriteContent(p.Channel, &BasicReturn{ReplyCode: uint16(p.ReplyCode), ReplyText: p.ReplyText,
 			Exchange: p.Exchange, RoutingKey: p.RoutingKey}, &p.Properties, p.Body)

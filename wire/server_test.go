@@ -360,8 +360,6 @@ func TestServerProtocolErrors(t *testing.T) {
 			cclose(540, "NOT_IMPLEMENTED - prefetch_size!=0 (5)", protocol.BasicQos)},
 		{"recover-async requeue=false", func(c *rawClient) { openChannel(c, 1); c.send(1, &BasicRecoverAsync{}) },
 			cclose(540, "NOT_IMPLEMENTED - requeue=false", protocol.BasicRecoverAsync)},
-		{"tx.select", func(c *rawClient) { openChannel(c, 1); c.send(1, &TxSelect{}) },
-			cclose(540, "NOT_IMPLEMENTED - tx.select is not supported by amqpsim yet: transactions are not modelled", protocol.TxSelect)},
 		{"exchange.bind", func(c *rawClient) { openChannel(c, 1); c.send(1, &ExchangeBind{Destination: "a", Source: "b"}) },
 			cclose(540, "NOT_IMPLEMENTED - exchange.bind is not supported by amqpsim yet: exchange-to-exchange bindings are not modelled", protocol.ExchangeBind)},
 		{"unknown method id", func(c *rawClient) { openChannel(c, 1); c.raw(FrameMethod, 1, []byte{0, 60, 3, 231}) },

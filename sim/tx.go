@@ -1,0 +1,120 @@
+package sim
+
+import (
+	"cmp"
+	"slices"
+	"time"
+
+	"github.com/amqpsim/amqpsim/channel"
+	"github.com/amqpsim/amqpsim/protocol"
+	"github.com/amqpsim/amqpsim/queue"
+)
+
+// txState is a transactional channel's held work (RabbitMQ 3.10's
+// rabbit_channel tx = {Msgs, Acks}): publishes, routed when published and
+// delivered at commit, and settlements, taken from the unacked deliveries
+// at once (an unknown tag fails at once) and applied at commit.
+type txState struct {
+	publishes []heldPublish
+	settles   []heldSettle
+}
+
+type heldPublish struct {
+	x            *exchange
+	exchangeName string
+	key          string
+	opts         PublishOptions
+	msg          Message
+	ttl          time.Duration
+	hasTTL       bool
+	queues       []*brokerQueue
+}
+
+type heldSettle struct {
+	ds  []channel.Delivery[delivery]
+	how queue.Settlement
+}
+
+// hold keeps a publish for the commit, routed now as RabbitMQ routes it
+// when the method arrives. The publisher may reuse its buffers.
+func (tx *txState) hold(b *Broker, v *vhost, x *exchange, exchangeName, key string, o PublishOptions, m Message, ttl time.Duration, hasTTL bool) {
+	m.Body = append([]byte(nil), m.Body...)
+	tx.publishes = append(tx.publishes, heldPublish{x: x, exchangeName: exchangeName, key: key, opts: o, msg: m,
+		ttl: ttl, hasTTL: hasTTL, queues: b.route(v, x, key, m.Headers, nil)})
+}
+
+// held returns the deliveries the transaction settled, for a rollback or a
+// channel close.
+func (tx *txState) held() []channel.Delivery[delivery] {
+	var ds []channel.Delivery[delivery]
+	for _, s := range tx.settles {
+		ds = append(ds, s.ds...)
+	}
+	return ds
+}
+
+// Tx is tx.select: from now on the channel's publishes and settlements are
+// held until TxCommit, and TxRollback discards them. A channel in confirm
+// mode refuses it (406).
+func (ch *Channel) Tx() error {
+	return ch.do(protocol.TxSelect, nil, func() error {
+		if ch.confirming {
+			return protocol.Errorf(protocol.PreconditionFailed, protocol.TxSelect, "cannot switch from confirm to tx mode")
+		}
+		if ch.tx == nil {
+			ch.tx = &txState{}
+		}
+		return nil
+	})
+}
+
+// TxCommit is tx.commit: the held publishes are delivered to the queues
+// they were routed to (a mandatory one that reached none comes back as a
+// basic.return), then the held settlements are applied in order; a
+// channel that is not transactional refuses it (406).
+func (ch *Channel) TxCommit() error {
+	return ch.do(protocol.TxCommit, nil, func() error {
+		tx, err := ch.transaction(protocol.TxCommit)
+		if err != nil {
+			return err
+		}
+		ch.tx = &txState{}
+		for _, p := range tx.publishes {
+			routed, rejected := ch.b.enqueue(p.queues, p.x, p.key, p.msg, p.ttl, p.hasTTL)
+			ch.published(p.exchangeName, p.key, p.opts, p.msg, routed, rejected)
+		}
+		for _, s := range tx.settles {
+			// rabbit_channel's commit settles each group from the highest
+			// tag down (lists:reverse(lists:sort(Acked))).
+			slices.SortFunc(s.ds, func(x, y channel.Delivery[delivery]) int { return cmp.Compare(y.Tag, x.Tag) })
+			ch.apply(s.ds, s.how)
+		}
+		// The reply follows the returns, as RabbitMQ sends tx.commit-ok
+		// once the channel has delivered the held messages.
+		ch.pushReply(Push{Method: protocol.TxCommitOk})
+		return nil
+	})
+}
+
+// TxRollback is tx.rollback: the held publishes are discarded and the held
+// settlements undone, their deliveries unacked again; a channel that is
+// not transactional refuses it (406).
+func (ch *Channel) TxRollback() error {
+	return ch.do(protocol.TxRollback, nil, func() error {
+		tx, err := ch.transaction(protocol.TxRollback)
+		if err != nil {
+			return err
+		}
+		ch.tx = &txState{}
+		ch.core.Restore(tx.held())
+		ch.syncTick()
+		return nil
+	})
+}
+
+func (ch *Channel) transaction(m protocol.Method) (*txState, error) {
+	if ch.tx == nil {
+		return nil, protocol.Errorf(protocol.PreconditionFailed, m, "channel is not transactional")
+	}
+	return ch.tx, nil
+}

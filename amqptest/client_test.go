@@ -91,7 +91,7 @@ func stats(t *testing.T, srv *amqptest.Server, q string) sim.QueueStats {
 func TestHandshake(t *testing.T) {
 	srv := amqptest.NewServer(t, amqptest.WithVhosts("other"))
 	conn := dial(t, srv)
-	if conn.Properties["product"] != "amqpsim" || conn.Major != 0 || conn.Minor != 9 {
+	if conn.Properties["product"] != "RabbitMQ" || conn.Properties["version"] != "3.10.8" || conn.Major != 0 || conn.Minor != 9 {
 		t.Errorf("properties %v, version %d-%d", conn.Properties, conn.Major, conn.Minor)
 	}
 	caps := conn.Properties["capabilities"].(amqp.Table)

@@ -181,27 +181,11 @@ func (b *Broker) Publish(vhostName, exchangeName, key string, m Message) error {
 // many queues it reached and whether any refused it (x-overflow
 // reject-publish). ttl is the message's own TTL. Caller holds the lock.
 func (b *Broker) publish(v *vhost, x *exchange, key string, m Message, ttl time.Duration, hasTTL bool) (routed int, rejected bool) {
-	b.routed = b.route(v, x, key, m.Headers, b.routed[:0])
+	b.routeKeys = routingKeys(key, m.Headers, b.routeKeys[:0])
+	b.routed = b.route(v, x, b.routeKeys, m.Headers, b.routed[:0])
 	routed, rejected = b.enqueue(b.routed, x, key, m, ttl, hasTTL)
 	clear(b.routed)
 	return routed, rejected
-}
-
-// route appends the queues a message reaches to out: its routing key's,
-// and by sender-selected distribution those of the keys in its CC and BCC
-// headers (arrays of strings).
-func (b *Broker) route(v *vhost, x *exchange, key string, headers Table, out []*brokerQueue) []*brokerQueue {
-	out = v.route(x, key, headers, out)
-	for _, h := range [...]string{"CC", "BCC"} {
-		if keys, ok := headers[h].([]any); ok {
-			for _, k := range keys {
-				if k, ok := k.(string); ok {
-					out = v.route(x, k, headers, out)
-				}
-			}
-		}
-	}
-	return out
 }
 
 // enqueue puts m into the queues routing chose, skipping deleted ones; the

@@ -68,8 +68,11 @@ type Broker struct {
 	flushed int
 	// Scratch slices reused by every call to keep the hot path free of
 	// allocations.
-	routed  []*brokerQueue
-	settled []queue.Settled[*Consumer]
+	routed     []*brokerQueue
+	routeKeys  []string
+	routeWork  []*exchange
+	routeDests []destination
+	settled    []queue.Settled[*Consumer]
 }
 
 // New returns a broker with the virtual clock at cfg.Start (or Epoch()).

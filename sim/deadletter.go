@@ -78,10 +78,7 @@ func (b *Broker) deadLetter(q *brokerQueue, m *queue.Message, reason string) {
 	// A queue reached by several keys gets one copy: RabbitMQ routes a
 	// message's keys to a set of queues (measured on 3.10.8: CC [dlq, dlq]
 	// through the default exchange delivers once).
-	var targets []*brokerQueue
-	for _, k := range routeKeys {
-		targets = v.route(x, k, headers, targets)
-	}
+	targets := b.route(v, x, routeKeys, headers, nil)
 	deaths, _ := headers["x-death"].([]any)
 	// The dead-lettered message is a new one: a new identity, shared by
 	// its copies.

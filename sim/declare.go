@@ -34,7 +34,13 @@ func (ch *Channel) ExchangeDeclare(name, kind string, o ExchangeOptions) error {
 		if err := o.Args.Validate(); err != nil {
 			return protocol.Errorf(protocol.PreconditionFailed, protocol.ExchangeDeclare, "invalid arguments: %v", err)
 		}
-		v.exchanges[name] = &exchange{name: name, kind: kind, durable: o.Durable, autoDelete: o.AutoDelete, internal: o.Internal, args: o.Args, direct: map[string][]*brokerQueue{}}
+		if ae, ok := o.Args["alternate-exchange"]; ok {
+			if _, isString := ae.(string); !isString {
+				return protocol.Errorf(protocol.PreconditionFailed, protocol.ExchangeDeclare,
+					"invalid type '%s' for arg 'alternate-exchange' in %s", protocol.TypeName(ae), exchangeResource(name, v.name))
+			}
+		}
+		v.exchanges[name] = newExchange(name, kind, o)
 		return nil
 	})
 }
@@ -59,7 +65,7 @@ func (ch *Channel) ExchangeDelete(name string, o ExchangeDeleteOptions) error {
 		if o.IfUnused && len(x.bindings) > 0 {
 			return protocol.Errorf(protocol.PreconditionFailed, protocol.ExchangeDelete, "%s in use", exchangeResource(name, v.name))
 		}
-		delete(v.exchanges, name)
+		ch.b.deleteExchange(v, x)
 		return nil
 	})
 }
@@ -145,7 +151,7 @@ func (ch *Channel) QueueBind(queueName, key, exchangeName string, args Table) er
 				return err
 			}
 		}
-		x.bind(q, key, args)
+		x.bind(destination{q: q}, key, args)
 		return nil
 	})
 }
@@ -158,7 +164,7 @@ func (ch *Channel) QueueUnbind(queueName, key, exchangeName string, args Table) 
 		if err != nil {
 			return err
 		}
-		x.unbind(q, key, args)
+		x.unbind(destination{q: q}, key, args)
 		ch.b.maybeAutoDeleteExchange(ch.conn.vhost, x)
 		return nil
 	})
@@ -268,16 +274,9 @@ func (b *Broker) deleteQueue(q *brokerQueue) {
 		if len(x.bindings) == 0 {
 			continue
 		}
-		x.unbindQueue(q)
-		b.maybeAutoDeleteExchange(v, x)
-	}
-}
-
-// maybeAutoDeleteExchange deletes an auto-delete exchange that lost its last
-// binding.
-func (b *Broker) maybeAutoDeleteExchange(v *vhost, x *exchange) {
-	if x.autoDelete && len(x.bindings) == 0 {
-		delete(v.exchanges, x.name)
+		if x.unbindAll(destination{q: q}) {
+			b.maybeAutoDeleteExchange(v, x)
+		}
 	}
 }
 

@@ -14,7 +14,8 @@ type vhost struct {
 	queues    map[string]*brokerQueue
 }
 
-// exchange is one exchange and its bindings, in binding order.
+// exchange is one exchange and the bindings it is the source of, in
+// binding order.
 type exchange struct {
 	name       string
 	kind       string
@@ -22,17 +23,35 @@ type exchange struct {
 	autoDelete bool
 	internal   bool
 	args       Table
-	bindings   []binding
-	direct     map[string][]*brokerQueue // direct exchanges: routing key → queues
+	// alternate is the alternate-exchange argument: where a message goes
+	// that the exchange's bindings route nowhere.
+	alternate    string
+	hasAlternate bool
+	bindings     []binding
+	toExchanges  int                      // bindings whose destination is an exchange
+	direct       map[string][]destination // direct exchanges: routing key → destinations
+}
+
+// destination is a binding's destination: a queue or an exchange.
+type destination struct {
+	q *brokerQueue
+	x *exchange
 }
 
 type binding struct {
-	queue *brokerQueue
-	key   string
-	args  Table
+	dest destination
+	key  string
+	args Table
 }
 
 var exchangeKinds = map[string]bool{"direct": true, "fanout": true, "topic": true, "headers": true}
+
+func newExchange(name, kind string, o ExchangeOptions) *exchange {
+	x := &exchange{name: name, kind: kind, durable: o.Durable, autoDelete: o.AutoDelete, internal: o.Internal,
+		args: o.Args, direct: map[string][]destination{}}
+	x.alternate, x.hasAlternate = o.Args["alternate-exchange"].(string)
+	return x
+}
 
 func (b *Broker) addVhost(name string) {
 	if _, ok := b.vhosts[name]; ok {
@@ -44,7 +63,7 @@ func (b *Broker) addVhost(name string) {
 		{"amq.topic", "topic"}, {"amq.headers", "headers"}, {"amq.match", "headers"},
 		{"amq.rabbitmq.trace", "topic"},
 	} {
-		v.exchanges[x.name] = &exchange{name: x.name, kind: x.kind, durable: true, internal: x.name == "amq.rabbitmq.trace", direct: map[string][]*brokerQueue{}}
+		v.exchanges[x.name] = newExchange(x.name, x.kind, ExchangeOptions{Durable: true, Internal: x.name == "amq.rabbitmq.trace"})
 	}
 	b.vhosts[name] = v
 }
@@ -64,111 +83,131 @@ func (v *vhost) exchange(name string, m protocol.Method) (*exchange, error) {
 func (x *exchange) equivalent(v *vhost, kind string, o ExchangeOptions) error {
 	ineq := func(key, received, current string) error {
 		return protocol.Errorf(protocol.PreconditionFailed, protocol.ExchangeDeclare,
-			"inequivalent arg '%s' for %s: received '%s' but current is '%s'", key, exchangeResource(x.name, v.name), received, current)
+			"inequivalent arg '%s' for %s: received %s but current is %s", key, exchangeResource(x.name, v.name), received, current)
 	}
+	quote := func(v any) string { return fmt.Sprintf("'%v'", v) }
 	switch {
 	case kind != x.kind:
-		return ineq("type", kind, x.kind)
+		return ineq("type", quote(kind), quote(x.kind))
 	case o.Durable != x.durable:
-		return ineq("durable", fmt.Sprint(o.Durable), fmt.Sprint(x.durable))
+		return ineq("durable", quote(o.Durable), quote(x.durable))
 	case o.AutoDelete != x.autoDelete:
-		return ineq("auto_delete", fmt.Sprint(o.AutoDelete), fmt.Sprint(x.autoDelete))
+		return ineq("auto_delete", quote(o.AutoDelete), quote(x.autoDelete))
 	case o.Internal != x.internal:
-		return ineq("internal", fmt.Sprint(o.Internal), fmt.Sprint(x.internal))
+		return ineq("internal", quote(o.Internal), quote(x.internal))
+	}
+	// rabbit_exchange:assert_equivalence compares alternate-exchange alone
+	// among the arguments, as queues compare theirs.
+	nv, nok := o.Args["alternate-exchange"]
+	ov, ook := x.args["alternate-exchange"]
+	switch {
+	case nok && ook && !sameFieldValue(nv, ov):
+		return ineq("alternate-exchange", quote(nv), quote(ov))
+	case nok != ook:
+		return ineq("alternate-exchange", describeArg(nv, nok), describeArg(ov, ook))
 	}
 	return nil
 }
 
-func (x *exchange) bind(q *brokerQueue, key string, args Table) {
+// describeArg renders one side of an inequivalent argument as RabbitMQ
+// does when the other side is missing.
+func describeArg(v any, present bool) string {
+	if !present {
+		return "none"
+	}
+	return fmt.Sprintf("the value '%v' of type '%s'", v, protocol.TypeName(v))
+}
+
+func (x *exchange) bind(d destination, key string, args Table) {
 	for _, bd := range x.bindings {
-		if bd.queue == q && bd.key == key && sameTable(bd.args, args) {
+		if bd.dest == d && bd.key == key && sameTable(bd.args, args) {
 			return
 		}
 	}
-	x.bindings = append(x.bindings, binding{queue: q, key: key, args: args})
+	x.bindings = append(x.bindings, binding{dest: d, key: key, args: args})
+	if d.x != nil {
+		x.toExchanges++
+	}
 	if x.kind == "direct" {
-		x.direct[key] = append(x.direct[key], q)
+		x.direct[key] = append(x.direct[key], d)
 	}
 }
 
-func (x *exchange) unbind(q *brokerQueue, key string, args Table) {
+func (x *exchange) unbind(d destination, key string, args Table) {
 	for i, bd := range x.bindings {
-		if bd.queue == q && bd.key == key && sameTable(bd.args, args) {
+		if bd.dest == d && bd.key == key && sameTable(bd.args, args) {
 			x.bindings = append(x.bindings[:i], x.bindings[i+1:]...)
-			break
-		}
-	}
-	if x.kind == "direct" {
-		x.direct[key] = removeQueue(x.direct[key], q)
-		if len(x.direct[key]) == 0 {
-			delete(x.direct, key)
+			if d.x != nil {
+				x.toExchanges--
+			}
+			if x.kind == "direct" {
+				x.direct[key] = removeDestination(x.direct[key], d)
+				if len(x.direct[key]) == 0 {
+					delete(x.direct, key)
+				}
+			}
+			return
 		}
 	}
 }
 
-// unbindQueue drops every binding of q (the queue was deleted).
-func (x *exchange) unbindQueue(q *brokerQueue) {
+// unbindAll drops every binding to d (its queue or exchange was deleted)
+// and reports whether there was one.
+func (x *exchange) unbindAll(d destination) bool {
 	kept := x.bindings[:0]
 	for _, bd := range x.bindings {
-		if bd.queue != q {
+		if bd.dest != d {
 			kept = append(kept, bd)
+		} else if d.x != nil {
+			x.toExchanges--
 		}
 	}
+	dropped := len(kept) < len(x.bindings)
 	clear(x.bindings[len(kept):])
 	x.bindings = kept
-	for k, qs := range x.direct {
-		if qs = removeQueue(qs, q); len(qs) == 0 {
+	for k, ds := range x.direct {
+		if ds = removeDestination(ds, d); len(ds) == 0 {
 			delete(x.direct, k)
 		} else {
-			x.direct[k] = qs
+			x.direct[k] = ds
 		}
 	}
+	return dropped
 }
 
-func removeQueue(qs []*brokerQueue, q *brokerQueue) []*brokerQueue {
-	for i, e := range qs {
-		if e == q {
-			return append(qs[:i], qs[i+1:]...)
+func removeDestination(ds []destination, d destination) []destination {
+	for i, e := range ds {
+		if e == d {
+			return append(ds[:i], ds[i+1:]...)
 		}
 	}
-	return qs
+	return ds
 }
 
-// route appends the queues a message with routing key key reaches to out,
-// each once (out may hold queues from other keys already), in binding
-// order.
-func (v *vhost) route(x *exchange, key string, headers Table, out []*brokerQueue) []*brokerQueue {
-	add := func(q *brokerQueue) {
-		for _, e := range out {
-			if e == q {
-				return
-			}
-		}
-		out = append(out, q)
-	}
+// match appends the destinations x's bindings give a message with routing
+// key key; the default exchange reaches the queue named key.
+func (x *exchange) match(v *vhost, key string, headers Table, out []destination) []destination {
 	switch {
 	case x.name == "":
 		if q, ok := v.queues[key]; ok {
-			add(q)
+			out = append(out, destination{q: q})
 		}
 	case x.kind == "direct":
-		for _, q := range x.direct[key] {
-			add(q)
-		}
+		out = append(out, x.direct[key]...)
 	case x.kind == "fanout":
 		for _, bd := range x.bindings {
-			add(bd.queue)
+			out = append(out, bd.dest)
 		}
 	case x.kind == "topic":
 		for _, bd := range x.bindings {
 			if topicMatch(bd.key, key) {
-				add(bd.queue)
+				out = append(out, bd.dest)
 			}
 		}
 	case x.kind == "headers":
 		for _, bd := range x.bindings {
 			if headersMatch(bd.args, headers) {
-				add(bd.queue)
+				out = append(out, bd.dest)
 			}
 		}
 	}

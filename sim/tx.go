@@ -40,7 +40,7 @@ type heldSettle struct {
 func (tx *txState) hold(b *Broker, v *vhost, x *exchange, exchangeName, key string, o PublishOptions, m Message, ttl time.Duration, hasTTL bool) {
 	m.Body = append([]byte(nil), m.Body...)
 	tx.publishes = append(tx.publishes, heldPublish{x: x, exchangeName: exchangeName, key: key, opts: o, msg: m,
-		ttl: ttl, hasTTL: hasTTL, queues: b.route(v, x, key, m.Headers, nil)})
+		ttl: ttl, hasTTL: hasTTL, queues: b.route(v, x, routingKeys(key, m.Headers, nil), m.Headers, nil)})
 }
 
 // held returns the deliveries the transaction settled, for a rollback or a

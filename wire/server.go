@@ -43,8 +43,6 @@ var ErrServerClosed = errors.New("wire: server closed")
 //     not define with 503 COMMAND_INVALID, and a malformed field table with
 //     502 SYNTAX_ERROR (RabbitMQ 3.10.8 drops the connection without a
 //     connection.close);
-//   - refuses exchange.bind and exchange.unbind with 540
-//     NOT_IMPLEMENTED, closing the connection, until the broker models them;
 //   - closes at once, rather than after RabbitMQ's 3-second delay, a
 //     connection whose client failed to log in;
 //   - does not know the deprecated access class (access.request).

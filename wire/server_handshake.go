@@ -12,22 +12,27 @@ import (
 	"github.com/amqpsim/amqpsim/sim"
 )
 
-// Version is the version amqpsim reports in connection.start.
+// Version is amqpsim's own version, in connection.start's information.
 const Version = "0.1.0"
 
-// serverProperties are connection.start's server-properties: RabbitMQ's
-// keys, with the capabilities amqpsim implements.
+// serverProperties are connection.start's server-properties as RabbitMQ
+// 3.10.8 sends them (measured: product, version, platform, copyright,
+// cluster_name and capabilities), so that clients that branch on them
+// behave as in production. amqpsim names itself only in information,
+// which clients show and do not branch on. Capabilities say what the
+// simulator implements: direct_reply_to is false until it models
+// amq.rabbitmq.reply-to.
 func serverProperties() protocol.Table {
 	return protocol.Table{
-		"product":      "amqpsim",
-		"version":      Version,
-		"platform":     "Go " + runtime.Version(),
-		"copyright":    "amqpsim authors",
-		"information":  "RabbitMQ 3.10 broker simulator; see https://github.com/amqpsim/amqpsim",
-		"cluster_name": "amqpsim",
+		"product":      "RabbitMQ",
+		"version":      "3.10.8",
+		"platform":     "Erlang/OTP 25.2.3",
+		"copyright":    "Copyright (c) 2007-2022 VMware, Inc. or its affiliates.",
+		"information":  "amqpsim " + Version + " (" + runtime.Version() + "), a simulator of RabbitMQ 3.10.8; see https://github.com/amqpsim/amqpsim",
+		"cluster_name": "rabbit@amqpsim",
 		"capabilities": protocol.Table{
 			"publisher_confirms":           true,
-			"exchange_exchange_bindings":   false, // exchange.bind is not modelled yet
+			"exchange_exchange_bindings":   true,
 			"basic.nack":                   true,
 			"consumer_cancel_notify":       true,
 			"connection.blocked":           true,

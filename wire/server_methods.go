@@ -99,8 +99,10 @@ func (c *serverConn) apply(cs *chanState, m Method) (outItem, bool) {
 		_ = ch.TxCommit() // commit-ok is in the outbox, after the commit's returns
 	case *TxRollback:
 		return reply(cs, ch.TxRollback(), false, &TxRollbackOk{})
-	case *ExchangeBind, *ExchangeUnbind:
-		c.connError(protocol.Errorf(protocol.NotImplemented, m.ID(), "%s is not supported by amqpsim yet: exchange-to-exchange bindings are not modelled", m.ID()))
+	case *ExchangeBind:
+		return reply(cs, ch.ExchangeBind(m.Destination, m.RoutingKey, m.Source, m.Arguments), m.NoWait, &ExchangeBindOk{})
+	case *ExchangeUnbind:
+		return reply(cs, ch.ExchangeUnbind(m.Destination, m.RoutingKey, m.Source, m.Arguments), m.NoWait, &ExchangeUnbindOk{})
 	default:
 		// Methods only a server sends, and connection methods on a
 		// channel other than 0.

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -192,14 +193,21 @@ func TestServerConnectionStart(t *testing.T) {
 		t.Errorf("start = %+v", start)
 	}
 	caps := start.ServerProperties["capabilities"].(protocol.Table)
-	want := protocol.Table{"publisher_confirms": true, "exchange_exchange_bindings": false, "basic.nack": true,
+	want := protocol.Table{"publisher_confirms": true, "exchange_exchange_bindings": true, "basic.nack": true,
 		"consumer_cancel_notify": true, "connection.blocked": true, "consumer_priorities": true,
 		"authentication_failure_close": true, "per_consumer_qos": true, "direct_reply_to": false}
 	if diff := cmp.Diff(want, caps); diff != "" {
 		t.Errorf("capabilities (-want +got):\n%s", diff)
 	}
-	if start.ServerProperties["product"] != "amqpsim" {
-		t.Errorf("product = %v", start.ServerProperties["product"])
+	// What RabbitMQ 3.10.8 sends (measured), amqpsim named in information only.
+	for k, v := range map[string]string{"product": "RabbitMQ", "version": "3.10.8", "platform": "Erlang/OTP 25.2.3",
+		"copyright": "Copyright (c) 2007-2022 VMware, Inc. or its affiliates."} {
+		if start.ServerProperties[k] != v {
+			t.Errorf("%s = %v, want %q", k, start.ServerProperties[k], v)
+		}
+	}
+	if info, _ := start.ServerProperties["information"].(string); !strings.HasPrefix(info, "amqpsim ") {
+		t.Errorf("information = %q", info)
 	}
 }
 
@@ -360,8 +368,6 @@ func TestServerProtocolErrors(t *testing.T) {
 			cclose(540, "NOT_IMPLEMENTED - prefetch_size!=0 (5)", protocol.BasicQos)},
 		{"recover-async requeue=false", func(c *rawClient) { openChannel(c, 1); c.send(1, &BasicRecoverAsync{}) },
 			cclose(540, "NOT_IMPLEMENTED - requeue=false", protocol.BasicRecoverAsync)},
-		{"exchange.bind", func(c *rawClient) { openChannel(c, 1); c.send(1, &ExchangeBind{Destination: "a", Source: "b"}) },
-			cclose(540, "NOT_IMPLEMENTED - exchange.bind is not supported by amqpsim yet: exchange-to-exchange bindings are not modelled", protocol.ExchangeBind)},
 		{"unknown method id", func(c *rawClient) { openChannel(c, 1); c.raw(FrameMethod, 1, []byte{0, 60, 3, 231}) },
 			cclose(503, "COMMAND_INVALID - unknown method: class 60, method 999", protocol.Method{Class: 60, ID: 999})},
 		{"channel.open while closing", func(c *rawClient) {

@@ -1,0 +1,143 @@
+package sim
+
+import (
+	"github.com/amqpsim/amqpsim/protocol"
+)
+
+// routingKeys returns a message's routing keys: key, then by
+// sender-selected distribution those of its CC and BCC headers (arrays of
+// strings), appended to buf.
+func routingKeys(key string, headers Table, buf []string) []string {
+	buf = append(buf, key)
+	for _, h := range [...]string{"CC", "BCC"} {
+		if keys, ok := headers[h].([]any); ok {
+			for _, k := range keys {
+				if k, ok := k.(string); ok {
+					buf = append(buf, k)
+				}
+			}
+		}
+	}
+	return buf
+}
+
+// route appends to out, each once, the queues a message with routing keys
+// keys reaches from exchange x, as rabbit_exchange:route does: every
+// exchange on the way is matched with all the keys; one whose bindings
+// give no destination passes the message to its alternate exchange; an
+// exchange reached twice is matched once (cycles end); a missing alternate
+// exchange routes nowhere. Caller holds the lock.
+func (b *Broker) route(v *vhost, x *exchange, keys []string, headers Table, out []*brokerQueue) []*brokerQueue {
+	work := append(b.routeWork[:0], x)
+	for i := 0; i < len(work); i++ {
+		x := work[i]
+		dests := b.routeDests[:0]
+		for _, k := range keys {
+			dests = x.match(v, k, headers, dests)
+		}
+		if len(dests) == 0 && x.hasAlternate {
+			if ae, ok := v.exchanges[x.alternate]; ok {
+				dests = append(dests, destination{x: ae})
+			}
+		}
+		for _, d := range dests {
+			switch {
+			case d.q != nil:
+				out = appendQueue(out, d.q)
+			case !containsExchange(work, d.x):
+				work = append(work, d.x)
+			}
+		}
+		clear(dests)
+		b.routeDests = dests[:0]
+	}
+	clear(work)
+	b.routeWork = work[:0]
+	return out
+}
+
+func containsExchange(xs []*exchange, x *exchange) bool {
+	for _, e := range xs {
+		if e == x {
+			return true
+		}
+	}
+	return false
+}
+
+// ExchangeBind is exchange.bind: messages that exchange source routes with
+// key (or args, for a headers exchange) go on to exchange destination. As
+// in RabbitMQ 3.10.8, the default exchange cannot be either end (403) and
+// a missing source is reported before a missing destination (404).
+func (ch *Channel) ExchangeBind(destinationName, key, sourceName string, args Table) error {
+	return ch.do(protocol.ExchangeBind, func(e *Event) {
+		e.Exchange, e.RoutingKey, e.Target = sourceName, key, destinationName
+	}, func() error {
+		src, dst, err := ch.exchangeBindingEnds(sourceName, destinationName, protocol.ExchangeBind)
+		if err != nil {
+			return err
+		}
+		if src.kind == "headers" {
+			if err := checkXMatch(args); err != nil {
+				return err
+			}
+		}
+		src.bind(destination{x: dst}, key, args)
+		return nil
+	})
+}
+
+// ExchangeUnbind is exchange.unbind. Removing a binding that does not
+// exist, even between missing exchanges, is not an error (RabbitMQ
+// 3.10.8). An auto-delete source that loses its last binding is deleted.
+func (ch *Channel) ExchangeUnbind(destinationName, key, sourceName string, args Table) error {
+	return ch.do(protocol.ExchangeUnbind, func(e *Event) {
+		e.Exchange, e.RoutingKey, e.Target = sourceName, key, destinationName
+	}, func() error {
+		v := ch.conn.vhost
+		if sourceName == "" || destinationName == "" {
+			return protocol.Errorf(protocol.AccessRefused, protocol.ExchangeUnbind, "operation not permitted on the default exchange")
+		}
+		src, dst := v.exchanges[sourceName], v.exchanges[destinationName]
+		if src == nil || dst == nil {
+			return nil
+		}
+		src.unbind(destination{x: dst}, key, args)
+		ch.b.maybeAutoDeleteExchange(v, src)
+		return nil
+	})
+}
+
+func (ch *Channel) exchangeBindingEnds(sourceName, destinationName string, m protocol.Method) (src, dst *exchange, err error) {
+	v := ch.conn.vhost
+	if sourceName == "" || destinationName == "" {
+		return nil, nil, protocol.Errorf(protocol.AccessRefused, m, "operation not permitted on the default exchange")
+	}
+	if src, err = v.exchange(sourceName, m); err != nil {
+		return nil, nil, err
+	}
+	if dst, err = v.exchange(destinationName, m); err != nil {
+		return nil, nil, err
+	}
+	return src, dst, nil
+}
+
+// deleteExchange removes an exchange with the bindings it is the source
+// of and the bindings to it; an auto-delete exchange that loses its last
+// binding that way goes too. Caller holds the lock.
+func (b *Broker) deleteExchange(v *vhost, x *exchange) {
+	delete(v.exchanges, x.name)
+	for _, src := range sortedExchanges(v) {
+		if src.toExchanges > 0 && src.unbindAll(destination{x: x}) {
+			b.maybeAutoDeleteExchange(v, src)
+		}
+	}
+}
+
+// maybeAutoDeleteExchange deletes an auto-delete exchange that lost its last
+// binding.
+func (b *Broker) maybeAutoDeleteExchange(v *vhost, x *exchange) {
+	if x.autoDelete && len(x.bindings) == 0 && v.exchanges[x.name] == x {
+		b.deleteExchange(v, x)
+	}
+}

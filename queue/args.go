@@ -20,8 +20,8 @@ var declareArgs = []struct {
 	key   string
 	check argCheck
 }{
-	{"x-expires", checkPositiveInt},
-	{"x-message-ttl", checkNonNegInt},
+	{"x-expires", checkTimeout(checkPositiveInt)},
+	{"x-message-ttl", checkTimeout(checkNonNegInt)},
 	{"x-dead-letter-exchange", nil}, // its own text: see applyArgs
 	{"x-dead-letter-routing-key", checkDLRK},
 	{"x-max-length", checkNonNegInt},
@@ -62,6 +62,24 @@ func checkPositiveInt(v any, _ protocol.Table) string {
 		return fmt.Sprintf("{value_negative,%d}", n)
 	}
 	return ""
+}
+
+// MaxTimeout is the longest x-message-ttl and x-expires RabbitMQ accepts,
+// in milliseconds (?MAX_EXPIRY_TIMER, ten years).
+const MaxTimeout = 315360000000
+
+// checkTimeout adds RabbitMQ's upper bound to a check of a time argument:
+// above it, {value_too_large,N} (measured on RabbitMQ 3.10.8).
+func checkTimeout(check argCheck) argCheck {
+	return func(v any, args protocol.Table) string {
+		if bad := check(v, args); bad != "" {
+			return bad
+		}
+		if n, _ := protocol.Int(v); n > MaxTimeout {
+			return fmt.Sprintf("{value_too_large,%d}", n)
+		}
+		return ""
+	}
 }
 
 func checkMaxPriority(v any, args protocol.Table) string {

@@ -19,8 +19,9 @@ type classic[T any] struct {
 	readyBytes int64
 	unacked    int
 	nextSeq    uint64
-	// ttlDue is when the TTL timer is set to fire, 0 when it is not set.
+	// ttlDue is when the TTL timer is set to fire, when ttlSet.
 	ttlDue int64
+	ttlSet bool
 
 	rotation    consumer.Rotation[T]
 	consumers   []*consumer.Consumer[T] // registration order
@@ -75,7 +76,7 @@ func (q *classic[T]) Publish(m *Message, ttl int64, hasTTL bool) bool {
 		}
 		return false
 	}
-	m.Expiry = q.expiryAt(q.env.Now(), ttl, hasTTL)
+	m.Expiry, m.Expires = q.expiryAt(q.env.Now(), ttl, hasTTL)
 	wasEmpty := q.readyCount == 0
 	// Only the queue's x-message-ttl 0 discards (deliver_or_enqueue
 	// matches #q{ttl = 0, dlx = undefined}); a message whose own
@@ -104,7 +105,7 @@ func (q *classic[T]) Publish(m *Message, ttl int64, hasTTL bool) bool {
 	// dropped some (unless then one message without expiry is left). In a
 	// priority queue a new higher-priority head is not checked.
 	if one := q.readyCount == 1; dropped || one {
-		if !(dropped && one && m.Expiry == 0) {
+		if !(dropped && one && !m.Expires) {
 			q.dropExpired()
 		}
 	}
@@ -209,7 +210,7 @@ func (q *classic[T]) Touch() {
 func (q *classic[T]) TimerFired(t Timer) bool {
 	switch t {
 	case TTLTimer:
-		q.ttlDue = 0
+		q.ttlSet = false
 		q.dropExpired()
 	case ExpiresTimer:
 		return len(q.consumers) == 0
@@ -242,13 +243,13 @@ func (q *classic[T]) dropExpired() {
 	// was dead-lettered only once a basic.get took A).
 	for {
 		m := q.head()
-		if m == nil || m.Expiry == 0 || m.Expiry > now {
+		if m == nil || !m.Expires || m.Expiry > now {
 			break
 		}
 		q.take()
 		q.env.DeadLetter(m, "expired")
 	}
-	if m := q.head(); m != nil {
+	if m := q.head(); m != nil && m.Expires {
 		q.ensureTTLTimer(m.Expiry)
 	}
 }
@@ -256,14 +257,11 @@ func (q *classic[T]) dropExpired() {
 // ensureTTLTimer is RabbitMQ's ensure_ttl_timer: with no timer set it sets
 // one for expiry; a set timer moves only earlier, and only when expiry is
 // more than 1 ms before it; it never moves later, and it is left set when
-// the queue empties (firing then drops nothing). expiry 0 is none.
+// the queue empties (firing then drops nothing).
 func (q *classic[T]) ensureTTLTimer(expiry int64) {
 	const ms = 1e6
-	if expiry == 0 {
-		return
-	}
-	if q.ttlDue == 0 || expiry+ms < q.ttlDue {
-		q.ttlDue = expiry
+	if !q.ttlSet || expiry+ms < q.ttlDue {
+		q.ttlDue, q.ttlSet = expiry, true
 		q.env.SetTimer(TTLTimer, expiry)
 	}
 }
@@ -296,15 +294,15 @@ func (q *classic[T]) dropOverLimit() bool {
 }
 
 // expiryAt returns the expiry of a message enqueued at now: now plus the
-// smaller of the queue's x-message-ttl and the message's own TTL, or 0
-// when neither is set.
-func (q *classic[T]) expiryAt(now, messageTTL int64, hasMessageTTL bool) int64 {
+// smaller of the queue's x-message-ttl and the message's own TTL, and
+// whether either is set.
+func (q *classic[T]) expiryAt(now, messageTTL int64, hasMessageTTL bool) (int64, bool) {
 	ttl, ok := int64(q.limits.MessageTTL), q.limits.HasMessageTTL
 	if hasMessageTTL && (!ok || messageTTL < ttl) {
 		ttl, ok = messageTTL, true
 	}
 	if !ok {
-		return 0
+		return 0, false
 	}
-	return now + ttl
+	return now + ttl, true
 }

@@ -28,13 +28,15 @@ type Message struct {
 	RoutingKey string
 	Properties *protocol.Properties // nil when the publisher set none
 	Body       []byte
+	// Expiry is when the message expires, on the broker's clock
+	// (Env.Now), when Expires is set. It is set at enqueue and kept across
+	// requeues.
+	Expiry int64
 	// Delivered is set once the message has been fetched (delivered or got)
 	// from this queue: the next fetch has redelivered=true.
 	Delivered bool
-	// Expiry is when the message expires, in virtual Unix nanoseconds; 0
-	// means never. It is set at enqueue and kept across requeues.
-	Expiry   int64
-	priority uint8
+	Expires   bool
+	priority  uint8
 }
 
 // Options are the queue.declare settings that make a queue what it is.
@@ -80,7 +82,8 @@ const (
 // Env is what a queue needs from the broker. T is the broker's record of a
 // consumer. Every method is called with the broker's lock held.
 type Env[T any] interface {
-	// Now is the virtual time in Unix nanoseconds.
+	// Now is the broker's clock: nanoseconds since it started, so that
+	// no expiry overflows however long the clock runs.
 	Now() int64
 	// CanSend is the channel-wide limiter's can_send for c's channel.
 	CanSend(c *consumer.Consumer[T]) bool
@@ -94,7 +97,7 @@ type Env[T any] interface {
 	// Refused tells that the queue did not take m: reason "rejected"
 	// (x-overflow reject-publish) or "discarded" (x-message-ttl 0).
 	Refused(m *Message, reason string)
-	// SetTimer (re)schedules a timer to fire at due (Unix nanoseconds);
+	// SetTimer (re)schedules a timer to fire at due (on the Now clock);
 	// StopTimer cancels it. The broker calls Queue.TimerFired.
 	SetTimer(t Timer, due int64)
 	StopTimer(t Timer)

@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"encoding/base64"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -125,12 +126,17 @@ func (b *Broker) Now() time.Time {
 
 // Advance moves the virtual clock forward by d, firing every timer that
 // falls due on the way in (due time, creation) order, each at its own due
-// time, as if the time had passed continuously.
-func (b *Broker) Advance(d time.Duration) {
+// time, as if the time had passed continuously. A negative d does nothing.
+// The clock runs for MaxClock from its start; an Advance beyond that fails,
+// moving nothing.
+func (b *Broker) Advance(d time.Duration) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if d < 0 {
-		return
+		return nil
+	}
+	if elapsed := b.now.Sub(b.cfg.Start); d > MaxClock-elapsed {
+		return fmt.Errorf("sim: cannot advance the virtual clock by %v: it runs for %v from its start, and %v have passed", d, MaxClock, elapsed)
 	}
 	end := b.now.Add(d)
 	sameInstant := 0
@@ -151,7 +157,13 @@ func (b *Broker) Advance(d time.Duration) {
 		b.flush()
 	}
 	b.now = end
+	return nil
 }
+
+// MaxClock is how long the virtual clock runs from its start: about 280
+// years, so that every expiry (at most ten years ahead, see
+// queue.MaxTimeout) stays representable in nanoseconds.
+const MaxClock = time.Duration(math.MaxInt64) - 12*365*24*time.Hour
 
 // maxFiringsPerInstant bounds the timers that may fire at one virtual
 // instant: far above any real load (one timer per queue and channel), far

@@ -25,8 +25,8 @@ type brokerQueue struct {
 
 var _ queue.Env[*Consumer] = (*brokerQueue)(nil)
 
-// Now is the virtual time in Unix nanoseconds.
-func (q *brokerQueue) Now() int64 { return q.b.now.UnixNano() }
+// Now is the virtual time since the broker started, in nanoseconds.
+func (q *brokerQueue) Now() int64 { return int64(q.b.now.Sub(q.b.cfg.Start)) }
 
 // CanSend is the channel-wide limiter's can_send for c's channel; a closed
 // channel (its connection is closing) takes nothing.
@@ -63,7 +63,7 @@ func (q *brokerQueue) SetTimer(t queue.Timer, due int64) {
 	if q.timers[t] == nil {
 		q.timers[t] = newTimer(func() { q.timerFired(t) })
 	}
-	q.b.schedule(q.timers[t], time.Unix(0, due).In(q.b.now.Location()))
+	q.b.schedule(q.timers[t], q.b.cfg.Start.Add(time.Duration(due)))
 }
 
 // StopTimer cancels one of the queue's timers.

@@ -140,7 +140,7 @@ func followWallClock(ctx context.Context, b *sim.Broker) {
 		case <-ctx.Done():
 			return
 		case now := <-t.C:
-			b.Advance(now.Sub(last))
+			_ = b.Advance(now.Sub(last)) // fails only after sim.MaxClock
 			last = now
 		}
 	}
@@ -218,7 +218,10 @@ func apiHandler(b *sim.Broker, manual bool) http.Handler {
 			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "by must be a non-negative duration such as 30m"})
 			return
 		}
-		b.Advance(d)
+		if err := b.Advance(d); err != nil {
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
+			return
+		}
 		writeJSON(w, http.StatusOK, map[string]string{"now": b.Now().Format(time.RFC3339Nano)})
 	})
 	return mux

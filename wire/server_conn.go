@@ -41,9 +41,9 @@ type serverConn struct {
 	chans        map[uint16]*chanState
 
 	// closing: the server sent connection.close and waits for close-ok.
-	closing atomic.Bool
-	recv    atomic.Uint64 // frames received, for the heartbeat monitor
-	sent    atomic.Uint64 // non-heartbeat batches written
+	closing   atomic.Bool
+	recvBytes atomic.Uint64 // bytes received, for the heartbeat monitor
+	sent      atomic.Uint64 // non-heartbeat batches written
 
 	// callMu serialises broker calls with their replies and the drains
 	// of the outbox, so that a reply precedes what its call pushed.
@@ -97,13 +97,14 @@ func newServerConn(s *Server, nc net.Conn) *serverConn {
 		s:        s,
 		nc:       nc,
 		seq:      connSeq.Add(1),
-		br:       bufio.NewReaderSize(nc, 32<<10),
+		br:       nil, // below: it counts what it reads
 		bw:       bufio.NewWriterSize(nc, 32<<10),
 		frameMax: FrameMinSize,
 		chans:    map[uint16]*chanState{},
 		wake:     make(chan struct{}, 1),
 		done:     make(chan struct{}),
 	}
+	c.br = bufio.NewReaderSize(countingReader{nc, &c.recvBytes}, 32<<10)
 	c.fw = NewFrameWriter(c.bw)
 	return c
 }
@@ -139,10 +140,6 @@ func (c *serverConn) serve() {
 	}
 	c.wg.Add(1)
 	go c.writeLoop()
-	if c.heartbeat > 0 {
-		c.wg.Add(1)
-		go c.heartbeatLoop()
-	}
 	for {
 		f, err := c.readFrame()
 		if err != nil {
@@ -159,7 +156,6 @@ func (c *serverConn) serve() {
 			}
 			return
 		}
-		c.recv.Add(1)
 		switch {
 		case c.clientClosed:
 			// connection.close-ok is on its way; ignore the rest.

@@ -114,6 +114,13 @@ func (c *serverConn) handshake() bool {
 	}
 	c.frameMax, c.channelMax = tuneOk.FrameMax, tuneOk.ChannelMax
 	c.heartbeat = time.Duration(tuneOk.Heartbeat) * time.Second
+	if c.heartbeat > 0 { // RabbitMQ starts its heartbeaters at tune-ok
+		// What the client sent after tune-ok counts as received, even if
+		// the reader has already buffered it.
+		consumed := c.recvBytes.Load() - uint64(c.br.Buffered())
+		c.wg.Add(1)
+		go c.heartbeatLoop(consumed)
+	}
 	c.fw.SetFrameMax(c.frameMax)
 
 	open, ok := handshakeMethod[*ConnectionOpen](c)

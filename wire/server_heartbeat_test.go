@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"net"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -97,4 +98,82 @@ func TestServerCancelNotifyCapability(t *testing.T) {
 			t.Error("no qos-ok")
 		}
 	}
+}
+
+// openHeartbeat opens a raw connection with heartbeat seconds negotiated.
+func openHeartbeat(t *testing.T, s *Server, heartbeat uint16) (*rawClient, net.Conn) {
+	client, server := Pipe()
+	s.ServeConn(server)
+	c := &rawClient{t: t, conn: client, fr: NewFrameReader(client), fw: NewFrameWriter(client)}
+	c.fw.WriteProtocolHeader()
+	c.expect()
+	c.send(0, &ConnectionStartOk{ClientProperties: protocol.Table{}, Mechanism: "PLAIN", Response: "\x00guest\x00guest"})
+	c.expect()
+	c.send(0, &ConnectionTuneOk{ChannelMax: 2047, FrameMax: 131072, Heartbeat: heartbeat})
+	c.send(0, &ConnectionOpen{VirtualHost: "/"})
+	c.expect()
+	return c, client
+}
+
+// readUntilClosed reads frames until the server drops the connection and
+// returns how long that took and whether a close frame came first.
+func readUntilClosed(c *rawClient) (time.Duration, bool) {
+	start := time.Now()
+	for {
+		f, err := c.fr.ReadFrame()
+		if err != nil {
+			return time.Since(start), false
+		}
+		if f.Type == FrameMethod {
+			if m, _ := DecodeMethod(f.Payload); m != nil {
+				if _, ok := m.(*ConnectionClose); ok {
+					return time.Since(start), true
+				}
+			}
+		}
+	}
+}
+
+// A silent client is dropped, without a close frame, on the receiver's
+// second silent look: 6 s after connection.open with a 2 s heartbeat, as
+// RabbitMQ 3.10.8 does (measured).
+func TestServerHeartbeatDropsSilentClient(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := NewServer(sim.New(sim.Config{}))
+		defer s.Close()
+		c, client := openHeartbeat(t, s, 2)
+		defer client.Close()
+		took, closeFrame := readUntilClosed(c)
+		if took != 6*time.Second || closeFrame {
+			t.Errorf("dropped after %v (close frame %t), want 6s without one", took, closeFrame)
+		}
+	})
+}
+
+// A client that sends anything at least once a heartbeat interval stays:
+// here one byte of a frame every 2 s, never a whole frame in time.
+func TestServerHeartbeatCountsBytes(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := NewServer(sim.New(sim.Config{}))
+		defer s.Close()
+		c, client := openHeartbeat(t, s, 2)
+		defer client.Close()
+		frame := AppendFrame(nil, Frame{Type: FrameHeartbeat})
+		dropped := make(chan time.Duration, 1)
+		go func() {
+			took, _ := readUntilClosed(c)
+			dropped <- took
+		}()
+		for i := 0; i < 30; i++ { // a minute, byte by byte
+			time.Sleep(2 * time.Second)
+			client.Write(frame[i%len(frame) : i%len(frame)+1])
+		}
+		select {
+		case took := <-dropped:
+			t.Fatalf("dropped after %v although bytes kept coming", took)
+		default:
+		}
+		client.Close()
+		<-dropped
+	})
 }

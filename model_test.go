@@ -311,7 +311,9 @@ func (m *model) method(ch *mChan, o op, r *result) *errInfo {
 			// A queue that refused the message (reject-publish) makes the
 			// confirm a nack.
 			ch.pubTag++
-			ch.confirms = append(ch.confirms, sim.Confirmation{DeliveryTag: ch.pubTag, Nack: rejected})
+			// RabbitMQ 3.10 sends a lone nack with multiple set
+			// (send_nacks has no single-tag clause; measured).
+			ch.confirms = append(ch.confirms, sim.Confirmation{DeliveryTag: ch.pubTag, Nack: rejected, Multiple: rejected})
 			if rejected {
 				m.cover["reject-publish nack"]++
 			}

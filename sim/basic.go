@@ -133,7 +133,7 @@ func (ch *Channel) Publish(exchangeName, key string, o PublishOptions, m Message
 // published sends what a routed publish owes its publisher: basic.return
 // (312 NO_ROUTE) of a mandatory message that reached no queue, and in
 // confirm mode the confirm, a nack when a queue refused it (x-overflow
-// reject-publish).
+// reject-publish), sent when the connection is next idle.
 func (ch *Channel) published(exchangeName, key string, o PublishOptions, m Message, routed int, rejected bool) {
 	if routed == 0 && o.Mandatory {
 		// The publisher may reuse its buffer once Publish returns.
@@ -143,11 +143,8 @@ func (ch *Channel) published(exchangeName, key string, o PublishOptions, m Messa
 	}
 	if ch.confirming {
 		ch.publishTag++
-		method := protocol.BasicAck
-		if rejected {
-			method = protocol.BasicNack
-		}
-		ch.push(Push{Method: method, Delivery: Delivery{DeliveryTag: ch.publishTag}})
+		ch.ready.confirm(ch.publishTag, rejected)
+		ch.conn.pendingConfirms++
 	}
 }
 

@@ -25,6 +25,7 @@ type Channel struct {
 	groups     map[*brokerQueue]*consumer.Group[*Consumer]
 	lastQueue  string // for methods that name the queue ""
 	confirming bool
+	ready      confirms // publisher confirms waiting for the connection to be idle
 	tx         *txState // set by tx.select
 	publishTag uint64
 	// closed is why the channel closed; closing is set while the broker's
@@ -87,6 +88,9 @@ func (ch *Channel) do(m protocol.Method, describe func(e *Event), f func() error
 		ch.fail(perr)
 	}
 	b.flush()
+	if !ch.conn.opts.Batched {
+		ch.conn.idle()
+	}
 	return err
 }
 
@@ -267,7 +271,10 @@ func (ch *Channel) Confirm() error {
 		if ch.tx != nil {
 			return protocol.Errorf(protocol.PreconditionFailed, protocol.ConfirmSelect, "cannot switch from tx to confirm mode")
 		}
-		ch.confirming = true
+		if !ch.confirming {
+			ch.confirming = true
+			ch.conn.confirmingOrder = append(ch.conn.confirmingOrder, ch)
+		}
 		return nil
 	})
 }

@@ -30,6 +30,11 @@ type ConnectOptions struct {
 	// channel.open of it is a second open (504), and its methods are
 	// dropped. Without it the in-process client answers at once.
 	AwaitCloseOk bool
+	// Batched is set by shells that call Connection.Idle when the
+	// client's frames run out: publisher confirms then wait for it and go
+	// out coalesced, as RabbitMQ's channel sends what is ready when its
+	// mailbox runs empty. Without it each call is its own batch.
+	Batched bool
 }
 
 // DefaultChannelMax is RabbitMQ's default channel_max.
@@ -45,7 +50,11 @@ type Connection struct {
 	opts     ConnectOptions
 	channels map[uint16]*Channel // open and closing channels
 	out      outbox
-	closed   error
+	// confirmingOrder are the channels in confirm mode, in the order they
+	// entered it; pendingConfirms counts their confirms not yet sent.
+	confirmingOrder []*Channel
+	pendingConfirms int
+	closed          error
 }
 
 // Connect opens a connection to vhost "/" as guest; it panics only if the

@@ -1,6 +1,8 @@
 package sim_test
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/amqpsim/amqpsim/protocol"
@@ -59,5 +61,63 @@ func TestOutboxGetReplyPrecedesWhatTheGetCaused(t *testing.T) {
 	diff(t, "pushes", []string{"basic.get-ok", "basic.deliver"}, methods(got))
 	if len(got) == 2 && (string(got[0].Body) != "m1" || string(got[1].Body) != "m2" || got[1].Method != protocol.BasicDeliver) {
 		t.Errorf("bodies %q, %q", got[0].Body, got[1].Body)
+	}
+}
+
+// confirmLines lists the confirms among pushes as "ack 3 m" (m: multiple).
+func confirmLines(ps []sim.Push) []string {
+	var out []string
+	for _, p := range ps {
+		if p.Method == protocol.BasicAck || p.Method == protocol.BasicNack {
+			s := fmt.Sprintf("%s %d", strings.TrimPrefix(p.Method.String(), "basic."), p.DeliveryTag)
+			if p.Multiple {
+				s += " m"
+			}
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Without batching every publish is confirmed at once: a lone ack without
+// multiple, a lone nack with it (RabbitMQ 3.10.8's send_confirms has a
+// single-tag clause, send_nacks has none; measured with a reject-publish
+// queue).
+func TestConfirmsOnePerCall(t *testing.T) {
+	e := newEnv(t)
+	e.declare("q", sim.QueueOptions{})
+	e.declare("full", sim.QueueOptions{Args: sim.Table{"x-max-length": int32(0), "x-overflow": "reject-publish"}})
+	e.must(e.ch.Confirm())
+	e.must(e.ch.Publish("", "q", sim.PublishOptions{}, sim.Message{}))
+	e.must(e.ch.Publish("", "full", sim.PublishOptions{}, sim.Message{}))
+	diff(t, "confirms", []string{"ack 1", "nack 2 m"}, confirmLines(e.conn.Drain(nil)))
+}
+
+// A batched connection confirms the publishes of one batch together when
+// it is idle, as rabbit_channel:coalesce_and_send does: the tags below the
+// first nack in one multiple ack, the rest one by one, then the nacks.
+func TestConfirmsCoalescedPerBatch(t *testing.T) {
+	b := sim.New(sim.Config{})
+	conn, _ := b.Dial(sim.ConnectOptions{Batched: true})
+	ch, _ := conn.Channel()
+	ch.QueueDeclare("q", sim.QueueOptions{})
+	ch.QueueDeclare("full", sim.QueueOptions{Args: sim.Table{"x-max-length": int32(0), "x-overflow": "reject-publish"}})
+	ch.Confirm()
+	for range 3 {
+		ch.Publish("", "q", sim.PublishOptions{}, sim.Message{})
+	}
+	if got := confirmLines(conn.Drain(nil)); len(got) != 0 {
+		t.Fatalf("confirmed before idle: %v", got)
+	}
+	conn.Idle()
+	diff(t, "one batch", []string{"ack 3 m"}, confirmLines(conn.Drain(nil)))
+	for _, q := range []string{"q", "full", "q", "q"} { // tags 4-7, 5 refused
+		ch.Publish("", q, sim.PublishOptions{}, sim.Message{})
+	}
+	conn.Idle()
+	diff(t, "with a nack", []string{"ack 4 m", "ack 6", "ack 7", "nack 5"}, confirmLines(conn.Drain(nil)))
+	conn.Idle()
+	if got := confirmLines(conn.Drain(nil)); len(got) != 0 {
+		t.Errorf("idle twice confirmed again: %v", got)
 	}
 }

@@ -165,6 +165,11 @@ func (c *serverConn) serve() {
 			}
 		default:
 			c.handleFrame(f)
+			if c.br.Buffered() == 0 {
+				// The client's frames ran out: RabbitMQ's channels send
+				// the confirms they hold when their mailboxes run empty.
+				c.call(func() (outItem, bool) { c.sc.Idle(); return outItem{}, false })
+			}
 		}
 	}
 }

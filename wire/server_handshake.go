@@ -137,6 +137,7 @@ func (c *serverConn) handshake() bool {
 		ChannelMax:     channelMax,
 		Notify:         c.signal,
 		AwaitCloseOk:   true,
+		Batched:        true,
 	})
 	if err != nil {
 		perr, ok := err.(*protocol.Error)

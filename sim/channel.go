@@ -72,9 +72,8 @@ func (ch *Channel) do(m protocol.Method, describe func(e *Event), f func() error
 	if ch.closed != nil {
 		return ch.closed
 	}
-	out := &ch.conn.out
-	out.beginCall()
-	defer out.endCall()
+	ch.conn.out.beginCall()
+	defer ch.conn.endCall()
 	if b.tracing() {
 		e := connEvent(EventCall, ch.conn, ch.id)
 		e.Method = m
@@ -88,9 +87,6 @@ func (ch *Channel) do(m protocol.Method, describe func(e *Event), f func() error
 		ch.fail(perr)
 	}
 	b.flush()
-	if !ch.conn.opts.Batched {
-		ch.conn.idle()
-	}
 	return err
 }
 

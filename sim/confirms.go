@@ -61,21 +61,36 @@ func coalesce(ch *Channel, m protocol.Method, tags, negative []uint64) {
 }
 
 // Idle tells the broker that the client's frames received so far have all
-// been applied: its channels' mailboxes ran empty, and they send the
-// publisher confirms they hold. A shell that sets ConnectOptions.Batched
-// calls it whenever its reader has nothing more buffered, so that the
-// publishes of one read batch are confirmed together, as RabbitMQ
-// confirms them; without Batched every call ends idle.
+// been applied: its channels' mailboxes ran empty. They send the publisher
+// confirms they hold, and then what their queues pushed in reaction to
+// those frames. A shell that sets ConnectOptions.Batched calls it whenever
+// its reader has nothing more buffered, so that the publishes of one read
+// are confirmed together, and a delivery that an ack released reaches the
+// client after the channel's replies to the frames read with that ack, as
+// RabbitMQ sends them; without Batched every call ends idle.
 func (c *Connection) Idle() {
 	c.b.mu.Lock()
 	defer c.b.mu.Unlock()
 	c.idle()
 }
 
-func (c *Connection) idle() {
-	if c.pendingConfirms == 0 {
-		return
+// endCall ends a client's method call: unless the connection is batched,
+// it is idle.
+func (c *Connection) endCall() {
+	if !c.opts.Batched {
+		c.idle()
 	}
+}
+
+func (c *Connection) idle() {
+	if c.pendingConfirms > 0 {
+		c.sendConfirms()
+	}
+	c.out.endCall()
+}
+
+// sendConfirms sends every channel's ready publisher confirms.
+func (c *Connection) sendConfirms() {
 	c.pendingConfirms = 0
 	open := c.confirmingOrder[:0]
 	for _, ch := range c.confirmingOrder {

@@ -64,9 +64,10 @@ type outbox struct {
 	head  int
 	taken int // taken items in items[head:]
 	seq   uint64
-	// staging is set during a client's method call on this connection:
-	// what queues push in reaction (deliveries, broker cancels) waits in
-	// staged until the call ends, behind the channel's own pushes.
+	// staging is set during a client's method call on this connection,
+	// and on a batched connection until it is idle: what queues push in
+	// reaction (deliveries, broker cancels) waits in staged, behind the
+	// channel's own pushes.
 	staging bool
 	staged  []stagedItem
 	// notify is ConnectOptions.Notify.
@@ -159,7 +160,8 @@ func (o *outbox) queuePush(it outItem, cons *Consumer) {
 	}
 }
 
-// beginCall starts holding queue pushes; endCall appends them.
+// beginCall starts holding queue pushes; endCall appends them (see
+// Connection.endCall and Idle).
 func (o *outbox) beginCall() { o.staging = true }
 
 func (o *outbox) endCall() {

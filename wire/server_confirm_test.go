@@ -2,6 +2,7 @@ package wire
 
 import (
 	"bytes"
+	"fmt"
 	"testing"
 	"testing/synctest"
 
@@ -47,6 +48,57 @@ func TestServerCoalescesConfirmsOfOneRead(t *testing.T) {
 		c.send(1, &BasicQos{PrefetchCount: 1})
 		if got := c.expect(); !cmp.Equal(got, &BasicQosOk{}) {
 			t.Errorf("more confirms than publishes: %#v", got)
+		}
+	})
+}
+
+// What a queue sends in reaction to a frame reaches the client after the
+// channel's replies to the frames read with it: acking tag 1 twice in one
+// write (prefetch 1, two messages ready) gets channel.close for the second
+// ack before the basic.deliver the first one released, as RabbitMQ 3.10.8
+// sends them (observed with amqp091-go, which then closes the connection
+// with 504 for the delivery on a closing channel).
+func TestServerQueuePushesFollowChannelReplies(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := sim.New(sim.Config{})
+		s := NewServer(b)
+		defer s.Close()
+		c, client := openHeartbeat(t, s, 0)
+		defer client.Close()
+		c.send(1, &ChannelOpen{})
+		c.expect()
+		c.send(1, &QueueDeclare{Queue: "q"})
+		c.expect()
+		b.Publish("/", "", "q", sim.Message{Body: []byte("m1")})
+		b.Publish("/", "", "q", sim.Message{Body: []byte("m2")})
+		c.send(1, &BasicQos{PrefetchCount: 1})
+		c.expect()
+		c.send(1, &BasicConsume{Queue: "q", ConsumerTag: "c"})
+		if _, ok := c.expect().(*BasicConsumeOk); !ok {
+			t.Fatal("no consume-ok")
+		}
+		if d, ok := c.expect().(*BasicDeliver); !ok || d.DeliveryTag != 1 {
+			t.Fatalf("first delivery: %#v", d)
+		}
+		var buf bytes.Buffer
+		fw := NewFrameWriter(&buf)
+		fw.WriteMethod(1, &BasicAck{DeliveryTag: 1})
+		fw.WriteMethod(1, &BasicAck{DeliveryTag: 1})
+		client.Write(buf.Bytes())
+		var got []string
+		for range 2 {
+			switch m := c.expect().(type) {
+			case *ChannelClose:
+				got = append(got, "close "+m.ReplyText)
+			case *BasicDeliver:
+				got = append(got, "deliver")
+			default:
+				got = append(got, fmt.Sprintf("%T", m))
+			}
+		}
+		want := []string{"close PRECONDITION_FAILED - unknown delivery tag 1", "deliver"}
+		if !cmp.Equal(got, want) {
+			t.Errorf("got %q, want %q", got, want)
 		}
 	})
 }

@@ -97,14 +97,14 @@ func newServerConn(s *Server, nc net.Conn) *serverConn {
 		s:        s,
 		nc:       nc,
 		seq:      connSeq.Add(1),
-		br:       nil, // below: it counts what it reads
+		br:       nil, // below: it reads in batches
 		bw:       bufio.NewWriterSize(nc, 32<<10),
 		frameMax: FrameMinSize,
 		chans:    map[uint16]*chanState{},
 		wake:     make(chan struct{}, 1),
 		done:     make(chan struct{}),
 	}
-	c.br = bufio.NewReaderSize(countingReader{nc, &c.recvBytes}, 32<<10)
+	c.br = bufio.NewReaderSize(batchReader{c}, 32<<10)
 	c.fw = NewFrameWriter(c.bw)
 	return c
 }
@@ -165,11 +165,6 @@ func (c *serverConn) serve() {
 			}
 		default:
 			c.handleFrame(f)
-			if c.br.Buffered() == 0 {
-				// The client's frames ran out: RabbitMQ's channels send
-				// the confirms they hold when their mailboxes run empty.
-				c.call(func() (outItem, bool) { c.sc.Idle(); return outItem{}, false })
-			}
 		}
 	}
 }

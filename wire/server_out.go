@@ -2,8 +2,6 @@ package wire
 
 import (
 	"fmt"
-	"io"
-	"sync/atomic"
 	"time"
 
 	"github.com/amqpsim/amqpsim/protocol"
@@ -248,14 +246,22 @@ func (c *serverConn) heartbeatLoop(received uint64) {
 	}
 }
 
-// countingReader counts the bytes read through it.
-type countingReader struct {
-	r io.Reader
-	n *atomic.Uint64
-}
+// batchReader is the socket as the reader reads it: each read from the
+// socket is a batch of the client's frames. Before it reads the next, the
+// broker hears that the last is applied (sim.Connection.Idle), as
+// RabbitMQ's channels act when their mailboxes run empty; and it counts
+// the bytes, for the heartbeat monitor.
+type batchReader struct{ c *serverConn }
 
-func (cr countingReader) Read(p []byte) (int, error) {
-	n, err := cr.r.Read(p)
-	cr.n.Add(uint64(n))
+func (r batchReader) Read(p []byte) (int, error) {
+	c := r.c
+	c.mu.Lock()
+	sc := c.sc
+	c.mu.Unlock()
+	if sc != nil && !c.closing.Load() {
+		c.call(func() (outItem, bool) { sc.Idle(); return outItem{}, false })
+	}
+	n, err := c.nc.Read(p)
+	c.recvBytes.Add(uint64(n))
 	return n, err
 }

@@ -30,6 +30,13 @@ type ConnectOptions struct {
 	// channel.open of it is a second open (504), and its methods are
 	// dropped. Without it the in-process client answers at once.
 	AwaitCloseOk bool
+	// MaxUnsent bounds the deliveries the connection holds unsent: pushed,
+	// and not yet taken by an in-process reader or reported written by the
+	// shell (Written). At the bound its consumers get nothing more and the
+	// messages stay queued, as RabbitMQ stops delivering to a channel whose
+	// writer is blocked. 0 means DefaultMaxUnsent for a shell (Notify set)
+	// and no bound in process; negative means no bound.
+	MaxUnsent int
 	// Batched is set by shells that call Connection.Idle when the
 	// client's frames run out: publisher confirms then wait for it and go
 	// out coalesced, as RabbitMQ's channel sends what is ready when its
@@ -54,7 +61,11 @@ type Connection struct {
 	// entered it; pendingConfirms counts their confirms not yet sent.
 	confirmingOrder []*Channel
 	pendingConfirms int
-	closed          error
+	// unsent counts deliveries not yet taken or written; waiting are the
+	// queues that found the connection full (flow.go).
+	unsent  int
+	waiting []*brokerQueue
+	closed  error
 }
 
 // Connect opens a connection to vhost "/" as guest; it panics only if the
@@ -258,14 +269,11 @@ func (c *Connection) shutdown(cause *protocol.Error) {
 func (c *Connection) Channels() []*Channel {
 	c.b.mu.Lock()
 	defer c.b.mu.Unlock()
-	out := make([]*Channel, 0, len(c.channels))
-	for _, ch := range c.channels {
-		if ch.closed == nil {
-			out = append(out, ch)
-		}
-	}
-	slices.SortFunc(out, func(a, b *Channel) int { return int(a.id) - int(b.id) })
-	return out
+	return c.channelsByID()
+}
+
+func sortChannels(chs []*Channel) {
+	slices.SortFunc(chs, func(a, b *Channel) int { return int(a.id) - int(b.id) })
 }
 
 // Connections returns the open connections, in the order they were made.

@@ -71,6 +71,7 @@ func (c *Consumer) Next() (Delivery, bool) {
 		seq := c.unread[c.read]
 		c.read++
 		if it, ok := c.ch.conn.out.take(seq); ok {
+			c.ch.conn.taken()
 			return makeDelivery(it.ctag, it.tag, it.redelivered, it.queue, it.msg), true
 		}
 	}

@@ -72,6 +72,9 @@ type outbox struct {
 	staged  []stagedItem
 	// notify is ConnectOptions.Notify.
 	notify func()
+	// deliveriesTaken counts the deliveries readers took since the
+	// connection last looked (Connection.taken).
+	deliveriesTaken int
 }
 
 // outItem is one push, kept small: deliveries, confirms and cancels, the
@@ -205,6 +208,9 @@ func (o *outbox) take(seq uint64) (outItem, bool) {
 	}
 	it := o.items[i]
 	o.markTaken(i)
+	if it.method == protocol.BasicDeliver {
+		o.deliveriesTaken++
+	}
 	return it, true
 }
 
@@ -261,6 +267,9 @@ func (o *outbox) drain(buf []Push) []Push {
 	for i := range o.items[o.head:] {
 		if it := &o.items[o.head+i]; !it.taken {
 			buf = append(buf, it.push())
+			if it.method == protocol.BasicDeliver {
+				o.deliveriesTaken++
+			}
 		}
 	}
 	clear(o.items)
@@ -277,7 +286,20 @@ func (o *outbox) drain(buf []Push) []Push {
 func (c *Connection) Drain(buf []Push) []Push {
 	c.b.mu.Lock()
 	defer c.b.mu.Unlock()
-	return c.out.drain(buf)
+	buf = c.out.drain(buf)
+	c.taken()
+	return buf
+}
+
+// taken counts the deliveries readers took as sent, for an in-process
+// connection; a shell reports what it wrote instead (Written). Caller
+// holds the lock.
+func (c *Connection) taken() {
+	n := c.out.deliveriesTaken
+	c.out.deliveriesTaken = 0
+	if c.opts.Notify == nil {
+		c.sent(n)
+	}
 }
 
 // Pending returns the number of pushes waiting in the connection's outbox.
@@ -316,6 +338,7 @@ func (ch *Channel) pushDelivery(ctag string, tag uint64, redelivered bool, q *br
 		ch.b.record(pushEvent(ch.conn, &p))
 	}
 	ch.conn.out.queuePush(it, cons)
+	ch.conn.unsent++
 }
 
 // pushFromQueue pushes p on behalf of a queue (basic.cancel of a deleted

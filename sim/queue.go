@@ -35,7 +35,7 @@ func (q *brokerQueue) CanSend(c *consumer.Consumer[*Consumer]) bool {
 	if cs.ch.closed != nil {
 		return false
 	}
-	return cs.ch.core.Allow(q, !c.NoAck)
+	return cs.ch.conn.canSend(q) && cs.ch.core.Allow(q, !c.NoAck)
 }
 
 // Deliver sends m to consumer c.

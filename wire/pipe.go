@@ -9,9 +9,12 @@ import (
 )
 
 // Pipe returns the two ends of a full-duplex, in-memory connection whose
-// writes never block: each direction is an unbounded buffer. It is the
-// transport amqptest uses, and the one to use inside a testing/synctest
-// bubble.
+// client writes never block: the client-to-server direction is an
+// unbounded buffer. The server-to-client direction holds at most
+// ServerWriteBuffer bytes, like a socket's buffers: a client that stops
+// reading stops the server's writer, and so the broker's deliveries,
+// without the client ever waiting. It is the transport amqptest uses, and
+// the one to use inside a testing/synctest bubble.
 //
 // Unlike [net.Pipe], a writer never waits for the reader. amqp091-go holds
 // mutexes while it writes, and a goroutine waiting on a mutex is not durably
@@ -26,6 +29,7 @@ import (
 // the buffered bytes, and the peer's writes fail with io.ErrClosedPipe.
 func Pipe() (client, server net.Conn) {
 	a, b := newHalf(), newHalf()
+	a.limit = ServerWriteBuffer
 	return &pipeConn{rx: a, tx: b, local: pipeAddr("client"), remote: pipeAddr("server")},
 		&pipeConn{rx: b, tx: a, local: pipeAddr("server"), remote: pipeAddr("client")}
 }
@@ -46,6 +50,9 @@ type half struct {
 	cond sync.Cond
 	buf  []byte
 	off  int // buf[off:] is unread
+	// limit, when set, makes a write wait while this many bytes are
+	// unread (a write into an empty buffer always goes through).
+	limit int
 	// wclosed: the writing end closed or half-closed; reads return io.EOF
 	// once the buffer is drained.
 	wclosed bool
@@ -53,6 +60,11 @@ type half struct {
 	rclosed bool
 	rd      deadline // read deadline of the reading end
 }
+
+// ServerWriteBuffer is how many bytes the server side of a Pipe may have
+// written that the client has not read, like the socket buffers of a TCP
+// connection on loopback.
+const ServerWriteBuffer = 4 << 20
 
 func newHalf() *half {
 	h := &half{}
@@ -120,6 +132,12 @@ func (h *half) write(p []byte, wd *deadline) (int, error) {
 		return 0, io.ErrClosedPipe
 	case wd.exceeded():
 		return 0, os.ErrDeadlineExceeded
+	}
+	for h.limit > 0 && len(h.buf) > h.off && len(h.buf)-h.off+len(p) > h.limit {
+		if h.wclosed || h.rclosed {
+			return 0, io.ErrClosedPipe
+		}
+		h.cond.Wait() // woken by reads and closes
 	}
 	if h.off > 0 && h.off >= len(h.buf)/2 {
 		// Compact before growing, so a buffer read as fast as it is filled

@@ -153,7 +153,7 @@ func (c *serverConn) writeLoop() {
 		batch, c.out = c.out, batch[:0]
 		c.mu.Unlock()
 
-		final, data := false, false
+		final, data, delivered := false, false, 0
 		for i := range batch {
 			it := &batch[i]
 			var err error
@@ -177,6 +177,9 @@ func (c *serverConn) writeLoop() {
 			}
 			data = data || it.kind != outHeartbeat
 			final = final || it.final
+			if it.kind == outPush && it.push.Method == protocol.BasicDeliver {
+				delivered++
+			}
 		}
 		clear(batch)
 		if err := c.bw.Flush(); err != nil {
@@ -185,6 +188,14 @@ func (c *serverConn) writeLoop() {
 		}
 		if data {
 			c.sent.Add(1)
+		}
+		if delivered > 0 {
+			// The deliveries reached the socket: the broker may send more
+			// (sim.ConnectOptions.MaxUnsent).
+			c.mu.Lock()
+			sc := c.sc
+			c.mu.Unlock()
+			sc.Written(delivered)
 		}
 		if final {
 			c.closeLater()

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -15,32 +16,33 @@ import (
 )
 
 // TestCloseLeavesNoGoroutine: Close ends every server goroutine, and the
-// connection.close it sends lets the clients' goroutines end too.
+// connection.close it sends lets the clients' goroutines end too. In a
+// synctest bubble, synctest.Wait returns once every other goroutine of the
+// bubble has exited or is blocked for good, so one count after it is exact.
 func TestCloseLeavesNoGoroutine(t *testing.T) {
-	before := runtime.NumGoroutine()
-	srv, err := amqptest.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for range 3 {
-		conn, err := amqp.DialConfig(srv.URL(), amqp.Config{Dial: srv.Dial})
+	synctest.Test(t, func(t *testing.T) {
+		before := runtime.NumGoroutine()
+		srv, err := amqptest.Start()
 		if err != nil {
 			t.Fatal(err)
 		}
-		ch, _ := conn.Channel()
-		ch.QueueDeclare("", false, false, true, false, nil)
-		ch.Consume("", "", false, false, false, false, nil)
-	}
-	srv.Close()
-	srv.Close()
-	deadline := time.Now().Add(5 * time.Second)
-	for runtime.NumGoroutine() > before {
-		if time.Now().After(deadline) {
-			buf := make([]byte, 1<<16)
-			t.Fatalf("%d goroutines, %d before:\n%s", runtime.NumGoroutine(), before, buf[:runtime.Stack(buf, true)])
+		for range 3 {
+			conn, err := amqp.DialConfig(srv.URL(), amqp.Config{Dial: srv.Dial})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ch, _ := conn.Channel()
+			ch.QueueDeclare("", false, false, true, false, nil)
+			ch.Consume("", "", false, false, false, false, nil)
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		srv.Close()
+		srv.Close()
+		synctest.Wait()
+		if n := runtime.NumGoroutine(); n > before {
+			buf := make([]byte, 1<<16)
+			t.Fatalf("%d goroutines, %d before:\n%s", n, before, buf[:runtime.Stack(buf, true)])
+		}
+	})
 }
 
 // benchPublishConsume publishes b.N 128-byte messages with publisher

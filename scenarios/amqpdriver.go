@@ -349,7 +349,9 @@ func (d *amqpDriver) do(name string, op Op) (reply, error) {
 		if o.Passive {
 			err = ch.ExchangeDeclarePassive(d.p(o.Exchange), o.Kind, o.Durable, o.AutoDelete, o.Internal, false, table(o.Args))
 		} else {
-			d.exchs = append(d.exchs, d.p(o.Exchange))
+			if x := d.p(o.Exchange); x != "" && !strings.HasPrefix(x, "amq.") {
+				d.exchs = append(d.exchs, x) // never the broker's own
+			}
 			err = ch.ExchangeDeclare(d.p(o.Exchange), o.Kind, o.Durable, o.AutoDelete, o.Internal, false, table(o.Args))
 		}
 	case DeleteQueue:

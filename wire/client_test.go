@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"runtime"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -193,7 +192,7 @@ func recv[T any](t *testing.T, c <-chan T) T {
 // connection the AMQP way, then the pipe, and checks no goroutine leaked.
 func dial(t *testing.T, frameMax uint32) (*amqp.Connection, *amqp.Channel, *fakeBroker) {
 	t.Helper()
-	before := runtime.NumGoroutine()
+	before, _ := bubbleGoroutines()
 	clientConn, serverConn := net.Pipe()
 	deadline := time.Now().Add(30 * time.Second) // nothing may hang
 	_ = serverConn.SetDeadline(deadline)
@@ -272,9 +271,8 @@ func dial(t *testing.T, frameMax uint32) (*amqp.Connection, *amqp.Channel, *fake
 func checkGoroutines(t *testing.T, before int) {
 	t.Helper()
 	synctest.Wait()
-	if n := runtime.NumGoroutine(); n > before {
-		buf := make([]byte, 1<<20)
-		t.Errorf("goroutines leaked: %d before, %d after\n%s", before, n, buf[:runtime.Stack(buf, true)])
+	if n, dump := bubbleGoroutines(); n > before {
+		t.Errorf("goroutines leaked: %d before, %d after\n%s", before, n, dump)
 	}
 }
 

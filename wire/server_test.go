@@ -481,7 +481,7 @@ func TestServerCloseTimeout(t *testing.T) {
 
 func TestServerCloseLeavesNoGoroutine(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		before := runtime.NumGoroutine()
+		before, _ := bubbleGoroutines()
 		b := sim.New(sim.Config{})
 		s := NewServer(b)
 		for range 5 {
@@ -506,9 +506,8 @@ func TestServerCloseLeavesNoGoroutine(t *testing.T) {
 func waitGoroutines(t *testing.T, n int) {
 	t.Helper()
 	synctest.Wait()
-	if got := runtime.NumGoroutine(); got > n {
-		buf := make([]byte, 1<<16)
-		t.Fatalf("%d goroutines, want <= %d:\n%s", got, n, buf[:runtime.Stack(buf, true)])
+	if got, dump := bubbleGoroutines(); got > n {
+		t.Fatalf("%d goroutines, want <= %d:\n%s", got, n, dump)
 	}
 }
 
@@ -517,4 +516,35 @@ func waitGoroutines(t *testing.T, n int) {
 // goroutine is blocked, never because the machine is slow.
 func bubble(f func(t *testing.T)) func(t *testing.T) {
 	return func(t *testing.T) { synctest.Test(t, f) }
+}
+
+// bubbleGoroutines counts the goroutines of the caller's synctest bubble in
+// a dump of every goroutine, and returns the dump. Unlike
+// runtime.NumGoroutine it leaves out the runtime's goroutines (a finalizer
+// running user code counts there) and other tests', which come and go on
+// their own; after synctest.Wait the count is exact.
+func bubbleGoroutines() (int, string) {
+	buf := make([]byte, 1<<16)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	dump := string(buf)
+	first, _, _ := strings.Cut(dump, "\n") // the caller's goroutine comes first
+	i := strings.Index(first, "synctest bubble ")
+	if i < 0 {
+		panic("bubbleGoroutines called outside a synctest bubble")
+	}
+	id := strings.TrimSuffix(first[i:], ":") // "synctest bubble 7]"
+	n := 0
+	for _, l := range strings.Split(dump, "\n") {
+		if strings.HasPrefix(l, "goroutine ") && strings.HasSuffix(l, id+":") {
+			n++
+		}
+	}
+	return n, dump
 }

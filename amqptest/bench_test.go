@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -15,32 +17,32 @@ import (
 )
 
 // TestCloseLeavesNoGoroutine: Close ends every server goroutine, and the
-// connection.close it sends lets the clients' goroutines end too.
+// connection.close it sends lets the clients' goroutines end too. In a
+// synctest bubble, synctest.Wait returns once every other goroutine of the
+// bubble has exited or is blocked for good, so one count after it is exact.
 func TestCloseLeavesNoGoroutine(t *testing.T) {
-	before := runtime.NumGoroutine()
-	srv, err := amqptest.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for range 3 {
-		conn, err := amqp.DialConfig(srv.URL(), amqp.Config{Dial: srv.Dial})
+	synctest.Test(t, func(t *testing.T) {
+		before, _ := bubbleGoroutines()
+		srv, err := amqptest.Start()
 		if err != nil {
 			t.Fatal(err)
 		}
-		ch, _ := conn.Channel()
-		ch.QueueDeclare("", false, false, true, false, nil)
-		ch.Consume("", "", false, false, false, false, nil)
-	}
-	srv.Close()
-	srv.Close()
-	deadline := time.Now().Add(5 * time.Second)
-	for runtime.NumGoroutine() > before {
-		if time.Now().After(deadline) {
-			buf := make([]byte, 1<<16)
-			t.Fatalf("%d goroutines, %d before:\n%s", runtime.NumGoroutine(), before, buf[:runtime.Stack(buf, true)])
+		for range 3 {
+			conn, err := amqp.DialConfig(srv.URL(), amqp.Config{Dial: srv.Dial})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ch, _ := conn.Channel()
+			ch.QueueDeclare("", false, false, true, false, nil)
+			ch.Consume("", "", false, false, false, false, nil)
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		srv.Close()
+		srv.Close()
+		synctest.Wait()
+		if n, dump := bubbleGoroutines(); n > before {
+			t.Fatalf("%d goroutines, %d before:\n%s", n, before, dump)
+		}
+	})
 }
 
 // benchPublishConsume publishes b.N 128-byte messages with publisher
@@ -174,4 +176,35 @@ func BenchmarkConnect(b *testing.B) {
 		srv.Close()
 		b.StartTimer()
 	}
+}
+
+// bubbleGoroutines counts the goroutines of the caller's synctest bubble in
+// a dump of every goroutine, and returns the dump. Unlike
+// runtime.NumGoroutine it leaves out the runtime's goroutines (a finalizer
+// running user code counts there) and other tests', which come and go on
+// their own; after synctest.Wait the count is exact.
+func bubbleGoroutines() (int, string) {
+	buf := make([]byte, 1<<16)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	dump := string(buf)
+	first, _, _ := strings.Cut(dump, "\n") // the caller's goroutine comes first
+	i := strings.Index(first, "synctest bubble ")
+	if i < 0 {
+		panic("bubbleGoroutines called outside a synctest bubble")
+	}
+	id := strings.TrimSuffix(first[i:], ":") // "synctest bubble 7]"
+	n := 0
+	for _, l := range strings.Split(dump, "\n") {
+		if strings.HasPrefix(l, "goroutine ") && strings.HasSuffix(l, id+":") {
+			n++
+		}
+	}
+	return n, dump
 }

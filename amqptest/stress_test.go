@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -22,73 +23,75 @@ type stressCounts struct {
 
 // TestStress: 100 connections × 10 channels publish, get, consume, ack,
 // nack, reject, cancel and close channels and connections at random
-// against one broker over the in-memory transport. At the end every
-// published message is acknowledged, dropped (nack/reject without requeue)
-// or ready in its queue, with nothing left unacked.
+// against one broker over the in-memory transport, in a synctest bubble.
+// At the end every published message is acknowledged, dropped (nack/reject
+// without requeue) or ready in its queue, with nothing left unacked.
 func TestStress(t *testing.T) {
-	conns, chans, ops, rounds := 100, 10, 12, 2
-	if testing.Short() {
-		conns, ops = 20, 8
-	}
-	const queues = 8
-	srv := amqptest.NewServer(t, amqptest.WithConfig(sim.Config{NoTrace: true}))
-	setup := channel(t, dial(t, srv))
-	for i := range queues {
-		declare(t, setup, fmt.Sprintf("stress-%d", i))
-	}
-	var n stressCounts
-	var wg sync.WaitGroup
-	for c := range conns {
-		wg.Go(func() {
-			rng := rand.New(rand.NewPCG(uint64(c), 42))
-			for r := range rounds {
-				var nc net.Conn
-				dialer := func(network, addr string) (net.Conn, error) {
-					c, err := srv.Dial(network, addr)
-					nc = c
-					return c, err
+	synctest.Test(t, func(t *testing.T) {
+		conns, chans, ops, rounds := 100, 10, 12, 2
+		if testing.Short() {
+			conns, ops = 20, 8
+		}
+		const queues = 8
+		srv := amqptest.NewServer(t, amqptest.WithConfig(sim.Config{NoTrace: true}))
+		setup := channel(t, dial(t, srv))
+		for i := range queues {
+			declare(t, setup, fmt.Sprintf("stress-%d", i))
+		}
+		var n stressCounts
+		var wg sync.WaitGroup
+		for c := range conns {
+			wg.Go(func() {
+				rng := rand.New(rand.NewPCG(uint64(c), 42))
+				for r := range rounds {
+					var nc net.Conn
+					dialer := func(network, addr string) (net.Conn, error) {
+						c, err := srv.Dial(network, addr)
+						nc = c
+						return c, err
+					}
+					conn, err := amqp.DialConfig(srv.URL()+"?heartbeat=0", amqp.Config{Dial: dialer})
+					if err != nil {
+						t.Errorf("conn %d: %v", c, err)
+						return
+					}
+					var cw sync.WaitGroup
+					for k := range chans {
+						seed := rng.Uint64()
+						cw.Go(func() { stressChannel(t, conn, rand.New(rand.NewPCG(seed, uint64(k))), ops, &n) })
+					}
+					cw.Wait()
+					if r == rounds-1 || rng.IntN(2) == 0 {
+						conn.Close()
+					} else {
+						// An abrupt disconnect (no connection.close): the
+						// broker requeues what the connection held.
+						nc.Close()
+					}
 				}
-				conn, err := amqp.DialConfig(srv.URL()+"?heartbeat=0", amqp.Config{Dial: dialer})
-				if err != nil {
-					t.Errorf("conn %d: %v", c, err)
-					return
-				}
-				var cw sync.WaitGroup
-				for k := range chans {
-					seed := rng.Uint64()
-					cw.Go(func() { stressChannel(t, conn, rand.New(rand.NewPCG(seed, uint64(k))), ops, &n) })
-				}
-				cw.Wait()
-				if r == rounds-1 || rng.IntN(2) == 0 {
-					conn.Close()
-				} else {
-					// An abrupt disconnect (no connection.close): the
-					// broker requeues what the connection held.
-					nc.Close()
-				}
-			}
-		})
-	}
-	wg.Wait()
-	// Every client connection is closed; wait for the server to finish
-	// with them (abrupt ones end when the server reads EOF).
-	deadline := time.Now().Add(10 * time.Second)
-	for srv.Wire().ConnectionCount() > 1 && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
-	var ready, unacked int64
-	for _, s := range srv.Broker().Queues() {
-		ready += int64(s.Ready)
-		unacked += int64(s.Unacked)
-	}
-	pub, ack, drop := n.published.Load(), n.acked.Load(), n.dropped.Load()
-	t.Logf("published %d, acked %d, dropped %d, ready %d", pub, ack, drop, ready)
-	if unacked != 0 || pub != ack+drop+ready {
-		t.Errorf("lost or duplicated messages: published %d != acked %d + dropped %d + ready %d (unacked %d)", pub, ack, drop, ready, unacked)
-	}
-	if pub == 0 || ack == 0 || drop == 0 {
-		t.Errorf("the run did too little: %d published, %d acked, %d dropped", pub, ack, drop)
-	}
+			})
+		}
+		wg.Wait()
+		// Every client connection is closed; synctest.Wait returns once the
+		// server has finished with them (abrupt ones end when it reads EOF).
+		synctest.Wait()
+		if n := srv.Wire().ConnectionCount(); n != 1 {
+			t.Errorf("%d connections left, want the setup one", n)
+		}
+		var ready, unacked int64
+		for _, s := range srv.Broker().Queues() {
+			ready += int64(s.Ready)
+			unacked += int64(s.Unacked)
+		}
+		pub, ack, drop := n.published.Load(), n.acked.Load(), n.dropped.Load()
+		t.Logf("published %d, acked %d, dropped %d, ready %d", pub, ack, drop, ready)
+		if unacked != 0 || pub != ack+drop+ready {
+			t.Errorf("lost or duplicated messages: published %d != acked %d + dropped %d + ready %d (unacked %d)", pub, ack, drop, ready, unacked)
+		}
+		if pub == 0 || ack == 0 || drop == 0 {
+			t.Errorf("the run did too little: %d published, %d acked, %d dropped", pub, ack, drop)
+		}
+	})
 }
 
 // stressChannel runs ops random operations on a fresh channel of conn.
@@ -165,7 +168,7 @@ func stressChannel(t *testing.T, conn *amqp.Connection, rng *rand.Rand, ops int,
 				select {
 				case d := <-ds:
 					settle(d)
-				case <-time.After(5 * time.Millisecond):
+				case <-time.After(5 * time.Millisecond): // fake time: fires once all are idle
 				}
 			}
 			// Deliveries still in flight stay unacked, and are requeued when

@@ -20,14 +20,22 @@ import (
 // its results are read.
 const DefaultWindow = 150 * time.Millisecond
 
-// amqpDriver runs a scenario on a broker through amqp091-go. Queue and
-// exchange names get a per-run prefix, removed again from everything
-// observed, so that runs never collide and leave nothing behind.
+// amqpDriver runs a scenario through amqp091-go: on a real broker, or on
+// the simulator over the in-memory wire (see newWireDriver). Against a
+// broker, queue and exchange names get a per-run prefix, removed again from
+// everything observed, so that runs never collide and leave nothing behind.
 type amqpDriver struct {
 	url    string
 	window time.Duration
 	prefix string
 	name   string // the scenario's name, for connection names
+
+	// dial connects a client; nil dials TCP.
+	dial func(network, addr string) (net.Conn, error)
+	// sim is the simulator behind the in-memory wire (nil against a
+	// broker); the driver then runs in a synctest bubble, and waits with
+	// synctest.Wait instead of a quiet window.
+	sim *wireSim
 
 	mu     sync.Mutex
 	last   time.Time // latest frame from the broker
@@ -54,13 +62,18 @@ func newAMQPDriver(url, scenario string, window time.Duration) (*amqpDriver, err
 	d := &amqpDriver{url: url, window: window, prefix: "s" + hex.EncodeToString(rnd[:]) + ".", name: scenario,
 		chanOf: map[string]map[uint16]string{}, conns: map[string]*amqp.Connection{}, taps: map[string]*tap{},
 		chans: map[string]*amqp.Channel{}}
-	obs, err := amqp.DialConfig(url, amqp.Config{Properties: amqp.Table{"connection_name": "amqpsim observer " + scenario}})
+	return d, d.start()
+}
+
+// start connects the observer.
+func (d *amqpDriver) start() error {
+	obs, err := amqp.DialConfig(d.url, amqp.Config{Properties: amqp.Table{"connection_name": "amqpsim observer " + d.name}, Dial: d.dial})
 	if err != nil {
-		return nil, fmt.Errorf("connecting to %s: %w", redact(url), err)
+		return fmt.Errorf("connecting to %s: %w", redact(d.url), err)
 	}
 	d.observer = obs
 	d.version, _ = obs.Properties["version"].(string)
-	return d, nil
+	return nil
 }
 
 // redact hides a URL's password.
@@ -85,7 +98,26 @@ func (d *amqpDriver) p(name string) string {
 	return d.prefix + name
 }
 
-func (d *amqpDriver) unp(s string) string { return strings.ReplaceAll(s, d.prefix, "") }
+func (d *amqpDriver) unp(s string) string {
+	if d.prefix == "" {
+		return s
+	}
+	return strings.ReplaceAll(s, d.prefix, "")
+}
+
+// newWireDriver runs a scenario through amqp091-go on a fresh simulator
+// over the in-memory wire. It must run inside a testing/synctest bubble.
+func newWireDriver(s *Scenario) (*amqpDriver, error) {
+	w := newWireSim(s.Seed)
+	d := &amqpDriver{url: "amqp://guest:guest@amqpsim/", name: s.Name, dial: w.dial, sim: w,
+		chanOf: map[string]map[uint16]string{}, conns: map[string]*amqp.Connection{}, taps: map[string]*tap{},
+		chans: map[string]*amqp.Channel{}}
+	if err := d.start(); err != nil {
+		w.close()
+		return nil, err
+	}
+	return d, nil
+}
 
 func (d *amqpDriver) connect(conn string) error {
 	t := newTap(conn, func(e event, ch uint16) {
@@ -105,7 +137,13 @@ func (d *amqpDriver) connect(conn string) error {
 	cfg := amqp.Config{
 		Properties: amqp.Table{"connection_name": "amqpsim " + d.name + " " + conn},
 		Dial: func(network, addr string) (net.Conn, error) {
-			c, err := net.DialTimeout(network, addr, 10*time.Second)
+			var c net.Conn
+			var err error
+			if d.dial != nil {
+				c, err = d.dial(network, addr)
+			} else {
+				c, err = net.DialTimeout(network, addr, 10*time.Second)
+			}
 			if err != nil {
 				return nil, err
 			}
@@ -155,12 +193,25 @@ func (d *amqpDriver) closeConn(name string) error {
 	return amqpErr(c.Close())
 }
 
-// advance lets real time pass: a broker has no virtual clock.
-func (d *amqpDriver) advance(dur time.Duration) { time.Sleep(dur) }
+// advance moves the simulator's virtual clock, or lets real time pass: a
+// broker has no virtual clock.
+func (d *amqpDriver) advance(dur time.Duration) {
+	if d.sim != nil {
+		d.sim.advance(dur)
+		return
+	}
+	time.Sleep(dur)
+}
 
-// settle waits, when asked, until no frame has arrived for the window, then
-// returns the events decoded since the last call.
+// settle returns the events decoded since the last call. On the simulator
+// it first waits until the bubble is idle: every frame the server sent has
+// been read and decoded. Against a broker it waits, when asked, until no
+// frame has arrived for the window: a broker offers no exact barrier.
 func (d *amqpDriver) settle(wait bool) []event {
+	if d.sim != nil {
+		d.sim.wait()
+		wait = false
+	}
 	start := time.Now()
 	for wait {
 		d.mu.Lock()
@@ -286,9 +337,9 @@ func (d *amqpDriver) do(name string, op Op) (reply, error) {
 	case DeclareQueue:
 		var q amqp.Queue
 		if o.Passive {
-			q, err = ch.QueueDeclarePassive(d.p(o.Queue), o.Durable, o.AutoDelete, o.Exclusive, false, d.queueArgs(o.Args))
+			q, err = ch.QueueDeclarePassive(d.p(o.Queue), o.Durable, o.AutoDelete, o.Exclusive, o.NoWait, d.queueArgs(o.Args))
 		} else {
-			q, err = ch.QueueDeclare(d.p(o.Queue), o.Durable, o.AutoDelete, o.Exclusive, false, d.queueArgs(o.Args))
+			q, err = ch.QueueDeclare(d.p(o.Queue), o.Durable, o.AutoDelete, o.Exclusive, o.NoWait, d.queueArgs(o.Args))
 			if err == nil {
 				d.queues = append(d.queues, q.Name)
 			}
@@ -298,7 +349,9 @@ func (d *amqpDriver) do(name string, op Op) (reply, error) {
 		if o.Passive {
 			err = ch.ExchangeDeclarePassive(d.p(o.Exchange), o.Kind, o.Durable, o.AutoDelete, o.Internal, false, table(o.Args))
 		} else {
-			d.exchs = append(d.exchs, d.p(o.Exchange))
+			if x := d.p(o.Exchange); x != "" && !strings.HasPrefix(x, "amq.") {
+				d.exchs = append(d.exchs, x) // never the broker's own
+			}
 			err = ch.ExchangeDeclare(d.p(o.Exchange), o.Kind, o.Durable, o.AutoDelete, o.Internal, false, table(o.Args))
 		}
 	case DeleteQueue:
@@ -331,14 +384,14 @@ func (d *amqpDriver) do(name string, op Op) (reply, error) {
 		if o.Exchange == "" {
 			key = d.p(key)
 		}
-		err = ch.PublishWithContext(context.Background(), d.p(o.Exchange), key, o.Mandatory, false, publishing(o))
+		err = ch.PublishWithContext(context.Background(), d.p(o.Exchange), key, o.Mandatory, o.Immediate, publishing(o))
 	case Confirm:
 		err = ch.Confirm(false)
 	case Get:
 		var m amqp.Delivery
 		m, rep.got, err = ch.Get(d.p(o.Queue), o.NoAck)
 		rep.get = event{kind: evDeliver, tag: m.DeliveryTag, redelivered: m.Redelivered, body: string(m.Body), left: int(m.MessageCount),
-			headers: d.headers(protocol.Table(m.Headers))}
+			exchange: d.unp(m.Exchange), key: d.unp(m.RoutingKey), headers: d.headers(protocol.Table(m.Headers))}
 	case Settle:
 		switch o.Method {
 		case "ack":
@@ -391,7 +444,13 @@ func (d *amqpDriver) queueState(q string) (queueState, error) {
 	if err != nil {
 		return queueState{}, err
 	}
-	return queueState{ready: info.Messages, consumers: info.Consumers, unacked: -1}, nil
+	st := queueState{ready: info.Messages, consumers: info.Consumers, unacked: -1}
+	if d.sim != nil {
+		if st.unacked, err = d.sim.unacked(q); err != nil {
+			return queueState{}, err
+		}
+	}
+	return st, nil
 }
 
 // finish closes the scenario's connections and deletes every queue and
@@ -405,6 +464,12 @@ func (d *amqpDriver) finish() error {
 		if !c.IsClosed() {
 			c.Close()
 		}
+	}
+	if d.sim != nil {
+		// Nothing to delete: the broker goes with the run.
+		err := d.observer.Close()
+		d.sim.close()
+		return err
 	}
 	var ch *amqp.Channel
 	reopen := func() bool {

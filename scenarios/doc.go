@@ -1,13 +1,14 @@
 // Package scenarios records a client's conversation with real RabbitMQ as a
-// plain-text file, replays it on the simulator, and draws it.
+// plain-text file, replays it on the simulator (in process, and through
+// amqp091-go over the in-memory wire), and draws it.
 //
 // A scenario is a list of steps (AMQP operations by named connections and
 // channels), each followed by the results a broker gave: what consumers were
 // pushed, what basic.get and the declare/purge/delete methods answered,
 // publisher confirms and returns, broker cancels, and the errors that closed
 // a channel or a connection. The results are recorded from a real broker
-// (Record, or "amqpsim record"), and replayed on the simulator (Replay, Run,
-// or "amqpsim replay"), which must give the same lines. The package's
+// (Record, or "amqpsim record"), and replayed on the simulator (Replay,
+// ReplayWire, Run, or "amqpsim replay"), which must give the same lines. The package's
 // library (Library) holds scenarios recorded from RabbitMQ 3.10.8 that pin
 // down the consumer-side behaviour the simulator implements.
 //
@@ -63,7 +64,7 @@
 //	conn C                                        open a connection
 //	channel C.CH                                  open a channel on C
 //	close CH|C                                    channel.close or connection.close
-//	declare-queue CH Q [passive] [durable] [exclusive] [auto-delete] [ARGS]
+//	declare-queue CH Q [passive] [durable] [exclusive] [auto-delete] [nowait] [ARGS]
 //	declare-exchange CH X KIND [passive] [durable] [auto-delete] [internal] [ARGS]
 //	delete-queue CH Q [if-unused] [if-empty]
 //	delete-exchange CH X [if-unused]
@@ -73,7 +74,7 @@
 //	qos CH COUNT [global] [size=BYTES]
 //	consume CH Q tag=TAG [no-ack] [exclusive] [ARGS]
 //	cancel CH TAG
-//	publish CH KEY BODY... [exchange=X] [mandatory] [PROPS]
+//	publish CH KEY BODY... [exchange=X] [mandatory] [immediate] [PROPS]
 //	confirm CH                                    confirm.select
 //	get CH Q [no-ack]
 //	ack CH MSG|#TAG [multiple]
@@ -85,12 +86,16 @@
 //	queue Q                                       observe a queue's counts
 //	held                                          what every consumer holds
 //	headers CH MSG                                a delivered message's headers
+//	envelope CH MSG                               its exchange and routing key
 //
 // Messages are named by their bodies, so keep bodies unique. "ack ch1 m3"
 // settles the channel's latest delivery of m3; "#N" names a delivery tag
 // ("ack ch1 #0 multiple" acks everything). "headers ch1 m3" shows the
 // headers of the channel's latest delivery of m3, as a consumer or basic.get
-// received it (x-death after dead-lettering). The empty queue name "" means the
+// received it (x-death after dead-lettering); "envelope ch1 m3" shows that
+// delivery's exchange and routing key, which dead-lettering rewrites. A
+// nowait declare asks for no declare-ok, so its step shows nothing unless
+// the channel closes. The empty queue name "" means the
 // channel's last declared queue, as in AMQP. nack and reject requeue unless
 // told requeue=false. Consumer tags are always explicit.
 //
@@ -119,7 +124,7 @@
 //     consumers=N", "Q not found" or "Q locked"; for held, one line per
 //     consumer ("A: m1 #1, m3 #2", "A (cancelled): ...", "CH get: ...");
 //     for headers, one "NAME=VALUE" line per header in name order (or "no
-//     headers"); and "! CH is closed" when the client refused to send on a
+//     headers"); for envelope, "exchange=X key=K"; and "! CH is closed" when the client refused to send on a
 //     closed channel or connection.
 //  2. Deliveries, by consumer in creation order: "A <- m1 #1",
 //     "A <- m2 #4 redelivered". A consumer is named by its tag, or CH.TAG when
@@ -137,8 +142,8 @@
 // so it shows what queue.declare-ok shows (ready messages and consumers);
 // unacked is the number of deliveries from the queue the scenario's clients
 // hold unsettled, which RabbitMQ shows only through its management API. On
-// the simulator a line "! the simulator counts unacked=N" follows when its
-// own count differs.
+// the simulator (either driver) a line "! the simulator counts unacked=N"
+// follows when its own count differs.
 //
 // Header values are written as in steps, with tables as {K=V ...} and arrays
 // as [V ...]; timestamps, such as x-death's time from the broker's own
@@ -154,25 +159,38 @@
 //
 // # Drivers
 //
-// Replay runs the steps on a fresh sim.Broker and reads every push from
-// the connections' outboxes after each step, so the results are exact and
-// deterministic. Record runs
-// them through amqp091-go against any broker URL. After each step that can
-// make the broker push frames it waits until no frame has arrived for a quiet
-// window (DefaultWindow, 150 ms; RecordOptions.Window) before reading the
-// results, so recordings are stable from run to run. Frames are read off the
-// wire by a tap on the client's connection, not from amqp091-go's
-// notification channels: that keeps their order and the failing method of a
-// close, which amqp091-go drops. Queue and exchange names get a random
-// per-run prefix (so runs never collide), removed from everything observed
-// (headers included), and everything a run declared is deleted afterwards.
-// The names queue arguments refer to get it too: x-dead-letter-exchange, and
-// x-dead-letter-routing-key when that exchange is the default one "" (whose
-// keys are queue names). advance sleeps for real against a broker, and moves
-// the virtual clock on the simulator. Against a broker every step that waits
-// for a quiet window also lets about 150 ms pass that the simulator does not
-// see, so timed scenarios keep a few hundred milliseconds between an expiry
-// and the step that observes it.
+// Every scenario runs through three drivers, which must give the same
+// lines:
+//
+//   - Replay runs the steps on a fresh sim.Broker in process and reads
+//     every push from the connections' outboxes after each step, so the
+//     results are exact and deterministic.
+//   - ReplayWire runs them through amqp091-go, the client real code uses,
+//     against a fresh simulator over the in-memory wire (package wire), so
+//     the wire server and codec are covered by the whole library. It runs
+//     inside a testing/synctest bubble: after each step synctest.Wait
+//     returns once the server has handled every frame and the client has
+//     read every frame pushed to it, an exact barrier. advance moves the
+//     broker's virtual clock.
+//   - Record runs them through amqp091-go against any broker URL. A real
+//     broker offers no such barrier, so after each step that can make it
+//     push frames the driver waits until no frame has arrived for a quiet
+//     window (DefaultWindow, 150 ms; RecordOptions.Window) before reading
+//     the results; this is the only wait on the wall clock, and only
+//     against a real broker.
+//
+// Frames are read off the wire by a tap on the client's connection, not
+// from amqp091-go's notification channels: that keeps their order and the
+// failing method of a close, which amqp091-go drops. Against a broker,
+// queue and exchange names get a random per-run prefix (so runs never
+// collide), removed from everything observed (headers included), and
+// everything a run declared is deleted afterwards. The names queue
+// arguments refer to get it too: x-dead-letter-exchange, and
+// x-dead-letter-routing-key when that exchange is the default one ""
+// (whose keys are queue names). advance sleeps for real against a broker.
+// Every step that waits for a quiet window also lets about 150 ms pass that
+// the simulator does not see, so timed scenarios keep a few hundred
+// milliseconds between an expiry and the step that observes it.
 //
 // amqp091-go always announces the consumer_cancel_notify capability, so
 // scenarios see basic.cancel when a queue is deleted; it never lets the
@@ -184,8 +202,9 @@
 //		scenarios.Run(t, "testdata/scenarios") // a file or a directory; one subtest per file
 //	}
 //
-// Run replays each file on the simulator and reports a diff per diverging
-// step, naming the file and line. To record the files against a broker:
+// Run replays each file on the simulator in process (Check) and through
+// amqp091-go over the in-memory wire in a synctest bubble (CheckWire), and
+// reports a diff per diverging step, naming the file and line. To record the files against a broker:
 //
 //	go test -run TestScenarios -scenarios.record=amqp://guest:guest@127.0.0.1:5672/
 //

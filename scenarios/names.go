@@ -91,6 +91,8 @@ func channelOf(op Op) string {
 		return o.Channel
 	case ShowHeaders:
 		return o.Channel
+	case ShowEnvelope:
+		return o.Channel
 	}
 	return ""
 }

@@ -27,9 +27,12 @@ type OpenChannel struct{ Conn, Name string }
 type Close struct{ Name string }
 
 // DeclareQueue is queue.declare: "declare-queue ch1 orders durable x-max-priority=5".
+// With NoWait the client asks for no declare-ok ("nowait"), so the step
+// shows nothing unless the broker closes the channel.
 type DeclareQueue struct {
 	Channel, Queue                          string
 	Passive, Durable, Exclusive, AutoDelete bool
+	NoWait                                  bool
 	Args                                    protocol.Table
 }
 
@@ -91,11 +94,11 @@ type Cancel struct{ Channel, Tag string }
 // Publish is basic.publish of one message per body, in order:
 // "publish ch1 orders m1 m2 exchange=logs mandatory persistent priority=3
 // header.kind=x". The second word is the routing key (the queue's name for
-// the default exchange).
+// the default exchange). immediate sets the flag RabbitMQ refuses (540).
 type Publish struct {
 	Channel, Exchange, Key string
 	Bodies                 []string
-	Mandatory              bool
+	Mandatory, Immediate   bool
 	Props                  protocol.Properties
 }
 
@@ -154,6 +157,11 @@ type ShowHeld struct{}
 // "headers ch1 m1".
 type ShowHeaders struct{ Channel, Msg string }
 
+// ShowEnvelope prints the exchange and routing key of the channel's latest
+// delivery (to a consumer or by basic.get) of a message, as
+// "exchange=X key=K": "envelope ch1 m1". Dead-lettering rewrites both.
+type ShowEnvelope struct{ Channel, Msg string }
+
 func (Conn) isOp()            {}
 func (OpenChannel) isOp()     {}
 func (Close) isOp()           {}
@@ -177,6 +185,7 @@ func (Advance) isOp()         {}
 func (ShowQueue) isOp()       {}
 func (ShowHeld) isOp()        {}
 func (ShowHeaders) isOp()     {}
+func (ShowEnvelope) isOp()    {}
 
 // line joins words, dropping empty ones.
 func line(words ...string) string {
@@ -211,7 +220,7 @@ func (o Close) String() string { return line("close", word(o.Name)) }
 func (o DeclareQueue) String() string {
 	return line(append([]string{"declare-queue", word(o.Channel), word(o.Queue),
 		flagIf(o.Passive, "passive"), flagIf(o.Durable, "durable"), flagIf(o.Exclusive, "exclusive"),
-		flagIf(o.AutoDelete, "auto-delete")}, formatArgs(o.Args)...)...)
+		flagIf(o.AutoDelete, "auto-delete"), flagIf(o.NoWait, "nowait")}, formatArgs(o.Args)...)...)
 }
 
 // String returns the DeclareExchange step line.
@@ -277,7 +286,7 @@ func (o Publish) String() string {
 	if o.Exchange != "" {
 		w = append(w, "exchange="+optWord(o.Exchange))
 	}
-	w = append(w, flagIf(o.Mandatory, "mandatory"))
+	w = append(w, flagIf(o.Mandatory, "mandatory"), flagIf(o.Immediate, "immediate"))
 	return line(append(w, formatProps(o.Props)...)...)
 }
 
@@ -330,6 +339,9 @@ func (ShowHeld) String() string { return "held" }
 
 // String returns the ShowHeaders step line.
 func (o ShowHeaders) String() string { return line("headers", word(o.Channel), word(o.Msg)) }
+
+// String returns the ShowEnvelope step line.
+func (o ShowEnvelope) String() string { return line("envelope", word(o.Channel), word(o.Msg)) }
 
 // propNames are the message properties publish accepts as options, in the
 // order they are printed.

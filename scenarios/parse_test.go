@@ -106,7 +106,7 @@ func genOp(t *rapid.T) Op {
 	}
 	b := rapid.Bool()
 	ch := ident.Draw(t, "ch")
-	switch rapid.IntRange(0, 22).Draw(t, "kind") {
+	switch rapid.IntRange(0, 23).Draw(t, "kind") {
 	case 0:
 		return Conn{Name: ident.Draw(t, "c")}
 	case 1:
@@ -114,7 +114,7 @@ func genOp(t *rapid.T) Op {
 	case 2:
 		return Close{Name: ch}
 	case 3:
-		return DeclareQueue{Channel: ch, Queue: name.Draw(t, "q"), Passive: b.Draw(t, "p"), Durable: b.Draw(t, "d"), Exclusive: b.Draw(t, "e"), AutoDelete: b.Draw(t, "a"), Args: table()}
+		return DeclareQueue{Channel: ch, Queue: name.Draw(t, "q"), Passive: b.Draw(t, "p"), Durable: b.Draw(t, "d"), Exclusive: b.Draw(t, "e"), AutoDelete: b.Draw(t, "a"), NoWait: b.Draw(t, "nw"), Args: table()}
 	case 4:
 		return DeclareExchange{Channel: ch, Exchange: name.Draw(t, "x"), Kind: "topic", Passive: b.Draw(t, "p"), Durable: b.Draw(t, "d"), AutoDelete: b.Draw(t, "a"), Internal: b.Draw(t, "i"), Args: table()}
 	case 5:
@@ -135,7 +135,7 @@ func genOp(t *rapid.T) Op {
 	case 12:
 		return Cancel{Channel: ch, Tag: name.Draw(t, "tag")}
 	case 13:
-		p := Publish{Channel: ch, Key: name.Draw(t, "k"), Bodies: rapid.SliceOfN(name, 1, 3).Draw(t, "bodies"), Mandatory: b.Draw(t, "m"),
+		p := Publish{Channel: ch, Key: name.Draw(t, "k"), Bodies: rapid.SliceOfN(name, 1, 3).Draw(t, "bodies"), Mandatory: b.Draw(t, "m"), Immediate: b.Draw(t, "imm"),
 			Exchange: rapid.SampledFrom([]string{"", "logs", "amq.direct"}).Draw(t, "x")}
 		p.Props.DeliveryMode = rapid.SampledFrom([]uint8{0, 1, 2}).Draw(t, "dm")
 		p.Props.Priority = uint8(rapid.IntRange(0, 9).Draw(t, "prio"))
@@ -165,6 +165,8 @@ func genOp(t *rapid.T) Op {
 		return ShowQueue{Queue: name.Draw(t, "q")}
 	case 21:
 		return ShowHeaders{Channel: ch, Msg: name.Draw(t, "msg")}
+	case 22:
+		return ShowEnvelope{Channel: ch, Msg: name.Draw(t, "msg")}
 	}
 	return ShowHeld{}
 }

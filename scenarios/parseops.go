@@ -95,11 +95,11 @@ func init() {
 		"close": {usage: "close CHANNEL|CONN", minPos: 1, maxPos: 1, build: func(a *argSet) (Op, error) {
 			return Close{Name: a.str(0)}, nil
 		}},
-		"declare-queue": {usage: "declare-queue CHANNEL QUEUE [passive] [durable] [exclusive] [auto-delete] [x-ARG=V...]",
-			minPos: 2, maxPos: 2, flags: []string{"passive", "durable", "exclusive", "auto-delete"}, args: true,
+		"declare-queue": {usage: "declare-queue CHANNEL QUEUE [passive] [durable] [exclusive] [auto-delete] [nowait] [x-ARG=V...]",
+			minPos: 2, maxPos: 2, flags: []string{"passive", "durable", "exclusive", "auto-delete", "nowait"}, args: true,
 			build: func(a *argSet) (Op, error) {
 				return DeclareQueue{Channel: a.str(0), Queue: a.str(1), Passive: a.flags["passive"], Durable: a.flags["durable"],
-					Exclusive: a.flags["exclusive"], AutoDelete: a.flags["auto-delete"], Args: a.args}, nil
+					Exclusive: a.flags["exclusive"], AutoDelete: a.flags["auto-delete"], NoWait: a.flags["nowait"], Args: a.args}, nil
 			}},
 		"declare-exchange": {usage: "declare-exchange CHANNEL EXCHANGE KIND [passive] [durable] [auto-delete] [internal] [x-ARG=V...]",
 			minPos: 3, maxPos: 3, flags: []string{"passive", "durable", "auto-delete", "internal"}, args: true,
@@ -150,8 +150,8 @@ func init() {
 		"cancel": {usage: "cancel CHANNEL TAG", minPos: 2, maxPos: 2, build: func(a *argSet) (Op, error) {
 			return Cancel{Channel: a.str(0), Tag: a.str(1)}, nil
 		}},
-		"publish": {usage: "publish CHANNEL KEY BODY... [exchange=X] [mandatory] [persistent] [PROPERTY=V...] [header.NAME=V...]",
-			minPos: 3, maxPos: -1, flags: []string{"mandatory", "persistent"}, options: append([]string{"exchange"}, propNames...), props: true,
+		"publish": {usage: "publish CHANNEL KEY BODY... [exchange=X] [mandatory] [immediate] [persistent] [PROPERTY=V...] [header.NAME=V...]",
+			minPos: 3, maxPos: -1, flags: []string{"mandatory", "immediate", "persistent"}, options: append([]string{"exchange"}, propNames...), props: true,
 			build: buildPublish},
 		"confirm": {usage: "confirm CHANNEL", minPos: 1, maxPos: 1, build: func(a *argSet) (Op, error) {
 			return Confirm{Channel: a.str(0)}, nil
@@ -189,6 +189,9 @@ func init() {
 		"held": {usage: "held", build: func(a *argSet) (Op, error) { return ShowHeld{}, nil }},
 		"headers": {usage: "headers CHANNEL MSG", minPos: 2, maxPos: 2, build: func(a *argSet) (Op, error) {
 			return ShowHeaders{Channel: a.str(0), Msg: a.str(1)}, nil
+		}},
+		"envelope": {usage: "envelope CHANNEL MSG", minPos: 2, maxPos: 2, build: func(a *argSet) (Op, error) {
+			return ShowEnvelope{Channel: a.str(0), Msg: a.str(1)}, nil
 		}},
 	}
 }
@@ -231,7 +234,7 @@ func settleVerb(m string) *verb {
 }
 
 func buildPublish(a *argSet) (Op, error) {
-	p := Publish{Channel: a.str(0), Key: a.str(1), Mandatory: a.flags["mandatory"]}
+	p := Publish{Channel: a.str(0), Key: a.str(1), Mandatory: a.flags["mandatory"], Immediate: a.flags["immediate"]}
 	for _, t := range a.pos[2:] {
 		p.Bodies = append(p.Bodies, t.val)
 	}

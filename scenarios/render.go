@@ -103,7 +103,7 @@ func (r *runner) delivered(e event, label string) {
 		return
 	}
 	ch.lastTag[e.body] = e.tag
-	ch.headers[e.body] = e.headers
+	ch.latest[e.body] = e
 	c := r.consumer(e.ch, e.ctag)
 	h := &Holding{Consumer: label, Channel: ch.name, Msg: e.body, Tag: e.tag, Redelivered: e.redelivered,
 		From: r.step, FromAt: r.now, Until: -1}

@@ -9,7 +9,9 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/amqpsim/amqpsim/sim"
@@ -19,6 +21,38 @@ import (
 // seed directive). The result's Diff compares it with the expectations.
 func Replay(s *Scenario) (*Result, error) {
 	return newRunner(newSimDriver(sim.Config{Seed: s.Seed}), s).run()
+}
+
+// wireWatchdog bounds, in the bubble's fake time, how long a wire replay may
+// wait for the server. The fake clock moves only when every goroutine is
+// blocked, so it moves only when a reply will never come (heartbeats keep
+// such a bubble ticking instead of deadlocking).
+const wireWatchdog = time.Hour
+
+// ReplayWire runs a scenario through amqp091-go, the client real code uses,
+// on a fresh simulator over the in-memory wire (package wire), and returns
+// what the client observed; its Diff compares it with the expectations, as
+// for Replay. It must be called inside a testing/synctest bubble
+// (synctest.Test): after every step it waits with synctest.Wait until the
+// server and the client are idle, an exact barrier, instead of the quiet
+// window that Record needs against a real broker. advance moves the
+// broker's virtual clock.
+func ReplayWire(s *Scenario) (*Result, error) {
+	d, err := newWireDriver(s)
+	if err != nil {
+		return nil, err
+	}
+	var hung atomic.Bool
+	watchdog := time.AfterFunc(wireWatchdog, func() {
+		hung.Store(true)
+		d.sim.cut()
+	})
+	defer watchdog.Stop()
+	res, err := newRunner(d, s).run()
+	if hung.Load() {
+		err = fmt.Errorf("%s: no answer from the server within %v of fake time; the connections were cut: %v", s.Path, wireWatchdog, err)
+	}
+	return res, err
 }
 
 // RecordOptions say where and how to record.
@@ -130,9 +164,10 @@ func init() {
 	}
 }
 
-// Run replays a scenario file, or every scenario under a directory, on the
-// simulator, one subtest per scenario, and reports each step whose results
-// differ from the file with a diff.
+// Run replays a scenario file, or every scenario under a directory, one
+// subtest per scenario, and reports each step whose results differ from the
+// file with a diff. Each scenario runs twice: on the simulator in process
+// (Check), and through amqp091-go over the in-memory wire (CheckWire).
 //
 // Run with -scenarios.record=URL (go test -run TestX -scenarios.record=amqp://guest:guest@127.0.0.1:5672/)
 // to record the files against that broker instead: each file is rewritten
@@ -174,6 +209,7 @@ func RunWith(t *testing.T, path string, o RunOptions) {
 				return
 			}
 			Check(t, s)
+			CheckWire(t, s)
 		})
 	}
 }
@@ -189,4 +225,21 @@ func Check(t testing.TB, s *Scenario) {
 	if d := res.Diff(); d != "" {
 		t.Errorf("the simulator diverges from %s:\n%s", s.Path, d)
 	}
+}
+
+// CheckWire replays one scenario through amqp091-go on the simulator over
+// the in-memory wire (ReplayWire, in a synctest bubble of its own) and
+// reports a divergence from its expectations as a test error. t must not
+// be in a bubble already.
+func CheckWire(t *testing.T, s *Scenario) {
+	t.Helper()
+	synctest.Test(t, func(t *testing.T) {
+		res, err := ReplayWire(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := res.Diff(); d != "" {
+			t.Errorf("amqp091-go over the wire diverges from %s:\n%s", s.Path, d)
+		}
+	})
 }

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"time"
-
-	"github.com/amqpsim/amqpsim/protocol"
 )
 
 // runner executes a scenario's steps on a driver, keeping the client's view:
@@ -45,8 +43,8 @@ type rchan struct {
 	pending   map[uint64]bool // published, not yet confirmed
 	lastQueue string
 	held      []*Holding
-	lastTag   map[string]uint64         // body → latest delivery tag on this channel
-	headers   map[string]protocol.Table // body → headers of its latest delivery on this channel
+	lastTag   map[string]uint64 // body → latest delivery tag on this channel
+	latest    map[string]event  // body → its latest delivery or get-ok on this channel
 }
 
 type rconsumer struct {
@@ -136,13 +134,13 @@ func (r *runner) exec(op Op) ([]string, error) {
 		err = r.d.openChannel(o.Conn, o.Name)
 		if err == nil {
 			c := &rchan{conn: r.byConn[o.Conn], name: o.Name, pending: map[uint64]bool{}, lastTag: map[string]uint64{},
-				headers: map[string]protocol.Table{}}
+				latest: map[string]event{}}
 			r.chans = append(r.chans, c)
 			r.byChan[o.Name] = c
 		} else if errors.Is(err, errRefused) {
 			// Steps may still name it: they are refused too.
 			c := &rchan{conn: r.byConn[o.Conn], name: o.Name, closed: true, unopened: true, pending: map[uint64]bool{}, lastTag: map[string]uint64{},
-				headers: map[string]protocol.Table{}}
+				latest: map[string]event{}}
 			r.chans = append(r.chans, c)
 			r.byChan[o.Name] = c
 			out = append(out, "! "+o.Conn+" is closed")
@@ -163,6 +161,8 @@ func (r *runner) exec(op Op) ([]string, error) {
 		out = r.showHeld()
 	case ShowHeaders:
 		out = r.showHeaders(ch, o.Msg)
+	case ShowEnvelope:
+		out = r.showEnvelope(ch, o.Msg)
 	case Settle:
 		if o.Msg != "" {
 			tag, ok := ch.lastTag[o.Msg]
@@ -241,6 +241,9 @@ func (r *runner) applyOp(op Op, ch *rchan, rep reply) []string {
 		if !slices.Contains(r.res.Queues, rep.queue) {
 			r.res.Queues = append(r.res.Queues, rep.queue)
 		}
+		if o.NoWait {
+			return nil
+		}
 		name := ""
 		if o.Queue == "" {
 			name = normalizeNames(rep.queue) + " "
@@ -280,7 +283,7 @@ func (r *runner) applyOp(op Op, ch *rchan, rep reply) []string {
 			q = ch.lastQueue
 		}
 		ch.lastTag[e.body] = e.tag
-		ch.headers[e.body] = e.headers
+		ch.latest[e.body] = e
 		h := &Holding{Consumer: ch.name + " get", Channel: ch.name, Queue: q, Msg: e.body, Tag: e.tag, Redelivered: e.redelivered,
 			From: r.step, FromAt: r.now, Until: -1}
 		r.res.Holdings = append(r.res.Holdings, h)
@@ -402,7 +405,17 @@ func (r *runner) showHeaders(ch *rchan, msg string) []string {
 	if _, ok := ch.lastTag[msg]; !ok {
 		return []string{fmt.Sprintf("! %s has had no delivery of %s", ch.name, word(msg))}
 	}
-	return headerLines(ch.headers[msg])
+	return headerLines(ch.latest[msg].headers)
+}
+
+// showEnvelope renders the exchange and routing key of the channel's
+// latest delivery of msg.
+func (r *runner) showEnvelope(ch *rchan, msg string) []string {
+	e, ok := ch.latest[msg]
+	if !ok {
+		return []string{fmt.Sprintf("! %s has had no delivery of %s", ch.name, word(msg))}
+	}
+	return []string{fmt.Sprintf("exchange=%s key=%s", word(e.exchange), word(e.key))}
 }
 
 // showHeld renders what every consumer of an open channel, and every open

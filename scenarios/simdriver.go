@@ -4,10 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net"
+	"sync"
+	"testing/synctest"
 	"time"
 
 	"github.com/amqpsim/amqpsim/protocol"
 	"github.com/amqpsim/amqpsim/sim"
+	"github.com/amqpsim/amqpsim/wire"
 )
 
 // simDriver runs a scenario on an in-process simulator. Everything the
@@ -144,14 +148,14 @@ func (d *simDriver) do(name string, op Op) (reply, error) {
 	case Cancel:
 		err = ch.Cancel(o.Tag)
 	case Publish:
-		err = ch.Publish(o.Exchange, o.Key, sim.PublishOptions{Mandatory: o.Mandatory}, sim.Message{Properties: o.Props, Body: []byte(o.Bodies[0])})
+		err = ch.Publish(o.Exchange, o.Key, sim.PublishOptions{Mandatory: o.Mandatory, Immediate: o.Immediate}, sim.Message{Properties: o.Props, Body: []byte(o.Bodies[0])})
 	case Confirm:
 		err = ch.Confirm()
 	case Get:
 		var dl sim.Delivery
 		dl, rep.got, err = ch.Get(o.Queue, o.NoAck)
 		rep.get = event{kind: evDeliver, tag: dl.DeliveryTag, redelivered: dl.Redelivered, body: string(dl.Body), left: dl.MessageCount,
-			headers: headers(dl.Headers)}
+			exchange: dl.Exchange, key: dl.RoutingKey, headers: headers(dl.Headers)}
 	case Settle:
 		switch o.Method {
 		case "ack":
@@ -203,3 +207,56 @@ func (d *simDriver) queueState(q string) (queueState, error) {
 	}
 	return queueState{ready: info.Ready, consumers: info.Consumers, unacked: st.Unacked}, nil
 }
+
+// wireSim is the simulator behind the in-memory wire driver: a broker, its
+// AMQP server, and the client ends of the pipes, all inside one
+// testing/synctest bubble.
+type wireSim struct {
+	b       *sim.Broker
+	srv     *wire.Server
+	mu      sync.Mutex
+	clients []net.Conn
+}
+
+func newWireSim(seed uint64) *wireSim {
+	b := sim.New(sim.Config{Seed: seed})
+	return &wireSim{b: b, srv: wire.NewServer(b)}
+}
+
+// dial connects a client over a new in-memory pipe.
+func (w *wireSim) dial(network, addr string) (net.Conn, error) {
+	client, server := wire.Pipe()
+	if err := w.srv.ServeConn(server); err != nil {
+		client.Close()
+		return nil, err
+	}
+	w.mu.Lock()
+	w.clients = append(w.clients, client)
+	w.mu.Unlock()
+	return client, nil
+}
+
+// wait returns once every goroutine of the bubble but the caller is durably
+// blocked: the server has handled every frame sent to it, and the clients
+// have read every frame it sent.
+func (w *wireSim) wait() { synctest.Wait() }
+
+func (w *wireSim) advance(d time.Duration) { w.b.Advance(d) }
+
+// unacked is the simulator's own count of a queue's unacked deliveries.
+func (w *wireSim) unacked(q string) (int, error) {
+	st, err := w.b.QueueStats("/", q)
+	return st.Unacked, err
+}
+
+// cut closes every client's pipe, failing whatever call waits on it.
+func (w *wireSim) cut() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, c := range w.clients {
+		c.Close()
+	}
+}
+
+// close stops the server and waits for its goroutines.
+func (w *wireSim) close() { w.srv.Close() }

@@ -68,36 +68,38 @@ func TestServerHeartbeats(t *testing.T) {
 // TestServerCancelNotifyCapability: a client that does not announce
 // consumer_cancel_notify is not sent basic.cancel when its queue goes.
 func TestServerCancelNotifyCapability(t *testing.T) {
-	for _, announce := range []bool{true, false} {
-		s, _ := newRawServer(t)
-		c := dialRaw(t, s)
-		caps := protocol.Table{}
-		if announce {
-			caps["consumer_cancel_notify"] = true
+	synctest.Test(t, func(t *testing.T) {
+		for _, announce := range []bool{true, false} {
+			s, _ := newRawServer(t)
+			c := dialRaw(t, s)
+			caps := protocol.Table{}
+			if announce {
+				caps["consumer_cancel_notify"] = true
+			}
+			c.open("guest", "guest", "/", caps)
+			openChannel(c, 1)
+			c.send(1, &QueueDeclare{Queue: "q"})
+			c.expect()
+			c.send(1, &BasicConsume{Queue: "q", ConsumerTag: "c1"})
+			c.expect()
+			c.send(1, &QueueDelete{Queue: "q"})
+			if _, ok := c.expect().(*QueueDeleteOk); !ok {
+				t.Fatal("no delete-ok")
+			}
+			// The reply comes first, then what the call pushed.
+			c.send(1, &BasicQos{PrefetchCount: 1})
+			got := c.expect()
+			if cancel, ok := got.(*BasicCancel); ok != announce || ok && cancel.ConsumerTag != "c1" {
+				t.Errorf("announce=%t: got %#v", announce, got)
+			}
+			if !announce {
+				continue
+			}
+			if _, ok := c.expect().(*BasicQosOk); !ok {
+				t.Error("no qos-ok")
+			}
 		}
-		c.open("guest", "guest", "/", caps)
-		openChannel(c, 1)
-		c.send(1, &QueueDeclare{Queue: "q"})
-		c.expect()
-		c.send(1, &BasicConsume{Queue: "q", ConsumerTag: "c1"})
-		c.expect()
-		c.send(1, &QueueDelete{Queue: "q"})
-		if _, ok := c.expect().(*QueueDeleteOk); !ok {
-			t.Fatal("no delete-ok")
-		}
-		// The reply comes first, then what the call pushed.
-		c.send(1, &BasicQos{PrefetchCount: 1})
-		got := c.expect()
-		if cancel, ok := got.(*BasicCancel); ok != announce || ok && cancel.ConsumerTag != "c1" {
-			t.Errorf("announce=%t: got %#v", announce, got)
-		}
-		if !announce {
-			continue
-		}
-		if _, ok := c.expect().(*BasicQosOk); !ok {
-			t.Error("no qos-ok")
-		}
-	}
+	})
 }
 
 // openHeartbeat opens a raw connection with heartbeat seconds negotiated.

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -182,68 +183,75 @@ func cclose(code int, text string, m protocol.Method) *ConnectionClose {
 }
 
 func TestServerConnectionStart(t *testing.T) {
-	s, _ := newRawServer(t)
-	c := dialRaw(t, s)
-	c.fw.WriteProtocolHeader()
-	start, ok := c.expect().(*ConnectionStart)
-	if !ok {
-		t.Fatal("no connection.start")
-	}
-	if start.VersionMajor != 0 || start.VersionMinor != 9 || start.Mechanisms != "PLAIN AMQPLAIN" || start.Locales != "en_US" {
-		t.Errorf("start = %+v", start)
-	}
-	caps := start.ServerProperties["capabilities"].(protocol.Table)
-	want := protocol.Table{"publisher_confirms": true, "exchange_exchange_bindings": true, "basic.nack": true,
-		"consumer_cancel_notify": true, "connection.blocked": true, "consumer_priorities": true,
-		"authentication_failure_close": true, "per_consumer_qos": true, "direct_reply_to": false}
-	if diff := cmp.Diff(want, caps); diff != "" {
-		t.Errorf("capabilities (-want +got):\n%s", diff)
-	}
-	// What RabbitMQ 3.10.8 sends (measured), amqpsim named in information only.
-	for k, v := range map[string]string{"product": "RabbitMQ", "version": "3.10.8", "platform": "Erlang/OTP 25.2.3",
-		"copyright": "Copyright (c) 2007-2022 VMware, Inc. or its affiliates."} {
-		if start.ServerProperties[k] != v {
-			t.Errorf("%s = %v, want %q", k, start.ServerProperties[k], v)
+	synctest.Test(t, func(t *testing.T) {
+		s, _ := newRawServer(t)
+		c := dialRaw(t, s)
+		c.fw.WriteProtocolHeader()
+		start, ok := c.expect().(*ConnectionStart)
+		if !ok {
+			t.Fatal("no connection.start")
 		}
-	}
-	if info, _ := start.ServerProperties["information"].(string); !strings.HasPrefix(info, "amqpsim ") {
-		t.Errorf("information = %q", info)
-	}
+		if start.VersionMajor != 0 || start.VersionMinor != 9 || start.Mechanisms != "PLAIN AMQPLAIN" || start.Locales != "en_US" {
+			t.Errorf("start = %+v", start)
+		}
+		caps := start.ServerProperties["capabilities"].(protocol.Table)
+		want := protocol.Table{"publisher_confirms": true, "exchange_exchange_bindings": true, "basic.nack": true,
+			"consumer_cancel_notify": true, "connection.blocked": true, "consumer_priorities": true,
+			"authentication_failure_close": true, "per_consumer_qos": true, "direct_reply_to": false}
+		if diff := cmp.Diff(want, caps); diff != "" {
+			t.Errorf("capabilities (-want +got):\n%s", diff)
+		}
+		// What RabbitMQ 3.10.8 sends (measured), amqpsim named in information only.
+		for k, v := range map[string]string{"product": "RabbitMQ", "version": "3.10.8", "platform": "Erlang/OTP 25.2.3",
+			"copyright": "Copyright (c) 2007-2022 VMware, Inc. or its affiliates."} {
+			if start.ServerProperties[k] != v {
+				t.Errorf("%s = %v, want %q", k, start.ServerProperties[k], v)
+			}
+		}
+		if info, _ := start.ServerProperties["information"].(string); !strings.HasPrefix(info, "amqpsim ") {
+			t.Errorf("information = %q", info)
+		}
+	})
 }
 
 func TestServerTuneDefaults(t *testing.T) {
-	s, _ := newRawServer(t)
-	c := dialRaw(t, s)
-	c.fw.WriteProtocolHeader()
-	c.expect()
-	c.send(0, &ConnectionStartOk{ClientProperties: protocol.Table{}, Mechanism: "PLAIN", Response: "\x00guest\x00guest"})
-	got := c.expect()
-	if diff := cmp.Diff(&ConnectionTune{ChannelMax: 2047, FrameMax: 131072, Heartbeat: 60}, got); diff != "" {
-		t.Fatalf("tune (-want +got):\n%s", diff)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		s, _ := newRawServer(t)
+		c := dialRaw(t, s)
+		c.fw.WriteProtocolHeader()
+		c.expect()
+		c.send(0, &ConnectionStartOk{ClientProperties: protocol.Table{}, Mechanism: "PLAIN", Response: "\x00guest\x00guest"})
+		got := c.expect()
+		if diff := cmp.Diff(&ConnectionTune{ChannelMax: 2047, FrameMax: 131072, Heartbeat: 60}, got); diff != "" {
+			t.Fatalf("tune (-want +got):\n%s", diff)
+		}
+	})
 }
 
 func TestServerBadProtocolHeader(t *testing.T) {
-	s, _ := newRawServer(t)
-	for _, h := range []string{"AMQP\x00\x00\x09\x02", "GET / HTTP/1.1\r\n\r\n"} {
-		c := dialRaw(t, s)
-		c.conn.Write([]byte(h))
-		got, _ := io.ReadAll(c.conn)
-		if string(got) != "AMQP\x00\x00\x09\x01" {
-			t.Errorf("after %q the server sent %q, want the 0-9-1 header", h, got)
+	synctest.Test(t, func(t *testing.T) {
+		s, _ := newRawServer(t)
+		for _, h := range []string{"AMQP\x00\x00\x09\x02", "GET / HTTP/1.1\r\n\r\n"} {
+			c := dialRaw(t, s)
+			c.conn.Write([]byte(h))
+			got, _ := io.ReadAll(c.conn)
+			if string(got) != "AMQP\x00\x00\x09\x01" {
+				t.Errorf("after %q the server sent %q, want the 0-9-1 header", h, got)
+			}
 		}
-	}
+	})
 }
 
 func TestServerLogin(t *testing.T) {
-	s, _ := newRawServer(t)
-	t.Run("refused without authentication_failure_close: silent close", func(t *testing.T) {
+	t.Run("refused without authentication_failure_close: silent close", bubble(func(t *testing.T) {
+		s, _ := newRawServer(t)
 		c := dialRaw(t, s)
 		if m := c.open("guest", "nope", "/", nil); m != nil {
 			t.Fatalf("got %#v, want the connection closed", m)
 		}
-	})
-	t.Run("refused with authentication_failure_close", func(t *testing.T) {
+	}))
+	t.Run("refused with authentication_failure_close", bubble(func(t *testing.T) {
+		s, _ := newRawServer(t)
 		c := dialRaw(t, s)
 		c.fw.WriteProtocolHeader()
 		c.expect()
@@ -254,8 +262,9 @@ func TestServerLogin(t *testing.T) {
 			t.Fatalf("(-want +got):\n%s", diff)
 		}
 		c.expectEOF()
-	})
-	t.Run("AMQPLAIN", func(t *testing.T) {
+	}))
+	t.Run("AMQPLAIN", bubble(func(t *testing.T) {
+		s, _ := newRawServer(t)
 		c := dialRaw(t, s)
 		c.fw.WriteProtocolHeader()
 		c.expect()
@@ -264,43 +273,48 @@ func TestServerLogin(t *testing.T) {
 		if _, ok := c.expect().(*ConnectionTune); !ok {
 			t.Fatal("AMQPLAIN login failed")
 		}
-	})
-	t.Run("unknown mechanism", func(t *testing.T) {
+	}))
+	t.Run("unknown mechanism", bubble(func(t *testing.T) {
+		s, _ := newRawServer(t)
 		c := dialRaw(t, s)
 		c.fw.WriteProtocolHeader()
 		c.expect()
 		c.send(0, &ConnectionStartOk{ClientProperties: protocol.Table{}, Mechanism: "FOO", Response: "x"})
 		c.expectEOF()
-	})
+	}))
 }
 
 func TestServerMissingVhost(t *testing.T) {
-	s, _ := newRawServer(t)
-	c := dialRaw(t, s)
-	got := c.open("guest", "guest", "nosuch", nil)
-	if diff := cmp.Diff(cclose(530, "NOT_ALLOWED - vhost nosuch not found", protocol.ConnectionOpen), got); diff != "" {
-		t.Fatalf("(-want +got):\n%s", diff)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		s, _ := newRawServer(t)
+		c := dialRaw(t, s)
+		got := c.open("guest", "guest", "nosuch", nil)
+		if diff := cmp.Diff(cclose(530, "NOT_ALLOWED - vhost nosuch not found", protocol.ConnectionOpen), got); diff != "" {
+			t.Fatalf("(-want +got):\n%s", diff)
+		}
+	})
 }
 
 func TestServerTuneOkRefused(t *testing.T) {
-	s, _ := newRawServer(t)
-	for _, tc := range []struct {
-		tune ConnectionTuneOk
-		text string
-	}{
-		{ConnectionTuneOk{ChannelMax: 2047, FrameMax: 200000}, "NOT_ALLOWED - negotiated frame_max = 200000 is higher than the maximum allowed value (131072)"},
-		{ConnectionTuneOk{ChannelMax: 2047, FrameMax: 100}, "NOT_ALLOWED - negotiated frame_max = 100 is lower than the minimum allowed value (4096)"},
-		{ConnectionTuneOk{ChannelMax: 0, FrameMax: 4096}, "NOT_ALLOWED - negotiated channel_max = 0 (no limit) is higher than the maximum allowed value (2047)"},
-	} {
-		c := dialRaw(t, s)
-		c.fw.WriteProtocolHeader()
-		c.expect()
-		c.send(0, &ConnectionStartOk{ClientProperties: protocol.Table{}, Mechanism: "PLAIN", Response: "\x00guest\x00guest"})
-		c.expect()
-		c.send(0, &tc.tune)
-		c.expectClose(cclose(530, tc.text, protocol.ConnectionTune))
-	}
+	synctest.Test(t, func(t *testing.T) {
+		s, _ := newRawServer(t)
+		for _, tc := range []struct {
+			tune ConnectionTuneOk
+			text string
+		}{
+			{ConnectionTuneOk{ChannelMax: 2047, FrameMax: 200000}, "NOT_ALLOWED - negotiated frame_max = 200000 is higher than the maximum allowed value (131072)"},
+			{ConnectionTuneOk{ChannelMax: 2047, FrameMax: 100}, "NOT_ALLOWED - negotiated frame_max = 100 is lower than the minimum allowed value (4096)"},
+			{ConnectionTuneOk{ChannelMax: 0, FrameMax: 4096}, "NOT_ALLOWED - negotiated channel_max = 0 (no limit) is higher than the maximum allowed value (2047)"},
+		} {
+			c := dialRaw(t, s)
+			c.fw.WriteProtocolHeader()
+			c.expect()
+			c.send(0, &ConnectionStartOk{ClientProperties: protocol.Table{}, Mechanism: "PLAIN", Response: "\x00guest\x00guest"})
+			c.expect()
+			c.send(0, &tc.tune)
+			c.expectClose(cclose(530, tc.text, protocol.ConnectionTune))
+		}
+	})
 }
 
 // TestServerProtocolErrors replays the protocol violations probed against
@@ -381,14 +395,14 @@ func TestServerProtocolErrors(t *testing.T) {
 			c.send(1, &ChannelOpen{})
 		}, cclose(504, "CHANNEL_ERROR - second 'channel.open' seen", protocol.ChannelOpen)},
 	}
-	s, _ := newRawServer(t)
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
+		t.Run(tc.name, bubble(func(t *testing.T) {
+			s, _ := newRawServer(t)
 			c := dialRaw(t, s)
 			c.ready()
 			tc.do(c)
 			c.expectClose(tc.want)
-		})
+		}))
 	}
 }
 
@@ -396,96 +410,141 @@ func TestServerProtocolErrors(t *testing.T) {
 // ignores the channel's methods until close-ok, then the channel can be
 // opened again (RabbitMQ 3.10.8).
 func TestServerClosingChannelDropsMethods(t *testing.T) {
-	s, b := newRawServer(t)
-	c := dialRaw(t, s)
-	c.ready()
-	openChannel(c, 1)
-	c.send(1, &BasicAck{DeliveryTag: 5})
-	c.send(1, &QueueDeclare{Queue: "never"})
-	c.send(1, &BasicQos{PrefetchSize: 5}) // would be a connection error
-	want := &ChannelClose{ReplyCode: 406, ReplyText: "PRECONDITION_FAILED - unknown delivery tag 5", ClassID: 60, MethodID: 80}
-	if diff := cmp.Diff(want, c.expect()); diff != "" {
-		t.Fatalf("(-want +got):\n%s", diff)
-	}
-	c.send(1, &ChannelCloseOk{})
-	openChannel(c, 1)
-	c.send(1, &QueueDeclare{Queue: "never", Passive: true})
-	want = &ChannelClose{ReplyCode: 404, ReplyText: "NOT_FOUND - no queue 'never' in vhost '/'", ClassID: 50, MethodID: 10}
-	if diff := cmp.Diff(want, c.expect()); diff != "" {
-		t.Fatalf("(-want +got):\n%s", diff)
-	}
-	if qs := b.Queues(); len(qs) != 0 {
-		t.Errorf("queues = %v, want none", qs)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		s, b := newRawServer(t)
+		c := dialRaw(t, s)
+		c.ready()
+		openChannel(c, 1)
+		c.send(1, &BasicAck{DeliveryTag: 5})
+		c.send(1, &QueueDeclare{Queue: "never"})
+		c.send(1, &BasicQos{PrefetchSize: 5}) // would be a connection error
+		want := &ChannelClose{ReplyCode: 406, ReplyText: "PRECONDITION_FAILED - unknown delivery tag 5", ClassID: 60, MethodID: 80}
+		if diff := cmp.Diff(want, c.expect()); diff != "" {
+			t.Fatalf("(-want +got):\n%s", diff)
+		}
+		c.send(1, &ChannelCloseOk{})
+		openChannel(c, 1)
+		c.send(1, &QueueDeclare{Queue: "never", Passive: true})
+		want = &ChannelClose{ReplyCode: 404, ReplyText: "NOT_FOUND - no queue 'never' in vhost '/'", ClassID: 50, MethodID: 10}
+		if diff := cmp.Diff(want, c.expect()); diff != "" {
+			t.Fatalf("(-want +got):\n%s", diff)
+		}
+		if qs := b.Queues(); len(qs) != 0 {
+			t.Errorf("queues = %v, want none", qs)
+		}
+	})
 }
 
 func TestServerChannelMax(t *testing.T) {
-	b := sim.New(sim.Config{})
-	s := NewServer(b)
-	s.ChannelMax = 2
-	t.Cleanup(func() { s.Close() })
-	c := dialRaw(t, s)
-	c.ready()
-	openChannel(c, 7)
-	openChannel(c, 3000) // RabbitMQ limits the count, not the number
-	c.send(9, &ChannelOpen{})
-	c.expectClose(cclose(530, "NOT_ALLOWED - number of channels opened (2) has reached the negotiated channel_max (2)", protocol.Method{}))
+	synctest.Test(t, func(t *testing.T) {
+		b := sim.New(sim.Config{})
+		s := NewServer(b)
+		s.ChannelMax = 2
+		t.Cleanup(func() { s.Close() })
+		c := dialRaw(t, s)
+		c.ready()
+		openChannel(c, 7)
+		openChannel(c, 3000) // RabbitMQ limits the count, not the number
+		c.send(9, &ChannelOpen{})
+		c.expectClose(cclose(530, "NOT_ALLOWED - number of channels opened (2) has reached the negotiated channel_max (2)", protocol.Method{}))
+	})
 }
 
 // TestServerBrokerSideClose: sim.Broker.CloseConnection becomes
 // connection.close 320; the server waits for close-ok and ends the
 // connection.
 func TestServerBrokerSideClose(t *testing.T) {
-	s, b := newRawServer(t)
-	c := dialRaw(t, s)
-	c.ready()
-	b.Connections()[0].CloseWithError(sim.Forced("Closed via test"))
-	c.expectClose(cclose(320, "CONNECTION_FORCED - Closed via test", protocol.Method{}))
+	synctest.Test(t, func(t *testing.T) {
+		s, b := newRawServer(t)
+		c := dialRaw(t, s)
+		c.ready()
+		b.Connections()[0].CloseWithError(sim.Forced("Closed via test"))
+		c.expectClose(cclose(320, "CONNECTION_FORCED - Closed via test", protocol.Method{}))
+	})
 }
 
 // TestServerCloseTimeout: a client that never answers connection.close is
 // disconnected after CloseTimeout.
 func TestServerCloseTimeout(t *testing.T) {
-	s, b := newRawServer(t)
-	s.CloseTimeout = 50 * time.Millisecond
-	c := dialRaw(t, s)
-	c.ready()
-	b.Connections()[0].CloseWithError(sim.Forced("bye"))
-	if _, ok := c.expect().(*ConnectionClose); !ok {
-		t.Fatal("no connection.close")
-	}
-	c.expectEOF()
+	synctest.Test(t, func(t *testing.T) {
+		s, b := newRawServer(t)
+		s.CloseTimeout = 50 * time.Millisecond
+		c := dialRaw(t, s)
+		c.ready()
+		b.Connections()[0].CloseWithError(sim.Forced("bye"))
+		if _, ok := c.expect().(*ConnectionClose); !ok {
+			t.Fatal("no connection.close")
+		}
+		c.expectEOF()
+	})
 }
 
 func TestServerCloseLeavesNoGoroutine(t *testing.T) {
-	before := runtime.NumGoroutine()
-	b := sim.New(sim.Config{})
-	s := NewServer(b)
-	for range 5 {
-		c := dialRaw(t, s)
-		c.ready()
-		openChannel(c, 1)
-	}
-	silent, server := Pipe() // a client that never speaks
-	s.ServeConn(server)
-	defer silent.Close()
-	s.Close()
-	s.Close() // idempotent
-	if err := s.ServeConn(server); !errors.Is(err, ErrServerClosed) {
-		t.Errorf("ServeConn after Close = %v", err)
-	}
-	waitGoroutines(t, before)
+	synctest.Test(t, func(t *testing.T) {
+		before, _ := bubbleGoroutines()
+		b := sim.New(sim.Config{})
+		s := NewServer(b)
+		for range 5 {
+			c := dialRaw(t, s)
+			c.ready()
+			openChannel(c, 1)
+		}
+		silent, server := Pipe() // a client that never speaks
+		s.ServeConn(server)
+		defer silent.Close()
+		s.Close()
+		s.Close() // idempotent
+		if err := s.ServeConn(server); !errors.Is(err, ErrServerClosed) {
+			t.Errorf("ServeConn after Close = %v", err)
+		}
+		waitGoroutines(t, before)
+	})
 }
 
-// waitGoroutines polls until at most n goroutines run.
+// waitGoroutines checks that at most n goroutines run, once every other
+// goroutine of the test's synctest bubble has exited or is blocked for good.
 func waitGoroutines(t *testing.T, n int) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for runtime.NumGoroutine() > n {
-		if time.Now().After(deadline) {
-			buf := make([]byte, 1<<16)
-			t.Fatalf("%d goroutines, want <= %d:\n%s", runtime.NumGoroutine(), n, buf[:runtime.Stack(buf, true)])
-		}
-		time.Sleep(5 * time.Millisecond)
+	synctest.Wait()
+	if got, dump := bubbleGoroutines(); got > n {
+		t.Fatalf("%d goroutines, want <= %d:\n%s", got, n, dump)
 	}
+}
+
+// bubble runs a subtest in a synctest bubble of its own, so that its waits
+// and deadlines are on the bubble's fake clock: they fire only once every
+// goroutine is blocked, never because the machine is slow.
+func bubble(f func(t *testing.T)) func(t *testing.T) {
+	return func(t *testing.T) { synctest.Test(t, f) }
+}
+
+// bubbleGoroutines counts the goroutines of the caller's synctest bubble in
+// a dump of every goroutine, and returns the dump. Unlike
+// runtime.NumGoroutine it leaves out the runtime's goroutines (a finalizer
+// running user code counts there) and other tests', which come and go on
+// their own; after synctest.Wait the count is exact.
+func bubbleGoroutines() (int, string) {
+	buf := make([]byte, 1<<16)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	dump := string(buf)
+	first, _, _ := strings.Cut(dump, "\n") // the caller's goroutine comes first
+	i := strings.Index(first, "synctest bubble ")
+	if i < 0 {
+		panic("bubbleGoroutines called outside a synctest bubble")
+	}
+	id := strings.TrimSuffix(first[i:], ":") // "synctest bubble 7]"
+	n := 0
+	for _, l := range strings.Split(dump, "\n") {
+		if strings.HasPrefix(l, "goroutine ") && strings.HasSuffix(l, id+":") {
+			n++
+		}
+	}
+	return n, dump
 }

@@ -291,6 +291,16 @@ func (d *amqpDriver) queueArgs(args protocol.Table) amqp.Table {
 	return t
 }
 
+// exchangeArgs converts an exchange's arguments and prefixes the exchange
+// alternate-exchange names.
+func (d *amqpDriver) exchangeArgs(args protocol.Table) amqp.Table {
+	t := table(args)
+	if x, ok := t["alternate-exchange"].(string); ok {
+		t["alternate-exchange"] = d.p(x)
+	}
+	return t
+}
+
 // headers converts a message's headers, as amqp091-go or the tap decoded
 // them, to the protocol package's types, with the run's prefix removed from
 // every string (x-death names queues and routing keys). An empty table is
@@ -347,12 +357,12 @@ func (d *amqpDriver) do(name string, op Op) (reply, error) {
 		rep.queue, rep.ready, rep.consumers = d.unp(q.Name), q.Messages, q.Consumers
 	case DeclareExchange:
 		if o.Passive {
-			err = ch.ExchangeDeclarePassive(d.p(o.Exchange), o.Kind, o.Durable, o.AutoDelete, o.Internal, false, table(o.Args))
+			err = ch.ExchangeDeclarePassive(d.p(o.Exchange), o.Kind, o.Durable, o.AutoDelete, o.Internal, false, d.exchangeArgs(o.Args))
 		} else {
 			if x := d.p(o.Exchange); x != "" && !strings.HasPrefix(x, "amq.") {
 				d.exchs = append(d.exchs, x) // never the broker's own
 			}
-			err = ch.ExchangeDeclare(d.p(o.Exchange), o.Kind, o.Durable, o.AutoDelete, o.Internal, false, table(o.Args))
+			err = ch.ExchangeDeclare(d.p(o.Exchange), o.Kind, o.Durable, o.AutoDelete, o.Internal, false, d.exchangeArgs(o.Args))
 		}
 	case DeleteQueue:
 		rep.count, err = ch.QueueDelete(d.p(o.Queue), o.IfUnused, o.IfEmpty, false)
@@ -387,6 +397,19 @@ func (d *amqpDriver) do(name string, op Op) (reply, error) {
 		err = ch.PublishWithContext(context.Background(), d.p(o.Exchange), key, o.Mandatory, o.Immediate, publishing(o))
 	case Confirm:
 		err = ch.Confirm(false)
+	case ExchangeBind:
+		err = ch.ExchangeBind(d.p(o.Destination), o.Key, d.p(o.Source), false, table(o.Args))
+	case ExchangeUnbind:
+		err = ch.ExchangeUnbind(d.p(o.Destination), o.Key, d.p(o.Source), false, table(o.Args))
+	case Tx:
+		switch o.Method {
+		case TxSelect:
+			err = ch.Tx()
+		case TxCommit:
+			err = ch.TxCommit()
+		case TxRollback:
+			err = ch.TxRollback()
+		}
 	case Get:
 		var m amqp.Delivery
 		m, rep.got, err = ch.Get(d.p(o.Queue), o.NoAck)

@@ -76,6 +76,9 @@
 //	cancel CH TAG
 //	publish CH KEY BODY... [exchange=X] [mandatory] [immediate] [PROPS]
 //	confirm CH                                    confirm.select
+//	tx CH | commit CH | rollback CH               tx.select, tx.commit, tx.rollback
+//	bind-exchange CH DST SRC [key=K] [ARGS]       exchange.bind (SRC routes on to DST)
+//	unbind-exchange CH DST SRC [key=K] [ARGS]     exchange.unbind
 //	get CH Q [no-ack]
 //	ack CH MSG|#TAG [multiple]
 //	nack CH MSG|#TAG [multiple] [requeue|requeue=false]

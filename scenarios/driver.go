@@ -91,7 +91,7 @@ type event struct {
 // real broker must be watched until it is quiet after it).
 func waits(op Op) bool {
 	switch op.(type) {
-	case Conn, OpenChannel, DeclareQueue, DeclareExchange, Bind, Unbind, Confirm, ShowQueue, ShowHeld, ShowHeaders, ShowEnvelope:
+	case Conn, OpenChannel, DeclareQueue, DeclareExchange, Bind, Unbind, ExchangeBind, ExchangeUnbind, Confirm, ShowQueue, ShowHeld, ShowHeaders, ShowEnvelope:
 		return false
 	}
 	return true

@@ -81,6 +81,12 @@ func channelOf(op Op) string {
 		return o.Channel
 	case Confirm:
 		return o.Channel
+	case ExchangeBind:
+		return o.Channel
+	case ExchangeUnbind:
+		return o.Channel
+	case Tx:
+		return o.Channel
 	case Get:
 		return o.Channel
 	case Settle:

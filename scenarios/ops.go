@@ -105,6 +105,38 @@ type Publish struct {
 // Confirm is confirm.select: "confirm ch1".
 type Confirm struct{ Channel string }
 
+// ExchangeBind is exchange.bind: "bind-exchange ch1 dst src key=k", messages
+// exchange src routes with key go on to exchange dst.
+type ExchangeBind struct {
+	Channel, Destination, Source, Key string
+	Args                              protocol.Table
+}
+
+// ExchangeUnbind is exchange.unbind: "unbind-exchange ch1 dst src key=k".
+type ExchangeUnbind struct {
+	Channel, Destination, Source, Key string
+	Args                              protocol.Table
+}
+
+// Tx is tx.select ("tx ch1"), tx.commit ("commit ch1") or tx.rollback
+// ("rollback ch1").
+type Tx struct {
+	Channel string
+	Method  TxMethod
+}
+
+// TxMethod says which tx method a Tx step is.
+type TxMethod uint8
+
+// The tx methods.
+const (
+	TxSelect TxMethod = iota
+	TxCommit
+	TxRollback
+)
+
+var txVerbs = [...]string{TxSelect: "tx", TxCommit: "commit", TxRollback: "rollback"}
+
 // Get is basic.get: "get ch1 orders no-ack".
 type Get struct {
 	Channel, Queue string
@@ -177,6 +209,9 @@ func (Consume) isOp()         {}
 func (Cancel) isOp()          {}
 func (Publish) isOp()         {}
 func (Confirm) isOp()         {}
+func (ExchangeBind) isOp()    {}
+func (ExchangeUnbind) isOp()  {}
+func (Tx) isOp()              {}
 func (Get) isOp()             {}
 func (Settle) isOp()          {}
 func (Recover) isOp()         {}
@@ -292,6 +327,19 @@ func (o Publish) String() string {
 
 // String returns the Confirm step line.
 func (o Confirm) String() string { return line("confirm", word(o.Channel)) }
+
+// String returns the ExchangeBind step line.
+func (o ExchangeBind) String() string {
+	return bindLine("bind-exchange", o.Channel, o.Destination, o.Source, o.Key, o.Args)
+}
+
+// String returns the ExchangeUnbind step line.
+func (o ExchangeUnbind) String() string {
+	return bindLine("unbind-exchange", o.Channel, o.Destination, o.Source, o.Key, o.Args)
+}
+
+// String returns the Tx step line.
+func (o Tx) String() string { return line(txVerbs[o.Method], word(o.Channel)) }
 
 // String returns the Get step line.
 func (o Get) String() string {

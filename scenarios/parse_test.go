@@ -18,7 +18,7 @@ func TestParseErrorsNameFileLineColumn(t *testing.T) {
 			`f.txt:3:21: unknown option "prefetch" for consume (usage: consume CHANNEL QUEUE tag=TAG [no-ack] [exclusive] [x-ARG=V...])`},
 		{"conn c1\nchannel c1.ch1\nconsume ch1 q\n", "f.txt:3:13: expected tag=TAG after the queue: scenarios use explicit consumer tags"},
 		{"conn c1\nqos ch9 1\n", `f.txt:2:5: unknown channel "ch9" (open it first with "channel CONN.ch9")`},
-		{"frobnicate x\n", `f.txt:1:1: unknown step "frobnicate" (expected one of ack, advance, bind, cancel,`},
+		{"frobnicate x\n", `f.txt:1:1: unknown step "frobnicate" (expected one of ack, advance, bind, bind-exchange, cancel,`},
 		{"  A <- m1 #1\n", "f.txt:1:1: expected a step, a directive or a comment: an indented result line must follow a step"},
 		{"conn c1\nchannel c1.ch1\npublish ch1 q \"m1\n", `f.txt:3:15: unterminated quoted string (expected a closing '"')`},
 		{"conn c1\nchannel c1.ch1\nqos ch1 70000\n", `f.txt:3:9: expected a prefetch count 0..65535, got "70000"`},
@@ -106,7 +106,7 @@ func genOp(t *rapid.T) Op {
 	}
 	b := rapid.Bool()
 	ch := ident.Draw(t, "ch")
-	switch rapid.IntRange(0, 23).Draw(t, "kind") {
+	switch rapid.IntRange(0, 26).Draw(t, "kind") {
 	case 0:
 		return Conn{Name: ident.Draw(t, "c")}
 	case 1:
@@ -167,6 +167,12 @@ func genOp(t *rapid.T) Op {
 		return ShowHeaders{Channel: ch, Msg: name.Draw(t, "msg")}
 	case 22:
 		return ShowEnvelope{Channel: ch, Msg: name.Draw(t, "msg")}
+	case 23:
+		return ExchangeBind{Channel: ch, Destination: name.Draw(t, "d"), Source: name.Draw(t, "s"), Key: name.Draw(t, "k"), Args: table()}
+	case 24:
+		return ExchangeUnbind{Channel: ch, Destination: name.Draw(t, "d"), Source: name.Draw(t, "s"), Key: name.Draw(t, "k"), Args: table()}
+	case 25:
+		return Tx{Channel: ch, Method: rapid.SampledFrom([]TxMethod{TxSelect, TxCommit, TxRollback}).Draw(t, "tx")}
 	}
 	return ShowHeld{}
 }

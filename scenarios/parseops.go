@@ -123,6 +123,17 @@ func init() {
 			build: func(a *argSet) (Op, error) {
 				return Unbind{Channel: a.str(0), Queue: a.str(1), Exchange: a.str(2), Key: a.opts["key"].val, Args: a.args}, nil
 			}},
+		"bind-exchange": {usage: "bind-exchange CHANNEL DESTINATION SOURCE [key=KEY] [ARG=V...]", minPos: 3, maxPos: 3, options: []string{"key"}, args: true,
+			build: func(a *argSet) (Op, error) {
+				return ExchangeBind{Channel: a.str(0), Destination: a.str(1), Source: a.str(2), Key: a.opts["key"].val, Args: a.args}, nil
+			}},
+		"unbind-exchange": {usage: "unbind-exchange CHANNEL DESTINATION SOURCE [key=KEY] [ARG=V...]", minPos: 3, maxPos: 3, options: []string{"key"}, args: true,
+			build: func(a *argSet) (Op, error) {
+				return ExchangeUnbind{Channel: a.str(0), Destination: a.str(1), Source: a.str(2), Key: a.opts["key"].val, Args: a.args}, nil
+			}},
+		"tx":       txVerb(TxSelect),
+		"commit":   txVerb(TxCommit),
+		"rollback": txVerb(TxRollback),
 		"purge": {usage: "purge CHANNEL QUEUE", minPos: 2, maxPos: 2, build: func(a *argSet) (Op, error) {
 			return Purge{Channel: a.str(0), Queue: a.str(1)}, nil
 		}},
@@ -194,6 +205,12 @@ func init() {
 			return ShowEnvelope{Channel: a.str(0), Msg: a.str(1)}, nil
 		}},
 	}
+}
+
+func txVerb(m TxMethod) *verb {
+	return &verb{usage: txVerbs[m] + " CHANNEL", minPos: 1, maxPos: 1, build: func(a *argSet) (Op, error) {
+		return Tx{Channel: a.str(0), Method: m}, nil
+	}}
 }
 
 func settleVerb(m string) *verb {

@@ -39,6 +39,8 @@ type rchan struct {
 	prefetch  int
 	global    int
 	confirm   bool
+	tx        bool     // tx.select was accepted
+	txSettles []Settle // settlements held until tx.commit
 	published uint64
 	pending   map[uint64]bool // published, not yet confirmed
 	lastQueue string
@@ -309,7 +311,23 @@ func (r *runner) applyOp(op Op, ch *rchan, rep reply) []string {
 		}
 		return []string{fmt.Sprintf("delete-ok %d", rep.count)}
 	case Settle:
+		if ch.tx { // applied at commit, undone by rollback
+			ch.txSettles = append(ch.txSettles, o)
+			break
+		}
 		r.settleHeld(ch, o)
+	case Tx:
+		switch o.Method {
+		case TxSelect:
+			ch.tx = true
+		case TxCommit:
+			for _, s := range ch.txSettles {
+				r.settleHeld(ch, s)
+			}
+			ch.txSettles = nil
+		case TxRollback:
+			ch.txSettles = nil
+		}
 	case Recover:
 		r.endHeld(ch, func(*Holding) bool { return true }, "recovered")
 	}

@@ -151,6 +151,19 @@ func (d *simDriver) do(name string, op Op) (reply, error) {
 		err = ch.Publish(o.Exchange, o.Key, sim.PublishOptions{Mandatory: o.Mandatory, Immediate: o.Immediate}, sim.Message{Properties: o.Props, Body: []byte(o.Bodies[0])})
 	case Confirm:
 		err = ch.Confirm()
+	case ExchangeBind:
+		err = ch.ExchangeBind(o.Destination, o.Key, o.Source, o.Args)
+	case ExchangeUnbind:
+		err = ch.ExchangeUnbind(o.Destination, o.Key, o.Source, o.Args)
+	case Tx:
+		switch o.Method {
+		case TxSelect:
+			err = ch.Tx()
+		case TxCommit:
+			err = ch.TxCommit()
+		case TxRollback:
+			err = ch.TxRollback()
+		}
 	case Get:
 		var dl sim.Delivery
 		dl, rep.got, err = ch.Get(o.Queue, o.NoAck)

@@ -21,6 +21,9 @@ const (
 	DefaultFrameMax         = 131072
 	DefaultHeartbeat        = 60 * time.Second
 	DefaultHandshakeTimeout = 10 * time.Second
+	// DefaultHandshakeFailureDelay is RabbitMQ's delay before it drops a
+	// connection whose login failed.
+	DefaultHandshakeFailureDelay = 3 * time.Second
 	// DefaultMaxMessageSize is RabbitMQ's max_message_size (128 MiB).
 	DefaultMaxMessageSize = 134217728
 )
@@ -43,8 +46,6 @@ var ErrServerClosed = errors.New("wire: server closed")
 //     not define with 503 COMMAND_INVALID, and a malformed field table with
 //     502 SYNTAX_ERROR (RabbitMQ 3.10.8 drops the connection without a
 //     connection.close);
-//   - closes at once, rather than after RabbitMQ's 3-second delay, a
-//     connection whose client failed to log in;
 //   - does not know the deprecated access class (access.request).
 type Server struct {
 	// Broker is the simulated broker the clients talk to. Required.
@@ -61,6 +62,12 @@ type Server struct {
 	// HandshakeTimeout bounds the time from accepting a connection to
 	// connection.open; zero means 10 s, as RabbitMQ.
 	HandshakeTimeout time.Duration
+	// HandshakeFailureDelay is how long a connection whose login failed,
+	// or whose tune-ok was out of range, stays open before the server
+	// drops it (unless the client closes it first); zero means RabbitMQ's
+	// 3 s, negative no delay. On a synctest bubble's clock it costs
+	// nothing.
+	HandshakeFailureDelay time.Duration
 	// CloseTimeout bounds how long the server waits for connection.close-ok
 	// after sending connection.close; zero means RabbitMQ's rule: the
 	// negotiated heartbeat if it is between 1 and 30 s, otherwise 30 s.

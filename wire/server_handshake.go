@@ -93,6 +93,7 @@ func (c *serverConn) handshake() bool {
 			c.sendClose(protocol.Errorf(protocol.AccessRefused, protocol.Method{},
 				"Login was refused using authentication mechanism %s. For details see the broker logfile.", startOk.Mechanism))
 		}
+		c.linger()
 		return false
 	}
 
@@ -104,13 +105,17 @@ func (c *serverConn) handshake() bool {
 	if !ok {
 		return false
 	}
-	if err := negotiate("frame_max", FrameMinSize, uint64(offer.FrameMax), uint64(tuneOk.FrameMax)); err != nil {
-		c.closeHandshake(err)
-		return false
-	}
-	if err := negotiate("channel_max", 1, uint64(offer.ChannelMax), uint64(tuneOk.ChannelMax)); err != nil {
-		c.closeHandshake(err)
-		return false
+	// RabbitMQ 3.10.8 answers an out-of-range tune-ok with no close frame
+	// and drops the socket 3 s later (measured).
+	for _, err := range []*protocol.Error{
+		negotiate("frame_max", FrameMinSize, uint64(offer.FrameMax), uint64(tuneOk.FrameMax)),
+		negotiate("channel_max", 1, uint64(offer.ChannelMax), uint64(tuneOk.ChannelMax)),
+	} {
+		if err != nil {
+			c.s.logf("wire: connection from %s: %s", c.nc.RemoteAddr(), err.Text)
+			c.linger()
+			return false
+		}
 	}
 	c.frameMax, c.channelMax = tuneOk.FrameMax, tuneOk.ChannelMax
 	c.heartbeat = time.Duration(tuneOk.Heartbeat) * time.Second
@@ -248,6 +253,26 @@ func (c *serverConn) send(ch uint16, m Method) bool {
 // sendClose writes connection.close for err synchronously.
 func (c *serverConn) sendClose(err *protocol.Error) {
 	c.send(0, closeMethod(err))
+}
+
+// linger keeps a connection whose handshake failed open for the server's
+// HandshakeFailureDelay, or until the client closes it, as RabbitMQ
+// delays its answer to a failed login (and drops a bad tune-ok) by 3 s,
+// against brute force. Whatever the client sends meanwhile is ignored.
+func (c *serverConn) linger() {
+	d := c.s.HandshakeFailureDelay
+	switch {
+	case d < 0:
+		return
+	case d == 0:
+		d = DefaultHandshakeFailureDelay
+	}
+	_ = c.nc.SetReadDeadline(time.Now().Add(d))
+	for {
+		if _, err := c.br.Discard(c.br.Buffered() + 1); err != nil {
+			return
+		}
+	}
 }
 
 // closeHandshake sends connection.close during the handshake and waits,

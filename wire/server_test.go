@@ -295,24 +295,55 @@ func TestServerMissingVhost(t *testing.T) {
 	})
 }
 
+// An out-of-range tune-ok gets no close frame: RabbitMQ 3.10.8 drops the
+// socket 3 s later (measured for each of these).
 func TestServerTuneOkRefused(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s, _ := newRawServer(t)
-		for _, tc := range []struct {
-			tune ConnectionTuneOk
-			text string
-		}{
-			{ConnectionTuneOk{ChannelMax: 2047, FrameMax: 200000}, "NOT_ALLOWED - negotiated frame_max = 200000 is higher than the maximum allowed value (131072)"},
-			{ConnectionTuneOk{ChannelMax: 2047, FrameMax: 100}, "NOT_ALLOWED - negotiated frame_max = 100 is lower than the minimum allowed value (4096)"},
-			{ConnectionTuneOk{ChannelMax: 0, FrameMax: 4096}, "NOT_ALLOWED - negotiated channel_max = 0 (no limit) is higher than the maximum allowed value (2047)"},
+		for _, tune := range []ConnectionTuneOk{
+			{ChannelMax: 2047, FrameMax: 200000},
+			{ChannelMax: 2047, FrameMax: 100},
+			{ChannelMax: 0, FrameMax: 4096},
 		} {
 			c := dialRaw(t, s)
 			c.fw.WriteProtocolHeader()
 			c.expect()
 			c.send(0, &ConnectionStartOk{ClientProperties: protocol.Table{}, Mechanism: "PLAIN", Response: "\x00guest\x00guest"})
 			c.expect()
-			c.send(0, &tc.tune)
-			c.expectClose(cclose(530, tc.text, protocol.ConnectionTune))
+			c.send(0, &tune)
+			start := time.Now()
+			if took, closeFrame := readUntilClosed(c); took != 3*time.Second || closeFrame {
+				t.Errorf("%+v: dropped after %v (close frame %t), want 3s without one", tune, took, closeFrame)
+			}
+			if time.Since(start) != 3*time.Second {
+				t.Errorf("%+v: took %v", tune, time.Since(start))
+			}
+		}
+	})
+}
+
+// A failed login is answered at once (connection.close to a client that
+// announced authentication_failure_close) and the socket dropped 3 s
+// later, as RabbitMQ 3.10.8 does (measured); HandshakeFailureDelay < 0
+// drops it at once.
+func TestServerFailedLoginDelay(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		for _, tc := range []struct {
+			delay, want time.Duration
+		}{{0, 3 * time.Second}, {-1, 0}} {
+			s, _ := newRawServer(t)
+			s.HandshakeFailureDelay = tc.delay
+			c := dialRaw(t, s)
+			c.fw.WriteProtocolHeader()
+			c.expect()
+			c.send(0, &ConnectionStartOk{ClientProperties: protocol.Table{"capabilities": protocol.Table{"authentication_failure_close": true}},
+				Mechanism: "PLAIN", Response: "\x00guest\x00wrong"})
+			if m, ok := c.expect().(*ConnectionClose); !ok || m.ReplyCode != 403 {
+				t.Fatalf("want connection.close 403, got %#v", m)
+			}
+			if took, _ := readUntilClosed(c); took != tc.want {
+				t.Errorf("delay %v: dropped after %v, want %v", tc.delay, took, tc.want)
+			}
 		}
 	})
 }

@@ -63,6 +63,7 @@ func (m *model) cancel(c *mCons) {
 	wasActive := q.active == c
 	m.forget(c)
 	if q.autoDel && len(q.consumers) == 0 {
+		m.cover["auto-delete queue deleted by a cancel"]++
 		m.deleteQueue(q)
 		return
 	}

@@ -357,7 +357,7 @@ func (k *checker) event(obs observation, e sim.Event) {
 		if n := e.Count; n != len(q.ready) {
 			k.fail("%s: %d were ready", e, len(q.ready))
 		}
-		if d, isDelete := k.op.(scenarios.DeleteQueue); isDelete && d.Queue == q.name && obs.Result.N != len(q.ready) {
+		if d, isDelete := k.op.(scenarios.DeleteQueue); isDelete && d.Queue == q.name && obs.Result.Err == nil && obs.Result.N != len(q.ready) {
 			k.fail("%s: delete-ok says %d messages, %d were ready", k.op, obs.Result.N, len(q.ready))
 		}
 		for _, m := range q.ready {

@@ -8,6 +8,7 @@ package amqpsim_test
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -20,8 +21,9 @@ import (
 // sequence as a scenario file (AMQPSIM_COUNTEREXAMPLES=dir, or =testdata).
 func TestModel(t *testing.T) { modeltest.Check(t) }
 
-// TestModelRegressions replays the sequences in testdata/model, each of
-// which once found a simulator bug (the file's comment says which).
+// TestModelRegressions replays the sequences in testdata/model through the
+// harness: each once found a bug, or pins a rule (the file's comment says
+// which). A file with result lines must also replay to them.
 func TestModelRegressions(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("testdata", "model", "*.txt"))
 	if err != nil || len(files) == 0 {
@@ -34,6 +36,13 @@ func TestModelRegressions(t *testing.T) {
 				t.Fatal(err)
 			}
 			modeltest.Replay(t, f, string(text))
+			s, err := scenarios.Parse(f, text)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if slices.ContainsFunc(s.Steps, func(st *scenarios.Step) bool { return len(st.Expect) > 0 }) {
+				scenarios.Check(t, s)
+			}
 		})
 	}
 }

@@ -129,16 +129,16 @@ func (h *harness) qos(t *rapid.T, ch *mChan) {
 	h.step(o)
 }
 
+// connect opens the next connection: conn1, conn2, ... (the publisher's
+// does not count).
 func (h *harness) connect() {
-	h.step(scenarios.Conn{Name: fmt.Sprintf("conn%d", len(h.model.conns)+1-len(h.publisher()))})
-}
-
-// publisher returns the publisher's connection, if it is open yet.
-func (h *harness) publisher() []*mConn {
-	if c := h.model.connBy[BrokerConn]; c != nil {
-		return []*mConn{c}
+	n := 1
+	for _, c := range h.model.conns {
+		if c.name != BrokerConn {
+			n++
+		}
 	}
-	return nil
+	h.step(scenarios.Conn{Name: fmt.Sprintf("conn%d", n)})
 }
 
 func (h *harness) openChannel(conn string) {

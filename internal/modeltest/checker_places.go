@@ -1,361 +1,16 @@
-package amqpsim_test
+package modeltest
 
 import (
 	"fmt"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
-	"github.com/amqpsim/amqpsim/protocol"
+	"github.com/amqpsim/amqpsim/scenarios"
 	"github.com/amqpsim/amqpsim/sim"
 )
 
-// checker verifies DESIGN.md's invariants after every step from what the
-// simulator shows, independently of the reference model: it never decides
-// who gets a message or when one expires. It replays the simulator's own
-// trace of the step (publishes, deliveries, settlements, channel closes,
-// dead-lettering, rejections, deletions) to keep the place of every
-// published, routed message, refusing any move from a place the message is
-// not in, and then compares the places with what the simulator shows
-// (ready lists, queue and channel stats, the step's deliveries).
-//
-// A message is in exactly one place: ready in a queue, unacked on a
-// channel, or gone for good - acknowledged, taken with no-ack, rejected,
-// dropped from the head (max-length), expired, refused at publish
-// (reject-publish), purged, deleted with its queue, or dead-lettered to no
-// queue. Dead-lettered into a queue, it is ready there: the same message
-// (bodies are unique) in a new place.
-type checker struct {
-	at      int           // trace events checked so far
-	now     time.Duration // the time of the event being checked
-	queues  map[string]*cQueue
-	msgs    map[string]*cMsg // every routed message, by body
-	chans   []*cChan         // by channel handle; nil if the open failed
-	cons    []*cCons         // by consumer handle; nil if the consume failed
-	pending *arrival         // a message on its way into a queue
-
-	// For the step being checked.
-	closeRequeued map[*cMsg]bool         // requeued by a channel close
-	delivered     map[int][]sim.Delivery // by consumer handle
-	gotten        bool                   // the basic.get-ok's fetch is done
-	bad           []string
-}
-
-type cQueue struct {
-	name  string
-	args  qArgs
-	seq   int
-	ready []*cMsg // in delivery order
-}
-
-type msgState string
-
-const (
-	stReady    msgState = "ready"
-	stUnacked  msgState = "unacked"
-	stArriving msgState = "on its way into a queue"
-	stRejected msgState = "rejected" // until its dead-letter event
-)
-
-// Places a message never leaves.
-const (
-	stAcked     msgState = "acknowledged"
-	stNoAck     msgState = "taken with no-ack"
-	stDead      msgState = "dead-lettered nowhere"
-	stCycle     msgState = "dropped (dead-letter cycle)"
-	stDropped   msgState = "dropped from the head (max-length)"
-	stExpired   msgState = "expired"
-	stRefused   msgState = "refused at publish (reject-publish)"
-	stPurged    msgState = "purged"
-	stDeleted   msgState = "deleted with its queue"
-	stSettled   msgState = "rejected (no dead-letter exchange)"
-	stDiscarded msgState = "discarded (x-message-ttl 0)"
-)
-
-type cMsg struct {
-	body    string
-	q       *cQueue // the queue it is (or was last) in
-	key     string  // routing key it was published or dead-lettered with
-	pubPrio uint8
-	exp     string // its own expiration ("" once dead-lettered)
-	prio    int
-	seq     int
-	state   msgState
-	fetched bool // delivered or got from this queue before
-	expires bool
-	expiry  time.Duration
-}
-
-// before reports whether m comes out of its queue before n.
-func (m *cMsg) before(n *cMsg) bool {
-	return m.prio > n.prio || m.prio == n.prio && m.seq < n.seq
-}
-
-// arrival is a message routed to a queue, not yet enqueued: the queue may
-// still refuse or discard it, or the dead-lettering find a cycle.
-type arrival struct {
-	m      *cMsg
-	q      *cQueue
-	at     time.Duration
-	ttl    int // the message's own TTL (ms), for a publish
-	hasTTL bool
-}
-
-type cChan struct {
-	conn     string
-	id       uint16
-	open     bool
-	lastTag  uint64
-	unacked  []cEntry // tag order
-	prefetch int
-}
-
-type cEntry struct {
-	tag  uint64
-	msg  *cMsg
-	cons int // consumer handle, -1 for basic.get
-}
-
-type cCons struct {
-	ch          int
-	tag         string
-	q           *cQueue
-	noAck       bool
-	prefetch    int
-	outstanding int
-	live        bool
-}
-
-func newChecker() *checker {
-	return &checker{queues: map[string]*cQueue{}, msgs: map[string]*cMsg{}}
-}
-
-func (k *checker) fail(format string, args ...any) {
-	k.bad = append(k.bad, fmt.Sprintf(format, args...))
-}
-
-// check applies the step's effects to the client's view and verifies the
-// invariants against what the simulator shows. It returns the violations.
-func (k *checker) check(o op, obs observation, trace []sim.Event) []string {
-	k.bad = nil
-	k.closeRequeued = map[*cMsg]bool{}
-	k.delivered = map[int][]sim.Delivery{}
-	k.gotten = false
-	ok := obs.Result.Err == nil
-
-	// What the operation itself sets up, before anything it causes.
-	switch o.Kind {
-	case opOpenChannel:
-		if ok {
-			k.chans = append(k.chans, &cChan{conn: fmt.Sprintf("conn%d", o.Conn+1), id: obs.Result.Channel, open: true})
-		} else {
-			k.chans = append(k.chans, nil)
-		}
-	case opConsume:
-		if ok {
-			ch := k.chans[o.Ch]
-			c := &cCons{ch: o.Ch, tag: o.Tag, q: k.queues[o.Queue], noAck: o.NoAck, live: true}
-			if !o.NoAck {
-				c.prefetch = ch.prefetch
-			}
-			k.cons = append(k.cons, c)
-		} else {
-			k.cons = append(k.cons, nil)
-		}
-	}
-	if ok {
-		switch o.Kind {
-		case opDeclare:
-			if !o.Passive && k.queues[o.Queue] == nil {
-				k.queues[o.Queue] = &cQueue{name: o.Queue, args: o.Args}
-			}
-		case opQos:
-			if !o.Global {
-				k.chans[o.Ch].prefetch = o.Count
-			}
-		case opCancel:
-			for _, c := range k.cons {
-				if c != nil && c.live && c.ch == o.Ch && c.tag == o.Tag {
-					c.live = false
-				}
-			}
-		}
-	}
-
-	// What happened, in the simulator's order.
-	for _, e := range trace[k.at:] {
-		k.now = e.At
-		k.event(o, obs, e)
-	}
-	k.at = len(trace)
-	k.arrive()
-	if o.Kind == opGet && obs.Result.GetOK && !k.gotten {
-		k.fail("basic.get-ok without its trace event")
-	}
-	for _, m := range k.msgs {
-		if m.state == stRejected {
-			k.fail("%q was rejected without a dead-letter event", m.body)
-		}
-	}
-	k.checkDeliveries(obs)
-	k.checkPlaces(obs)
-	k.checkConsumers(obs)
-	return k.bad
-}
-
-// event applies one trace event.
-func (k *checker) event(o op, obs observation, e sim.Event) {
-	body := string(e.Body)
-	// A routed message is enqueued unless the very next event says the
-	// queue refused or discarded it, or the dead-lettering dropped it.
-	if p := k.pending; p != nil {
-		switch e.Kind {
-		case sim.EventPublishRejected:
-			if e.Queue != p.q.name || body != p.m.body {
-				k.fail("%s: not the message arriving (%q into %s)", e, p.m.body, p.q.name)
-			}
-			a := p.q.args
-			if a.dropHead() || !(a.HasMaxLen && len(p.q.ready)+1 > a.MaxLen || a.HasMaxBytes && bytesOf(p.q.ready)+len(p.m.body) > a.MaxBytes) {
-				k.fail("%s: %s (%s) refused a message that fits", e, p.q.name, argsLabel(a))
-			}
-			p.m.state, p.m.q, k.pending = stRefused, p.q, nil
-			return
-		case sim.EventDiscarded:
-			if e.Queue != p.q.name || body != p.m.body {
-				k.fail("%s: not the message arriving (%q into %s)", e, p.m.body, p.q.name)
-			}
-			if a := p.q.args; !a.HasTTL || a.TTL != 0 || a.DLX || len(p.q.ready) == 0 {
-				k.fail("%s: %s (%s, %d ready) discarded a message", e, p.q.name, argsLabel(a), len(p.q.ready))
-			}
-			p.m.state, p.m.q, k.pending = stDiscarded, p.q, nil
-			return
-		case sim.EventDeadLetterCycle:
-			if e.Target != p.q.name {
-				k.fail("%s: not the message arriving (%q into %s)", e, p.m.body, p.q.name)
-			}
-			p.m.state, k.pending = stCycle, nil
-			return
-		}
-		k.arrive()
-	}
-
-	switch {
-	case e.Kind == sim.EventPublish, e.Kind == sim.EventCall && e.Method == protocol.BasicPublish:
-		q := k.queues[o.Queue]
-		if o.Exchange != "" || q == nil { // only the default exchange exists
-			return
-		}
-		if k.msgs[o.Body] != nil {
-			k.fail("%s published twice", o.Body)
-		}
-		m := &cMsg{body: o.Body, key: o.Queue, pubPrio: o.Priority, exp: o.Expire, state: stArriving}
-		k.msgs[o.Body] = m
-		k.pending = &arrival{m: m, q: q, at: k.now, hasTTL: o.Expire != ""}
-		k.pending.ttl, _ = strconv.Atoi(o.Expire)
-
-	case e.Kind == sim.EventPush && e.Method == protocol.BasicDeliver:
-		h := k.channel(e)
-		if h < 0 {
-			return
-		}
-		i := slices.IndexFunc(k.cons, func(c *cCons) bool { return c != nil && c.live && c.ch == h && c.tag == e.ConsumerTag })
-		if i < 0 {
-			k.fail("%s: no such consumer", e)
-			return
-		}
-		c := k.cons[i]
-		d := k.deliver(h, i, c.q, c.noAck, e)
-		k.delivered[i] = append(k.delivered[i], d)
-
-	case e.Kind == sim.EventPush && e.Method == protocol.BasicGetOk:
-		k.get(o, obs, e)
-		if left := e.Count; left != len(k.queues[o.Queue].ready) {
-			k.fail("%s: %d left, %d ready", e, left, len(k.queues[o.Queue].ready))
-		}
-
-	case e.Kind == sim.EventPush && e.Method == protocol.BasicGetEmpty:
-		// Invariant 3: basic.get is never limited.
-		if q := k.queues[o.Queue]; q != nil && len(q.ready) > 0 {
-			k.fail("invariant 3: %s returned get-empty with %d ready messages", o, len(q.ready))
-		}
-
-	case e.Kind == sim.EventSettle:
-		h := k.channel(e)
-		if h < 0 {
-			return
-		}
-		ch := k.chans[h]
-		tag := e.DeliveryTag
-		i := slices.IndexFunc(ch.unacked, func(x cEntry) bool { return x.tag == tag })
-		if i < 0 || ch.unacked[i].msg.body != body {
-			k.fail("%s: no such unacked delivery", e)
-			return
-		}
-		x := ch.unacked[i]
-		ch.unacked = slices.Delete(slices.Clone(ch.unacked), i, i+1)
-		k.settle(x, e.Requeue, o.Kind == opAck, false)
-
-	case e.Kind == sim.EventDeadLetter:
-		k.deadLetter(o, obs, e)
-
-	case e.Kind == sim.EventChannelClose, e.Kind == sim.EventCall && e.Method == protocol.ChannelClose:
-		if h := k.channel(e); h >= 0 {
-			k.closeChannel(h)
-		}
-
-	case e.Kind == sim.EventConnectionClose:
-		var hs []int
-		for h, ch := range k.chans {
-			if ch != nil && ch.open && ch.conn == e.Conn {
-				hs = append(hs, h)
-			}
-		}
-		sort.Slice(hs, func(i, j int) bool { return k.chans[hs[i]].id < k.chans[hs[j]].id })
-		for _, h := range hs {
-			k.closeChannel(h)
-		}
-
-	case e.Kind == sim.EventCall && e.Method == protocol.QueuePurge:
-		q := k.queues[o.Queue]
-		if obs.Result.Err != nil || q == nil {
-			return
-		}
-		for _, m := range q.ready {
-			m.state = stPurged
-		}
-		if len(q.ready) != obs.Result.N {
-			k.fail("%s: purge-ok says %d messages, %d were ready", o, obs.Result.N, len(q.ready))
-		}
-		q.ready = nil
-
-	case e.Kind == sim.EventQueueDeleted:
-		q := k.queues[e.Queue]
-		if q == nil {
-			k.fail("%s: no such queue", e)
-			return
-		}
-		if n := e.Count; n != len(q.ready) {
-			k.fail("%s: %d were ready", e, len(q.ready))
-		}
-		if o.Kind == opDelete && obs.Result.N != len(q.ready) {
-			k.fail("%s: delete-ok says %d messages, %d were ready", o, obs.Result.N, len(q.ready))
-		}
-		for _, m := range q.ready {
-			m.state = stDeleted
-		}
-		q.ready = nil
-		delete(k.queues, q.name)
-		for _, c := range k.cons {
-			if c != nil && c.q == q {
-				c.live = false
-			}
-		}
-	}
-}
-
-// arrive enqueues the message on its way into a queue.
 func (k *checker) arrive() {
 	p := k.pending
 	if p == nil {
@@ -453,12 +108,13 @@ func (k *checker) deliver(h, cons int, q *cQueue, noAck bool, e sim.Event) sim.D
 // get applies the basic.get-ok of the step, once: at its event, or
 // earlier, at the first event that comes after the fetch (basic.get drops
 // the expired messages behind the one it took before it answers).
-func (k *checker) get(o op, obs observation, e sim.Event) {
+func (k *checker) get(obs observation) {
 	if k.gotten || !obs.Result.GetOK {
 		return
 	}
 	k.gotten = true
-	h := o.Ch
+	o := k.op.(scenarios.Get)
+	h := k.chanBy[o.Channel]
 	if ch := k.chans[h]; ch == nil || !ch.open {
 		k.fail("get-ok on a closed channel")
 		return
@@ -490,25 +146,40 @@ func (k *checker) settle(x cEntry, requeue, ack, closing bool) {
 	}
 }
 
+// closeChannel ends a channel: its consumers go, then its unacked
+// deliveries go back to their queues, except that an auto-delete queue
+// that has had consumers and is left with none is deleted with them.
 func (k *checker) closeChannel(h int) {
 	ch := k.chans[h]
 	ch.open = false
-	for _, x := range ch.unacked {
-		k.settle(x, true, false, true)
-	}
-	ch.unacked = nil
 	for _, c := range k.cons {
 		if c != nil && c.ch == h {
 			c.live = false
 		}
 	}
+	for _, x := range ch.unacked {
+		if q := x.msg.q; q.autoDel && q.hadCons && k.queues[q.name] == q && !k.consumed(q) {
+			if x.cons >= 0 {
+				k.cons[x.cons].outstanding--
+			}
+			x.msg.state = stDeleted
+			continue
+		}
+		k.settle(x, true, false, true)
+	}
+	ch.unacked = nil
+}
+
+// consumed reports whether q has a live consumer.
+func (k *checker) consumed(q *cQueue) bool {
+	return slices.ContainsFunc(k.cons, func(c *cCons) bool { return c != nil && c.live && c.q == q })
 }
 
 // deadLetter checks that a message that left its queue (or was refused or
 // rejected by it) could, and moves it on: to the queue its dead-letter
 // routing key (or its own key) names through the default exchange, if
 // there is one; else it is gone.
-func (k *checker) deadLetter(o op, obs observation, e sim.Event) {
+func (k *checker) deadLetter(obs observation, e sim.Event) {
 	q := k.queues[e.Queue]
 	m := k.msgs[string(e.Body)]
 	reason := e.Reason
@@ -516,9 +187,9 @@ func (k *checker) deadLetter(o op, obs observation, e sim.Event) {
 		k.fail("%s: no such queue or message", e)
 		return
 	}
-	if o.Kind == opGet && obs.Result.GetOK && !k.gotten && q.name == o.Queue && len(q.ready) > 0 &&
+	if g, isGet := k.op.(scenarios.Get); isGet && obs.Result.GetOK && !k.gotten && q.name == g.Queue && len(q.ready) > 0 &&
 		string(obs.Result.Get.Body) == q.ready[0].body && m != q.ready[0] {
-		k.get(o, obs, e) // it was fetched first
+		k.get(obs) // it was fetched first
 	}
 	gone := stDead
 	switch {

@@ -15,6 +15,10 @@ const DefaultBrokerCost = 25 * time.Microsecond
 // (see Config.UnbatchedCost), from the same calibration.
 const DefaultUnbatchedCost = 60 * time.Microsecond
 
+// DefaultClientCost is a consumer's time per message besides its handler
+// (see Config.ClientCost), from the same calibration.
+const DefaultClientCost = 40 * time.Microsecond
+
 // frameOverhead is what a delivery adds to its body on the wire:
 // basic.deliver's method frame (with a short consumer tag and routing key),
 // the content header and the body frame's header and end byte.
@@ -62,8 +66,10 @@ type Config struct {
 	// process wake-ups instead of sharing them with a batch. 0 means
 	// DefaultUnbatchedCost, negative means none.
 	UnbatchedCost time.Duration
-	// ClientCost is a connection's time to read a delivery and hand it to
-	// its consumer, one at a time per connection.
+	// ClientCost is a consumer's own time per message besides its
+	// handler's: taking the delivery from the client library and writing
+	// the ack. It is spent one message at a time, like the handler. 0
+	// means DefaultClientCost, negative means none.
 	ClientCost time.Duration
 
 	// Prefetch lists the values to sweep (0: unlimited).
@@ -107,6 +113,12 @@ func (c Config) withDefaults() (Config, error) {
 	if c.UnbatchedCost < 0 {
 		c.UnbatchedCost = 0
 	}
+	if c.ClientCost == 0 {
+		c.ClientCost = DefaultClientCost
+	}
+	if c.ClientCost < 0 {
+		c.ClientCost = 0
+	}
 	if c.Workers <= 0 {
 		c.Workers = 1
 	}
@@ -122,8 +134,8 @@ func (c Config) withDefaults() (Config, error) {
 		// consumers' unhandled deliveries too; RabbitMQ then closes the
 		// channel when those consumers ack tags it no longer knows.
 		return c, errors.New("ack-every > 1 (multiple acks) needs one consumer per channel")
-	case c.RTT < 0 || c.ClientCost < 0 || c.Bandwidth < 0 || c.Size < 0:
-		return c, errors.New("rtt, client cost, bandwidth and size must not be negative")
+	case c.RTT < 0 || c.Bandwidth < 0 || c.Size < 0:
+		return c, errors.New("rtt, bandwidth and size must not be negative")
 	case c.Backlog < 0 || c.Messages < 0 || c.Rate < 0:
 		return c, errors.New("backlog, messages and rate must not be negative")
 	case c.Rate == 0 && c.Messages > 0:

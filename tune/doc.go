@@ -30,10 +30,9 @@
 //     UnbatchedCost when nothing else is on its way to that connection
 //     (the delivery and its ack then take writes, reads and wake-ups of
 //     their own);
-//   - each connection carries deliveries at Bandwidth, half an RTT long,
-//     and its reader spends ClientCost on each;
-//   - each consumer handles its buffered deliveries one at a time, for a
-//     time drawn from Handler, and acks each (or every AckEvery-th, with
+//   - each connection carries deliveries at Bandwidth, half an RTT long;
+//   - each consumer handles its buffered deliveries one at a time, for
+//     ClientCost plus a time drawn from Handler, and acks each (or every AckEvery-th, with
 //     multiple), the ack taking half an RTT back;
 //   - consumers subscribe one after another, a round trip apart, as a
 //     client waiting for each consume-ok does.

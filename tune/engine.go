@@ -79,11 +79,10 @@ func (h *events) pop() event {
 	return top
 }
 
-// conn is one client connection: its link from the broker and its reader.
+// conn is one client connection: its link from the broker.
 type conn struct {
-	linkFree   time.Duration // when the link has sent everything queued on it
-	readerFree time.Duration // when the reader has handed everything on
-	inFlight   int           // deliveries sent and not yet read
+	linkFree time.Duration // when the link has sent everything queued on it
+	inFlight int           // deliveries sent and not yet read
 }
 
 // cons is one simulated consumer.
@@ -289,7 +288,7 @@ func (r *run) consumer(i int32) *cons {
 
 // drain takes what the broker pushed to consumer i and sends it on its
 // way: the broker spends its time on each message, then the connection's
-// link carries it, and half a round trip later its reader hands it on.
+// link carries it, half a round trip long.
 func (r *run) drain(i int) {
 	c := r.cs[i]
 	if c.sc == nil {
@@ -315,8 +314,7 @@ func (r *run) drain(i int) {
 		cn.inFlight++
 		r.brokerFree = max(r.brokerFree, r.now) + cost
 		cn.linkFree = max(cn.linkFree, r.brokerFree) + wire
-		cn.readerFree = max(cn.readerFree, cn.linkFree+r.cfg.RTT/2) + r.cfg.ClientCost
-		r.schedule(event{at: cn.readerFree, kind: evArrive, c: int32(i), tag: tag, id: int32(id)})
+		r.schedule(event{at: cn.linkFree + r.cfg.RTT/2, kind: evArrive, c: int32(i), tag: tag, id: int32(id)})
 	}
 }
 
@@ -338,7 +336,7 @@ func (r *run) startNext(i int) {
 	c.cur = c.buffer[c.head]
 	c.head++
 	c.busy = true
-	r.schedule(event{at: r.now + r.cfg.Handler.Sample(r.rng), kind: evDone, c: int32(i)})
+	r.schedule(event{at: r.now + r.cfg.ClientCost + r.cfg.Handler.Sample(r.rng), kind: evDone, c: int32(i)})
 }
 
 // finish ends consumer i's current message, acks when its ack mode says

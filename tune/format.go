@@ -32,10 +32,7 @@ func (c Config) Describe() string {
 	} else {
 		b.WriteString(", ack each")
 	}
-	fmt.Fprintf(&b, ", broker cost %v + %v unbatched", c.BrokerCost, c.UnbatchedCost)
-	if c.ClientCost > 0 {
-		fmt.Fprintf(&b, ", client cost %v", c.ClientCost)
-	}
+	fmt.Fprintf(&b, ", broker cost %v + %v unbatched, client cost %v", c.BrokerCost, c.UnbatchedCost, c.ClientCost)
 	if c.Global {
 		b.WriteString(", prefetch per channel (global)")
 	}

@@ -23,7 +23,7 @@ func near(got, want, rel float64) bool { return math.Abs(got/want-1) <= rel }
 // delivery, a round trip and the handler: nothing overlaps.
 func TestPrefetchOneIsARoundTripPerMessage(t *testing.T) {
 	cfg := Config{Consumers: 1, Handler: Constant(5 * time.Millisecond), RTT: 2 * time.Millisecond, Size: 1024, Backlog: 2000,
-		BrokerCost: 25 * time.Microsecond, UnbatchedCost: 75 * time.Microsecond, Prefetch: []int{1}}
+		BrokerCost: 25 * time.Microsecond, UnbatchedCost: 75 * time.Microsecond, ClientCost: -1, Prefetch: []int{1}}
 	p := sweep(t, cfg).Points[0]
 	want := 1 / (7.1e-3)
 	if !near(p.Throughput, want, 0.001) {
@@ -110,7 +110,7 @@ func TestGlobalPrefetchIsPerChannel(t *testing.T) {
 // message's latency is its way to the consumer plus the handler.
 func TestPublishRate(t *testing.T) {
 	cfg := Config{Consumers: 2, Handler: Constant(2 * time.Millisecond), RTT: 2 * time.Millisecond, Size: 100, Rate: 100, Messages: 1000,
-		BrokerCost: 20 * time.Microsecond, UnbatchedCost: -1, Prefetch: []int{10}}
+		BrokerCost: 20 * time.Microsecond, UnbatchedCost: -1, ClientCost: -1, Prefetch: []int{10}}
 	p := sweep(t, cfg).Points[0]
 	if !near(p.Throughput, 100, 0.01) {
 		t.Errorf("throughput %.2f, want the rate, 100", p.Throughput)

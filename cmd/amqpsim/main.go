@@ -5,6 +5,8 @@
 //	amqpsim serve  [flags]               serve the simulator over TCP
 //	amqpsim replay [flags] [FILE|DIR...] replay scenarios on the simulator
 //	amqpsim record [flags] FILE|DIR...   record scenarios against a broker
+//	amqpsim tune   [flags]               choose a prefetch by simulation
+//	amqpsim tune calibrate --url URL     measure a broker's costs for tune
 //
 // Run "amqpsim COMMAND -h" for a command's flags.
 package main
@@ -29,6 +31,7 @@ var commands = []command{
 	{"serve", "serve the simulator over TCP", runServe},
 	{"replay", "replay scenarios on the simulator", runReplay},
 	{"record", "record scenarios against a broker", runRecord},
+	{"tune", "choose a prefetch by simulation", runTune},
 }
 
 func main() {

@@ -66,7 +66,7 @@ func (s *simBroker) advanceTo(t time.Duration) {
 // no memory.
 func (s *simBroker) publish(id int) error {
 	binary.LittleEndian.PutUint32(s.body, uint32(id))
-	return s.b.Publish("", s.queue, sim.Message{Body: s.body})
+	return s.b.Publish("/", "", s.queue, sim.Message{Body: s.body})
 }
 
 // counts returns the queue's ready and unacked messages.

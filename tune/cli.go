@@ -38,7 +38,7 @@ func Main(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&cfg.AckEvery, "ack-every", 1, "ack each message (1) or every k-th with multiple=true")
 	fs.DurationVar(&cfg.BrokerCost, "broker-cost", DefaultBrokerCost, "broker's time per message (from calibrate)")
 	fs.DurationVar(&cfg.UnbatchedCost, "unbatched-cost", DefaultUnbatchedCost, "extra time for a delivery that travels alone (from calibrate)")
-	fs.DurationVar(&cfg.ClientCost, "client-cost", DefaultClientCost, "a consumer's own time per message besides the handler: the client library's delivery and ack (from calibrate)")
+	fs.DurationVar(&cfg.ClientCost, "client-cost", 0, "a consumer's own time per message besides the handler, beyond what calibrate measured")
 	prefetch := fs.String("prefetch", "1,2,5,10,20,50,100,200,500,1000", "prefetch values to sweep, comma-separated (0: unlimited)")
 	fs.BoolVar(&cfg.Global, "global", false, "apply the prefetch per channel (basic.qos global=true) instead of per consumer")
 	fs.Uint64Var(&cfg.Seed, "seed", 1, "seed for the handler times")
@@ -84,9 +84,6 @@ func Main(args []string, stdout, stderr io.Writer) error {
 	}
 	if cfg.UnbatchedCost == 0 {
 		cfg.UnbatchedCost = -1
-	}
-	if cfg.ClientCost == 0 {
-		cfg.ClientCost = -1
 	}
 	cfg.Workers = runtime.GOMAXPROCS(0)
 	if *format != "table" && *format != "csv" && *format != "json" {

@@ -15,10 +15,6 @@ const DefaultBrokerCost = 25 * time.Microsecond
 // (see Config.UnbatchedCost), from the same calibration.
 const DefaultUnbatchedCost = 60 * time.Microsecond
 
-// DefaultClientCost is a consumer's time per message besides its handler
-// (see Config.ClientCost), from the same calibration.
-const DefaultClientCost = 40 * time.Microsecond
-
 // frameOverhead is what a delivery adds to its body on the wire:
 // basic.deliver's method frame (with a short consumer tag and routing key),
 // the content header and the body frame's header and end byte.
@@ -68,8 +64,9 @@ type Config struct {
 	UnbatchedCost time.Duration
 	// ClientCost is a consumer's own time per message besides its
 	// handler's: taking the delivery from the client library and writing
-	// the ack. It is spent one message at a time, like the handler. 0
-	// means DefaultClientCost, negative means none.
+	// the ack. It is spent one message at a time, like the handler.
+	// Calibrate's broker costs already include amqp091-go's; this is for
+	// a client library slower than the one calibrated with.
 	ClientCost time.Duration
 
 	// Prefetch lists the values to sweep (0: unlimited).
@@ -112,9 +109,6 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.UnbatchedCost < 0 {
 		c.UnbatchedCost = 0
-	}
-	if c.ClientCost == 0 {
-		c.ClientCost = DefaultClientCost
 	}
 	if c.ClientCost < 0 {
 		c.ClientCost = 0

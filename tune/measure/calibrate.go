@@ -17,12 +17,10 @@ type Calibration struct {
 	RTT           time.Duration // a client's round trip (queue.declare passive), median
 	BrokerCost    time.Duration // tune.Config.BrokerCost
 	UnbatchedCost time.Duration // tune.Config.UnbatchedCost
-	ClientCost    time.Duration // tune.Config.ClientCost
 	// The measurements they were fitted to, in messages per second: a
-	// batched workload (2 consumers, prefetch 1000, no handler time), an
-	// unbatched one (8 consumers, prefetch 1) and a handler-bound one (2
-	// consumers, prefetch 100, 1 ms handlers).
-	Batched, Unbatched, HandlerBound float64
+	// batched workload (2 consumers, prefetch 1000, no handler time) and an
+	// unbatched one (8 consumers, prefetch 1).
+	Batched, Unbatched float64
 }
 
 // CalibrateOptions say where and how long to calibrate.
@@ -33,14 +31,12 @@ type CalibrateOptions struct {
 	Repeat   int // measurements per workload, the median is kept (default 3)
 }
 
-// Calibrate measures three workloads on the broker at o.URL: one the
-// broker's per-message cost limits, one its per-delivery overhead limits and
-// one the consumers' own per-message time limits, and fits the model's
-// BrokerCost, UnbatchedCost and ClientCost so that the simulator predicts
-// all three, each found by bisection on the simulator itself. ClientCost
-// includes the measuring handler's own lateness (a precise sleep wakes
-// 20–40 µs late here): an application's handler times should be measured
-// the same way, from the delivery's arrival to its ack.
+// Calibrate measures the broker at o.URL twice over: a workload the broker's
+// per-message cost limits and one its per-delivery overhead limits, and
+// fits the model's BrokerCost and UnbatchedCost so that the simulator
+// predicts both measurements, each found by bisection on the simulator
+// itself. The client library's own time per message (amqp091-go's, on the
+// same cores here) is part of what they measure.
 func Calibrate(ctx context.Context, o CalibrateOptions) (Calibration, error) {
 	if o.Messages <= 0 {
 		o.Messages = 20000
@@ -61,10 +57,10 @@ func Calibrate(ctx context.Context, o CalibrateOptions) (Calibration, error) {
 		rtts = append(rtts, rt)
 	}
 	cal.RTT = median(rtts)
-	measure := func(consumers, prefetch int, h time.Duration, n int) (float64, error) {
+	measure := func(consumers, prefetch int) (float64, error) {
 		var rs []Result
 		for range o.Repeat {
-			r, err := Run(ctx, Options{URL: o.URL, Consumers: consumers, Handler: tune.Constant(h), Size: o.Size, Messages: n, Prefetch: prefetch})
+			r, err := Run(ctx, Options{URL: o.URL, Consumers: consumers, Handler: tune.Constant(0), Size: o.Size, Messages: o.Messages, Prefetch: prefetch})
 			if err != nil {
 				return 0, err
 			}
@@ -73,40 +69,27 @@ func Calibrate(ctx context.Context, o CalibrateOptions) (Calibration, error) {
 		return MedianThroughput(rs).Throughput, nil
 	}
 	var err error
-	// About two seconds of 1 ms handlers on 2 consumers.
-	const handler = time.Millisecond
-	hn := min(o.Messages, 4000)
-	if cal.Batched, err = measure(2, 1000, 0, o.Messages); err != nil {
+	if cal.Batched, err = measure(2, 1000); err != nil {
 		return cal, err
 	}
-	if cal.Unbatched, err = measure(8, 1, 0, o.Messages); err != nil {
-		return cal, err
-	}
-	if cal.HandlerBound, err = measure(2, 100, handler, hn); err != nil {
+	if cal.Unbatched, err = measure(8, 1); err != nil {
 		return cal, err
 	}
 	base := tune.Config{Handler: tune.Constant(0), RTT: cal.RTT, Size: o.Size, Backlog: o.Messages}
-	batched, unbatched, bound := base, base, base
+	batched, unbatched := base, base
 	batched.Consumers, batched.Prefetch = 2, []int{1000}
 	unbatched.Consumers, unbatched.Prefetch = 8, []int{1}
-	bound.Consumers, bound.Prefetch, bound.Handler, bound.Backlog = 2, []int{100}, tune.Constant(handler), hn
-	// Each workload depends mostly on its own cost and a little on the
-	// others': three rounds settle them.
-	for range 3 {
-		for _, c := range []*tune.Config{&batched, &unbatched, &bound} {
-			c.BrokerCost, c.UnbatchedCost, c.ClientCost = nonZero(cal.BrokerCost), nonZero(cal.UnbatchedCost), nonZero(cal.ClientCost)
-		}
-		if cal.BrokerCost, err = fit(batched, cal.Batched, func(c *tune.Config, d time.Duration) { c.BrokerCost = nonZero(d) }); err != nil {
-			return cal, err
-		}
-		unbatched.BrokerCost = nonZero(cal.BrokerCost)
-		if cal.UnbatchedCost, err = fit(unbatched, cal.Unbatched, func(c *tune.Config, d time.Duration) { c.UnbatchedCost = nonZero(d) }); err != nil {
-			return cal, err
-		}
-		bound.BrokerCost, bound.UnbatchedCost = nonZero(cal.BrokerCost), nonZero(cal.UnbatchedCost)
-		if cal.ClientCost, err = fit(bound, cal.HandlerBound, func(c *tune.Config, d time.Duration) { c.ClientCost = nonZero(d) }); err != nil {
-			return cal, err
-		}
+	// The batched workload is fitted with no unbatched cost, then the
+	// unbatched one with that broker cost. Refitting the first with the
+	// second's cost can flip the model between its batched and unbatched
+	// regimes and drive the broker cost to zero: one round each.
+	batched.UnbatchedCost = -1
+	if cal.BrokerCost, err = fit(batched, cal.Batched, func(c *tune.Config, d time.Duration) { c.BrokerCost = nonZero(d) }); err != nil {
+		return cal, err
+	}
+	unbatched.BrokerCost = nonZero(cal.BrokerCost)
+	if cal.UnbatchedCost, err = fit(unbatched, cal.Unbatched, func(c *tune.Config, d time.Duration) { c.UnbatchedCost = nonZero(d) }); err != nil {
+		return cal, err
 	}
 	return cal, nil
 }
@@ -146,10 +129,9 @@ func (c Calibration) String() string {
 	return fmt.Sprintf("round trip (queue.declare, median):  %v\n"+
 		"broker cost per message:             %v  (fitted to %.0f msg/s: 2 consumers, prefetch 1000, no handler time)\n"+
 		"extra cost of an unbatched delivery: %v  (fitted to %.0f msg/s: 8 consumers, prefetch 1, no handler time)\n"+
-		"client cost per message:             %v  (fitted to %.0f msg/s: 2 consumers, prefetch 100, 1 ms handlers)\n"+
-		"pass: --rtt %v --broker-cost %v --unbatched-cost %v --client-cost %v\n",
-		c.RTT.Round(time.Microsecond), c.BrokerCost, c.Batched, c.UnbatchedCost, c.Unbatched, c.ClientCost, c.HandlerBound,
-		c.RTT.Round(time.Microsecond), c.BrokerCost, c.UnbatchedCost, c.ClientCost)
+		"pass: --rtt %v --broker-cost %v --unbatched-cost %v\n",
+		c.RTT.Round(time.Microsecond), c.BrokerCost, c.Batched, c.UnbatchedCost, c.Unbatched,
+		c.RTT.Round(time.Microsecond), c.BrokerCost, c.UnbatchedCost)
 }
 
 // CalibrateMain runs `amqpsim tune calibrate` with args (the flags after

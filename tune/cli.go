@@ -16,6 +16,7 @@ import (
 // UsageError is a mistake on the command line.
 type UsageError struct{ Msg string }
 
+// Error returns the message.
 func (e UsageError) Error() string { return e.Msg }
 
 // Main runs `amqpsim tune` with args (the flags after "tune"), writing the

@@ -7,13 +7,14 @@ import (
 )
 
 // DefaultBrokerCost is the broker's time per message (deliver and ack) on
-// the development machine's RabbitMQ 3.10.8, from `amqpsim tune calibrate`:
-// see the README's validation section. Pass your own with --broker-cost.
-const DefaultBrokerCost = 25 * time.Microsecond
+// the development machine's RabbitMQ 3.10.8 with amqp091-go consumers on the
+// same two cores, from `amqpsim tune calibrate` (30.8 µs on 2026-12-01,
+// load average 4). Pass your own with --broker-cost.
+const DefaultBrokerCost = 30 * time.Microsecond
 
 // DefaultUnbatchedCost is the extra time per delivery that travels alone
-// (see Config.UnbatchedCost), from the same calibration.
-const DefaultUnbatchedCost = 60 * time.Microsecond
+// (see Config.UnbatchedCost), from the same calibration (50.9 µs).
+const DefaultUnbatchedCost = 50 * time.Microsecond
 
 // frameOverhead is what a delivery adds to its body on the wire:
 // basic.deliver's method frame (with a short consumer tag and routing key),

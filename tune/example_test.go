@@ -28,10 +28,10 @@ func Example() {
 	}
 	fmt.Println("recommended:", res.Recommended().Prefetch)
 	// Output:
-	// prefetch   1:  564 msg/s, up to   3 messages on the clients
+	// prefetch   1:  565 msg/s, up to   3 messages on the clients
 	// prefetch   2:  800 msg/s, up to   7 messages on the clients
 	// prefetch   5:  800 msg/s, up to  19 messages on the clients
 	// prefetch  10:  800 msg/s, up to  39 messages on the clients
-	// prefetch 100:  800 msg/s, up to 400 messages on the clients
+	// prefetch 100:  800 msg/s, up to 399 messages on the clients
 	// recommended: 2
 }

@@ -148,7 +148,7 @@ func CalibrateMain(args []string, stdout, stderr io.Writer) error {
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: amqpsim tune calibrate --url URL [--messages 20000] [--size 1024] [--repeat 3]")
 		fmt.Fprintln(stderr, "\nMeasures the broker with amqp091-go consumers (a fresh queue, deleted afterwards)")
-		fmt.Fprintln(stderr, "and prints the round trip and costs to pass to amqpsim tune. It takes about a minute.")
+		fmt.Fprintln(stderr, "and prints the round trip and costs to pass to amqpsim tune. It takes about ten seconds.")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {

@@ -89,7 +89,7 @@ func TestValidate(t *testing.T) {
 		}
 		mrtt := median(mrtts)
 		cal := calibrate()
-		cals = append(cals, fmt.Sprintf("before the %v rows: broker cost %v, unbatched %v (from %.0f and %.0f msg/s)", rtt, cal.BrokerCost, cal.UnbatchedCost, cal.Batched, cal.Unbatched))
+		cals = append(cals, fmt.Sprintf("before the %v rows (load average %s): broker cost %v, unbatched %v (from %.0f and %.0f msg/s)", rtt, loadAverage(), cal.BrokerCost, cal.UnbatchedCost, cal.Batched, cal.Unbatched))
 		for _, h := range handlers {
 			for _, c := range consumers {
 				var pred, meas []tune.Point
@@ -183,4 +183,14 @@ func viaProxy(raw, addr string) string {
 	}
 	u.Host = addr
 	return u.String()
+}
+
+// loadAverage returns the one-minute load average, to show how busy the
+// shared machine was.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	return strings.Fields(string(b))[0]
 }

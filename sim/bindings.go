@@ -28,6 +28,14 @@ func routingKeys(key string, headers Table, buf []string) []string {
 // exchange reached twice is matched once (cycles end); a missing alternate
 // exchange routes nowhere. Caller holds the lock.
 func (b *Broker) route(v *vhost, x *exchange, keys []string, headers Table, out []*brokerQueue) []*brokerQueue {
+	if x.name == "" { // the default exchange reaches the queues named by the keys, and nothing else
+		for _, k := range keys {
+			if q, ok := v.queues[k]; ok {
+				out = appendQueue(out, q)
+			}
+		}
+		return out
+	}
 	work := append(b.routeWork[:0], x)
 	for i := 0; i < len(work); i++ {
 		x := work[i]

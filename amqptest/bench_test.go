@@ -2,9 +2,8 @@ package amqptest_test
 
 import (
 	"fmt"
+	"github.com/amqpsim/amqpsim/internal/bubble"
 	"os"
-	"runtime"
-	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -22,7 +21,7 @@ import (
 // bubble has exited or is blocked for good, so one count after it is exact.
 func TestCloseLeavesNoGoroutine(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		before, _ := bubbleGoroutines()
+		before, _ := bubble.Goroutines()
 		srv, err := amqptest.Start()
 		if err != nil {
 			t.Fatal(err)
@@ -39,7 +38,7 @@ func TestCloseLeavesNoGoroutine(t *testing.T) {
 		srv.Close()
 		srv.Close()
 		synctest.Wait()
-		if n, dump := bubbleGoroutines(); n > before {
+		if n, dump := bubble.Goroutines(); n > before {
 			t.Fatalf("%d goroutines, %d before:\n%s", n, before, dump)
 		}
 	})
@@ -176,35 +175,4 @@ func BenchmarkConnect(b *testing.B) {
 		srv.Close()
 		b.StartTimer()
 	}
-}
-
-// bubbleGoroutines counts the goroutines of the caller's synctest bubble in
-// a dump of every goroutine, and returns the dump. Unlike
-// runtime.NumGoroutine it leaves out the runtime's goroutines (a finalizer
-// running user code counts there) and other tests', which come and go on
-// their own; after synctest.Wait the count is exact.
-func bubbleGoroutines() (int, string) {
-	buf := make([]byte, 1<<16)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			buf = buf[:n]
-			break
-		}
-		buf = make([]byte, 2*len(buf))
-	}
-	dump := string(buf)
-	first, _, _ := strings.Cut(dump, "\n") // the caller's goroutine comes first
-	i := strings.Index(first, "synctest bubble ")
-	if i < 0 {
-		panic("bubbleGoroutines called outside a synctest bubble")
-	}
-	id := strings.TrimSuffix(first[i:], ":") // "synctest bubble 7]"
-	n := 0
-	for _, l := range strings.Split(dump, "\n") {
-		if strings.HasPrefix(l, "goroutine ") && strings.HasSuffix(l, id+":") {
-			n++
-		}
-	}
-	return n, dump
 }

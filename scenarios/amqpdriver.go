@@ -402,14 +402,7 @@ func (d *amqpDriver) do(name string, op Op) (reply, error) {
 	case ExchangeUnbind:
 		err = ch.ExchangeUnbind(d.p(o.Destination), o.Key, d.p(o.Source), false, table(o.Args))
 	case Tx:
-		switch o.Method {
-		case TxSelect:
-			err = ch.Tx()
-		case TxCommit:
-			err = ch.TxCommit()
-		case TxRollback:
-			err = ch.TxRollback()
-		}
+		err = o.call(ch.Tx, ch.TxCommit, ch.TxRollback)
 	case Get:
 		var m amqp.Delivery
 		m, rep.got, err = ch.Get(d.p(o.Queue), o.NoAck)

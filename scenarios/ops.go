@@ -137,6 +137,11 @@ const (
 
 var txVerbs = [...]string{TxSelect: "tx", TxCommit: "commit", TxRollback: "rollback"}
 
+// call runs the client method of o's tx method.
+func (o Tx) call(sel, commit, rollback func() error) error {
+	return [...]func() error{TxSelect: sel, TxCommit: commit, TxRollback: rollback}[o.Method]()
+}
+
 // Get is basic.get: "get ch1 orders no-ack".
 type Get struct {
 	Channel, Queue string

@@ -156,14 +156,7 @@ func (d *simDriver) do(name string, op Op) (reply, error) {
 	case ExchangeUnbind:
 		err = ch.ExchangeUnbind(o.Destination, o.Key, o.Source, o.Args)
 	case Tx:
-		switch o.Method {
-		case TxSelect:
-			err = ch.Tx()
-		case TxCommit:
-			err = ch.TxCommit()
-		case TxRollback:
-			err = ch.TxRollback()
-		}
+		err = o.call(ch.Tx, ch.TxCommit, ch.TxRollback)
 	case Get:
 		var dl sim.Delivery
 		dl, rep.got, err = ch.Get(o.Queue, o.NoAck)

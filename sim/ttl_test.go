@@ -586,36 +586,3 @@ func TestTTLGetTakesExpiredPriorityHead(t *testing.T) {
 	e.b.Advance(4 * time.Second)
 	diff(t, "queued at 5 s", []string{}, e.ready("prio-q"))
 }
-
-// x-message-ttl and x-expires above ten years are RabbitMQ's 406
-// value_too_large (measured on RabbitMQ 3.10.8); ten years is accepted.
-func TestTTLArgumentsBounded(t *testing.T) {
-	e := newEnv(t)
-	for _, arg := range []string{"x-message-ttl", "x-expires"} {
-		ch := e.channel(e.conn)
-		_, err := ch.QueueDeclare("q-"+arg, sim.QueueOptions{Args: sim.Table{arg: int64(315360000001)}})
-		wantErr(t, err, 406, fmt.Sprintf("PRECONDITION_FAILED - invalid arg '%s' for queue 'q-%s' in vhost '/': {value_too_large,315360000001}", arg, arg), protocol.QueueDeclare)
-		if _, err := e.ch.QueueDeclare("ok-"+arg, sim.QueueOptions{Args: sim.Table{arg: int64(315360000000)}}); err != nil {
-			t.Errorf("%s of ten years refused: %v", arg, err)
-		}
-	}
-}
-
-// Expiries are counted from the broker's start, so a clock past 2262 (where
-// Unix nanoseconds overflow) still expires a 1 h message after an hour; the
-// clock refuses to run past MaxClock.
-func TestTTLFarInTheFuture(t *testing.T) {
-	e := newEnvConfig(t, sim.Config{Start: time.Date(2262, 4, 11, 23, 0, 0, 0, time.UTC)})
-	e.declare("q", sim.QueueOptions{Args: sim.Table{"x-message-ttl": int32(3600000)}})
-	e.publish("q", "m1")
-	e.must(e.b.Advance(59 * time.Minute))
-	diff(t, "before the hour", []string{"m1"}, e.ready("q"))
-	e.must(e.b.Advance(2 * time.Minute))
-	diff(t, "after the hour", []string{}, e.ready("q"))
-	if err := e.b.Advance(sim.MaxClock); err == nil {
-		t.Error("Advance beyond MaxClock accepted")
-	}
-	if got := e.b.Now(); !got.Equal(time.Date(2262, 4, 12, 0, 1, 0, 0, time.UTC)) {
-		t.Errorf("a refused Advance moved the clock to %v", got)
-	}
-}

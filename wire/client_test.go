@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/amqpsim/amqpsim/internal/bubble"
 	"net"
 	"strings"
 	"testing"
@@ -192,7 +193,7 @@ func recv[T any](t *testing.T, c <-chan T) T {
 // connection the AMQP way, then the pipe, and checks no goroutine leaked.
 func dial(t *testing.T, frameMax uint32) (*amqp.Connection, *amqp.Channel, *fakeBroker) {
 	t.Helper()
-	before, _ := bubbleGoroutines()
+	before, _ := bubble.Goroutines()
 	clientConn, serverConn := net.Pipe()
 	deadline := time.Now().Add(30 * time.Second) // nothing may hang
 	_ = serverConn.SetDeadline(deadline)
@@ -271,7 +272,7 @@ func dial(t *testing.T, frameMax uint32) (*amqp.Connection, *amqp.Channel, *fake
 func checkGoroutines(t *testing.T, before int) {
 	t.Helper()
 	synctest.Wait()
-	if n, dump := bubbleGoroutines(); n > before {
+	if n, dump := bubble.Goroutines(); n > before {
 		t.Errorf("goroutines leaked: %d before, %d after\n%s", before, n, dump)
 	}
 }
@@ -569,7 +570,7 @@ func TestClientServerInitiated(t *testing.T) {
 // the broker sends, so the writer must split bodies to fit it.
 func TestClientFrameMax(t *testing.T) {
 	for _, frameMax := range []uint32{4096, 4097, 65536} {
-		t.Run(fmt.Sprint(frameMax), bubble(func(t *testing.T) {
+		t.Run(fmt.Sprint(frameMax), bubble.Subtest(func(t *testing.T) {
 			_, ch, b := dial(t, frameMax)
 			wait := async(func() (<-chan amqp.Delivery, error) { return ch.Consume("q", "c", true, false, false, false, nil) })
 			expect[*BasicConsume](t, b)

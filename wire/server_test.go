@@ -3,9 +3,9 @@ package wire
 import (
 	"encoding/binary"
 	"errors"
+	"github.com/amqpsim/amqpsim/internal/bubble"
 	"io"
 	"net"
-	"runtime"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -243,14 +243,14 @@ func TestServerBadProtocolHeader(t *testing.T) {
 }
 
 func TestServerLogin(t *testing.T) {
-	t.Run("refused without authentication_failure_close: silent close", bubble(func(t *testing.T) {
+	t.Run("refused without authentication_failure_close: silent close", bubble.Subtest(func(t *testing.T) {
 		s, _ := newRawServer(t)
 		c := dialRaw(t, s)
 		if m := c.open("guest", "nope", "/", nil); m != nil {
 			t.Fatalf("got %#v, want the connection closed", m)
 		}
 	}))
-	t.Run("refused with authentication_failure_close", bubble(func(t *testing.T) {
+	t.Run("refused with authentication_failure_close", bubble.Subtest(func(t *testing.T) {
 		s, _ := newRawServer(t)
 		c := dialRaw(t, s)
 		c.fw.WriteProtocolHeader()
@@ -263,7 +263,7 @@ func TestServerLogin(t *testing.T) {
 		}
 		c.expectEOF()
 	}))
-	t.Run("AMQPLAIN", bubble(func(t *testing.T) {
+	t.Run("AMQPLAIN", bubble.Subtest(func(t *testing.T) {
 		s, _ := newRawServer(t)
 		c := dialRaw(t, s)
 		c.fw.WriteProtocolHeader()
@@ -274,7 +274,7 @@ func TestServerLogin(t *testing.T) {
 			t.Fatal("AMQPLAIN login failed")
 		}
 	}))
-	t.Run("unknown mechanism", bubble(func(t *testing.T) {
+	t.Run("unknown mechanism", bubble.Subtest(func(t *testing.T) {
 		s, _ := newRawServer(t)
 		c := dialRaw(t, s)
 		c.fw.WriteProtocolHeader()
@@ -427,7 +427,7 @@ func TestServerProtocolErrors(t *testing.T) {
 		}, cclose(504, "CHANNEL_ERROR - second 'channel.open' seen", protocol.ChannelOpen)},
 	}
 	for _, tc := range tests {
-		t.Run(tc.name, bubble(func(t *testing.T) {
+		t.Run(tc.name, bubble.Subtest(func(t *testing.T) {
 			s, _ := newRawServer(t)
 			c := dialRaw(t, s)
 			c.ready()
@@ -512,7 +512,7 @@ func TestServerCloseTimeout(t *testing.T) {
 
 func TestServerCloseLeavesNoGoroutine(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		before, _ := bubbleGoroutines()
+		before, _ := bubble.Goroutines()
 		b := sim.New(sim.Config{})
 		s := NewServer(b)
 		for range 5 {
@@ -537,45 +537,7 @@ func TestServerCloseLeavesNoGoroutine(t *testing.T) {
 func waitGoroutines(t *testing.T, n int) {
 	t.Helper()
 	synctest.Wait()
-	if got, dump := bubbleGoroutines(); got > n {
+	if got, dump := bubble.Goroutines(); got > n {
 		t.Fatalf("%d goroutines, want <= %d:\n%s", got, n, dump)
 	}
-}
-
-// bubble runs a subtest in a synctest bubble of its own, so that its waits
-// and deadlines are on the bubble's fake clock: they fire only once every
-// goroutine is blocked, never because the machine is slow.
-func bubble(f func(t *testing.T)) func(t *testing.T) {
-	return func(t *testing.T) { synctest.Test(t, f) }
-}
-
-// bubbleGoroutines counts the goroutines of the caller's synctest bubble in
-// a dump of every goroutine, and returns the dump. Unlike
-// runtime.NumGoroutine it leaves out the runtime's goroutines (a finalizer
-// running user code counts there) and other tests', which come and go on
-// their own; after synctest.Wait the count is exact.
-func bubbleGoroutines() (int, string) {
-	buf := make([]byte, 1<<16)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			buf = buf[:n]
-			break
-		}
-		buf = make([]byte, 2*len(buf))
-	}
-	dump := string(buf)
-	first, _, _ := strings.Cut(dump, "\n") // the caller's goroutine comes first
-	i := strings.Index(first, "synctest bubble ")
-	if i < 0 {
-		panic("bubbleGoroutines called outside a synctest bubble")
-	}
-	id := strings.TrimSuffix(first[i:], ":") // "synctest bubble 7]"
-	n := 0
-	for _, l := range strings.Split(dump, "\n") {
-		if strings.HasPrefix(l, "goroutine ") && strings.HasSuffix(l, id+":") {
-			n++
-		}
-	}
-	return n, dump
 }

@@ -146,9 +146,9 @@ func (c *serverConn) serve() {
 			var fe *frameError
 			if errors.As(err, &fe) && !c.closing.Load() && !c.clientClosed {
 				c.connError(fe.err)
+				c.dropAfter(frameErrorCloseDelay)
 				// Skip an oversized frame's payload, then read on for
-				// close-ok; the close timer bounds the wait if the stream
-				// makes no sense any more.
+				// close-ok until the socket is dropped.
 				if _, err := c.br.Discard(fe.skip); err != nil {
 					return
 				}
@@ -205,6 +205,23 @@ func (c *serverConn) shutdown(reason string) {
 	if !sc.CloseWithError(sim.Forced(reason)) {
 		c.nc.Close() // the broker had already closed it
 	}
+}
+
+// frameErrorCloseDelay is how long RabbitMQ 3.10.8's reader keeps a
+// socket after a frame error's connection.close (rabbit_reader's
+// SILENT_CLOSE_DELAY; measured: 3 s, whether or not close-ok comes).
+const frameErrorCloseDelay = 3 * time.Second
+
+// dropAfter closes the socket d from now, instead of after the close
+// timeout.
+func (c *serverConn) dropAfter(d time.Duration) {
+	nc := c.nc
+	c.mu.Lock()
+	if c.closeTimer != nil {
+		c.closeTimer.Stop()
+	}
+	c.closeTimer = time.AfterFunc(d, func() { nc.Close() })
+	c.mu.Unlock()
 }
 
 // frameError is a frame-level protocol error; skip is the number of bytes

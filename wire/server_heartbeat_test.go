@@ -179,3 +179,34 @@ func TestServerHeartbeatCountsBytes(t *testing.T) {
 		<-dropped
 	})
 }
+
+// After a frame error RabbitMQ 3.10.8 sends connection.close and drops the
+// socket 3 s later, close-ok or not (measured: an oversized frame whose
+// payload never comes, a bad frame-end octet).
+func TestServerFrameErrorDropsAfterThreeSeconds(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		bytes []byte
+	}{
+		{"oversized frame, no payload", []byte{1, 0, 1, 0, 3, 0x0d, 0x40}},
+		{"bad frame end", []byte{8, 0, 0, 0, 0, 0, 0, 0xCD}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				s := NewServer(sim.New(sim.Config{}))
+				defer s.Close()
+				c, client := openHeartbeat(t, s, 0)
+				defer client.Close()
+				client.Write(tc.bytes)
+				start := time.Now()
+				if _, closeFrame := readUntilClosed(c); !closeFrame {
+					t.Fatal("no connection.close")
+				}
+				c.expectEOF()
+				if took := time.Since(start); took != 3*time.Second {
+					t.Errorf("socket dropped after %v, want 3s", took)
+				}
+			})
+		})
+	}
+}

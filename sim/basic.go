@@ -27,6 +27,11 @@ func (ch *Channel) Consume(queueName string, o ConsumeOptions) (*Consumer, error
 		if _, dup := ch.consumers[o.Tag]; dup && o.Tag != "" {
 			return protocol.Errorf(protocol.NotAllowed, protocol.BasicConsume, "attempt to reuse consumer tag '%s'", o.Tag)
 		}
+		if queueName == ReplyTo {
+			var err error
+			cs, err = ch.consumeReplyTo(o)
+			return err
+		}
 		q, err := ch.lookupQueue(queueName, protocol.BasicConsume)
 		if err != nil {
 			return err
@@ -81,6 +86,10 @@ func (ch *Channel) Consume(queueName string, o ConsumeOptions) (*Consumer, error
 // an error. Cancelling the last consumer of an auto-delete queue deletes it.
 func (ch *Channel) Cancel(tag string) error {
 	return ch.do(protocol.BasicCancel, func(e *Event) { e.ConsumerTag = tag }, func() error {
+		if ch.reply != nil && ch.reply.tag == tag {
+			ch.cancelReplyTo()
+			return nil
+		}
 		cs, ok := ch.consumers[tag]
 		if !ok {
 			return nil
@@ -118,6 +127,9 @@ func (ch *Channel) Publish(exchangeName, key string, o PublishOptions, m Message
 		}
 		ttl, hasTTL, err := parseExpiration(m.Expiration)
 		if err != nil {
+			return err
+		}
+		if err := ch.replyToFor(&m); err != nil {
 			return err
 		}
 		if ch.tx != nil {
@@ -178,6 +190,9 @@ func (b *Broker) Publish(vhostName, exchangeName, key string, m Message) error {
 // many queues it reached and whether any refused it (x-overflow
 // reject-publish). ttl is the message's own TTL. Caller holds the lock.
 func (b *Broker) publish(v *vhost, x *exchange, key string, m Message, ttl time.Duration, hasTTL bool) (routed int, rejected bool) {
+	if x.name == "" && isReplyTo(key) {
+		b.deliverReply(key, x, m)
+	}
 	b.routeKeys = routingKeys(key, m.Headers, b.routeKeys[:0])
 	b.routed = b.route(v, x, b.routeKeys, m.Headers, b.routed[:0])
 	routed, rejected = b.enqueue(b.routed, x, key, m, ttl, hasTTL)

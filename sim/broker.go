@@ -62,6 +62,8 @@ type Broker struct {
 
 	// nextMessageID numbers published messages (Event.MessageID).
 	nextMessageID uint64
+	// replies maps direct reply-to names to their channels.
+	replies map[string]*Channel
 
 	// dirty queues need a dispatch before the current call returns;
 	// flush has dispatched those before index flushed.
@@ -88,10 +90,11 @@ func New(cfg Config) *Broker {
 		cfg.ChannelTickInterval = DefaultChannelTickInterval
 	}
 	b := &Broker{
-		cfg:    cfg,
-		now:    cfg.Start,
-		rng:    rand.New(rand.NewPCG(cfg.Seed, 0x616d717073696d)),
-		vhosts: map[string]*vhost{},
+		cfg:     cfg,
+		now:     cfg.Start,
+		rng:     rand.New(rand.NewPCG(cfg.Seed, 0x616d717073696d)),
+		vhosts:  map[string]*vhost{},
+		replies: map[string]*Channel{},
 	}
 	b.addVhost("/")
 	return b

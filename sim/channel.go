@@ -25,8 +25,9 @@ type Channel struct {
 	groups     map[*brokerQueue]*consumer.Group[*Consumer]
 	lastQueue  string // for methods that name the queue ""
 	confirming bool
-	ready      confirms // publisher confirms waiting for the connection to be idle
-	tx         *txState // set by tx.select
+	ready      confirms       // publisher confirms waiting for the connection to be idle
+	tx         *txState       // set by tx.select
+	reply      *replyConsumer // the consumer of amq.rabbitmq.reply-to
 	publishTag uint64
 	// closed is why the channel closed; closing is set while the broker's
 	// channel.close waits for the client's close-ok
@@ -212,6 +213,7 @@ func (ch *Channel) shutdown(err error) {
 		q.Return(returned)
 		ch.b.markDirty(q)
 	}
+	ch.cancelReplyTo()
 	ch.b.stop(ch.tick)
 	ch.consumers, ch.order, ch.groups = nil, nil, nil
 }

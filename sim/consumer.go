@@ -12,8 +12,10 @@ import (
 // nothing runs in the background.
 type Consumer struct {
 	ch   *Channel
-	q    *brokerQueue
-	core *consumer.Consumer[*Consumer]
+	q    *brokerQueue                  // nil for the reply consumer
+	core *consumer.Consumer[*Consumer] // nil for the reply consumer
+	// replyTag is the tag of a consumer of amq.rabbitmq.reply-to.
+	replyTag string
 	// unread are the outbox sequence numbers of its deliveries, oldest
 	// first; unread[read:] may still be waiting.
 	unread    []uint64
@@ -22,10 +24,20 @@ type Consumer struct {
 }
 
 // Tag returns the consumer tag.
-func (c *Consumer) Tag() string { return c.core.Tag }
+func (c *Consumer) Tag() string {
+	if c.core == nil {
+		return c.replyTag
+	}
+	return c.core.Tag
+}
 
 // Queue returns the name of the queue it consumes from.
-func (c *Consumer) Queue() string { return c.q.Name() }
+func (c *Consumer) Queue() string {
+	if c.q == nil {
+		return ReplyTo
+	}
+	return c.q.Name()
+}
 
 // deliver sends a message to the consumer: a delivery tag, a ledger entry
 // unless no-ack, and basic.deliver pushed to the client. Caller holds the
@@ -42,7 +54,7 @@ func (c *Consumer) deliver(m *queue.Message, redelivered bool) {
 	if ch.conn.opts.Notify == nil { // read in process, with Next
 		reader = c
 	}
-	ch.pushDelivery(c.core.Tag, tag, redelivered, c.q, m, reader)
+	ch.pushDelivery(c.core.Tag, tag, redelivered, c.q.Name(), m, reader)
 }
 
 // remember notes the outbox position of a delivery for Next, reusing the
@@ -108,6 +120,9 @@ func (c *Consumer) Stats() ConsumerStats {
 }
 
 func (c *Consumer) stats() ConsumerStats {
+	if c.core == nil {
+		return ConsumerStats{Tag: c.replyTag, Queue: ReplyTo, Channel: c.ch.id, NoAck: true, Active: !c.cancelled}
+	}
 	cc := c.core
 	prefetch := cc.Prefetch
 	if cc.NoAck {

@@ -76,6 +76,12 @@ func (ch *Channel) QueueDeclare(name string, o QueueOptions) (QueueInfo, error) 
 	var info QueueInfo
 	err := ch.do(protocol.QueueDeclare, func(e *Event) { e.Queue, e.Options = name, o }, func() error {
 		v := ch.conn.vhost
+		if isReplyTo(name) {
+			// rabbit_channel answers any declare of the direct reply-to
+			// names with 0 messages and 1 consumer.
+			info = QueueInfo{Name: name, Consumers: 1}
+			return nil
+		}
 		if o.Passive {
 			// A passive declare does not expand "" to the channel's last
 			// queue: RabbitMQ 3.10.8 answers "no queue '' in vhost '/'".

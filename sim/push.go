@@ -330,9 +330,9 @@ func (ch *Channel) push(p Push) {
 
 // pushDelivery pushes basic.deliver of m, a queue's push; cons is the
 // in-process reader to tell, or nil. Caller holds the lock.
-func (ch *Channel) pushDelivery(ctag string, tag uint64, redelivered bool, q *brokerQueue, m *queue.Message, cons *Consumer) {
+func (ch *Channel) pushDelivery(ctag string, tag uint64, redelivered bool, queueName string, m *queue.Message, cons *Consumer) {
 	it := outItem{method: protocol.BasicDeliver, channel: ch.id, owner: ch, tag: tag, ctag: ctag,
-		redelivered: redelivered, queue: q.Name(), msg: m}
+		redelivered: redelivered, queue: queueName, msg: m}
 	if ch.b.tracing() {
 		p := it.push()
 		ch.b.record(pushEvent(ch.conn, &p))

@@ -19,9 +19,7 @@ const Version = "0.1.0"
 // 3.10.8 sends them (measured: product, version, platform, copyright,
 // cluster_name and capabilities), so that clients that branch on them
 // behave as in production. amqpsim names itself only in information,
-// which clients show and do not branch on. Capabilities say what the
-// simulator implements: direct_reply_to is false until it models
-// amq.rabbitmq.reply-to.
+// which clients show and do not branch on.
 func serverProperties() protocol.Table {
 	return protocol.Table{
 		"product":      "RabbitMQ",
@@ -39,7 +37,7 @@ func serverProperties() protocol.Table {
 			"consumer_priorities":          true,
 			"authentication_failure_close": true,
 			"per_consumer_qos":             true,
-			"direct_reply_to":              false,
+			"direct_reply_to":              true,
 		},
 	}
 }

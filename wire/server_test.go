@@ -197,7 +197,7 @@ func TestServerConnectionStart(t *testing.T) {
 		caps := start.ServerProperties["capabilities"].(protocol.Table)
 		want := protocol.Table{"publisher_confirms": true, "exchange_exchange_bindings": true, "basic.nack": true,
 			"consumer_cancel_notify": true, "connection.blocked": true, "consumer_priorities": true,
-			"authentication_failure_close": true, "per_consumer_qos": true, "direct_reply_to": false}
+			"authentication_failure_close": true, "per_consumer_qos": true, "direct_reply_to": true}
 		if diff := cmp.Diff(want, caps); diff != "" {
 			t.Errorf("capabilities (-want +got):\n%s", diff)
 		}

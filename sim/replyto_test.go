@@ -1,0 +1,63 @@
+package sim_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/amqpsim/amqpsim/protocol"
+	"github.com/amqpsim/amqpsim/sim"
+)
+
+// Direct reply-to as RabbitMQ 3.10.8 does it (measured with amqp091-go): a
+// request's reply_to becomes a name of the requesting channel's own, a
+// reply published to it reaches the reply consumer (consumer tag, the
+// channel's next delivery tag, exchange "", the name as routing key), and a
+// mandatory reply also comes back as basic.return, as 3.10 counts it
+// unrouted.
+func TestReplyToRoundTrip(t *testing.T) {
+	e := newEnv(t)
+	e.declare("rpc", sim.QueueOptions{})
+	replies := e.consume(e.ch, sim.ReplyTo, "rc", sim.ConsumeOptions{NoAck: true})
+	server := e.channel(e.conn)
+	requests := e.consume(server, "rpc", "srv", sim.ConsumeOptions{NoAck: true})
+	e.must(e.ch.Publish("", "rpc", sim.PublishOptions{}, sim.Message{Properties: sim.Properties{ReplyTo: sim.ReplyTo}, Body: []byte("req")}))
+	req, ok := requests.Next()
+	if !ok || !strings.HasPrefix(req.ReplyTo, sim.ReplyTo+".") {
+		t.Fatalf("request reply_to %q", req.ReplyTo)
+	}
+	if info, err := server.QueueDeclare(req.ReplyTo, sim.QueueOptions{Passive: true}); err != nil || info.Ready != 0 || info.Consumers != 1 {
+		t.Errorf("declare of the reply name: %+v %v", info, err)
+	}
+	e.must(server.Publish("", req.ReplyTo, sim.PublishOptions{Mandatory: true}, sim.Message{Body: []byte("resp")}))
+	d, ok := replies.Next()
+	if !ok || string(d.Body) != "resp" || d.ConsumerTag != "rc" || d.DeliveryTag != 1 || d.RoutingKey != req.ReplyTo || d.Redelivered {
+		t.Errorf("reply = %+v (%t)", d, ok)
+	}
+	if r := server.Returns(); len(r) != 1 || r[0].ReplyCode != 312 {
+		t.Errorf("returns of the mandatory reply: %+v", r)
+	}
+	e.must(server.Publish("", sim.ReplyTo+".bogus", sim.PublishOptions{}, sim.Message{Body: []byte("lost")}))
+	if _, ok := replies.Next(); ok {
+		t.Error("a bogus reply name was delivered")
+	}
+}
+
+// RabbitMQ's errors: a reply consumer must not ack, there is one per
+// channel, and a request asking for a reply needs it.
+func TestReplyToErrors(t *testing.T) {
+	e := newEnv(t)
+	_, err := e.ch.Consume(sim.ReplyTo, sim.ConsumeOptions{Tag: "c"})
+	wantErr(t, err, 406, "PRECONDITION_FAILED - reply consumer cannot acknowledge", protocol.BasicConsume)
+	ch := e.channel(e.conn)
+	e.consume(ch, sim.ReplyTo, "c1", sim.ConsumeOptions{NoAck: true})
+	_, err = ch.Consume(sim.ReplyTo, sim.ConsumeOptions{Tag: "c2", NoAck: true})
+	wantErr(t, err, 406, "PRECONDITION_FAILED - reply consumer already set", protocol.BasicConsume)
+	ch3 := e.channel(e.conn)
+	wantErr(t, ch3.Publish("", "q", sim.PublishOptions{}, sim.Message{Properties: sim.Properties{ReplyTo: sim.ReplyTo}}),
+		406, "PRECONDITION_FAILED - fast reply consumer does not exist", protocol.BasicPublish)
+	ch4 := e.channel(e.conn)
+	e.consume(ch4, sim.ReplyTo, "c3", sim.ConsumeOptions{NoAck: true})
+	e.must(ch4.Cancel("c3"))
+	wantErr(t, ch4.Publish("", "q", sim.PublishOptions{}, sim.Message{Properties: sim.Properties{ReplyTo: sim.ReplyTo}}),
+		406, "PRECONDITION_FAILED - fast reply consumer does not exist", protocol.BasicPublish)
+}

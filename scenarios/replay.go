@@ -20,7 +20,12 @@ import (
 // Replay runs a scenario on a fresh simulator (seeded with the scenario's
 // seed directive). The result's Diff compares it with the expectations.
 func Replay(s *Scenario) (*Result, error) {
-	return newRunner(newSimDriver(sim.Config{Seed: s.Seed}), s).run()
+	d := newSimDriver(sim.Config{Seed: s.Seed})
+	res, err := newRunner(d, s).run()
+	if res != nil {
+		res.Trace = d.b.Trace()
+	}
+	return res, err
 }
 
 // wireWatchdog bounds, in the bubble's fake time, how long a wire replay may

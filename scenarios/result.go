@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"fmt"
+	"github.com/amqpsim/amqpsim/sim"
 	"strings"
 	"time"
 
@@ -18,6 +19,8 @@ type Result struct {
 	Holdings  []*Holding
 	Queues    []string      // the queues declared, in order
 	End       time.Duration // the clock when the last step ran
+	// Trace is the simulator's trace of the run (Replay only).
+	Trace []sim.Event
 }
 
 // StepInfo is a step as it ran.

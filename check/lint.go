@@ -1,0 +1,335 @@
+package check
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/amqpsim/amqpsim/sim"
+)
+
+// Rule names a lint rule.
+type Rule string
+
+// The lint rules.
+const (
+	// ConsumeBeforeQos: a consumer was created before basic.qos on its
+	// channel; it keeps the window it was created with.
+	ConsumeBeforeQos Rule = "consume-before-qos"
+	// UnlimitedPrefetch: a manual-ack consumer has no prefetch limit.
+	UnlimitedPrefetch Rule = "unlimited-prefetch"
+	// SharedPrefetch: several manual-ack consumers on one channel with a
+	// per-consumer prefetch; the channel holds prefetch × consumers.
+	SharedPrefetch Rule = "shared-prefetch"
+	// GlobalLimitCleared: a basic.qos with global=false removed the
+	// channel-wide limit an earlier one set.
+	GlobalLimitCleared Rule = "global-limit-cleared"
+	// GetPolling: basic.get in a loop.
+	GetPolling Rule = "get-polling"
+	// UnackedAtEnd: deliveries still unacked when the trace ends.
+	UnackedAtEnd Rule = "unacked-at-end"
+	// RedeliveryLoop: one message redelivered over and over from a queue
+	// without a dead-letter exchange.
+	RedeliveryLoop Rule = "redelivery-loop"
+	// RejectWithoutDLX: rejected messages dropped by a queue without a
+	// dead-letter exchange.
+	RejectWithoutDLX Rule = "reject-without-dlx"
+	// CloseWithUnacked: a channel closed holding many unacked deliveries.
+	CloseWithUnacked Rule = "close-with-unacked"
+	// NearConsumerTimeout: an unacked delivery older than most of the
+	// consumer timeout.
+	NearConsumerTimeout Rule = "near-consumer-timeout"
+	// PublishWithoutConfirms: messages published on a channel in neither
+	// confirm nor tx mode. It is off unless Options.Enable names it: many
+	// publishers rightly do without confirms.
+	PublishWithoutConfirms Rule = "publish-without-confirms"
+)
+
+// optIn are the rules Lint applies only when Options.Enable names them.
+var optIn = []Rule{PublishWithoutConfirms}
+
+// Options tune Lint. The zero value uses the defaults given per field.
+type Options struct {
+	// Disable switches rules off; Enable switches on the rules that are
+	// off by default (PublishWithoutConfirms).
+	Disable []Rule
+	Enable  []Rule
+	// ConsumerTimeout is the broker's consumer_timeout; 0 means 30 min.
+	ConsumerTimeout time.Duration
+	// GetPolls is how many basic.gets on one queue make a polling loop;
+	// 0 means 10.
+	GetPolls int
+	// Redeliveries is how many redeliveries of one message make a loop; 0
+	// means 5.
+	Redeliveries int
+	// BlastRadius is how many unacked deliveries a channel may hold when
+	// it closes before it is reported; 0 means 100.
+	BlastRadius int
+}
+
+func (o Options) withDefaults() Options {
+	if o.ConsumerTimeout == 0 {
+		o.ConsumerTimeout = sim.DefaultConsumerTimeout
+	}
+	if o.GetPolls == 0 {
+		o.GetPolls = 10
+	}
+	if o.Redeliveries == 0 {
+		o.Redeliveries = 5
+	}
+	if o.BlastRadius == 0 {
+		o.BlastRadius = 100
+	}
+	return o
+}
+
+// Finding is one lint finding: the rule, where, the events that show it
+// (indices into the trace), and what it means.
+type Finding struct {
+	Rule        Rule
+	Conn        string
+	Channel     uint16
+	ConsumerTag string
+	Queue       string
+	Events      []int
+	Message     string
+}
+
+// String renders the finding on one line.
+func (f Finding) String() string {
+	var where []string
+	if f.Conn != "" {
+		where = append(where, fmt.Sprintf("%s/%d", f.Conn, f.Channel))
+	}
+	if f.ConsumerTag != "" {
+		where = append(where, "consumer "+f.ConsumerTag)
+	}
+	if f.Queue != "" {
+		where = append(where, "queue "+f.Queue)
+	}
+	return fmt.Sprintf("%s (%s; events %v): %s", f.Rule, strings.Join(where, ", "), f.Events, f.Message)
+}
+
+// Lint reports what the client did wrong in trace, in the order the rules
+// are listed, then by where each was found first.
+func Lint(trace []sim.Event, o Options) []Finding {
+	o = o.withDefaults()
+	st := replay(trace)
+	var out []Finding
+	for _, r := range rules {
+		if slices.Contains(o.Disable, r.name) || slices.Contains(optIn, r.name) && !slices.Contains(o.Enable, r.name) {
+			continue
+		}
+		out = append(out, r.find(st, o)...)
+	}
+	return out
+}
+
+type rule struct {
+	name Rule
+	find func(st *state, o Options) []Finding
+}
+
+var rules = []rule{
+	{ConsumeBeforeQos, consumeBeforeQos},
+	{UnlimitedPrefetch, unlimitedPrefetch},
+	{SharedPrefetch, sharedPrefetch},
+	{GlobalLimitCleared, globalLimitCleared},
+	{GetPolling, getPolling},
+	{UnackedAtEnd, unackedAtEnd},
+	{RedeliveryLoop, redeliveryLoop},
+	{RejectWithoutDLX, rejectWithoutDLX},
+	{CloseWithUnacked, closeWithUnacked},
+	{NearConsumerTimeout, nearConsumerTimeout},
+	{PublishWithoutConfirms, publishWithoutConfirms},
+}
+
+func consumeBeforeQos(st *state, _ Options) []Finding {
+	var out []Finding
+	for _, ch := range st.chans {
+		for _, q := range ch.qosCalls {
+			var before []*cons
+			for _, c := range ch.consumers {
+				if c.at < q.at && !c.noAck && c.prefetch != q.count && !q.global {
+					before = append(before, c)
+				}
+			}
+			for _, c := range before {
+				out = append(out, Finding{Rule: ConsumeBeforeQos, Conn: ch.conn, Channel: ch.id, ConsumerTag: c.tag, Queue: c.queue,
+					Events:  []int{c.at, q.at},
+					Message: fmt.Sprintf("the consumer was created before basic.qos(%d) on its channel and keeps prefetch %s: RabbitMQ applies a per-consumer qos only to consumers created after it", q.count, window(c.prefetch))})
+			}
+		}
+	}
+	return out
+}
+
+func unlimitedPrefetch(st *state, _ Options) []Finding {
+	var out []Finding
+	for _, ch := range st.chans {
+		for _, c := range ch.consumers {
+			if !c.noAck && c.prefetch == 0 && c.globalAt == 0 && !c.reply {
+				out = append(out, Finding{Rule: UnlimitedPrefetch, Conn: ch.conn, Channel: ch.id, ConsumerTag: c.tag, Queue: c.queue,
+					Events:  []int{c.at},
+					Message: "a manual-ack consumer with no prefetch limit: RabbitMQ pushes it the whole queue, and on a reconnect against a deep queue the whole backlog arrives at once"})
+			}
+		}
+	}
+	return out
+}
+
+func sharedPrefetch(st *state, _ Options) []Finding {
+	var out []Finding
+	for _, ch := range st.chans {
+		var ack []*cons
+		for _, c := range ch.consumers {
+			if !c.noAck && c.prefetch > 0 {
+				ack = append(ack, c)
+			}
+		}
+		if len(ack) < 2 {
+			continue
+		}
+		total, events := 0, []int{}
+		for _, c := range ack {
+			total += c.prefetch
+			events = append(events, c.at)
+		}
+		out = append(out, Finding{Rule: SharedPrefetch, Conn: ch.conn, Channel: ch.id, Events: events,
+			Message: fmt.Sprintf("%d manual-ack consumers share the channel with per-consumer prefetch: the channel may hold %d unacked deliveries, not %d", len(ack), total, ack[0].prefetch)})
+	}
+	return out
+}
+
+func globalLimitCleared(st *state, _ Options) []Finding {
+	var out []Finding
+	for _, ch := range st.chans {
+		set := -1
+		for _, q := range ch.qosCalls {
+			switch {
+			case q.global && q.count > 0:
+				set = q.at
+			case !q.global && set >= 0:
+				out = append(out, Finding{Rule: GlobalLimitCleared, Conn: ch.conn, Channel: ch.id, Events: []int{set, q.at},
+					Message: "basic.qos with global=false removed the channel-wide limit set before it: RabbitMQ keeps only the per-consumer one"})
+				set = -1
+			}
+		}
+	}
+	return out
+}
+
+func getPolling(st *state, o Options) []Finding {
+	var out []Finding
+	for _, ch := range st.chans {
+		byQueue := map[string][]int{}
+		var order []string
+		for _, g := range ch.gets {
+			if _, seen := byQueue[g.queue]; !seen {
+				order = append(order, g.queue)
+			}
+			byQueue[g.queue] = append(byQueue[g.queue], g.at)
+		}
+		for _, q := range order {
+			if ev := byQueue[q]; len(ev) >= o.GetPolls {
+				out = append(out, Finding{Rule: GetPolling, Conn: ch.conn, Channel: ch.id, Queue: q, Events: ev[:o.GetPolls],
+					Message: fmt.Sprintf("%d basic.get calls on one queue: polling is a round trip per message and no prefetch window applies; basic.consume lets the broker push", len(ev))})
+			}
+		}
+	}
+	return out
+}
+
+func unackedAtEnd(st *state, _ Options) []Finding {
+	var out []Finding
+	for _, ch := range st.chans {
+		if ch.closed || len(ch.unacked) == 0 {
+			continue
+		}
+		var events []int
+		for _, d := range ch.unacked {
+			events = append(events, d.at)
+		}
+		out = append(out, Finding{Rule: UnackedAtEnd, Conn: ch.conn, Channel: ch.id, Events: events,
+			Message: fmt.Sprintf("%d deliveries were never acked, nacked or rejected: a missing settlement path holds them until the channel closes and they are redelivered", len(ch.unacked))})
+	}
+	return out
+}
+
+func redeliveryLoop(st *state, o Options) []Finding {
+	var out []Finding
+	for _, id := range st.msgOrder {
+		m := st.msgs[id]
+		if len(m.redeliveries) >= o.Redeliveries && !st.dlx[m.queue] {
+			out = append(out, Finding{Rule: RedeliveryLoop, Queue: m.queue, Events: m.redeliveries,
+				Message: fmt.Sprintf("message %q was redelivered %d times from a queue without a dead-letter exchange: a message the consumer cannot handle loops forever", m.body, len(m.redeliveries))})
+		}
+	}
+	return out
+}
+
+func rejectWithoutDLX(st *state, _ Options) []Finding {
+	var out []Finding
+	byQueue := map[string][]int{}
+	var order []string
+	for _, r := range st.rejected {
+		if st.dlx[r.queue] {
+			continue
+		}
+		if _, seen := byQueue[r.queue]; !seen {
+			order = append(order, r.queue)
+		}
+		byQueue[r.queue] = append(byQueue[r.queue], r.at)
+	}
+	for _, q := range order {
+		out = append(out, Finding{Rule: RejectWithoutDLX, Queue: q, Events: byQueue[q],
+			Message: fmt.Sprintf("%d messages rejected without requeue from a queue without a dead-letter exchange: RabbitMQ drops them silently", len(byQueue[q]))})
+	}
+	return out
+}
+
+func closeWithUnacked(st *state, o Options) []Finding {
+	var out []Finding
+	for _, c := range st.closes {
+		if c.unacked >= o.BlastRadius {
+			out = append(out, Finding{Rule: CloseWithUnacked, Conn: c.conn, Channel: c.channel, Events: []int{c.at},
+				Message: fmt.Sprintf("the channel closed holding %d unacked deliveries: RabbitMQ requeues them all, and every one is delivered again", c.unacked)})
+		}
+	}
+	return out
+}
+
+func nearConsumerTimeout(st *state, o Options) []Finding {
+	var out []Finding
+	limit := o.ConsumerTimeout * 8 / 10
+	for _, ch := range st.chans {
+		for _, d := range ch.oldest {
+			if d.age >= limit {
+				out = append(out, Finding{Rule: NearConsumerTimeout, Conn: ch.conn, Channel: ch.id, ConsumerTag: d.ctag, Events: []int{d.at},
+					Message: fmt.Sprintf("a delivery stayed unacked for %v of the %v consumer timeout: past it, RabbitMQ closes the channel with 406 and redelivers everything", d.age, o.ConsumerTimeout)})
+				break
+			}
+		}
+	}
+	return out
+}
+
+func publishWithoutConfirms(st *state, _ Options) []Finding {
+	var out []Finding
+	for _, ch := range st.chans {
+		if len(ch.unconfirmedPublishes) == 0 {
+			continue
+		}
+		out = append(out, Finding{Rule: PublishWithoutConfirms, Conn: ch.conn, Channel: ch.id, Events: ch.unconfirmedPublishes[:1],
+			Message: fmt.Sprintf("%d messages published without publisher confirms or a transaction: the client cannot know whether the broker took them", len(ch.unconfirmedPublishes))})
+	}
+	return out
+}
+
+func window(n int) string {
+	if n == 0 {
+		return "unlimited"
+	}
+	return fmt.Sprint(n)
+}

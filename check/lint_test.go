@@ -1,0 +1,248 @@
+package check_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/amqpsim/amqpsim/check"
+	"github.com/amqpsim/amqpsim/sim"
+)
+
+// run is a broker with one connection and a queue "q", on which a test
+// plays a client and then lints the trace.
+type run struct {
+	t  *testing.T
+	b  *sim.Broker
+	c  *sim.Connection
+	ch *sim.Channel
+}
+
+func newRun(t *testing.T, args sim.Table) *run {
+	t.Helper()
+	b := sim.New(sim.Config{})
+	c := b.Connect("app")
+	ch, _ := c.Channel()
+	if _, err := ch.QueueDeclare("q", sim.QueueOptions{Args: args}); err != nil {
+		t.Fatal(err)
+	}
+	return &run{t: t, b: b, c: c, ch: ch}
+}
+
+func (r *run) publish(n int) {
+	for i := range n {
+		r.b.Publish("/", "", "q", sim.Message{Body: []byte(fmt.Sprint("m", i))})
+	}
+}
+
+// rules returns the rules Lint reports, once each, in order, every rule on
+// but those disabled.
+func (r *run) rules(disable ...check.Rule) []check.Rule {
+	var out []check.Rule
+	for _, f := range check.Lint(r.b.Trace(), check.Options{Disable: disable, Enable: []check.Rule{check.PublishWithoutConfirms}}) {
+		if len(out) == 0 || out[len(out)-1] != f.Rule {
+			out = append(out, f.Rule)
+		}
+	}
+	return out
+}
+
+func want(t *testing.T, got []check.Rule, want ...check.Rule) {
+	t.Helper()
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("rules %v, want %v", got, want)
+	}
+}
+
+// A consumer with a window, acking all it gets: no findings.
+func TestLintCleanConsumer(t *testing.T) {
+	r := newRun(t, sim.Table{"x-dead-letter-exchange": ""})
+	r.ch.Qos(10, 0, false)
+	c, _ := r.ch.Consume("q", sim.ConsumeOptions{Tag: "c"})
+	r.publish(20)
+	for {
+		d, ok := c.Next()
+		if !ok {
+			break
+		}
+		r.ch.Ack(d.DeliveryTag, false)
+	}
+	want(t, r.rules())
+}
+
+func TestLintConsumeBeforeQos(t *testing.T) {
+	r := newRun(t, nil)
+	r.ch.Consume("q", sim.ConsumeOptions{Tag: "c"})
+	r.ch.Qos(10, 0, false)
+	want(t, r.rules(check.UnlimitedPrefetch), check.ConsumeBeforeQos)
+	fresh := newRun(t, nil)
+	fresh.ch.Qos(10, 0, false)
+	fresh.ch.Consume("q", sim.ConsumeOptions{Tag: "c"})
+	want(t, fresh.rules())
+}
+
+func TestLintUnlimitedPrefetch(t *testing.T) {
+	r := newRun(t, nil)
+	r.ch.Consume("q", sim.ConsumeOptions{Tag: "c"})
+	want(t, r.rules(), check.UnlimitedPrefetch)
+	noAck := newRun(t, nil)
+	noAck.ch.Consume("q", sim.ConsumeOptions{Tag: "c", NoAck: true})
+	global := newRun(t, nil)
+	global.ch.Qos(50, 0, true)
+	global.ch.Consume("q", sim.ConsumeOptions{Tag: "c"})
+	want(t, noAck.rules())
+	want(t, global.rules())
+}
+
+func TestLintSharedPrefetch(t *testing.T) {
+	r := newRun(t, nil)
+	r.ch.Qos(10, 0, false)
+	r.ch.Consume("q", sim.ConsumeOptions{Tag: "a"})
+	r.ch.Consume("q", sim.ConsumeOptions{Tag: "b"})
+	want(t, r.rules(), check.SharedPrefetch)
+	apart := newRun(t, nil)
+	ch2, _ := apart.c.Channel()
+	for i, ch := range []*sim.Channel{apart.ch, ch2} {
+		ch.Qos(10, 0, false)
+		ch.Consume("q", sim.ConsumeOptions{Tag: fmt.Sprint("c", i)})
+	}
+	want(t, apart.rules())
+}
+
+func TestLintGlobalLimitCleared(t *testing.T) {
+	r := newRun(t, nil)
+	r.ch.Qos(50, 0, true)
+	r.ch.Qos(10, 0, false)
+	want(t, r.rules(), check.GlobalLimitCleared)
+	both := newRun(t, nil) // the order that keeps both limits
+	both.ch.Qos(10, 0, false)
+	both.ch.Qos(50, 0, true)
+	want(t, both.rules())
+}
+
+func TestLintGetPolling(t *testing.T) {
+	r := newRun(t, nil)
+	r.publish(3)
+	for range 10 {
+		r.ch.Get("q", true)
+	}
+	want(t, r.rules(), check.GetPolling)
+	few := newRun(t, nil)
+	few.publish(3)
+	for range 3 {
+		few.ch.Get("q", true)
+	}
+	want(t, few.rules())
+}
+
+func TestLintUnackedAtEnd(t *testing.T) {
+	r := newRun(t, nil)
+	r.ch.Qos(5, 0, false)
+	r.ch.Consume("q", sim.ConsumeOptions{Tag: "c"})
+	r.publish(2)
+	want(t, r.rules(), check.UnackedAtEnd)
+	r.ch.Ack(0, true)
+	want(t, r.rules())
+}
+
+func TestLintRedeliveryLoop(t *testing.T) {
+	for _, tc := range []struct {
+		args  sim.Table
+		rules []check.Rule
+	}{
+		{nil, []check.Rule{check.RedeliveryLoop}},
+		{sim.Table{"x-dead-letter-exchange": ""}, nil},
+	} {
+		r := newRun(t, tc.args)
+		r.ch.Qos(1, 0, false)
+		c, _ := r.ch.Consume("q", sim.ConsumeOptions{Tag: "c"})
+		r.publish(1)
+		for range 6 {
+			d, _ := c.Next()
+			r.ch.Nack(d.DeliveryTag, false, true)
+		}
+		want(t, r.rules(check.UnackedAtEnd), tc.rules...)
+	}
+}
+
+func TestLintRejectWithoutDLX(t *testing.T) {
+	for _, tc := range []struct {
+		args  sim.Table
+		rules []check.Rule
+	}{
+		{nil, []check.Rule{check.RejectWithoutDLX}},
+		{sim.Table{"x-dead-letter-exchange": ""}, nil},
+	} {
+		r := newRun(t, tc.args)
+		r.publish(1)
+		d, _, _ := r.ch.Get("q", false)
+		r.ch.Reject(d.DeliveryTag, false)
+		want(t, r.rules(), tc.rules...)
+	}
+}
+
+func TestLintCloseWithUnacked(t *testing.T) {
+	for _, n := range []int{100, 99} {
+		r := newRun(t, nil)
+		ch, _ := r.c.Channel()
+		ch.Qos(200, 0, false)
+		ch.Consume("q", sim.ConsumeOptions{Tag: "c"})
+		r.publish(n)
+		ch.Close()
+		if got := r.rules(); n == 100 {
+			want(t, got, check.CloseWithUnacked)
+		} else {
+			want(t, got)
+		}
+	}
+}
+
+func TestLintNearConsumerTimeout(t *testing.T) {
+	r := newRun(t, nil)
+	r.ch.Qos(1, 0, false)
+	c, _ := r.ch.Consume("q", sim.ConsumeOptions{Tag: "c"})
+	r.publish(1)
+	r.b.Advance(25 * time.Minute) // 25 of 30 minutes
+	d, _ := c.Next()
+	r.ch.Ack(d.DeliveryTag, false)
+	want(t, r.rules(), check.NearConsumerTimeout)
+	quick := newRun(t, nil)
+	quick.ch.Qos(1, 0, false)
+	qc, _ := quick.ch.Consume("q", sim.ConsumeOptions{Tag: "c"})
+	quick.publish(1)
+	quick.b.Advance(time.Minute)
+	qd, _ := qc.Next()
+	quick.ch.Ack(qd.DeliveryTag, false)
+	want(t, quick.rules())
+}
+
+func TestLintPublishWithoutConfirms(t *testing.T) {
+	r := newRun(t, nil)
+	r.ch.Publish("", "q", sim.PublishOptions{}, sim.Message{})
+	want(t, r.rules(), check.PublishWithoutConfirms)
+	if fs := check.Lint(r.b.Trace(), check.Options{}); len(fs) != 0 {
+		t.Errorf("an opt-in rule reported by default: %v", fs)
+	}
+	for _, mode := range []func(*sim.Channel) error{(*sim.Channel).Confirm, (*sim.Channel).Tx} {
+		ok := newRun(t, nil)
+		mode(ok.ch)
+		ok.ch.Publish("", "q", sim.PublishOptions{}, sim.Message{})
+		want(t, ok.rules())
+	}
+}
+
+// A finding names its rule, where it was found and the events that show it.
+func TestFindingString(t *testing.T) {
+	r := newRun(t, nil)
+	r.ch.Consume("q", sim.ConsumeOptions{Tag: "c"})
+	fs := check.Lint(r.b.Trace(), check.Options{})
+	if len(fs) != 1 {
+		t.Fatalf("findings %v", fs)
+	}
+	if got := fs[0].String(); got != "unlimited-prefetch (app/1, consumer c, queue q; events [3]): a manual-ack consumer with no prefetch limit: RabbitMQ pushes it the whole queue, and on a reconnect against a deep queue the whole backlog arrives at once" {
+		t.Errorf("String = %q", got)
+	}
+	if e := r.b.Trace()[fs[0].Events[0]]; e.Kind != sim.EventCall || e.ConsumerTag != "c" {
+		t.Errorf("the cited event is %v", e)
+	}
+}

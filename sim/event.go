@@ -112,7 +112,7 @@ type Event struct {
 	MessageID uint64
 	Body      []byte
 	Reason    string // EventDeadLetter's reason
-	Target    string // EventDeadLetterCycle's skipped queue
+	Target    string // EventDeadLetterCycle's skipped queue; exchange.bind's destination
 	Err       *Error // why a channel or connection closed
 	// Options is EventCall's options struct (QueueOptions, ConsumeOptions,
 	// ExchangeOptions, PublishOptions, ...), when the method takes one.

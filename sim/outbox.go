@@ -228,4 +228,3 @@ func (o *outbox) drain(buf []Push) []Push {
 	o.items, o.head, o.taken = o.items[:0], 0, 0
 	return buf
 }
-

@@ -1,7 +1,6 @@
 package sim
 
 import (
-
 	"github.com/amqpsim/amqpsim/protocol"
 	"github.com/amqpsim/amqpsim/queue"
 )

@@ -56,7 +56,18 @@ func newClassic[T any](env Env[T], d declared) (*classic[T], error) {
 	return q, nil
 }
 
-func (q *classic[T]) Limits() Limits     { return q.limits }
+func (q *classic[T]) Limits() Limits { return q.limits }
+
+// ApplyPolicy recomputes the queue's limits from its arguments and the
+// policy, then applies them as process_args_policy's initialisers do: the
+// length limits drop from the head, expired heads are dropped, and the
+// x-expires timer restarts. Messages already queued keep their expiry.
+func (q *classic[T]) ApplyPolicy(definition protocol.Table) {
+	q.limits = EffectiveLimits(q.opts.Args, definition)
+	q.dropOverLimit()
+	q.dropExpired()
+	q.Touch()
+}
 func (q *classic[T]) Ready() int         { return q.readyCount }
 func (q *classic[T]) ReadyBytes() int64  { return q.readyBytes }
 func (q *classic[T]) Unacked() int       { return q.unacked }

@@ -13,8 +13,8 @@ const (
 	RejectPublishDLX = "reject-publish-dlx"
 )
 
-// Limits are the queue arguments about time and size, read once at
-// declaration.
+// Limits are the queue's settings about time, size and dead-lettering:
+// its arguments, combined with the policy that applies to it.
 type Limits struct {
 	MessageTTL     time.Duration // x-message-ttl; valid when HasMessageTTL
 	HasMessageTTL  bool
@@ -52,4 +52,36 @@ func readLimits(args protocol.Table) Limits {
 	l.DeadLetterExchange, l.HasDeadLetterExchange = args["x-dead-letter-exchange"].(string)
 	l.DeadLetterRoutingKey, l.HasDeadLetterRoutingKey = args["x-dead-letter-routing-key"].(string)
 	return l
+}
+
+// EffectiveLimits combines a queue's arguments with the definition of the
+// policy that applies to it (keys without the x- prefix) as RabbitMQ
+// 3.10's process_args_policy does: for message-ttl, expires, max-length
+// and max-length-bytes the smaller value wins; for dead-letter-exchange,
+// dead-letter-routing-key and overflow the queue's own argument wins.
+func EffectiveLimits(args, policy protocol.Table) Limits {
+	merged := protocol.Table{}
+	for k, v := range args {
+		merged[k] = v
+	}
+	for k, v := range policy {
+		ak := "x-" + k
+		cur, has := merged[ak]
+		switch k {
+		case "message-ttl", "expires", "max-length", "max-length-bytes":
+			n, ok := protocol.Int(v)
+			if !ok {
+				continue
+			}
+			if m, isInt := protocol.Int(cur); has && isInt && m <= n {
+				continue
+			}
+			merged[ak] = n
+		case "dead-letter-exchange", "dead-letter-routing-key", "overflow":
+			if !has {
+				merged[ak] = v
+			}
+		}
+	}
+	return readLimits(merged)
 }

@@ -118,6 +118,10 @@ type Queue[T any] interface {
 	// Equivalent checks a redeclaration, with RabbitMQ's "inequivalent
 	// arg" error for the first difference.
 	Equivalent(o Options) error
+	// ApplyPolicy makes the definition of the policy that now applies to
+	// the queue (nil for none) take effect at once, as RabbitMQ does when
+	// a policy is set, changed or cleared.
+	ApplyPolicy(definition protocol.Table)
 
 	// Ready returns the ready messages (queue.declare-ok's count),
 	// ReadyBytes their body bytes, Unacked the messages delivered and not

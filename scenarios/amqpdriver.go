@@ -49,6 +49,7 @@ type amqpDriver struct {
 	obsCh    *amqp.Channel
 	queues   []string // prefixed names to delete at the end
 	exchs    []string
+	policies []string
 	version  string
 	finished bool
 }
@@ -505,6 +506,9 @@ func (d *amqpDriver) finish() error {
 		if reopen() {
 			ch.ExchangeDelete(x, false, false)
 		}
+	}
+	for _, p := range d.policies {
+		_ = rabbitmqctl("clear_policy", "-p", "/", p) // the scenario may have cleared it
 	}
 	return d.observer.Close()
 }

@@ -79,6 +79,9 @@
 //	tx CH | commit CH | rollback CH               tx.select, tx.commit, tx.rollback
 //	bind-exchange CH DST SRC [key=K] [ARGS]       exchange.bind (SRC routes on to DST)
 //	unbind-exchange CH DST SRC [key=K] [ARGS]     exchange.unbind
+//	policy NAME ^PATTERN [apply-to=W] [priority=N] arg.KEY=V...
+//	                                              a policy of vhost "/" (rabbitmqctl set_policy on a broker)
+//	clear-policy NAME
 //	get CH Q [no-ack]
 //	ack CH MSG|#TAG [multiple]
 //	nack CH MSG|#TAG [multiple] [requeue|requeue=false]

@@ -20,6 +20,8 @@ type driver interface {
 	// empty. The reply carries what the method's -ok returned.
 	do(ch string, op Op) (reply, error)
 	advance(d time.Duration)
+	// policy runs a SetPolicy or ClearPolicy on the vhost "/".
+	policy(op Op) error
 	// settle waits until the broker is quiet when wait is set, and returns
 	// every frame pushed to a client since the last call, in order per
 	// connection.

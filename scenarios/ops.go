@@ -118,6 +118,19 @@ type ExchangeUnbind struct {
 	Args                              protocol.Table
 }
 
+// SetPolicy sets a policy of the vhost "/": "policy p1 ^orders$
+// arg.max-length=2 apply-to=queues priority=1". The definition's keys are
+// RabbitMQ's policy keys (no x- prefix), written as arg.KEY=VALUE; the
+// pattern must start with ^ (the recorder prefixes names after it).
+type SetPolicy struct {
+	Name, Pattern, ApplyTo string
+	Priority               int
+	Definition             protocol.Table
+}
+
+// ClearPolicy clears a policy: "clear-policy p1".
+type ClearPolicy struct{ Name string }
+
 // Tx is tx.select ("tx ch1"), tx.commit ("commit ch1") or tx.rollback
 // ("rollback ch1").
 type Tx struct {
@@ -217,6 +230,8 @@ func (Confirm) isOp()         {}
 func (ExchangeBind) isOp()    {}
 func (ExchangeUnbind) isOp()  {}
 func (Tx) isOp()              {}
+func (SetPolicy) isOp()       {}
+func (ClearPolicy) isOp()     {}
 func (Get) isOp()             {}
 func (Settle) isOp()          {}
 func (Recover) isOp()         {}
@@ -342,6 +357,21 @@ func (o ExchangeBind) String() string {
 func (o ExchangeUnbind) String() string {
 	return bindLine("unbind-exchange", o.Channel, o.Destination, o.Source, o.Key, o.Args)
 }
+
+// String returns the SetPolicy step line.
+func (o SetPolicy) String() string {
+	w := []string{"policy", word(o.Name), word(o.Pattern)}
+	if o.ApplyTo != "" {
+		w = append(w, "apply-to="+optWord(o.ApplyTo))
+	}
+	if o.Priority != 0 {
+		w = append(w, fmt.Sprintf("priority=%d", o.Priority))
+	}
+	return line(append(w, formatArgs(o.Definition)...)...)
+}
+
+// String returns the ClearPolicy step line.
+func (o ClearPolicy) String() string { return line("clear-policy", word(o.Name)) }
 
 // String returns the Tx step line.
 func (o Tx) String() string { return line(txVerbs[o.Method], word(o.Channel)) }

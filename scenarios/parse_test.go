@@ -106,7 +106,7 @@ func genOp(t *rapid.T) Op {
 	}
 	b := rapid.Bool()
 	ch := ident.Draw(t, "ch")
-	switch rapid.IntRange(0, 26).Draw(t, "kind") {
+	switch rapid.IntRange(0, 28).Draw(t, "kind") {
 	case 0:
 		return Conn{Name: ident.Draw(t, "c")}
 	case 1:
@@ -173,6 +173,12 @@ func genOp(t *rapid.T) Op {
 		return ExchangeUnbind{Channel: ch, Destination: name.Draw(t, "d"), Source: name.Draw(t, "s"), Key: name.Draw(t, "k"), Args: table()}
 	case 25:
 		return Tx{Channel: ch, Method: rapid.SampledFrom([]TxMethod{TxSelect, TxCommit, TxRollback}).Draw(t, "tx")}
+	case 26:
+		def := protocol.Table{"max-length": int32(rapid.IntRange(0, 9).Draw(t, "ml"))}
+		return SetPolicy{Name: ident.Draw(t, "p"), Pattern: "^" + ident.Draw(t, "pat"), ApplyTo: rapid.SampledFrom([]string{"", "queues", "all"}).Draw(t, "at"),
+			Priority: rapid.IntRange(-3, 9).Draw(t, "prio"), Definition: def}
+	case 27:
+		return ClearPolicy{Name: ident.Draw(t, "p")}
 	}
 	return ShowHeld{}
 }

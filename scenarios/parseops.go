@@ -131,6 +131,30 @@ func init() {
 			build: func(a *argSet) (Op, error) {
 				return ExchangeUnbind{Channel: a.str(0), Destination: a.str(1), Source: a.str(2), Key: a.opts["key"].val, Args: a.args}, nil
 			}},
+		"policy": {usage: "policy NAME ^PATTERN [apply-to=queues|exchanges|all] [priority=N] arg.KEY=V...", minPos: 2, maxPos: 2,
+			options: []string{"apply-to", "priority"}, args: true,
+			build: func(a *argSet) (Op, error) {
+				p := SetPolicy{Name: a.str(0), Pattern: a.str(1), ApplyTo: a.opts["apply-to"].val, Definition: a.args}
+				if !strings.HasPrefix(p.Pattern, "^") {
+					return nil, a.errAt(a.pos[1], "expected a pattern that starts with ^")
+				}
+				if pr, ok := a.opt("priority"); ok {
+					n, err := strconv.Atoi(pr.val)
+					if err != nil {
+						return nil, a.errAt(pr, "expected an integer priority")
+					}
+					p.Priority = n
+				}
+				for k := range p.Definition {
+					if strings.HasPrefix(k, "x-") {
+						return nil, a.errAt(a.pos[0], "policy keys have no x- prefix: write arg.%s", strings.TrimPrefix(k, "x-"))
+					}
+				}
+				return p, nil
+			}},
+		"clear-policy": {usage: "clear-policy NAME", minPos: 1, maxPos: 1, build: func(a *argSet) (Op, error) {
+			return ClearPolicy{Name: a.str(0)}, nil
+		}},
 		"tx":       txVerb(TxSelect),
 		"commit":   txVerb(TxCommit),
 		"rollback": txVerb(TxRollback),

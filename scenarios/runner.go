@@ -157,6 +157,8 @@ func (r *runner) exec(op Op) ([]string, error) {
 	case Advance:
 		r.d.advance(o.D)
 		r.now += o.D
+	case SetPolicy, ClearPolicy:
+		err = r.d.policy(op)
 	case ShowQueue:
 		out, err = r.showQueue(o.Queue)
 	case ShowHeld:

@@ -40,7 +40,9 @@ func (ch *Channel) ExchangeDeclare(name, kind string, o ExchangeOptions) error {
 					"invalid type '%s' for arg 'alternate-exchange' in %s", protocol.TypeName(ae), exchangeResource(name, v.name))
 			}
 		}
-		v.exchanges[name] = newExchange(name, kind, o)
+		x := newExchange(name, kind, o)
+		x.applyPolicy(v.policyFor(name, "exchanges"))
+		v.exchanges[name] = x
 		return nil
 	})
 }
@@ -134,6 +136,9 @@ func (ch *Channel) QueueDeclare(name string, o QueueOptions) (QueueInfo, error) 
 		ch.b.nextQueueID++
 		q.id = ch.b.nextQueueID
 		v.queues[name] = q
+		if def := v.policyFor(name, "queues"); def != nil {
+			q.ApplyPolicy(def)
+		}
 		q.Touch()
 		// Every queue is bound to the default exchange by its name; routing
 		// there is a map lookup, so no binding is stored.

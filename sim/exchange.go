@@ -7,11 +7,12 @@ import (
 	"github.com/amqpsim/amqpsim/protocol"
 )
 
-// vhost is one virtual host: its exchanges and queues.
+// vhost is one virtual host: its exchanges, queues and policies.
 type vhost struct {
 	name      string
 	exchanges map[string]*exchange
 	queues    map[string]*brokerQueue
+	policies  map[string]*policy
 }
 
 // exchange is one exchange and the bindings it is the source of, in
@@ -57,7 +58,7 @@ func (b *Broker) addVhost(name string) {
 	if _, ok := b.vhosts[name]; ok {
 		return
 	}
-	v := &vhost{name: name, exchanges: map[string]*exchange{}, queues: map[string]*brokerQueue{}}
+	v := &vhost{name: name, exchanges: map[string]*exchange{}, queues: map[string]*brokerQueue{}, policies: map[string]*policy{}}
 	for _, x := range []struct{ name, kind string }{
 		{"", "direct"}, {"amq.direct", "direct"}, {"amq.fanout", "fanout"},
 		{"amq.topic", "topic"}, {"amq.headers", "headers"}, {"amq.match", "headers"},

@@ -1,0 +1,76 @@
+package scenarios
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+
+	"github.com/amqpsim/amqpsim/protocol"
+)
+
+// policy runs a policy step: on the simulator behind the wire directly;
+// against a broker through rabbitmqctl (AMQP 0-9-1 cannot set policies),
+// which must run on the broker's machine ($RABBITMQCTL names it if it is
+// not on the PATH). Names get the run's prefix, the pattern after its ^.
+func (d *amqpDriver) policy(op Op) error {
+	if d.sim != nil {
+		return simPolicy(d.sim.b, op)
+	}
+	var args []string
+	switch o := op.(type) {
+	case SetPolicy:
+		def, err := json.Marshal(d.policyDefinition(o.Definition))
+		if err != nil {
+			return err
+		}
+		args = []string{"set_policy", "-p", "/"}
+		if o.ApplyTo != "" {
+			args = append(args, "--apply-to", o.ApplyTo)
+		}
+		if o.Priority != 0 {
+			args = append(args, "--priority", fmt.Sprint(o.Priority))
+		}
+		pattern := "^" + regexp.QuoteMeta(d.prefix) + strings.TrimPrefix(o.Pattern, "^")
+		args = append(args, d.p(o.Name), pattern, string(def))
+		d.policies = append(d.policies, d.p(o.Name))
+	case ClearPolicy:
+		args = []string{"clear_policy", "-p", "/", d.p(o.Name)}
+	default:
+		return fmt.Errorf("not a policy step: %v", op)
+	}
+	return rabbitmqctl(args...)
+}
+
+// policyDefinition converts a definition for rabbitmqctl's JSON, prefixing
+// the names it refers to as queueArgs does.
+func (d *amqpDriver) policyDefinition(def protocol.Table) map[string]any {
+	out := map[string]any{}
+	for k, v := range def {
+		out[k] = v
+	}
+	if x, ok := out["dead-letter-exchange"].(string); ok {
+		out["dead-letter-exchange"] = d.p(x)
+		if k, ok := out["dead-letter-routing-key"].(string); ok && x == "" {
+			out["dead-letter-routing-key"] = d.p(k)
+		}
+	}
+	if x, ok := out["alternate-exchange"].(string); ok {
+		out["alternate-exchange"] = d.p(x)
+	}
+	return out
+}
+
+func rabbitmqctl(args ...string) error {
+	bin := os.Getenv("RABBITMQCTL")
+	if bin == "" {
+		bin = "rabbitmqctl"
+	}
+	out, err := exec.Command(bin, append([]string{"-q"}, args...)...).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("rabbitmqctl %s: %v: %s", strings.Join(args, " "), err, out)
+	}
+	return nil
+}

@@ -274,9 +274,6 @@ func rejectWithoutDLX(st *state, _ Options) []Finding {
 	byQueue := map[string][]int{}
 	var order []string
 	for _, r := range st.rejected {
-		if st.dlx[r.queue] {
-			continue
-		}
 		if _, seen := byQueue[r.queue]; !seen {
 			order = append(order, r.queue)
 		}

@@ -85,17 +85,10 @@ func AtMostDeliveries(trace []sim.Event, k int) error {
 // exchange, or caught in a dead-letter cycle), discarded, or deleted with
 // its queue. Messages still queued at the end are not lost.
 func NoLoss(trace []sim.Event) error {
-	dlx := map[string]bool{}
 	for i, e := range trace {
 		switch e.Kind {
-		case sim.EventCall:
-			if o, ok := e.Options.(sim.QueueOptions); ok && e.Method == protocol.QueueDeclare {
-				if _, has := o.Args["x-dead-letter-exchange"]; has {
-					dlx[e.Queue] = true
-				}
-			}
 		case sim.EventDeadLetter:
-			if !dlx[e.Queue] {
+			if e.Dropped {
 				return fmt.Errorf("event %d (%s): message %q dropped (%s) by a queue without a dead-letter exchange", i, e, e.Body, e.Reason)
 			}
 		case sim.EventDeadLetterCycle, sim.EventDiscarded:

@@ -13,8 +13,8 @@ type state struct {
 	open     map[chanKey]*chanState
 	msgs     map[uint64]*msgState
 	msgOrder []uint64
-	dlx      map[string]bool // queue → declared with a dead-letter exchange
-	rejected []at
+	dlx      map[string]bool // queue → known to have a dead-letter exchange
+	rejected []at            // rejected and dropped
 	closes   []closeInfo
 }
 
@@ -113,7 +113,9 @@ func replay(trace []sim.Event) *state {
 				ch.settle(e)
 			}
 		case sim.EventDeadLetter:
-			if e.Reason == "rejected" {
+			if !e.Dropped {
+				st.dlx[e.Queue] = true // by argument or by policy
+			} else if e.Reason == "rejected" {
 				st.rejected = append(st.rejected, at{i, e.Queue})
 			}
 		case sim.EventChannelClose:

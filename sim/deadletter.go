@@ -17,16 +17,17 @@ import (
 // Caller holds the lock.
 func (b *Broker) deadLetter(q *brokerQueue, m *queue.Message, reason string) {
 	l := q.Limits()
-	if b.tracing() {
-		e := q.event(EventDeadLetter, m)
-		e.Reason = reason
-		b.record(e)
-	}
-	if !l.HasDeadLetterExchange {
-		return
-	}
 	v := b.vhosts[q.Vhost()]
 	x, ok := v.exchanges[l.DeadLetterExchange]
+	ok = ok && l.HasDeadLetterExchange
+	if b.tracing() {
+		e := q.event(EventDeadLetter, m)
+		e.Reason, e.Dropped = reason, !ok
+		if ok {
+			e.Exchange = x.name
+		}
+		b.record(e)
+	}
 	if !ok {
 		return
 	}

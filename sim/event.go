@@ -112,8 +112,12 @@ type Event struct {
 	MessageID uint64
 	Body      []byte
 	Reason    string // EventDeadLetter's reason
-	Target    string // EventDeadLetterCycle's skipped queue; exchange.bind's destination
-	Err       *Error // why a channel or connection closed
+	// Dropped is set on an EventDeadLetter whose queue has no dead-letter
+	// exchange (or one that does not exist): the message is gone.
+	// Otherwise Exchange is the dead-letter exchange.
+	Dropped bool
+	Target  string // EventDeadLetterCycle's skipped queue; exchange.bind's destination
+	Err     *Error // why a channel or connection closed
 	// Options is EventCall's options struct (QueueOptions, ConsumeOptions,
 	// ExchangeOptions, PublishOptions, ...), when the method takes one.
 	Options any
@@ -178,6 +182,7 @@ func (e Event) String() string {
 	flag("redelivered", e.Redelivered)
 	flag("no-ack", e.NoAck)
 	flag("global", e.Global)
+	flag("dropped", e.Dropped)
 	if e.Reason != "" {
 		field("reason", e.Reason)
 	}

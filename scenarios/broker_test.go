@@ -50,16 +50,25 @@ func TestLibraryAgreesWithBroker(t *testing.T) {
 				t.Skipf("sleeps %s against the broker: set AMQP_SLOW=1 to run", realTime(s))
 			}
 			t.Parallel()
-			rec, res, err := scenarios.Record(s, scenarios.RecordOptions{URL: url})
-			if err != nil {
-				t.Fatal(err)
+			// A broker's frame that comes after the quiet window, on a
+			// loaded machine, is a late answer, not a different one: a file
+			// that differs is recorded again with a longer window before
+			// it fails. The simulator's replays have no such window.
+			var diff string
+			for window := scenarios.DefaultWindow; window <= 4*scenarios.DefaultWindow; window *= 2 {
+				rec, res, err := scenarios.Record(s, scenarios.RecordOptions{URL: url, Window: window})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(dir, s.Name+".txt"), rec.Format(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				if diff = res.Diff(); diff == "" {
+					return
+				}
+				t.Logf("window %v: the broker answered differently; recording again with a longer window", window)
 			}
-			if err := os.WriteFile(filepath.Join(dir, s.Name+".txt"), rec.Format(), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			if d := res.Diff(); d != "" {
-				t.Errorf("the broker answers differently from the committed file (recorded in %s):\n%s", dir, d)
-			}
+			t.Errorf("the broker answers differently from the committed file (recorded in %s):\n%s", dir, diff)
 		})
 	}
 }

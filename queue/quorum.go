@@ -1,0 +1,291 @@
+package queue
+
+import (
+	"github.com/amqpsim/amqpsim/consumer"
+	"github.com/amqpsim/amqpsim/protocol"
+)
+
+// quorumDefaultCredit is the credit of a consumer with prefetch 0:
+// rabbit_quorum_queue:consume/3 in 3.10 sets Prefetch0 = 2000.
+const quorumDefaultCredit = 2000
+
+// quorum is a RabbitMQ 3.10 quorum queue as rabbit_fifo runs it for AMQP
+// 0-9-1 clients, on a single node: ready messages in two queues, returns
+// (served first) and messages; consumers with simple_prefetch credit in a
+// round robin within x-priority; a delivery count per message, shown as
+// the x-delivery-count header once it is above 0, and the optional
+// x-delivery-limit.
+type quorum[T any] struct {
+	declared
+	env    Env[T]
+	limits Limits
+	// limit is x-delivery-limit, when hasLimit.
+	limit    int64
+	hasLimit bool
+
+	// returns are messages given back by a channel close or, with a
+	// delivery limit, by nack and reject; messages are the others, in
+	// enqueue order. rabbit_fifo:take_next_msg/1 takes from returns first.
+	returns    ring
+	messages   ring
+	readyBytes int64
+	unacked    int
+	nextSeq    uint64
+
+	rotation    consumer.Rotation[T]
+	consumers   []*consumer.Consumer[T] // registration order
+	hadConsumer bool
+	// held counts each consumer's checked-out messages, and gone marks
+	// the cancelled consumers that still hold some: rabbit_fifo keeps
+	// them in its consumers map as cancelled until they settle, so
+	// queue.declare-ok counts them (query_stat/1; quorum-errors.txt).
+	held    map[*consumer.Consumer[T]]int
+	gone    map[*consumer.Consumer[T]]bool
+	owner   map[*Message]*consumer.Consumer[T] // who holds each checked-out message
+	canSend func(*consumer.Consumer[T]) bool
+	settled []*consumer.Consumer[T]
+}
+
+func newQuorum[T any](env Env[T], d declared) (*quorum[T], error) {
+	if err := d.validateQuorum(); err != nil {
+		return nil, err
+	}
+	q := &quorum[T]{declared: d, env: env, limits: readLimits(d.opts.Args),
+		held: map[*consumer.Consumer[T]]int{}, gone: map[*consumer.Consumer[T]]bool{},
+		owner: map[*Message]*consumer.Consumer[T]{}}
+	q.limit, q.hasLimit = deliveryLimit(d.opts.Args)
+	q.canSend = env.CanSend
+	return q, nil
+}
+
+// Equivalent checks a redeclaration: durable, auto_delete, then the
+// arguments a quorum queue accepts (quorum-redeclare.txt).
+func (q *quorum[T]) Equivalent(o Options) error { return q.equivalent(o, quorumArgs) }
+
+// Limits returns the queue's dead-letter settings (its TTL and length
+// arguments are refused, see notSimulatedQuorum).
+func (q *quorum[T]) Limits() Limits { return q.limits }
+
+// Ready counts returns and messages: rabbit_fifo's messages_ready.
+func (q *quorum[T]) Ready() int { return q.returns.len() + q.messages.len() }
+
+// ReadyBytes returns the body bytes of the ready messages.
+func (q *quorum[T]) ReadyBytes() int64 { return q.readyBytes }
+
+// ApplyPolicy recomputes the limits from the arguments and the policy as
+// rabbit_quorum_queue does in 3.10 (semantics doc §7, §11; not recorded):
+// the queue's own dead-letter arguments win, as for a classic queue, but
+// the policy's overflow wins (policy_has_precedence), and delivery-limit
+// takes the smaller value (args_policy_lookup with min/2).
+func (q *quorum[T]) ApplyPolicy(definition protocol.Table) {
+	l := EffectiveLimits(q.opts.Args, definition)
+	if s, ok := definition["overflow"].(string); ok {
+		l.Overflow = s
+	}
+	q.limits = l
+	q.limit, q.hasLimit = deliveryLimit(q.opts.Args)
+	if n, ok := protocol.Int(definition["delivery-limit"]); ok && (!q.hasLimit || n < q.limit) {
+		q.limit, q.hasLimit = n, true
+	}
+}
+
+// Unacked counts the messages checked out and not yet settled, basic.get
+// ones included.
+func (q *quorum[T]) Unacked() int { return q.unacked }
+
+// Messages returns the ready messages in the order they would be taken:
+// returns first.
+func (q *quorum[T]) Messages() []*Message {
+	out := make([]*Message, 0, q.Ready())
+	for _, r := range []*ring{&q.returns, &q.messages} {
+		for i := 0; i < r.len(); i++ {
+			out = append(out, r.at(i))
+		}
+	}
+	return out
+}
+
+// Publish enqueues m at the tail of messages (rabbit_fifo apply
+// #enqueue{}). The broker dispatches afterwards. A quorum queue has no
+// per-message TTL in this model: the expiration property is ignored.
+func (q *quorum[T]) Publish(m *Message, _ int64, _ bool) bool {
+	q.nextSeq++
+	m.Seq = q.nextSeq
+	q.messages.pushBack(m)
+	q.readyBytes += int64(len(m.Body))
+	return true
+}
+
+// take removes the next ready message: returns first
+// (rabbit_fifo:take_next_msg/1).
+func (q *quorum[T]) take() *Message {
+	m := q.returns.popFront()
+	if m == nil {
+		m = q.messages.popFront()
+	}
+	if m != nil {
+		q.readyBytes -= int64(len(m.Body))
+	}
+	return m
+}
+
+// handOut is the message as the client gets it. In 3.10
+// rabbit_fifo_client adds x-delivery-count to a consumer delivery only
+// when the message was returned before (transform_msgs/3), and to every
+// basic.get reply, 0 on the first (dequeue/3; quorum-get.txt). The copy
+// that carries the header is what the queue tracks from then on; the
+// publisher's properties are kept for dead-lettering, which in 3.10
+// publishes the stored message without the header
+// (quorum-delivery-limit.txt). redelivered is true once the message was
+// returned (the header's delivery_count is present).
+func (q *quorum[T]) handOut(m *Message, get bool) (out *Message, redelivered bool) {
+	redelivered = m.deliveryCount > 0
+	if !redelivered && !get {
+		return m, false
+	}
+	c := *m
+	if !m.hasPlain {
+		c.plain, c.hasPlain = m.Properties, true
+	}
+	c.Properties = withDeliveryCount(c.plain, m.deliveryCount)
+	return &c, redelivered
+}
+
+// publisherCopy is m with the publisher's properties, for dead-lettering.
+func publisherCopy(m *Message) *Message {
+	if !m.hasPlain {
+		return m
+	}
+	c := *m
+	c.Properties, c.plain, c.hasPlain = m.plain, nil, false
+	return &c
+}
+
+// Dispatch hands ready messages to consumers while one has credit
+// (rabbit_fifo:checkout_one/4): the head of the service queue of the
+// highest priority takes the next message and goes to the tail of its
+// priority, as the classic rotation does.
+func (q *quorum[T]) Dispatch() int {
+	n := 0
+	for q.Ready() > 0 {
+		c := q.rotation.Pick(q.canSend)
+		if c == nil {
+			break
+		}
+		m, redelivered := q.handOut(q.take(), false)
+		q.rotation.Delivered(c)
+		if !c.NoAck {
+			q.unacked++
+			q.held[c]++
+			q.owner[m] = c
+		}
+		q.env.Deliver(c, m, redelivered)
+		n++
+	}
+	return n
+}
+
+// Get is basic.get, a one-shot consumer of one message
+// ({dequeue, settled|unsettled}): it takes the next message, returns
+// first, and the get-ok's message_count is what is ready after the take.
+func (q *quorum[T]) Get(ackRequired bool, got func(m *Message, redelivered bool)) bool {
+	m := q.take()
+	if m == nil {
+		return false
+	}
+	out, redelivered := q.handOut(m, true)
+	if ackRequired {
+		q.unacked++
+	}
+	got(out, redelivered)
+	return true
+}
+
+// Settle applies a channel's settlement: ack forgets (rabbit_fifo
+// #settle{}), reject without requeue dead-letters with reason rejected or
+// drops (#discard{}), and requeue returns each message in the order given
+// (#return{}). Credit comes back to the consumers either way.
+func (q *quorum[T]) Settle(ds []Settled[T], how Settlement) {
+	settled := q.settled[:0]
+	for _, d := range ds {
+		q.unacked--
+		if d.Consumer != nil && !d.Consumer.NoAck {
+			delete(q.owner, d.Message)
+			q.release(d.Consumer)
+			settled = append(settled, d.Consumer)
+		}
+		switch how {
+		case Requeue:
+			q.giveBack(d.Message, !q.hasLimit)
+		case Reject:
+			q.env.DeadLetter(publisherCopy(d.Message), "rejected")
+		}
+	}
+	q.rotation.Credit(settled)
+	clear(settled)
+	q.settled = settled[:0]
+}
+
+// giveBack is a return: the delivery count goes up (return_one/6 and the
+// #requeue{} command alike) and a message over the delivery limit is
+// dead-lettered with reason delivery_limit, or dropped without a
+// dead-letter exchange. Otherwise, toBack re-enqueues it at the tail
+// with a new index, as 3.10 does for nack and reject when no delivery
+// limit is set (handle_aux turns the #return{} into #requeue{}:
+// quorum-requeue-positions.txt); else it joins returns, served first
+// (quorum-requeue-with-limit.txt).
+func (q *quorum[T]) giveBack(m *Message, toBack bool) {
+	m.deliveryCount++
+	if q.hasLimit && m.deliveryCount > q.limit {
+		q.env.DeadLetter(publisherCopy(m), "delivery_limit")
+		return
+	}
+	q.readyBytes += int64(len(m.Body))
+	if toBack {
+		q.nextSeq++
+		m.Seq = q.nextSeq
+		q.messages.pushBack(m)
+		return
+	}
+	q.returns.pushBack(m)
+}
+
+// release notes that consumer c settled or lost one checked-out message,
+// forgetting a cancelled consumer that holds none any more.
+func (q *quorum[T]) release(c *consumer.Consumer[T]) {
+	if q.held[c]--; q.held[c] <= 0 {
+		delete(q.held, c)
+		delete(q.gone, c)
+	}
+}
+
+// Return takes back the unacked messages of a channel that closed: they
+// join returns, ahead of the other messages, in the order given (the
+// channel's delivery order), whether or not a delivery limit is set
+// (rabbit_fifo:return_all/5 after the consumer's process went down;
+// quorum-close-returns.txt).
+func (q *quorum[T]) Return(ms []*Message) {
+	for _, m := range ms {
+		q.unacked--
+		if c, ok := q.owner[m]; ok {
+			delete(q.owner, m)
+			q.release(c)
+		}
+		q.giveBack(m, false)
+	}
+}
+
+// Purge removes the ready messages, returns and messages alike; checked
+// out ones stay.
+func (q *quorum[T]) Purge() int {
+	n := q.Ready()
+	q.returns, q.messages = ring{}, ring{}
+	q.readyBytes = 0
+	return n
+}
+
+// Touch does nothing: x-expires is refused on quorum queues for now.
+func (q *quorum[T]) Touch() {}
+
+// TimerFired does nothing: a quorum queue sets no timers here.
+func (q *quorum[T]) TimerFired(Timer) bool { return false }

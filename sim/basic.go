@@ -54,6 +54,12 @@ func (ch *Channel) Consume(queueName string, o ConsumeOptions) (*Consumer, error
 			}
 			priority = int(n)
 		}
+		// rabbit_quorum_queue:consume/3 refuses a channel-wide limit
+		// (3.10: {error, global_qos_not_supported_for_queue_type}), a
+		// hard error (quorum-errors.txt).
+		if limit, _ := ch.core.GlobalLimit(); limit > 0 && q.Type() == "quorum" {
+			return protocol.Errorf(protocol.NotImplemented, protocol.BasicConsume, "%s does not support global qos", q.Resource())
+		}
 		if err := q.AdmitConsumer(o.Exclusive); err != nil {
 			return err
 		}

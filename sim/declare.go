@@ -236,6 +236,19 @@ func (ch *Channel) QueueDelete(name string, o QueueDeleteOptions) (int, error) {
 		if err := ch.checkExclusive(q, protocol.QueueDelete); err != nil {
 			return err
 		}
+		// rabbit_quorum_queue:delete/4 refuses both flags, if-unused
+		// first, with a hard error (quorum-errors.txt).
+		if q.Type() == "quorum" {
+			for _, f := range []struct {
+				set  bool
+				name string
+			}{{o.IfUnused, "if-unused"}, {o.IfEmpty, "if-empty"}} {
+				if f.set {
+					return protocol.Errorf(protocol.NotImplemented, protocol.QueueDelete,
+						"cannot delete %s. queue.delete operations with %s flag set are not supported by quorum queues", q.Resource(), f.name)
+				}
+			}
+		}
 		if o.IfEmpty && q.Ready() > 0 {
 			return protocol.Errorf(protocol.PreconditionFailed, protocol.QueueDelete, "%s not empty", q.Resource())
 		}

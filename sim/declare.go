@@ -130,6 +130,7 @@ func (ch *Channel) QueueDeclare(name string, o QueueOptions) (QueueInfo, error) 
 			return err
 		}
 		q.Queue = qq
+		q.quorum = qq.Type() == "quorum"
 		if o.Exclusive {
 			q.owner = ch.conn
 		}

@@ -2,11 +2,15 @@
 // for a queue of any type (Queue), what a queue needs from the broker in
 // return (Env), the message record they share, and queue arguments with
 // RabbitMQ's validation. Each queue type is its own implementation behind
-// Queue; today that is the classic queue (RabbitMQ 3.10's
-// rabbit_amqqueue_process with rabbit_variable_queue): ready messages in
-// sequence order, a requeued message back in its original place, priority
-// levels, message TTL at the head, length limits, and dispatch that hands
-// the head message to the consumer the rotation picks.
+// Queue. The classic queue (RabbitMQ 3.10's rabbit_amqqueue_process with
+// rabbit_variable_queue) keeps ready messages in sequence order, puts a
+// requeued message back in its original place, and has priority levels,
+// message TTL at the head, length limits, and dispatch that hands the head
+// message to the consumer the rotation picks. The quorum queue
+// (x-queue-type=quorum, RabbitMQ 3.10's rabbit_fifo) serves returned
+// messages first, counts deliveries (x-delivery-count, x-delivery-limit)
+// and gives consumers simple_prefetch credit; the quorum arguments it does
+// not model yet (notSimulatedQuorum) are refused with 540.
 //
 // A queue knows nothing of channels, delivery tags or routing: it asks Env
 // whether a consumer's channel may take a message, hands deliveries and

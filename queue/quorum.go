@@ -35,6 +35,20 @@ type quorum[T any] struct {
 	rotation    consumer.Rotation[T]
 	consumers   []*consumer.Consumer[T] // registration order
 	hadConsumer bool
+	// gets counts the basic.get messages not yet settled: each is a
+	// one-shot consumer of its own in rabbit_fifo's consumers map until
+	// settled, so declare-ok counts it (quorum-ttl.txt: 2 after two gets
+	// on one channel).
+	gets int
+	// singleActive is x-single-active-consumer: only active takes
+	// messages; the others wait in registration order.
+	singleActive bool
+	active       *consumer.Consumer[T]
+	// rejecting is set while x-overflow reject-publish refuses
+	// publishes; ttlDue is when the TTL timer is set to fire, when ttlSet.
+	rejecting bool
+	ttlDue    int64
+	ttlSet    bool
 	// held counts each consumer's checked-out messages, and gone marks
 	// the cancelled consumers that still hold some: rabbit_fifo keeps
 	// them in its consumers map as cancelled until they settle, so
@@ -54,6 +68,7 @@ func newQuorum[T any](env Env[T], d declared) (*quorum[T], error) {
 		held: map[*consumer.Consumer[T]]int{}, gone: map[*consumer.Consumer[T]]bool{},
 		owner: map[*Message]*consumer.Consumer[T]{}}
 	q.limit, q.hasLimit = deliveryLimit(d.opts.Args)
+	q.singleActive, _ = d.opts.Args["x-single-active-consumer"].(bool)
 	q.canSend = env.CanSend
 	return q, nil
 }
@@ -62,8 +77,7 @@ func newQuorum[T any](env Env[T], d declared) (*quorum[T], error) {
 // arguments a quorum queue accepts (quorum-redeclare.txt).
 func (q *quorum[T]) Equivalent(o Options) error { return q.equivalent(o, quorumArgs) }
 
-// Limits returns the queue's dead-letter settings (its TTL and length
-// arguments are refused, see notSimulatedQuorum).
+// Limits returns the queue's TTL, length and dead-letter settings.
 func (q *quorum[T]) Limits() Limits { return q.limits }
 
 // Ready counts returns and messages: rabbit_fifo's messages_ready.
@@ -106,13 +120,24 @@ func (q *quorum[T]) Messages() []*Message {
 }
 
 // Publish enqueues m at the tail of messages (rabbit_fifo apply
-// #enqueue{}). The broker dispatches afterwards. A quorum queue has no
-// per-message TTL in this model: the expiration property is ignored.
-func (q *quorum[T]) Publish(m *Message, _ int64, _ bool) bool {
+// #enqueue{}) with its expiry, then evaluates the length limits. While
+// reject-publish refuses, the message is not taken and the publisher's
+// confirm is a nack; RabbitMQ's channel refuses it on the queue's
+// reject_publish notice, so a burst sent before the notice arrives is
+// taken whole, which this model, one publish after the other, never does.
+// The broker dispatches afterwards.
+func (q *quorum[T]) Publish(m *Message, ttl int64, hasTTL bool) bool {
+	if q.rejecting {
+		q.env.Refused(m, "rejected")
+		return false
+	}
+	m.Expiry, m.Expires = q.expiryAt(q.env.Now(), ttl, hasTTL)
 	q.nextSeq++
 	m.Seq = q.nextSeq
 	q.messages.pushBack(m)
 	q.readyBytes += int64(len(m.Body))
+	q.evaluateLimit()
+	q.ensureTTLTimer()
 	return true
 }
 
@@ -165,11 +190,24 @@ func publisherCopy(m *Message) *Message {
 // (rabbit_fifo:checkout_one/4): the head of the service queue of the
 // highest priority takes the next message and goes to the tail of its
 // priority, as the classic rotation does.
+//
+// Before each message the expired head messages go (checkout_one/4 runs
+// expire_msgs/4 first), also when no consumer can take one: the broker
+// dispatches after every change, which is where rabbit_fifo expires.
 func (q *quorum[T]) Dispatch() int {
 	n := 0
-	for q.Ready() > 0 {
-		c := q.rotation.Pick(q.canSend)
-		if c == nil {
+	for {
+		q.expire()
+		if q.Ready() == 0 {
+			break
+		}
+		var c *consumer.Consumer[T]
+		if q.singleActive {
+			if q.active == nil || !q.rotation.Offer(q.active, q.canSend) {
+				break
+			}
+			c = q.active
+		} else if c = q.rotation.Pick(q.canSend); c == nil {
 			break
 		}
 		m, redelivered := q.handOut(q.take(), false)
@@ -182,13 +220,20 @@ func (q *quorum[T]) Dispatch() int {
 		q.env.Deliver(c, m, redelivered)
 		n++
 	}
+	if n > 0 {
+		q.evaluateLimit()
+	}
 	return n
 }
 
 // Get is basic.get, a one-shot consumer of one message
 // ({dequeue, settled|unsettled}): it takes the next message, returns
 // first, and the get-ok's message_count is what is ready after the take.
+// Expired head messages go before the take; what expired behind the taken
+// one goes at the next dispatch, after the count was taken
+// (quorum-ttl.txt: get-ok left=2, then 1 ready).
 func (q *quorum[T]) Get(ackRequired bool, got func(m *Message, redelivered bool)) bool {
+	q.expire()
 	m := q.take()
 	if m == nil {
 		return false
@@ -196,7 +241,9 @@ func (q *quorum[T]) Get(ackRequired bool, got func(m *Message, redelivered bool)
 	out, redelivered := q.handOut(m, true)
 	if ackRequired {
 		q.unacked++
+		q.gets++
 	}
+	q.evaluateLimit()
 	got(out, redelivered)
 	return true
 }
@@ -209,7 +256,9 @@ func (q *quorum[T]) Settle(ds []Settled[T], how Settlement) {
 	settled := q.settled[:0]
 	for _, d := range ds {
 		q.unacked--
-		if d.Consumer != nil && !d.Consumer.NoAck {
+		if d.Consumer == nil {
+			q.gets--
+		} else if !d.Consumer.NoAck {
 			delete(q.owner, d.Message)
 			q.release(d.Consumer)
 			settled = append(settled, d.Consumer)
@@ -224,6 +273,7 @@ func (q *quorum[T]) Settle(ds []Settled[T], how Settlement) {
 	q.rotation.Credit(settled)
 	clear(settled)
 	q.settled = settled[:0]
+	q.evaluateLimit()
 }
 
 // giveBack is a return: the delivery count goes up (return_one/6 and the
@@ -270,9 +320,12 @@ func (q *quorum[T]) Return(ms []*Message) {
 		if c, ok := q.owner[m]; ok {
 			delete(q.owner, m)
 			q.release(c)
+		} else {
+			q.gets--
 		}
 		q.giveBack(m, false)
 	}
+	q.evaluateLimit()
 }
 
 // Purge removes the ready messages, returns and messages alike; checked
@@ -281,11 +334,20 @@ func (q *quorum[T]) Purge() int {
 	n := q.Ready()
 	q.returns, q.messages = ring{}, ring{}
 	q.readyBytes = 0
+	q.evaluateLimit()
+	q.ensureTTLTimer()
 	return n
 }
 
 // Touch does nothing: x-expires is refused on quorum queues for now.
 func (q *quorum[T]) Touch() {}
 
-// TimerFired does nothing: a quorum queue sets no timers here.
-func (q *quorum[T]) TimerFired(Timer) bool { return false }
+// TimerFired runs the TTL timer: the expired head messages go
+// (rabbit_fifo's expire_msgs timeout). No other timer is set.
+func (q *quorum[T]) TimerFired(t Timer) bool {
+	if t == TTLTimer {
+		q.ttlSet = false
+		q.expire()
+	}
+	return false
+}

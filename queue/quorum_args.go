@@ -45,7 +45,7 @@ var notQuorum = []string{
 // amqpsim does not model yet; it refuses them with 540 rather than ignore
 // them.
 var notSimulatedQuorum = []string{
-	"x-expires", "x-message-ttl", "x-max-length", "x-max-length-bytes", "x-single-active-consumer",
+	"x-expires",
 }
 
 // validateQuorum is the declaration of a quorum queue in RabbitMQ 3.10.8's

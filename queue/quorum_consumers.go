@@ -11,7 +11,19 @@ import (
 // cancelled consumer until it has settled what it holds
 // (quorum-errors.txt: 2 after one of two consumers was cancelled holding
 // two messages).
-func (q *quorum[T]) ConsumerCount() int { return len(q.consumers) + len(q.gone) }
+// A single active consumer queue counts only the active one of the
+// consumers still registered (quorum-single-active-consumer.txt), and
+// every unsettled basic.get counts as one.
+func (q *quorum[T]) ConsumerCount() int {
+	n := len(q.consumers)
+	if q.singleActive {
+		n = 0
+		if q.active != nil {
+			n = 1
+		}
+	}
+	return n + len(q.gone) + q.gets
+}
 
 // HadConsumer reports whether the queue ever had a consumer.
 func (q *quorum[T]) HadConsumer() bool { return q.hadConsumer }
@@ -20,12 +32,12 @@ func (q *quorum[T]) HadConsumer() bool { return q.hadConsumer }
 // order.
 func (q *quorum[T]) Consumers() []*consumer.Consumer[T] { return q.consumers }
 
-// ActiveConsumer returns nil: x-single-active-consumer is not simulated on
-// quorum queues yet.
-func (q *quorum[T]) ActiveConsumer() *consumer.Consumer[T] { return nil }
+// ActiveConsumer returns the single active consumer of an
+// x-single-active-consumer queue, or nil.
+func (q *quorum[T]) ActiveConsumer() *consumer.Consumer[T] { return q.active }
 
-// SingleActive reports false (see ActiveConsumer).
-func (q *quorum[T]) SingleActive() bool { return false }
+// SingleActive reports x-single-active-consumer.
+func (q *quorum[T]) SingleActive() bool { return q.singleActive }
 
 // AdmitConsumer admits every consumer: a quorum queue ignores
 // basic.consume's exclusive flag (quorum-errors.txt: a second consumer
@@ -42,6 +54,9 @@ func (q *quorum[T]) AddConsumer(c *consumer.Consumer[T]) {
 	}
 	q.consumers = append(q.consumers, c)
 	q.hadConsumer = true
+	if q.singleActive && q.active == nil {
+		q.active = c
+	}
 	q.rotation.Add(c)
 }
 
@@ -57,6 +72,15 @@ func (q *quorum[T]) RemoveConsumer(c *consumer.Consumer[T]) {
 	q.rotation.Remove(c)
 	if q.held[c] > 0 {
 		q.gone[c] = true
+	}
+	if q.active == c {
+		// 3.10 activates the waiting consumer registered first, whatever
+		// its priority (quorum-single-active-consumer.txt); 4.0 orders
+		// them by priority.
+		q.active = nil
+		if len(q.consumers) > 0 {
+			q.active = q.consumers[0]
+		}
 	}
 }
 

@@ -75,8 +75,8 @@ func TestQuorumDeclareChecks(t *testing.T) {
 			pre + "invalid arg 'x-max-length' for queue 'q' in vhost '/': \"expected integer, got longstr\""},
 		{queue.Options{Durable: true, Args: protocol.Table{"x-queue-mode": "lazy"}}, 406,
 			pre + "invalid arg 'x-queue-mode' for queue 'q' in vhost '/' of queue type rabbit_quorum_queue"},
-		{queue.Options{Durable: true, Args: protocol.Table{"x-message-ttl": int32(10)}}, 540,
-			"NOT_IMPLEMENTED - amqpsim does not simulate 'x-message-ttl' on quorum queues yet"},
+		{queue.Options{Durable: true, Args: protocol.Table{"x-expires": int32(10)}}, 540,
+			"NOT_IMPLEMENTED - amqpsim does not simulate 'x-expires' on quorum queues yet"},
 		{queue.Options{Durable: true, Args: protocol.Table{"x-delivery-limit": "lots", "x-dead-letter-strategy": "at-least-once"}}, 0, ""},
 	}
 	for i, tt := range tests {
@@ -245,4 +245,91 @@ func TestQuorumPriorityRoundRobin(t *testing.T) {
 	enqueue(q, 0, "m1", "m2", "m3", "m4", "m5")
 	q.Dispatch()
 	check(t, "deliveries", []string{"c:m1", "a:m2", "b:m3", "a:m4"}, e.delivered)
+}
+
+// TTL expires only the head of messages, before each checkout and on the timer set for the head.
+func TestQuorumTTLHeadOnly(t *testing.T) {
+	q, e := newQuorum(t, nil)
+	q.Publish(&queue.Message{Body: []byte("p1")}, 200, true)
+	q.Publish(&queue.Message{Body: []byte("p2")}, 0, false)
+	q.Publish(&queue.Message{Body: []byte("p3")}, 100, true)
+	if due := e.timers[queue.TTLTimer]; due != 200 {
+		t.Fatalf("TTL timer at %d, want 200", due)
+	}
+	e.now = 1000
+	delete(e.timers, queue.TTLTimer) // it fired
+	q.TimerFired(queue.TTLTimer)
+	check(t, "after the timer", []string{"p2", "p3"}, ready(q))
+	if _, ok := e.timers[queue.TTLTimer]; ok {
+		t.Error("timer left set for a head without expiry")
+	}
+	got, _ := fetch(q, 1)
+	check(t, "get", []fetched{{"p2", false}}, got)
+	check(t, "p3 waits for the next dispatch", []string{"p3"}, ready(q))
+	q.Dispatch()
+	check(t, "dead", []string{"expired:p1", "expired:p3"}, e.dead)
+}
+
+// reject-publish takes the message that goes over the limit, then refuses until the queue is at 80% of it.
+func TestQuorumRejectPublishSoftLimit(t *testing.T) {
+	q, e := newQuorum(t, protocol.Table{"x-max-length": int32(2), "x-overflow": "reject-publish"})
+	var took []bool
+	for _, b := range []string{"n1", "n2", "n3", "n4"} {
+		took = append(took, q.Publish(&queue.Message{Body: []byte(b)}, 0, false))
+	}
+	check(t, "taken", []bool{true, true, true, false}, took)
+	fetch(q, 1) // 2 ready: still above trunc(2*0.8) = 1
+	if q.Publish(&queue.Message{Body: []byte("n5")}, 0, false) {
+		t.Error("n5 taken at 2 ready")
+	}
+	fetch(q, 1) // 1 ready
+	if !q.Publish(&queue.Message{Body: []byte("n6")}, 0, false) {
+		t.Error("n6 refused at 1 ready")
+	}
+	check(t, "refused", []string{"rejected:n4", "rejected:n5"}, e.refused)
+}
+
+// drop-head (and reject-publish-dlx, its fallback) dead-letters from the head with reason maxlen.
+func TestQuorumDropHead(t *testing.T) {
+	q, e := newQuorum(t, protocol.Table{"x-max-length": int32(1), "x-overflow": "reject-publish-dlx"})
+	enqueue(q, 0, "k1", "k2")
+	check(t, "dead", []string{"maxlen:k1"}, e.dead)
+	check(t, "ready", []string{"k2"}, ready(q))
+}
+
+// Single active consumer (3.10): the waiting consumer registered first takes over, whatever its priority; waiting ones are not counted.
+func TestQuorumSingleActiveFIFO(t *testing.T) {
+	q, e := newQuorum(t, protocol.Table{"x-single-active-consumer": true})
+	a, b, c := cons("a", 0, false), cons("b", 0, false), cons("c", 10, false)
+	q.AddConsumer(a)
+	q.AddConsumer(b)
+	q.AddConsumer(c)
+	if q.ConsumerCount() != 1 || q.ActiveConsumer() != a {
+		t.Fatalf("count %d active %v", q.ConsumerCount(), q.ActiveConsumer())
+	}
+	enqueue(q, 0, "m1")
+	q.Dispatch()
+	q.RemoveConsumer(a)
+	if q.ActiveConsumer() != b || q.ConsumerCount() != 2 {
+		t.Errorf("active %s count %d, want b and 2", q.ActiveConsumer().Tag, q.ConsumerCount())
+	}
+	enqueue(q, 0, "m2")
+	q.Dispatch()
+	check(t, "deliveries", []string{"a:m1", "b:m2"}, e.delivered)
+}
+
+// Each unsettled basic.get counts as a consumer until settled.
+func TestQuorumGetCountsAsConsumer(t *testing.T) {
+	q, _ := newQuorum(t, nil)
+	enqueue(q, 0, "m1", "m2", "m3")
+	_, ms := fetch(q, 2)
+	q.Get(false, func(*queue.Message, bool) {})
+	if n := q.ConsumerCount(); n != 2 {
+		t.Errorf("consumers = %d, want 2", n)
+	}
+	q.Settle([]queue.Settled[int]{{Message: ms[0]}}, queue.Ack)
+	q.Return(ms[1:])
+	if n := q.ConsumerCount(); n != 0 {
+		t.Errorf("consumers = %d after settling, want 0", n)
+	}
 }

@@ -254,6 +254,12 @@ func (ch *Channel) Get(queueName string, noAck bool) (d Delivery, ok bool, err e
 		if err != nil {
 			return err
 		}
+		// rabbit_quorum_queue:dequeue/4 in 3.10
+		// (quorum-single-active-consumer.txt).
+		if q.quorum && q.SingleActive() {
+			return protocol.Errorf(protocol.ResourceLocked, protocol.BasicGet,
+				"cannot obtain access to locked %s. basic.get operations are not supported by quorum queues with single active consumer", q.Resource())
+		}
 		ok = q.Get(!noAck, func(m *queue.Message, redelivered bool) {
 			tag := ch.core.NextTag()
 			if !noAck {

@@ -79,3 +79,14 @@ func TestQuorumDeliveryCountHeader(t *testing.T) {
 		t.Errorf("delivery: headers=%v redelivered=%t", got.Headers, got.Redelivered)
 	}
 }
+
+// basic.get on a quorum queue with a single active consumer is 405, closing the channel (quorum-single-active-consumer.txt).
+func TestQuorumGetWithSingleActiveConsumerLocked(t *testing.T) {
+	e := newEnv(t)
+	e.declare("q", sim.QueueOptions{Durable: true, Args: sim.Table{"x-queue-type": "quorum", "x-single-active-consumer": true}})
+	_, _, err := e.ch.Get("q", false)
+	wantErr(t, err, 405, "RESOURCE_LOCKED - cannot obtain access to locked queue 'q' in vhost '/'. basic.get operations are not supported by quorum queues with single active consumer", protocol.BasicGet)
+	if e.conn.Err() != nil {
+		t.Error("a soft error closed the connection")
+	}
+}

@@ -23,31 +23,38 @@ func (q *quorum[T]) expiryAt(now, ttl int64, hasTTL bool) (int64, bool) {
 	return now + d, true
 }
 
-// expire is rabbit_fifo:expire_msgs/4: while the head of messages has
-// expired it is dead-lettered with reason expired (or dropped). Only the
-// head is looked at, so an expired message behind a live one waits
-// (quorum-ttl.txt: p3 behind p2 stays until p2 is taken). Returns are not
-// looked at: rabbit_fifo peeks the messages queue. It then sets the TTL
+// expire is rabbit_fifo:expire_msgs/4: while the next message to take
+// (returns first, as take_next_msg/1) has expired it is dead-lettered with
+// reason expired (or dropped). Only that head is looked at, so an expired
+// message behind a live one waits (quorum-ttl.txt: p3 behind p2 stays
+// until p2 is taken); a returned message keeps its expiry and expires
+// once it is the head (quorum-ttl-returns.txt). It then sets the TTL
 // timer for the new head's expiry.
 func (q *quorum[T]) expire() {
 	now := q.env.Now()
 	for {
-		m := q.messages.front()
+		m := q.head()
 		if m == nil || !m.Expires || m.Expiry > now {
 			break
 		}
-		q.messages.popFront()
-		q.readyBytes -= int64(len(m.Body))
+		q.take()
 		q.env.DeadLetter(publisherCopy(m), "expired")
 	}
 	q.ensureTTLTimer()
 }
 
-// ensureTTLTimer keeps the TTL timer at the expiry of the head of
-// messages, or stops it (rabbit_fifo returns a {timer, expire_msgs, T}
-// effect for the head).
+// head returns the message the next take would return, or nil.
+func (q *quorum[T]) head() *Message {
+	if m := q.returns.front(); m != nil {
+		return m
+	}
+	return q.messages.front()
+}
+
+// ensureTTLTimer keeps the TTL timer at the head's expiry, or stops it
+// (rabbit_fifo returns a {timer, expire_msgs, T} effect for the head).
 func (q *quorum[T]) ensureTTLTimer() {
-	m := q.messages.front()
+	m := q.head()
 	switch {
 	case m != nil && m.Expires:
 		if !q.ttlSet || q.ttlDue != m.Expiry {

@@ -105,6 +105,12 @@ func (ch *Channel) QueueDeclare(name string, o QueueOptions) (QueueInfo, error) 
 		// non-passive redeclare of one by name is 403 (checked against
 		// RabbitMQ 3.10.8).
 		if name == "" {
+			// rabbit_channel asks rabbit_amqqueue:is_server_named_allowed/1
+			// before anything else: a quorum queue's capabilities say no
+			// (quorum-server-named-and-consumer-args.txt).
+			if t, _ := o.Args["x-queue-type"].(string); t == "quorum" {
+				return protocol.Errorf(protocol.PreconditionFailed, protocol.QueueDeclare, "Cannot declare a server-named queue for type rabbit_quorum_queue")
+			}
 			name = ch.b.randomName("amq.gen-")
 		} else if err := reservedName("queue", name, protocol.QueueDeclare); err != nil {
 			return err

@@ -90,3 +90,10 @@ func TestQuorumGetWithSingleActiveConsumerLocked(t *testing.T) {
 		t.Error("a soft error closed the connection")
 	}
 }
+
+// A server-named quorum queue is refused with 406 (quorum-server-named-and-consumer-args.txt).
+func TestQuorumServerNamedRefused(t *testing.T) {
+	e := newEnv(t)
+	_, err := e.ch.QueueDeclare("", quorumQueue)
+	wantErr(t, err, 406, "PRECONDITION_FAILED - Cannot declare a server-named queue for type rabbit_quorum_queue", protocol.QueueDeclare)
+}

@@ -9,8 +9,7 @@
 // message to the consumer the rotation picks. The quorum queue
 // (x-queue-type=quorum, RabbitMQ 3.10's rabbit_fifo) serves returned
 // messages first, counts deliveries (x-delivery-count, x-delivery-limit)
-// and gives consumers simple_prefetch credit; the quorum arguments it does
-// not model yet (notSimulatedQuorum) are refused with 540.
+// and gives consumers simple_prefetch credit.
 //
 // A queue knows nothing of channels, delivery tags or routing: it asks Env
 // whether a consumer's channel may take a message, hands deliveries and

@@ -49,6 +49,10 @@ type quorum[T any] struct {
 	rejecting bool
 	ttlDue    int64
 	ttlSet    bool
+	// lastActive is rabbit_fifo's last_active, for x-expires; created is
+	// when the queue started, the phase of its ticks.
+	lastActive int64
+	created    int64
 	// held counts each consumer's checked-out messages, and gone marks
 	// the cancelled consumers that still hold some: rabbit_fifo keeps
 	// them in its consumers map as cancelled until they settle, so
@@ -70,6 +74,9 @@ func newQuorum[T any](env Env[T], d declared) (*quorum[T], error) {
 	q.limit, q.hasLimit = deliveryLimit(d.opts.Args)
 	q.singleActive, _ = d.opts.Args["x-single-active-consumer"].(bool)
 	q.canSend = env.CanSend
+	q.created = env.Now()
+	q.lastActive = q.created
+	q.scheduleTick()
 	return q, nil
 }
 
@@ -233,6 +240,7 @@ func (q *quorum[T]) Dispatch() int {
 // one goes at the next dispatch, after the count was taken
 // (quorum-ttl.txt: get-ok left=2, then 1 ready).
 func (q *quorum[T]) Get(ackRequired bool, got func(m *Message, redelivered bool)) bool {
+	q.lastActive = q.env.Now() // also for get-empty (quorum-expires.txt)
 	q.expire()
 	m := q.take()
 	if m == nil {
@@ -257,7 +265,7 @@ func (q *quorum[T]) Settle(ds []Settled[T], how Settlement) {
 	for _, d := range ds {
 		q.unacked--
 		if d.Consumer == nil {
-			q.gets--
+			q.getDone()
 		} else if !d.Consumer.NoAck {
 			delete(q.owner, d.Message)
 			q.release(d.Consumer)
@@ -300,12 +308,24 @@ func (q *quorum[T]) giveBack(m *Message, toBack bool) {
 	q.returns.pushBack(m)
 }
 
+// getDone ends the one-shot consumer of a basic.get whose message was
+// settled or returned: removing it sets last_active (quorum-expires.txt:
+// the queue outlives the tick that would have deleted it counting from
+// the get).
+func (q *quorum[T]) getDone() {
+	q.gets--
+	q.lastActive = q.env.Now()
+}
+
 // release notes that consumer c settled or lost one checked-out message,
 // forgetting a cancelled consumer that holds none any more.
 func (q *quorum[T]) release(c *consumer.Consumer[T]) {
 	if q.held[c]--; q.held[c] <= 0 {
 		delete(q.held, c)
-		delete(q.gone, c)
+		if q.gone[c] {
+			delete(q.gone, c)
+			q.lastActive = q.env.Now()
+		}
 	}
 }
 
@@ -321,7 +341,7 @@ func (q *quorum[T]) Return(ms []*Message) {
 			delete(q.owner, m)
 			q.release(c)
 		} else {
-			q.gets--
+			q.getDone()
 		}
 		q.giveBack(m, false)
 	}
@@ -339,15 +359,43 @@ func (q *quorum[T]) Purge() int {
 	return n
 }
 
-// Touch does nothing: x-expires is refused on quorum queues for now.
+// Touch does nothing: a quorum queue's last_active moves only with its
+// own commands (basic.get, consumer removal), not with queue.declare,
+// passive or not (quorum-expires.txt: publishing and declaring do not keep
+// a queue alive).
 func (q *quorum[T]) Touch() {}
 
-// TimerFired runs the TTL timer: the expired head messages go
-// (rabbit_fifo's expire_msgs timeout). No other timer is set.
+// quorumTick is the period of rabbit_fifo:tick/2, RabbitMQ's default
+// quorum_tick_interval (5000 ms).
+const quorumTick = 5_000_000_000
+
+// scheduleTick sets the expires timer at the queue's next tick after
+// now, when it has x-expires: only the tick deletes an expired quorum
+// queue.
+func (q *quorum[T]) scheduleTick() {
+	if q.limits.Expires <= 0 {
+		return
+	}
+	now := q.env.Now()
+	next := q.created + ((now-q.created)/quorumTick+1)*quorumTick
+	q.env.SetTimer(ExpiresTimer, next)
+}
+
+// TimerFired runs a timer: the TTL timer drops the expired head messages
+// (rabbit_fifo's expire_msgs timeout); the tick reports the queue expired
+// when it has no consumers (cancelled ones that hold messages and
+// unsettled basic.gets count) and last_active + x-expires has passed
+// (is_expired/2), and otherwise waits for the next tick.
 func (q *quorum[T]) TimerFired(t Timer) bool {
-	if t == TTLTimer {
+	switch t {
+	case TTLTimer:
 		q.ttlSet = false
 		q.expire()
+	case ExpiresTimer:
+		if q.ConsumerCount() == 0 && q.env.Now() > q.lastActive+int64(q.limits.Expires) {
+			return true
+		}
+		q.scheduleTick()
 	}
 	return false
 }

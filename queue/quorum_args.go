@@ -41,13 +41,6 @@ var notQuorum = []string{
 	"x-max-age", "x-stream-max-segment-size-bytes", "x-initial-cluster-size",
 }
 
-// notSimulatedQuorum are quorum-queue arguments RabbitMQ accepts that
-// amqpsim does not model yet; it refuses them with 540 rather than ignore
-// them.
-var notSimulatedQuorum = []string{
-	"x-expires",
-}
-
 // validateQuorum is the declaration of a quorum queue in RabbitMQ 3.10.8's
 // order, as measured (quorum-declare-order.txt): the values of the
 // arguments it accepts, then the arguments of other queue types, then the
@@ -68,11 +61,6 @@ func (d *declared) validateQuorum() error {
 	}{{d.opts.AutoDelete, "auto-delete"}, {d.opts.Exclusive, "exclusive-owner"}, {!d.opts.Durable, "non-durable"}} {
 		if p.bad {
 			return protocol.Errorf(protocol.PreconditionFailed, protocol.QueueDeclare, "invalid property '%s' for %s", p.name, d.Resource())
-		}
-	}
-	for _, k := range notSimulatedQuorum {
-		if _, ok := d.opts.Args[k]; ok {
-			return protocol.Errorf(protocol.NotImplemented, protocol.QueueDeclare, "amqpsim does not simulate '%s' on quorum queues yet", k)
 		}
 	}
 	return nil

@@ -70,6 +70,7 @@ func (q *quorum[T]) RemoveConsumer(c *consumer.Consumer[T]) {
 	}
 	q.consumers = slices.Delete(q.consumers, i, i+1)
 	q.rotation.Remove(c)
+	q.lastActive = q.env.Now()
 	if q.held[c] > 0 {
 		q.gone[c] = true
 	}

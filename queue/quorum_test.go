@@ -75,8 +75,6 @@ func TestQuorumDeclareChecks(t *testing.T) {
 			pre + "invalid arg 'x-max-length' for queue 'q' in vhost '/': \"expected integer, got longstr\""},
 		{queue.Options{Durable: true, Args: protocol.Table{"x-queue-mode": "lazy"}}, 406,
 			pre + "invalid arg 'x-queue-mode' for queue 'q' in vhost '/' of queue type rabbit_quorum_queue"},
-		{queue.Options{Durable: true, Args: protocol.Table{"x-expires": int32(10)}}, 540,
-			"NOT_IMPLEMENTED - amqpsim does not simulate 'x-expires' on quorum queues yet"},
 		{queue.Options{Durable: true, Args: protocol.Table{"x-delivery-limit": "lots", "x-dead-letter-strategy": "at-least-once"}}, 0, ""},
 	}
 	for i, tt := range tests {
@@ -331,5 +329,27 @@ func TestQuorumGetCountsAsConsumer(t *testing.T) {
 	q.Return(ms[1:])
 	if n := q.ConsumerCount(); n != 0 {
 		t.Errorf("consumers = %d after settling, want 0", n)
+	}
+}
+
+// x-expires is checked at the 5 s tick: the queue expires once last_active + expires has passed with no consumers; a get moves last_active.
+func TestQuorumExpiresAtTick(t *testing.T) {
+	const s = int64(1_000_000_000)
+	q, e := newQuorum(t, protocol.Table{"x-expires": int32(2000)})
+	if due := e.timers[queue.ExpiresTimer]; due != 5*s {
+		t.Fatalf("tick at %d", due)
+	}
+	e.now = 4 * s
+	q.Get(true, func(*queue.Message, bool) {}) // get-empty sets last_active
+	e.now = 5 * s
+	if q.TimerFired(queue.ExpiresTimer) {
+		t.Fatal("expired at 5 s, 1 s after a get")
+	}
+	if due := e.timers[queue.ExpiresTimer]; due != 10*s {
+		t.Errorf("next tick at %d", due)
+	}
+	e.now = 10 * s
+	if !q.TimerFired(queue.ExpiresTimer) {
+		t.Error("not expired at 10 s")
 	}
 }

@@ -366,7 +366,11 @@ func (q *quorum[T]) Purge() int {
 func (q *quorum[T]) Touch() {}
 
 // quorumTick is the period of rabbit_fifo:tick/2, RabbitMQ's default
-// quorum_tick_interval (5000 ms).
+// quorum_tick_interval (5000 ms). Probed on RabbitMQ 3.10.8 with a small
+// amqp091-go program (not in the repo): quorum queues with x-expires 1000
+// and no activity all still existed 3.5 s after declaration and were all
+// gone at 5.5 s; a basic.get, get-empty or basic.cancel at 4.3 s kept
+// them past 5.5 s, a publish or passive declare at 4.3 s did not.
 const quorumTick = 5_000_000_000
 
 // scheduleTick sets the expires timer at the queue's next tick after

@@ -84,20 +84,13 @@ func newQuorum[T any](env Env[T], d declared) (*quorum[T], error) {
 // arguments a quorum queue accepts (quorum-redeclare.txt).
 func (q *quorum[T]) Equivalent(o Options) error { return q.equivalent(o, quorumArgs) }
 
-// Limits returns the queue's TTL, length and dead-letter settings.
-func (q *quorum[T]) Limits() Limits { return q.limits }
-
-// Ready counts returns and messages: rabbit_fifo's messages_ready.
-func (q *quorum[T]) Ready() int { return q.returns.len() + q.messages.len() }
-
-// ReadyBytes returns the body bytes of the ready messages.
-func (q *quorum[T]) ReadyBytes() int64 { return q.readyBytes }
-
 // ApplyPolicy recomputes the limits from the arguments and the policy as
 // rabbit_quorum_queue does in 3.10 (semantics doc §7, §11; not recorded):
-// the queue's own dead-letter arguments win, as for a classic queue, but
-// the policy's overflow wins (policy_has_precedence), and delivery-limit
-// takes the smaller value (args_policy_lookup with min/2).
+// message-ttl, expires, max-length and max-length-bytes take the smaller
+// value and the queue's own dead-letter arguments win, as for a classic
+// queue, but the policy's overflow wins (policy_has_precedence), and
+// delivery-limit takes the smaller value (args_policy_lookup with min/2).
+// The new limits apply at once; queued messages keep their expiry.
 func (q *quorum[T]) ApplyPolicy(definition protocol.Table) {
 	l := EffectiveLimits(q.opts.Args, definition)
 	if s, ok := definition["overflow"].(string); ok {
@@ -108,7 +101,22 @@ func (q *quorum[T]) ApplyPolicy(definition protocol.Table) {
 	if n, ok := protocol.Int(definition["delivery-limit"]); ok && (!q.hasLimit || n < q.limit) {
 		q.limit, q.hasLimit = n, true
 	}
+	if l.Overflow != RejectPublish {
+		q.rejecting = false
+	}
+	q.evaluateLimit()
+	q.expire()
+	q.scheduleTick()
 }
+
+// Limits returns the queue's TTL, length and dead-letter settings.
+func (q *quorum[T]) Limits() Limits { return q.limits }
+
+// Ready counts returns and messages: rabbit_fifo's messages_ready.
+func (q *quorum[T]) Ready() int { return q.returns.len() + q.messages.len() }
+
+// ReadyBytes returns the body bytes of the ready messages.
+func (q *quorum[T]) ReadyBytes() int64 { return q.readyBytes }
 
 // Unacked counts the messages checked out and not yet settled, basic.get
 // ones included.
@@ -396,6 +404,9 @@ func (q *quorum[T]) TimerFired(t Timer) bool {
 		q.ttlSet = false
 		q.expire()
 	case ExpiresTimer:
+		if q.limits.Expires <= 0 {
+			return false // a policy took x-expires away
+		}
 		if q.ConsumerCount() == 0 && q.env.Now() > q.lastActive+int64(q.limits.Expires) {
 			return true
 		}

@@ -353,3 +353,16 @@ func TestQuorumExpiresAtTick(t *testing.T) {
 		t.Error("not expired at 10 s")
 	}
 }
+
+// A policy's delivery-limit applies (the smaller one wins) and its overflow beats the queue's argument.
+func TestQuorumApplyPolicy(t *testing.T) {
+	q, e := newQuorum(t, protocol.Table{"x-delivery-limit": int32(5), "x-max-length": int32(1), "x-overflow": "drop-head"})
+	q.ApplyPolicy(protocol.Table{"delivery-limit": int32(0), "overflow": "reject-publish"})
+	if q.Limits().Overflow != queue.RejectPublish {
+		t.Errorf("overflow = %s", q.Limits().Overflow)
+	}
+	enqueue(q, 0, "m1")
+	_, ms := fetch(q, 1)
+	requeue(q, ms[0])
+	check(t, "dead", []string{"delivery_limit:m1"}, e.dead)
+}

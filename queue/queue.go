@@ -2,11 +2,14 @@
 // for a queue of any type (Queue), what a queue needs from the broker in
 // return (Env), the message record they share, and queue arguments with
 // RabbitMQ's validation. Each queue type is its own implementation behind
-// Queue; today that is the classic queue (RabbitMQ 3.10's
-// rabbit_amqqueue_process with rabbit_variable_queue): ready messages in
-// sequence order, a requeued message back in its original place, priority
-// levels, message TTL at the head, length limits, and dispatch that hands
-// the head message to the consumer the rotation picks.
+// Queue. The classic queue (RabbitMQ 3.10's rabbit_amqqueue_process with
+// rabbit_variable_queue) keeps ready messages in sequence order, puts a
+// requeued message back in its original place, and has priority levels,
+// message TTL at the head, length limits, and dispatch that hands the head
+// message to the consumer the rotation picks. The quorum queue
+// (x-queue-type=quorum, RabbitMQ 3.10's rabbit_fifo) serves returned
+// messages first, counts deliveries (x-delivery-count, x-delivery-limit)
+// and gives consumers simple_prefetch credit.
 //
 // A queue knows nothing of channels, delivery tags or routing: it asks Env
 // whether a consumer's channel may take a message, hands deliveries and
@@ -37,6 +40,13 @@ type Message struct {
 	Delivered bool
 	Expires   bool
 	priority  uint8
+	// deliveryCount is a quorum queue's count of returns (rabbit_fifo's
+	// delivery_count message header); plain is the publisher's
+	// properties when Properties carries the x-delivery-count header a
+	// quorum queue adds to a delivery.
+	deliveryCount int64
+	plain         *protocol.Properties
+	hasPlain      bool
 }
 
 // Options are the queue.declare settings that make a queue what it is.
@@ -111,6 +121,8 @@ type Queue[T any] interface {
 	Name() string
 	Vhost() string
 	Resource() string
+	// Type is the queue type: "classic" or "quorum".
+	Type() string
 	// Options returns the settings it was declared with.
 	Options() Options
 	// Limits returns its TTL, length and dead-letter settings.
@@ -184,13 +196,22 @@ type Queue[T any] interface {
 // it.
 func New[T any](env Env[T], vhost, name string, o Options) (Queue[T], error) {
 	d := declared{vhost: vhost, name: name, opts: o}
-	if err := d.validate(); err != nil {
-		return nil, err
-	}
 	switch t, _ := o.Args["x-queue-type"].(string); t {
+	case "quorum":
+		// A quorum queue checks the values of its own arguments only:
+		// RabbitMQ 3.10.8 refuses x-max-priority=300 on a quorum queue
+		// as an argument of another queue type, not as a bad value
+		// (quorum-declare-checks.txt).
+		return newQuorum(env, d)
 	case "", "classic":
+		if err := d.validate(); err != nil {
+			return nil, err
+		}
 		return newClassic(env, d)
 	default:
-		return nil, protocol.Errorf(protocol.NotImplemented, protocol.QueueDeclare, "amqpsim simulates classic queues only, not x-queue-type '%s'", t)
+		if err := d.validate(); err != nil {
+			return nil, err
+		}
+		return nil, protocol.Errorf(protocol.NotImplemented, protocol.QueueDeclare, "amqpsim simulates classic and quorum queues only, not x-queue-type '%s'", t)
 	}
 }

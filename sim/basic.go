@@ -54,6 +54,12 @@ func (ch *Channel) Consume(queueName string, o ConsumeOptions) (*Consumer, error
 			}
 			priority = int(n)
 		}
+		// rabbit_quorum_queue:consume/3 refuses a channel-wide limit
+		// (3.10: {error, global_qos_not_supported_for_queue_type}), a
+		// hard error (quorum-errors.txt).
+		if limit, _ := ch.core.GlobalLimit(); limit > 0 && q.Type() == "quorum" {
+			return protocol.Errorf(protocol.NotImplemented, protocol.BasicConsume, "%s does not support global qos", q.Resource())
+		}
 		if err := q.AdmitConsumer(o.Exclusive); err != nil {
 			return err
 		}
@@ -247,6 +253,12 @@ func (ch *Channel) Get(queueName string, noAck bool) (d Delivery, ok bool, err e
 		q, err := ch.lookupQueue(queueName, protocol.BasicGet)
 		if err != nil {
 			return err
+		}
+		// rabbit_quorum_queue:dequeue/4 in 3.10
+		// (quorum-single-active-consumer.txt).
+		if q.quorum && q.SingleActive() {
+			return protocol.Errorf(protocol.ResourceLocked, protocol.BasicGet,
+				"cannot obtain access to locked %s. basic.get operations are not supported by quorum queues with single active consumer", q.Resource())
 		}
 		ok = q.Get(!noAck, func(m *queue.Message, redelivered bool) {
 			tag := ch.core.NextTag()

@@ -105,6 +105,12 @@ func (ch *Channel) QueueDeclare(name string, o QueueOptions) (QueueInfo, error) 
 		// non-passive redeclare of one by name is 403 (checked against
 		// RabbitMQ 3.10.8).
 		if name == "" {
+			// rabbit_channel asks rabbit_amqqueue:is_server_named_allowed/1
+			// before anything else: a quorum queue's capabilities say no
+			// (quorum-server-named-and-consumer-args.txt).
+			if t, _ := o.Args["x-queue-type"].(string); t == "quorum" {
+				return protocol.Errorf(protocol.PreconditionFailed, protocol.QueueDeclare, "Cannot declare a server-named queue for type rabbit_quorum_queue")
+			}
 			name = ch.b.randomName("amq.gen-")
 		} else if err := reservedName("queue", name, protocol.QueueDeclare); err != nil {
 			return err
@@ -130,6 +136,7 @@ func (ch *Channel) QueueDeclare(name string, o QueueOptions) (QueueInfo, error) 
 			return err
 		}
 		q.Queue = qq
+		q.quorum = qq.Type() == "quorum"
 		if o.Exclusive {
 			q.owner = ch.conn
 		}
@@ -235,6 +242,19 @@ func (ch *Channel) QueueDelete(name string, o QueueDeleteOptions) (int, error) {
 		}
 		if err := ch.checkExclusive(q, protocol.QueueDelete); err != nil {
 			return err
+		}
+		// rabbit_quorum_queue:delete/4 refuses both flags, if-unused
+		// first, with a hard error (quorum-errors.txt).
+		if q.Type() == "quorum" {
+			for _, f := range []struct {
+				set  bool
+				name string
+			}{{o.IfUnused, "if-unused"}, {o.IfEmpty, "if-empty"}} {
+				if f.set {
+					return protocol.Errorf(protocol.NotImplemented, protocol.QueueDelete,
+						"cannot delete %s. queue.delete operations with %s flag set are not supported by quorum queues", q.Resource(), f.name)
+				}
+			}
 		}
 		if o.IfEmpty && q.Ready() > 0 {
 			return protocol.Errorf(protocol.PreconditionFailed, protocol.QueueDelete, "%s not empty", q.Resource())

@@ -50,13 +50,13 @@
 //
 // # Fidelity
 //
-// The behaviour follows RabbitMQ 3.10's classic queues, read from the
-// broker's source and checked against a running broker: see the package docs
-// of consumer, queue and channel for the rules each models. Unlike RabbitMQ,
-// amqpsim refuses what it does not model (streams) with 540 NOT_IMPLEMENTED
-// instead of pretending. Publisher confirms are sent when the connection is
-// idle (ConnectOptions.Batched, Connection.Idle), coalesced as RabbitMQ's
-// channel coalesces them.
+// The behaviour follows RabbitMQ 3.10's classic and quorum queues, read
+// from the broker's source and checked against a running broker: see the
+// package docs of consumer, queue and channel for the rules each models.
+// Unlike RabbitMQ, amqpsim refuses what it does not model (streams) with
+// 540 NOT_IMPLEMENTED instead of pretending. Publisher confirms are sent
+// when the connection is idle (ConnectOptions.Batched, Connection.Idle),
+// coalesced as RabbitMQ's channel coalesces them.
 //
 // # Time
 //

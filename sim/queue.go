@@ -21,6 +21,8 @@ type brokerQueue struct {
 	// deliveries are then ignored, as RabbitMQ ignores them.
 	deleted bool
 	timers  [2]*timer // by queue.Timer, made on first use
+	// quorum is set for a quorum queue, read on the delivery path.
+	quorum bool
 }
 
 var _ queue.Env[*Consumer] = (*brokerQueue)(nil)
@@ -29,11 +31,19 @@ var _ queue.Env[*Consumer] = (*brokerQueue)(nil)
 func (q *brokerQueue) Now() int64 { return int64(q.b.now.Sub(q.b.cfg.Start)) }
 
 // CanSend is the channel-wide limiter's can_send for c's channel; a closed
-// channel (its connection is closing) takes nothing.
+// channel (its connection is closing) takes nothing, and a quorum queue
+// asks only for room in the connection's outbox.
 func (q *brokerQueue) CanSend(c *consumer.Consumer[*Consumer]) bool {
 	cs := c.Owner()
 	if cs.ch.closed != nil {
 		return false
+	}
+	if q.quorum {
+		// A quorum queue never asks the channel's limiter (only
+		// rabbit_amqqueue_process calls rabbit_limiter:can_send), though
+		// the channel still counts its acks against the volume
+		// (quorum-global-qos-after-consume.txt).
+		return cs.ch.conn.canSend(q)
 	}
 	return cs.ch.conn.canSend(q) && cs.ch.core.Allow(q, !c.NoAck)
 }

@@ -1,0 +1,109 @@
+package queue
+
+// Message TTL and length limits of a quorum queue, as RabbitMQ 3.10.8's
+// rabbit_fifo applies them.
+
+// quorumLowLimit is rabbit_fifo's ?LOW_LIMIT: a queue refusing publishes
+// under reject-publish takes them again once it is down to this share of
+// its limits (is_below_soft_limit/1).
+const quorumLowLimit = 0.8
+
+// expiryAt returns the expiry of a message enqueued at now: the smaller of
+// x-message-ttl and the message's own expiration, when either is set
+// (rabbit_fifo stores it in the message header at enqueue).
+func (q *quorum[T]) expiryAt(now, ttl int64, hasTTL bool) (int64, bool) {
+	l := q.limits
+	d, ok := int64(l.MessageTTL), l.HasMessageTTL
+	if hasTTL && (!ok || ttl < d) {
+		d, ok = ttl, true
+	}
+	if !ok {
+		return 0, false
+	}
+	return now + d, true
+}
+
+// expire is rabbit_fifo:expire_msgs/4: while the next message to take
+// (returns first, as take_next_msg/1) has expired it is dead-lettered with
+// reason expired (or dropped). Only that head is looked at, so an expired
+// message behind a live one waits (quorum-ttl.txt: p3 behind p2 stays
+// until p2 is taken); a returned message keeps its expiry and expires
+// once it is the head (quorum-ttl-returns.txt). It then sets the TTL
+// timer for the new head's expiry.
+func (q *quorum[T]) expire() {
+	now := q.env.Now()
+	for {
+		m := q.head()
+		if m == nil || !m.Expires || m.Expiry > now {
+			break
+		}
+		q.take()
+		q.env.DeadLetter(publisherCopy(m), "expired")
+	}
+	q.ensureTTLTimer()
+}
+
+// head returns the message the next take would return, or nil.
+func (q *quorum[T]) head() *Message {
+	if m := q.returns.front(); m != nil {
+		return m
+	}
+	return q.messages.front()
+}
+
+// ensureTTLTimer keeps the TTL timer at the head's expiry, or stops it
+// (rabbit_fifo returns a {timer, expire_msgs, T} effect for the head).
+func (q *quorum[T]) ensureTTLTimer() {
+	m := q.head()
+	switch {
+	case m != nil && m.Expires:
+		if !q.ttlSet || q.ttlDue != m.Expiry {
+			q.ttlDue, q.ttlSet = m.Expiry, true
+			q.env.SetTimer(TTLTimer, m.Expiry)
+		}
+	case q.ttlSet:
+		q.ttlSet = false
+		q.env.StopTimer(TTLTimer)
+	}
+}
+
+// overLimit is rabbit_fifo:is_over_limit/1: more ready messages or bytes
+// than the limits allow.
+func (q *quorum[T]) overLimit() bool {
+	l := q.limits
+	return (l.MaxLength >= 0 && int64(q.Ready()) > l.MaxLength) ||
+		(l.MaxLengthBytes >= 0 && q.readyBytes > l.MaxLengthBytes)
+}
+
+// belowSoftLimit is rabbit_fifo:is_below_soft_limit/1: each limit is at
+// most trunc(limit * 0.8).
+func (q *quorum[T]) belowSoftLimit() bool {
+	l := q.limits
+	below := func(limit, n int64) bool { return limit < 0 || n <= int64(float64(limit)*quorumLowLimit) }
+	return below(l.MaxLength, int64(q.Ready())) && below(l.MaxLengthBytes, q.readyBytes)
+}
+
+// evaluateLimit is rabbit_fifo:evaluate_limit/5, run after an enqueue and
+// after every take: over the limit, drop-head dead-letters the next
+// messages with reason maxlen (returns first, take_next_msg), and
+// reject-publish starts refusing publishes, until the queue is below its
+// soft limit again. The message that goes over the limit is kept
+// (quorum-max-length.txt). reject-publish-dlx is drop-head on a quorum
+// queue: rabbit_quorum_queue logs a warning and uses the default.
+func (q *quorum[T]) evaluateLimit() {
+	l := q.limits
+	if l.MaxLength < 0 && l.MaxLengthBytes < 0 {
+		return
+	}
+	if l.Overflow == RejectPublish {
+		if q.overLimit() {
+			q.rejecting = true
+		} else if q.rejecting && q.belowSoftLimit() {
+			q.rejecting = false
+		}
+		return
+	}
+	for q.Ready() > 0 && q.overLimit() {
+		q.env.DeadLetter(publisherCopy(q.take()), "maxlen")
+	}
+}

@@ -1,0 +1,368 @@
+package queue_test
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/amqpsim/amqpsim/consumer"
+	"github.com/amqpsim/amqpsim/protocol"
+	"github.com/amqpsim/amqpsim/queue"
+)
+
+// qenv is env that also keeps what the queue delivered and dead-lettered,
+// to look at headers and flags.
+type qenv struct {
+	env
+	got    []*queue.Message
+	redel  []bool
+	deadMs []*queue.Message
+}
+
+func (e *qenv) Deliver(c *consumer.Consumer[int], m *queue.Message, redelivered bool) {
+	e.env.Deliver(c, m, redelivered)
+	e.got = append(e.got, m)
+	e.redel = append(e.redel, redelivered)
+}
+
+func (e *qenv) DeadLetter(m *queue.Message, reason string) {
+	e.env.DeadLetter(m, reason)
+	e.deadMs = append(e.deadMs, m)
+}
+
+func quorumArgs(extra protocol.Table) protocol.Table {
+	args := protocol.Table{"x-queue-type": "quorum"}
+	for k, v := range extra {
+		args[k] = v
+	}
+	return args
+}
+
+func newQuorum(t *testing.T, extra protocol.Table) (testQueue, *qenv) {
+	t.Helper()
+	e := &qenv{env: env{timers: map[queue.Timer]int64{}}}
+	q, err := queue.New[int](e, "/", "q", queue.Options{Durable: true, Args: quorumArgs(extra)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return q, e
+}
+
+func deliveryCount(m *queue.Message) (any, bool) {
+	if m.Properties == nil {
+		return nil, false
+	}
+	v, ok := m.Properties.Headers["x-delivery-count"]
+	return v, ok
+}
+
+// Declare checks come in RabbitMQ 3.10.8's order: argument values, other queue types' arguments, then auto-delete, exclusive-owner, non-durable.
+func TestQuorumDeclareChecks(t *testing.T) {
+	const pre = "PRECONDITION_FAILED - "
+	tests := []struct {
+		o    queue.Options
+		code int
+		text string
+	}{
+		{queue.Options{AutoDelete: true, Exclusive: true}, 406, pre + "invalid property 'auto-delete' for queue 'q' in vhost '/'"},
+		{queue.Options{Exclusive: true}, 406, pre + "invalid property 'exclusive-owner' for queue 'q' in vhost '/'"},
+		{queue.Options{}, 406, pre + "invalid property 'non-durable' for queue 'q' in vhost '/'"},
+		{queue.Options{AutoDelete: true, Args: protocol.Table{"x-max-priority": int32(5)}}, 406,
+			pre + "invalid arg 'x-max-priority' for queue 'q' in vhost '/' of queue type rabbit_quorum_queue"},
+		{queue.Options{Durable: true, Args: protocol.Table{"x-max-priority": int32(300)}}, 406,
+			pre + "invalid arg 'x-max-priority' for queue 'q' in vhost '/' of queue type rabbit_quorum_queue"},
+		{queue.Options{Durable: true, Args: protocol.Table{"x-max-length": "ten", "x-max-priority": int32(5)}}, 406,
+			pre + "invalid arg 'x-max-length' for queue 'q' in vhost '/': \"expected integer, got longstr\""},
+		{queue.Options{Durable: true, Args: protocol.Table{"x-queue-mode": "lazy"}}, 406,
+			pre + "invalid arg 'x-queue-mode' for queue 'q' in vhost '/' of queue type rabbit_quorum_queue"},
+		{queue.Options{Durable: true, Args: protocol.Table{"x-delivery-limit": "lots", "x-dead-letter-strategy": "at-least-once"}}, 0, ""},
+	}
+	for i, tt := range tests {
+		tt.o.Args = quorumArgs(tt.o.Args)
+		_, err := queue.New[int](&env{}, "/", "q", tt.o)
+		var perr *protocol.Error
+		switch {
+		case tt.code == 0 && err != nil:
+			t.Errorf("%d: %v", i, err)
+		case tt.code != 0 && (!errors.As(err, &perr) || perr.Code != tt.code || perr.Text != tt.text):
+			t.Errorf("%d: err = %v, want %d %s", i, err, tt.code, tt.text)
+		}
+	}
+}
+
+// Redeclaring compares x-delivery-limit by value, and x-queue-type against a classic queue.
+func TestQuorumEquivalent(t *testing.T) {
+	q, _ := newQuorum(t, protocol.Table{"x-delivery-limit": int64(2)})
+	same := queue.Options{Durable: true, Args: quorumArgs(protocol.Table{"x-delivery-limit": int32(2)})}
+	if err := q.Equivalent(same); err != nil {
+		t.Errorf("int32 2 vs long 2: %v", err)
+	}
+	err := q.Equivalent(queue.Options{Durable: true, Args: protocol.Table{"x-delivery-limit": int64(2)}})
+	want := "PRECONDITION_FAILED - inequivalent arg 'x-queue-type' for queue 'q' in vhost '/': received none but current is the value 'quorum' of type 'longstr'"
+	if perr := (*protocol.Error)(nil); !errors.As(err, &perr) || perr.Text != want {
+		t.Errorf("err = %v", err)
+	}
+	c, _ := newQueue(t, nil)
+	err = c.Equivalent(queue.Options{Args: protocol.Table{"x-queue-type": "quorum"}})
+	want = "PRECONDITION_FAILED - inequivalent arg 'x-queue-type' for queue 'q' in vhost '/': received the value 'quorum' of type 'longstr' but current is none"
+	if perr := (*protocol.Error)(nil); !errors.As(err, &perr) || perr.Text != want {
+		t.Errorf("classic redeclared as quorum: %v", err)
+	}
+	if err := c.Equivalent(queue.Options{Args: protocol.Table{"x-queue-type": "classic"}}); err != nil {
+		t.Errorf("classic redeclared as classic: %v", err)
+	}
+}
+
+// A consumer with prefetch 0 gets 2000 credits (simple_prefetch 2000).
+func TestQuorumDefaultCredit(t *testing.T) {
+	q, e := newQuorum(t, nil)
+	q.AddConsumer(cons("a", 0, false))
+	for i := 0; i < 2001; i++ {
+		q.Publish(&queue.Message{Body: []byte(fmt.Sprint(i))}, 0, false)
+	}
+	if n := q.Dispatch(); n != 2000 || len(e.got) != 2000 || q.Ready() != 1 {
+		t.Errorf("dispatched %d, ready %d", n, q.Ready())
+	}
+}
+
+// Without x-delivery-limit (3.10), a nacked message goes behind the queued ones; its delivery count shows as x-delivery-count.
+func TestQuorumRequeueToBackWithoutLimit(t *testing.T) {
+	q, e := newQuorum(t, nil)
+	c := consumer.New(consumer.Settings{Tag: "a", Prefetch: 1}, &consumer.Group[int]{}, 1)
+	q.AddConsumer(c)
+	enqueue(q, 0, "m1", "m2", "m3")
+	q.Dispatch()
+	q.Settle([]queue.Settled[int]{{Message: e.got[0], Consumer: c}}, queue.Requeue)
+	check(t, "ready", []string{"m2", "m3", "m1"}, ready(q))
+	q.Dispatch()
+	if _, ok := deliveryCount(e.got[1]); ok || e.redel[1] {
+		t.Errorf("m2 first delivery: header %v redelivered %t", e.got[1].Properties, e.redel[1])
+	}
+	q.Settle([]queue.Settled[int]{{Message: e.got[1], Consumer: c}}, queue.Ack)
+	q.Dispatch()
+	q.Settle([]queue.Settled[int]{{Message: e.got[2], Consumer: c}}, queue.Ack)
+	q.Dispatch()
+	check(t, "deliveries", []string{"a:m1", "a:m2", "a:m3", "a:m1"}, e.delivered)
+	if v, _ := deliveryCount(e.got[3]); v != int64(1) || !e.redel[3] {
+		t.Errorf("m1 again: x-delivery-count %v redelivered %t", v, e.redel[3])
+	}
+	if _, ok := deliveryCount(e.got[0]); ok {
+		t.Error("the first delivery's message was changed")
+	}
+}
+
+// With x-delivery-limit, returns are served first, in the order returned; a channel close returns behind them.
+func TestQuorumReturnsFirstWithLimit(t *testing.T) {
+	q, _ := newQuorum(t, protocol.Table{"x-delivery-limit": int64(10)})
+	enqueue(q, 0, "m1", "m2", "m3", "m4", "m5")
+	_, ms := fetch(q, 4)
+	requeue(q, ms[2], ms[0])
+	q.Return([]*queue.Message{ms[1], ms[3]})
+	check(t, "ready", []string{"m3", "m1", "m2", "m4", "m5"}, ready(q))
+	if q.Unacked() != 0 || q.Ready() != 5 {
+		t.Errorf("unacked %d ready %d", q.Unacked(), q.Ready())
+	}
+}
+
+// A channel close returns to the head even without a delivery limit.
+func TestQuorumCloseReturnsToHead(t *testing.T) {
+	q, _ := newQuorum(t, nil)
+	enqueue(q, 0, "m1", "m2", "m3")
+	_, ms := fetch(q, 2)
+	q.Return(ms)
+	check(t, "ready", []string{"m1", "m2", "m3"}, ready(q))
+}
+
+// basic.get always carries x-delivery-count (0 at first); get-ok's count is what is ready after the take.
+func TestQuorumGetHeader(t *testing.T) {
+	q, _ := newQuorum(t, nil)
+	enqueue(q, 0, "m1", "m2")
+	var got *queue.Message
+	var re bool
+	q.Get(true, func(m *queue.Message, r bool) { got, re = m, r })
+	if v, _ := deliveryCount(got); v != int64(0) || re || q.Ready() != 1 {
+		t.Errorf("first get: count %v redelivered %t ready %d", v, re, q.Ready())
+	}
+	requeue(q, got)
+	fetch(q, 1) // m2
+	q.Get(false, func(m *queue.Message, r bool) { got, re = m, r })
+	if v, _ := deliveryCount(got); v != int64(1) || !re || string(got.Body) != "m1" {
+		t.Errorf("second get of m1: count %v redelivered %t body %s", v, re, got.Body)
+	}
+	if q.Get(true, func(*queue.Message, bool) {}) {
+		t.Error("get on an empty queue")
+	}
+}
+
+// delivery_count > limit dead-letters with reason delivery_limit, without the x-delivery-count header.
+func TestQuorumDeliveryLimit(t *testing.T) {
+	q, e := newQuorum(t, protocol.Table{"x-delivery-limit": int32(1)})
+	q.Publish(&queue.Message{Body: []byte("m1"), Properties: &protocol.Properties{Headers: protocol.Table{"app": "v"}}}, 0, false)
+	_, ms := fetch(q, 1)
+	requeue(q, ms[0])
+	_, ms = fetch(q, 1)
+	requeue(q, ms[0])
+	check(t, "dead", []string{"delivery_limit:m1"}, e.dead)
+	if h := e.deadMs[0].Properties.Headers; len(h) != 1 || h["app"] != "v" {
+		t.Errorf("dead-lettered headers %v", h)
+	}
+	if q.Ready() != 0 || q.Unacked() != 0 {
+		t.Errorf("ready %d unacked %d", q.Ready(), q.Unacked())
+	}
+}
+
+// A cancelled consumer that still holds messages is counted until it settles them, or its channel returns them.
+func TestQuorumConsumerCountKeepsHolder(t *testing.T) {
+	q, e := newQuorum(t, nil)
+	a, b := cons("a", 0, false), cons("b", 0, false)
+	q.AddConsumer(a)
+	enqueue(q, 0, "m1", "m2")
+	q.Dispatch()
+	q.AddConsumer(b)
+	q.RemoveConsumer(a)
+	if n := q.ConsumerCount(); n != 2 {
+		t.Fatalf("consumers = %d, want 2", n)
+	}
+	q.Settle([]queue.Settled[int]{{Message: e.got[0], Consumer: a}}, queue.Ack)
+	if n := q.ConsumerCount(); n != 2 {
+		t.Fatalf("consumers = %d after one ack, want 2", n)
+	}
+	q.Return([]*queue.Message{e.got[1]})
+	if n := q.ConsumerCount(); n != 1 {
+		t.Errorf("consumers = %d after the return, want 1", n)
+	}
+}
+
+// Round robin within x-priority: the higher priority consumer takes while it has credit.
+func TestQuorumPriorityRoundRobin(t *testing.T) {
+	q, e := newQuorum(t, nil)
+	g := &consumer.Group[int]{}
+	q.AddConsumer(consumer.New(consumer.Settings{Tag: "a", Prefetch: 2}, g, 1))
+	q.AddConsumer(consumer.New(consumer.Settings{Tag: "b", Prefetch: 1}, g, 2))
+	q.AddConsumer(consumer.New(consumer.Settings{Tag: "c", Prefetch: 1, Priority: 5}, g, 3))
+	enqueue(q, 0, "m1", "m2", "m3", "m4", "m5")
+	q.Dispatch()
+	check(t, "deliveries", []string{"c:m1", "a:m2", "b:m3", "a:m4"}, e.delivered)
+}
+
+// TTL expires only the head of messages, before each checkout and on the timer set for the head.
+func TestQuorumTTLHeadOnly(t *testing.T) {
+	q, e := newQuorum(t, nil)
+	q.Publish(&queue.Message{Body: []byte("p1")}, 200, true)
+	q.Publish(&queue.Message{Body: []byte("p2")}, 0, false)
+	q.Publish(&queue.Message{Body: []byte("p3")}, 100, true)
+	if due := e.timers[queue.TTLTimer]; due != 200 {
+		t.Fatalf("TTL timer at %d, want 200", due)
+	}
+	e.now = 1000
+	delete(e.timers, queue.TTLTimer) // it fired
+	q.TimerFired(queue.TTLTimer)
+	check(t, "after the timer", []string{"p2", "p3"}, ready(q))
+	if _, ok := e.timers[queue.TTLTimer]; ok {
+		t.Error("timer left set for a head without expiry")
+	}
+	got, _ := fetch(q, 1)
+	check(t, "get", []fetched{{"p2", false}}, got)
+	check(t, "p3 waits for the next dispatch", []string{"p3"}, ready(q))
+	q.Dispatch()
+	check(t, "dead", []string{"expired:p1", "expired:p3"}, e.dead)
+}
+
+// reject-publish takes the message that goes over the limit, then refuses until the queue is at 80% of it.
+func TestQuorumRejectPublishSoftLimit(t *testing.T) {
+	q, e := newQuorum(t, protocol.Table{"x-max-length": int32(2), "x-overflow": "reject-publish"})
+	var took []bool
+	for _, b := range []string{"n1", "n2", "n3", "n4"} {
+		took = append(took, q.Publish(&queue.Message{Body: []byte(b)}, 0, false))
+	}
+	check(t, "taken", []bool{true, true, true, false}, took)
+	fetch(q, 1) // 2 ready: still above trunc(2*0.8) = 1
+	if q.Publish(&queue.Message{Body: []byte("n5")}, 0, false) {
+		t.Error("n5 taken at 2 ready")
+	}
+	fetch(q, 1) // 1 ready
+	if !q.Publish(&queue.Message{Body: []byte("n6")}, 0, false) {
+		t.Error("n6 refused at 1 ready")
+	}
+	check(t, "refused", []string{"rejected:n4", "rejected:n5"}, e.refused)
+}
+
+// drop-head (and reject-publish-dlx, its fallback) dead-letters from the head with reason maxlen.
+func TestQuorumDropHead(t *testing.T) {
+	q, e := newQuorum(t, protocol.Table{"x-max-length": int32(1), "x-overflow": "reject-publish-dlx"})
+	enqueue(q, 0, "k1", "k2")
+	check(t, "dead", []string{"maxlen:k1"}, e.dead)
+	check(t, "ready", []string{"k2"}, ready(q))
+}
+
+// Single active consumer (3.10): the waiting consumer registered first takes over, whatever its priority; waiting ones are not counted.
+func TestQuorumSingleActiveFIFO(t *testing.T) {
+	q, e := newQuorum(t, protocol.Table{"x-single-active-consumer": true})
+	a, b, c := cons("a", 0, false), cons("b", 0, false), cons("c", 10, false)
+	q.AddConsumer(a)
+	q.AddConsumer(b)
+	q.AddConsumer(c)
+	if q.ConsumerCount() != 1 || q.ActiveConsumer() != a {
+		t.Fatalf("count %d active %v", q.ConsumerCount(), q.ActiveConsumer())
+	}
+	enqueue(q, 0, "m1")
+	q.Dispatch()
+	q.RemoveConsumer(a)
+	if q.ActiveConsumer() != b || q.ConsumerCount() != 2 {
+		t.Errorf("active %s count %d, want b and 2", q.ActiveConsumer().Tag, q.ConsumerCount())
+	}
+	enqueue(q, 0, "m2")
+	q.Dispatch()
+	check(t, "deliveries", []string{"a:m1", "b:m2"}, e.delivered)
+}
+
+// Each unsettled basic.get counts as a consumer until settled.
+func TestQuorumGetCountsAsConsumer(t *testing.T) {
+	q, _ := newQuorum(t, nil)
+	enqueue(q, 0, "m1", "m2", "m3")
+	_, ms := fetch(q, 2)
+	q.Get(false, func(*queue.Message, bool) {})
+	if n := q.ConsumerCount(); n != 2 {
+		t.Errorf("consumers = %d, want 2", n)
+	}
+	q.Settle([]queue.Settled[int]{{Message: ms[0]}}, queue.Ack)
+	q.Return(ms[1:])
+	if n := q.ConsumerCount(); n != 0 {
+		t.Errorf("consumers = %d after settling, want 0", n)
+	}
+}
+
+// x-expires is checked at the 5 s tick: the queue expires once last_active + expires has passed with no consumers; a get moves last_active.
+func TestQuorumExpiresAtTick(t *testing.T) {
+	const s = int64(1_000_000_000)
+	q, e := newQuorum(t, protocol.Table{"x-expires": int32(2000)})
+	if due := e.timers[queue.ExpiresTimer]; due != 5*s {
+		t.Fatalf("tick at %d", due)
+	}
+	e.now = 4 * s
+	q.Get(true, func(*queue.Message, bool) {}) // get-empty sets last_active
+	e.now = 5 * s
+	if q.TimerFired(queue.ExpiresTimer) {
+		t.Fatal("expired at 5 s, 1 s after a get")
+	}
+	if due := e.timers[queue.ExpiresTimer]; due != 10*s {
+		t.Errorf("next tick at %d", due)
+	}
+	e.now = 10 * s
+	if !q.TimerFired(queue.ExpiresTimer) {
+		t.Error("not expired at 10 s")
+	}
+}
+
+// A policy's delivery-limit applies (the smaller one wins) and its overflow beats the queue's argument.
+func TestQuorumApplyPolicy(t *testing.T) {
+	q, e := newQuorum(t, protocol.Table{"x-delivery-limit": int32(5), "x-max-length": int32(1), "x-overflow": "drop-head"})
+	q.ApplyPolicy(protocol.Table{"delivery-limit": int32(0), "overflow": "reject-publish"})
+	if q.Limits().Overflow != queue.RejectPublish {
+		t.Errorf("overflow = %s", q.Limits().Overflow)
+	}
+	enqueue(q, 0, "m1")
+	_, ms := fetch(q, 1)
+	requeue(q, ms[0])
+	check(t, "dead", []string{"delivery_limit:m1"}, e.dead)
+}

@@ -61,6 +61,8 @@ type config struct {
 	heartbeat time.Duration
 	tcp       bool
 	logf      func(string, ...any)
+	// waitTimeout bounds the Wait helpers (wait.go).
+	waitTimeout time.Duration
 }
 
 // WithBroker serves an existing broker instead of a new one.

@@ -7,7 +7,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/amqpsim/amqpsim/queue"
@@ -44,7 +43,7 @@ const DefaultChannelTickInterval = 60 * time.Second
 // concurrent use; one lock serialises them, and the state below it is a
 // single-threaded state machine with a virtual clock.
 type Broker struct {
-	mu sync.Mutex
+	mu brokerLock
 
 	cfg    Config
 	now    time.Time
@@ -96,6 +95,7 @@ func New(cfg Config) *Broker {
 		vhosts:  map[string]*vhost{},
 		replies: map[string]*Channel{},
 	}
+	b.mu.init()
 	b.addVhost("/")
 	return b
 }
@@ -111,7 +111,7 @@ func (b *Broker) AddVhost(name string) {
 // Vhosts returns the virtual hosts' names, sorted.
 func (b *Broker) Vhosts() []string {
 	b.mu.Lock()
-	defer b.mu.Unlock()
+	defer b.mu.unlockView()
 	var out []string
 	for n := range b.vhosts {
 		out = append(out, n)
@@ -123,7 +123,7 @@ func (b *Broker) Vhosts() []string {
 // Now returns the virtual time.
 func (b *Broker) Now() time.Time {
 	b.mu.Lock()
-	defer b.mu.Unlock()
+	defer b.mu.unlockView()
 	return b.now
 }
 

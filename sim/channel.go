@@ -57,7 +57,7 @@ func (ch *Channel) ID() uint16 { return ch.id }
 // Err returns why the channel closed, or nil while it is open.
 func (ch *Channel) Err() error {
 	ch.b.mu.Lock()
-	defer ch.b.mu.Unlock()
+	defer ch.b.mu.unlockView()
 	return ch.closed
 }
 
@@ -151,7 +151,7 @@ func (ch *Channel) CloseOk() error {
 // client's close-ok (ConnectOptions.AwaitCloseOk).
 func (ch *Channel) Closing() bool {
 	ch.b.mu.Lock()
-	defer ch.b.mu.Unlock()
+	defer ch.b.mu.unlockView()
 	return ch.closing
 }
 

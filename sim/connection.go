@@ -113,7 +113,7 @@ func (c *Connection) Name() string { return c.name }
 // Err returns why the connection closed, or nil while it is open.
 func (c *Connection) Err() error {
 	c.b.mu.Lock()
-	defer c.b.mu.Unlock()
+	defer c.b.mu.unlockView()
 	return c.closed
 }
 
@@ -268,7 +268,7 @@ func (c *Connection) shutdown(cause *protocol.Error) {
 // Channels returns the connection's open channels, by channel number.
 func (c *Connection) Channels() []*Channel {
 	c.b.mu.Lock()
-	defer c.b.mu.Unlock()
+	defer c.b.mu.unlockView()
 	return c.channelsByID()
 }
 
@@ -279,6 +279,6 @@ func sortChannels(chs []*Channel) {
 // Connections returns the open connections, in the order they were made.
 func (b *Broker) Connections() []*Connection {
 	b.mu.Lock()
-	defer b.mu.Unlock()
+	defer b.mu.unlockView()
 	return slices.Clone(b.conns)
 }

@@ -108,14 +108,14 @@ func (c *Consumer) Deliveries() []Delivery {
 // by the broker (its queue was deleted), or with its channel.
 func (c *Consumer) Cancelled() bool {
 	c.ch.b.mu.Lock()
-	defer c.ch.b.mu.Unlock()
+	defer c.ch.b.mu.unlockView()
 	return c.cancelled
 }
 
 // Stats returns the consumer's credit window.
 func (c *Consumer) Stats() ConsumerStats {
 	c.ch.b.mu.Lock()
-	defer c.ch.b.mu.Unlock()
+	defer c.ch.b.mu.unlockView()
 	return c.stats()
 }
 

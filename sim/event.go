@@ -215,7 +215,7 @@ var tagMethods = map[protocol.Method]bool{
 // Trace returns a copy of every event so far, in order.
 func (b *Broker) Trace() []Event {
 	b.mu.Lock()
-	defer b.mu.Unlock()
+	defer b.mu.unlockView()
 	return append([]Event(nil), b.trace...)
 }
 

@@ -10,7 +10,7 @@ import (
 // them.
 func (b *Broker) QueueStats(vhost, name string) (QueueStats, error) {
 	b.mu.Lock()
-	defer b.mu.Unlock()
+	defer b.mu.unlockView()
 	v, err := b.lookupVhost(vhost)
 	if err != nil {
 		return QueueStats{}, err
@@ -25,7 +25,7 @@ func (b *Broker) QueueStats(vhost, name string) (QueueStats, error) {
 // Queues returns every queue's stats, sorted by vhost and name.
 func (b *Broker) Queues() []QueueStats {
 	b.mu.Lock()
-	defer b.mu.Unlock()
+	defer b.mu.unlockView()
 	var out []QueueStats
 	for _, v := range b.vhosts {
 		for _, q := range v.queues {
@@ -49,7 +49,7 @@ func queueStats(q *brokerQueue) QueueStats {
 // would get them.
 func (b *Broker) QueueMessages(vhost, name string) ([]Message, error) {
 	b.mu.Lock()
-	defer b.mu.Unlock()
+	defer b.mu.unlockView()
 	v, err := b.lookupVhost(vhost)
 	if err != nil {
 		return nil, err
@@ -69,7 +69,7 @@ func (b *Broker) QueueMessages(vhost, name string) ([]Message, error) {
 // creation order.
 func (ch *Channel) Stats() ChannelStats {
 	ch.b.mu.Lock()
-	defer ch.b.mu.Unlock()
+	defer ch.b.mu.unlockView()
 	limit, volume := ch.core.GlobalLimit()
 	s := ChannelStats{
 		Channel: ch.id, Prefetch: ch.core.Prefetch(), GlobalLimit: limit, GlobalVolume: volume,

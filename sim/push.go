@@ -81,7 +81,7 @@ func (c *Connection) taken() {
 // Pending returns the number of pushes waiting in the connection's outbox.
 func (c *Connection) Pending() int {
 	c.b.mu.Lock()
-	defer c.b.mu.Unlock()
+	defer c.b.mu.unlockView()
 	return c.out.pending()
 }
 

@@ -1,0 +1,86 @@
+package amqptest_test
+
+import (
+	"fmt"
+	"testing"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/amqpsim/amqpsim/amqptest"
+	"github.com/amqpsim/amqpsim/sim"
+)
+
+// TestWaitOutsideBubble runs amqp091-go outside a synctest bubble, in real
+// time, with no sleeps: each step waits for the broker state it needs,
+// woken by the broker's own changes.
+func TestWaitOutsideBubble(t *testing.T) {
+	srv := amqptest.NewServer(t)
+	conn, err := amqp.DialConfig(srv.URL()+"?heartbeat=0", amqp.Config{Dial: srv.Dial, Properties: amqp.Table{"connection_name": "worker"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ch := channel(t, conn)
+	declare(t, ch, "jobs")
+	if err := ch.Qos(3, 0, false); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		// The code under test, in the background: a consumer that holds
+		// what it gets.
+		ds, err := ch.Consume("jobs", "", false, false, false, false, nil)
+		if err != nil {
+			return
+		}
+		for range ds {
+		}
+	}()
+	srv.WaitConsumers(t, "jobs", 1)
+	for range 5 {
+		if err := srv.Broker().Publish("/", "", "jobs", sim.Message{Body: []byte("job")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv.WaitUnacked(t, "jobs", 3)
+	if st := stats(t, srv, "jobs"); st.Ready != 2 {
+		t.Errorf("ready = %d, want 2 beside 3 unacked", st.Ready)
+	}
+	// An ack of an unknown tag closes the channel with 406; wait for the
+	// broker to have closed it.
+	if err := ch.Ack(99, false); err != nil {
+		t.Fatal(err)
+	}
+	srv.WaitClosed(t, "worker", 1)
+	srv.WaitQueue(t, "jobs", func(s sim.QueueStats) bool { return s.Unacked == 0 && s.Ready == 5 })
+	conn.Close()
+	srv.WaitClosed(t, "worker")
+	srv.WaitConnections(t, 0)
+}
+
+// TestWaitFailureSaysWhat: a wait that times out fails the test with what
+// it waited for and the last state seen.
+func TestWaitFailureSaysWhat(t *testing.T) {
+	srv := amqptest.NewServer(t, amqptest.WithWaitTimeout(1))
+	ft := &fakeT{TB: t}
+	func() {
+		defer func() { recover() }() // fakeT.Fatalf stops the wait with a panic
+		srv.WaitConsumers(ft, "missing", 1)
+	}()
+	want := `amqptest: waited 1ns for queue "missing" to satisfy the condition; it does not exist`
+	if ft.msg != want {
+		t.Errorf("failure:\n got %q\nwant %q", ft.msg, want)
+	}
+}
+
+// fakeT records a Fatalf instead of failing.
+type fakeT struct {
+	testing.TB
+	msg string
+}
+
+func (f *fakeT) Helper() {}
+
+func (f *fakeT) Fatalf(format string, args ...any) {
+	f.msg = fmt.Sprintf(format, args...)
+	panic("fatal")
+}

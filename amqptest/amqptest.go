@@ -19,13 +19,28 @@
 //
 // # Time
 //
-// Two clocks are involved. The broker's virtual clock moves only when the
-// test calls Broker().Advance. Heartbeats are a transport matter and use
-// the time package: in real time outside a synctest bubble (amqp091-go
-// negotiates 10 s and both sides send heartbeats every 5 s, harmlessly),
-// in the bubble's fake time inside one. The server cannot turn heartbeats
-// off for a client that asks for them; a client that wants none adds
-// "?heartbeat=0" to the URL (amqp091-go) or sets Config.Heartbeat.
+// The broker has one clock, and WithClock chooses what moves it. By default
+// (ManualClock) it moves only when the test calls Broker().Advance. With
+// WithClock(WallClock) it follows time.Now: inside a synctest bubble that
+// is the bubble's fake clock, so a time.Sleep in the code under test fires
+// the consumer timeout, TTLs and x-expires on the way, and a server
+// goroutine wakes the broker at each of its timers. Heartbeats are a
+// transport matter and always use the time package: in real time outside
+// a synctest bubble (amqp091-go negotiates 10 s and both sides send
+// heartbeats every 5 s, harmlessly), in the bubble's fake time inside one.
+// The server cannot turn heartbeats off for a client that asks for them; a
+// client that wants none adds "?heartbeat=0" to the URL (amqp091-go) or
+// sets Config.Heartbeat.
+//
+// # Waiting
+//
+// Wait, WaitQueue, WaitConsumers, WaitUnacked, WaitConnections and
+// WaitClosed block until the broker reaches a state, woken by the broker's
+// own changes (sim.Broker.WaitFor), and fail the test with what they
+// waited for after WithWaitTimeout (10 s by default). Inside a synctest
+// bubble, synctest.Wait is the exact barrier: when it returns, everything
+// the broker pushed has been written, read by the client and handed to the
+// code under test, since every goroutine is blocked.
 //
 // # Faults
 //
@@ -37,6 +52,7 @@
 package amqptest
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"net/url"
@@ -63,6 +79,7 @@ type config struct {
 	logf      func(string, ...any)
 	// waitTimeout bounds the Wait helpers (wait.go).
 	waitTimeout time.Duration
+	clock       Clock
 }
 
 // WithBroker serves an existing broker instead of a new one.
@@ -104,6 +121,9 @@ type Server struct {
 	wire   *wire.Server
 	ln     net.Listener // WithTCP only
 	served chan error
+	// stopClock ends runClock, clockDone says it has.
+	stopClock context.CancelFunc
+	clockDone chan struct{}
 
 	closeOnce sync.Once
 }
@@ -128,7 +148,11 @@ func Start(opts ...Option) (*Server, error) {
 	}
 	b := cfg.broker
 	if b == nil {
-		b = sim.New(cfg.simConfig)
+		sc := cfg.simConfig
+		if cfg.clock == WallClock {
+			sc.Clock = time.Now
+		}
+		b = sim.New(sc)
 	}
 	for _, v := range cfg.vhosts {
 		b.AddVhost(v)
@@ -138,6 +162,14 @@ func Start(opts ...Option) (*Server, error) {
 	ws.Heartbeat = cfg.heartbeat
 	ws.Logf = cfg.logf
 	s := &Server{cfg: cfg, broker: b, wire: ws}
+	if cfg.clock == WallClock && cfg.broker == nil {
+		ctx, cancel := context.WithCancel(context.Background())
+		s.stopClock, s.clockDone = cancel, make(chan struct{})
+		go func() {
+			defer close(s.clockDone)
+			runClock(ctx, b)
+		}()
+	}
 	if cfg.tcp {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -195,6 +227,10 @@ func (s *Server) Close() {
 		s.wire.Close()
 		if s.served != nil {
 			<-s.served // Serve's ErrServerClosed, or an earlier accept error
+		}
+		if s.stopClock != nil {
+			s.stopClock()
+			<-s.clockDone
 		}
 	})
 }

@@ -31,6 +31,12 @@ type Config struct {
 	// ChannelTickInterval is how often a channel checks the consumer
 	// timeout (RabbitMQ's channel_tick_interval); zero means 60 s.
 	ChannelTickInterval time.Duration
+	// Clock, when set, is the time the virtual clock follows instead of
+	// moving only by Advance (see the package doc, "Time"). The broker never reads the time itself; the caller
+	// supplies it (amqptest.WithClock(amqptest.WallClock) passes time.Now,
+	// which in a testing/synctest bubble is the bubble's fake clock).
+	// Start then defaults to Clock().
+	Clock func() time.Time
 }
 
 // DefaultConsumerTimeout is RabbitMQ's default consumer_timeout.
@@ -81,6 +87,9 @@ type Broker struct {
 func New(cfg Config) *Broker {
 	if cfg.Start.IsZero() {
 		cfg.Start = Epoch()
+		if cfg.Clock != nil {
+			cfg.Start = cfg.Clock()
+		}
 	}
 	if cfg.ConsumerTimeout == 0 {
 		cfg.ConsumerTimeout = DefaultConsumerTimeout
@@ -96,6 +105,9 @@ func New(cfg Config) *Broker {
 		replies: map[string]*Channel{},
 	}
 	b.mu.init()
+	if cfg.Clock != nil {
+		b.mu.before = b.follow
+	}
 	b.addVhost("/")
 	return b
 }
@@ -131,17 +143,29 @@ func (b *Broker) Now() time.Time {
 // falls due on the way in (due time, creation) order, each at its own due
 // time, as if the time had passed continuously. A negative d does nothing.
 // The clock runs for MaxClock from its start; an Advance beyond that fails,
-// moving nothing.
+// moving nothing. A broker whose clock follows Config.Clock refuses
+// Advance: it has one clock, and that one moves by itself.
 func (b *Broker) Advance(d time.Duration) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.cfg.Clock != nil {
+		return fmt.Errorf("sim: the virtual clock follows Config.Clock; Advance is for the manual clock")
+	}
 	if d < 0 {
 		return nil
 	}
 	if elapsed := b.now.Sub(b.cfg.Start); d > MaxClock-elapsed {
 		return fmt.Errorf("sim: cannot advance the virtual clock by %v: it runs for %v from its start, and %v have passed", d, MaxClock, elapsed)
 	}
-	end := b.now.Add(d)
+	b.advanceTo(b.now.Add(d))
+	return nil
+}
+
+// advanceTo moves the clock to end, which is not before now and within
+// MaxClock, firing the timers due on the way; caller holds the lock. It
+// reports whether a timer fired.
+func (b *Broker) advanceTo(end time.Time) bool {
+	fired := false
 	sameInstant := 0
 	for len(b.timers) > 0 && !b.timers[0].due.After(end) {
 		t := heap.Pop(&b.timers).(*timer)
@@ -158,9 +182,10 @@ func (b *Broker) Advance(d time.Duration) error {
 		b.now = t.due
 		t.fire()
 		b.flush()
+		fired = true
 	}
 	b.now = end
-	return nil
+	return fired
 }
 
 // MaxClock is how long the virtual clock runs from its start: about 280

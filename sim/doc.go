@@ -65,6 +65,20 @@
 // creation) order, each at its own time: consumer-timeout ticks, message
 // TTLs at the queue heads, and queue expiry (x-expires).
 //
+// Or, with Config.Clock set, the same clock follows a time the caller
+// supplies, and Advance is refused: every call first moves the clock up to
+// Clock(), firing what fell due, and a shell wakes an idle broker at
+// NextTimer with Sync. amqptest.WithClock(amqptest.WallClock) passes
+// time.Now, so that inside a testing/synctest bubble a time.Sleep in the
+// code under test fires the broker's timers; sim itself never reads the
+// time.
+//
+// # Waiting
+//
+// WaitFor blocks until a condition over the broker holds, woken by a
+// condition variable after every call that may have changed the broker
+// (Changes counts them), never by polling; a context bounds it.
+//
 // # Determinism
 //
 // One lock serialises every call; below it the broker is single-threaded.

@@ -1,0 +1,85 @@
+package amqptest_test
+
+import (
+	"testing"
+	"testing/synctest"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/amqpsim/amqpsim/amqptest"
+)
+
+// TestWallClockConsumerTimeout: with WallClock, the code under test
+// sleeping in a synctest bubble is what moves the broker's clock. A
+// consumer that holds a delivery for 31 minutes has its channel closed by
+// RabbitMQ's consumer timeout (30 minutes by default), with RabbitMQ
+// 3.10's 406 and text, at the channel tick 30 minutes after the delivery.
+func TestWallClockConsumerTimeout(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := amqptest.NewServer(t, amqptest.WithClock(amqptest.WallClock))
+		conn := dial(t, srv)
+		ch := channel(t, conn)
+		declare(t, ch, "jobs")
+		closed := ch.NotifyClose(make(chan *amqp.Error, 1))
+		ds, err := ch.Consume("jobs", "", false, false, false, false, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		publish(t, ch, "jobs", "slow job")
+		d := recv(t, ds)
+		start := time.Now()
+		time.Sleep(31 * time.Minute) // the handler, far too slow
+		var e *amqp.Error
+		select {
+		case e = <-closed:
+		default:
+			t.Fatal("the channel is still open after 31 minutes")
+		}
+		want := "PRECONDITION_FAILED - delivery acknowledgement on channel 1 timed out. Timeout value used: 1800000 ms. This timeout value can be configured, see consumers doc guide to learn more"
+		if e == nil || e.Code != amqp.PreconditionFailed || e.Reason != want {
+			t.Fatalf("channel closed with %v, want 406 %q", e, want)
+		}
+		if got := srv.Broker().Now().Sub(start); got != 31*time.Minute {
+			t.Errorf("the broker's clock moved %v, want the 31 minutes slept", got)
+		}
+		if err := d.Ack(false); err == nil {
+			t.Error("ack on the closed channel succeeded")
+		}
+		if err := srv.Broker().Advance(time.Minute); err == nil {
+			t.Error("Advance accepted beside the wall clock")
+		}
+	})
+}
+
+// TestWallClockTTLAndExpires: message TTLs and x-expires fire while the
+// test sleeps.
+func TestWallClockTTLAndExpires(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := amqptest.NewServer(t, amqptest.WithClock(amqptest.WallClock))
+		ch := channel(t, dial(t, srv))
+		if _, err := ch.QueueDeclare("short", false, false, false, false, amqp.Table{"x-message-ttl": int32(60000)}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ch.QueueDeclare("brief", false, false, false, false, amqp.Table{"x-expires": int32(300000)}); err != nil {
+			t.Fatal(err)
+		}
+		publish(t, ch, "short", "m1", "m2")
+		time.Sleep(59 * time.Second)
+		if st := stats(t, srv, "short"); st.Ready != 2 {
+			t.Errorf("after 59 s ready = %d, want 2", st.Ready)
+		}
+		time.Sleep(time.Second)
+		synctest.Wait()
+		if st := stats(t, srv, "short"); st.Ready != 0 {
+			t.Errorf("after 60 s ready = %d, want 0", st.Ready)
+		}
+		time.Sleep(4 * time.Minute)
+		synctest.Wait()
+		for _, q := range srv.Broker().Queues() {
+			if q.Name == "brief" {
+				t.Error("queue brief outlived its x-expires")
+			}
+		}
+	})
+}

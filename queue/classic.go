@@ -189,6 +189,35 @@ func (q *classic[T]) Purge() int {
 	return n
 }
 
+// Retain removes the ready messages keep refuses. The kept ones go back
+// into each level's ring in sequence order (requeued ones included: they
+// all have lower sequences than the ring's, so the ring's order is the
+// fetch order); their sequence numbers and flags stay.
+func (q *classic[T]) Retain(keep func(m *Message) bool) int {
+	removed := 0
+	for i := range q.levels {
+		var kept []*Message
+		q.levels[i].each(func(m *Message) bool {
+			if keep(m) {
+				kept = append(kept, m)
+			} else {
+				removed++
+				q.readyCount--
+				q.readyBytes -= int64(len(m.Body))
+			}
+			return true
+		})
+		q.levels[i].clear()
+		for _, m := range kept {
+			q.levels[i].push(m)
+		}
+	}
+	if removed > 0 {
+		q.dropExpired() // re-arms the TTL timer for the new head
+	}
+	return removed
+}
+
 // Messages returns the ready messages in the order they would be fetched.
 func (q *classic[T]) Messages() []*Message {
 	out := make([]*Message, 0, q.readyCount)

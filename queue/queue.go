@@ -183,6 +183,10 @@ type Queue[T any] interface {
 	Return(ms []*Message)
 	// Purge removes the ready messages and returns how many there were.
 	Purge() int
+	// Retain removes the ready messages keep refuses, keeping the others
+	// in their order, and returns how many it removed: a broker restart
+	// keeps only the persistent ones. Unacked messages stay.
+	Retain(keep func(m *Message) bool) int
 	// Touch restarts the x-expires clock: a client used the queue
 	// (declare, consume, cancel, get, channel close).
 	Touch()

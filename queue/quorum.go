@@ -367,6 +367,30 @@ func (q *quorum[T]) Purge() int {
 	return n
 }
 
+// Retain removes the ready messages keep refuses, returns first, each
+// ring keeping its order. (A broker restart keeps every message of a
+// quorum queue, persistent or not: they are all in its Raft log.)
+func (q *quorum[T]) Retain(keep func(m *Message) bool) int {
+	removed := 0
+	for _, r := range []*ring{&q.returns, &q.messages} {
+		var kept ring
+		for i := 0; i < r.len(); i++ {
+			if m := r.at(i); keep(m) {
+				kept.pushBack(m)
+			} else {
+				removed++
+				q.readyBytes -= int64(len(m.Body))
+			}
+		}
+		*r = kept
+	}
+	if removed > 0 {
+		q.evaluateLimit()
+		q.ensureTTLTimer()
+	}
+	return removed
+}
+
 // Touch does nothing: a quorum queue's last_active moves only with its
 // own commands (basic.get, consumer removal), not with queue.declare,
 // passive or not (quorum-expires.txt: publishing and declaring do not keep

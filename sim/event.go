@@ -54,6 +54,9 @@ const (
 	EventQueueDeleted
 	// EventQueueExpired: Queue's x-expires ran out.
 	EventQueueExpired
+	// EventRestart: the broker restarted (Broker.Restart); the closes and
+	// deletions it caused follow.
+	EventRestart
 )
 
 var eventKindNames = [...]string{
@@ -71,6 +74,7 @@ var eventKindNames = [...]string{
 	EventDiscarded:       "queue.discarded",
 	EventQueueDeleted:    "queue.deleted",
 	EventQueueExpired:    "queue.expired",
+	EventRestart:         "broker.restart",
 }
 
 // String returns the kind's name as String of an Event shows it.

@@ -1,0 +1,70 @@
+package sim
+
+import (
+	"slices"
+
+	"github.com/amqpsim/amqpsim/protocol"
+	"github.com/amqpsim/amqpsim/queue"
+)
+
+// ShutdownText is the text of the connection.close a RabbitMQ node sends
+// every client when it stops: rabbit_reader's handle_other({'EXIT',
+// Parent, Reason}), with the supervisor's Reason 'shutdown', formats
+// "broker forced connection closure with reason '~w'" and closes with
+// 320 CONNECTION_FORCED.
+const ShutdownText = "broker forced connection closure with reason 'shutdown'"
+
+// Restart stops and starts the broker, as a RabbitMQ node restart does, in
+// one step: every connection is closed with 320 CONNECTION_FORCED and
+// ShutdownText (its channels' unacked deliveries requeued, its exclusive
+// queues deleted); then what a restart does not keep goes: non-durable
+// queues and exchanges, with their bindings, and, in the durable queues,
+// every message that is not persistent (delivery mode 2). Durable queues
+// and exchanges, their bindings and their persistent messages stay, in
+// order, with their redelivered flags. The virtual clock, users, vhosts
+// and the names generated so far carry on.
+//
+// A shell closes the transports of the closed connections (amqptest's
+// Restart also refuses dials for a while, as a node does while it boots).
+func (b *Broker) Restart() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.record(Event{Kind: EventRestart})
+	err := protocol.Errorf(protocol.ConnectionForced, protocol.Method{}, "%s", ShutdownText)
+	for _, c := range slices.Clone(b.conns) {
+		c.fail(err)
+	}
+	b.flush()
+	for _, vname := range b.vhostNames() {
+		v := b.vhosts[vname]
+		names := make([]string, 0, len(v.queues))
+		for n := range v.queues {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		for _, n := range names {
+			q := v.queues[n]
+			if !q.Options().Durable {
+				b.deleteQueue(q)
+				continue
+			}
+			q.Retain(func(m *queue.Message) bool { return m.Properties != nil && m.Properties.DeliveryMode == 2 })
+		}
+		for _, x := range sortedExchanges(v) {
+			if !x.durable && v.exchanges[x.name] == x {
+				b.deleteExchange(v, x)
+			}
+		}
+	}
+	b.flush()
+}
+
+// vhostNames returns the vhosts' names, sorted; caller holds the lock.
+func (b *Broker) vhostNames() []string {
+	out := make([]string, 0, len(b.vhosts))
+	for n := range b.vhosts {
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return out
+}

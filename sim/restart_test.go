@@ -1,0 +1,65 @@
+package sim_test
+
+import (
+	"testing"
+
+	"github.com/amqpsim/amqpsim/protocol"
+	"github.com/amqpsim/amqpsim/sim"
+)
+
+// TestRestart: a restart closes every connection with RabbitMQ's
+// shutdown close, keeps durable queues and exchanges with their bindings
+// and persistent messages (unacked ones requeued, redelivered), and drops
+// transient queues, exchanges and messages.
+func TestRestart(t *testing.T) {
+	e := newEnv(t)
+	e.declare("durable", sim.QueueOptions{Durable: true})
+	e.declare("transient", sim.QueueOptions{})
+	e.must(e.ch.ExchangeDeclare("dx", "fanout", sim.ExchangeOptions{Durable: true}))
+	e.must(e.ch.ExchangeDeclare("tx", "fanout", sim.ExchangeOptions{}))
+	e.must(e.ch.QueueBind("durable", "", "dx", nil))
+	e.must(e.ch.QueueBind("transient", "", "dx", nil))
+	persistent := func(body string) sim.Message {
+		return sim.Message{Properties: sim.Properties{DeliveryMode: 2}, Body: []byte(body)}
+	}
+	for _, m := range []sim.Message{persistent("p1"), {Body: []byte("t1")}, persistent("p2"), persistent("p3")} {
+		e.must(e.b.Publish("/", "dx", "", m))
+	}
+	// p1 is unacked on a consumer when the broker goes down.
+	e.qos(e.ch, 1, false)
+	c := e.consume(e.ch, "durable", "c", sim.ConsumeOptions{})
+	if d, ok := c.Next(); !ok || string(d.Body) != "p1" {
+		t.Fatalf("first delivery %q %v", d.Body, ok)
+	}
+
+	e.b.Restart()
+
+	pushes := e.conn.Drain(nil)
+	if len(pushes) != 1 || pushes[0].Method != protocol.ConnectionClose {
+		t.Fatalf("pushes = %+v, want one connection.close", pushes)
+	}
+	wantErr(t, pushes[0].Err, protocol.ConnectionForced, "CONNECTION_FORCED - broker forced connection closure with reason 'shutdown'", protocol.Method{})
+	if len(e.b.Connections()) != 0 {
+		t.Error("a connection survived the restart")
+	}
+	if e.exists("transient") {
+		t.Error("the transient queue survived")
+	}
+	diff(t, "durable queue after the restart", []string{"p1", "p2", "p3"}, e.ready("durable"))
+	// The durable exchange and its binding to the durable queue stay; the
+	// transient exchange is gone.
+	ch := e.channel(e.b.Connect("after"))
+	if err := ch.ExchangeDeclare("tx", "fanout", sim.ExchangeOptions{Passive: true}); err == nil {
+		t.Error("the transient exchange survived")
+	}
+	ch = e.channel(e.b.Connect("after2"))
+	e.must(ch.ExchangeDeclare("dx", "fanout", sim.ExchangeOptions{Passive: true}))
+	e.must(e.b.Publish("/", "dx", "", persistent("p4")))
+	diff(t, "durable queue after a publish to dx", []string{"p1", "p2", "p3", "p4"}, e.ready("durable"))
+	c2, err := ch.Consume("durable", sim.ConsumeOptions{})
+	e.must(err)
+	d, _ := c2.Next()
+	if string(d.Body) != "p1" || !d.Redelivered {
+		t.Errorf("first delivery after the restart %q redelivered=%v, want p1 redelivered", d.Body, d.Redelivered)
+	}
+}

@@ -28,9 +28,10 @@
 // transport matter and always use the time package: in real time outside
 // a synctest bubble (amqp091-go negotiates 10 s and both sides send
 // heartbeats every 5 s, harmlessly), in the bubble's fake time inside one.
-// The server cannot turn heartbeats off for a client that asks for them; a
-// client that wants none adds "?heartbeat=0" to the URL (amqp091-go) or
-// sets Config.Heartbeat.
+// The server cannot turn heartbeats off for a client that asks for them.
+// For none at all, the server offers none (WithHeartbeat(-1)) and the
+// client asks for none ("?heartbeat=0" with amqp091-go): amqp091-go takes
+// the server's offer when it asks for 0, so "?heartbeat=0" alone gets 60 s.
 //
 // # Waiting
 //
@@ -44,9 +45,19 @@
 //
 // # Faults
 //
-// CloseClientConnections closes every client connection from the broker's
-// side, as "rabbitmqctl close_connection" does (320 CONNECTION_FORCED);
-// CloseChannel closes one channel with an error of the test's choosing.
+// Each fault shows the client what RabbitMQ would:
+//   - Restart: a node restart; connection.close 320 CONNECTION_FORCED -
+//     broker forced connection closure with reason 'shutdown', durable
+//     queues, exchanges and persistent messages kept, transient ones lost,
+//     and dials refused for the downtime;
+//   - RefuseDials: an outage; Dial fails with "connection refused";
+//   - DropConnection: the transport closes without a close frame (the
+//     client reads EOF);
+//   - StallConnection: no bytes either way until released (heartbeats, if
+//     any, then end the connection on both sides);
+//   - CloseClientConnections: "rabbitmqctl close_connection" (320);
+//   - CloseChannel: one channel closed with an error of the test's choosing.
+//
 // The broker's own errors (406 PRECONDITION_FAILED for an unknown delivery
 // tag, ...) reach the client exactly as RabbitMQ 3.10 sends them.
 package amqptest
@@ -125,6 +136,10 @@ type Server struct {
 	stopClock context.CancelFunc
 	clockDone chan struct{}
 
+	// faultMu guards refuseUntil, the end of a RefuseDials outage.
+	faultMu     sync.Mutex
+	refuseUntil time.Time
+
 	closeOnce sync.Once
 }
 
@@ -202,11 +217,14 @@ func (s *Server) VhostURL(vhost string) string {
 // simulator (network and addr are ignored), or a TCP connection WithTCP.
 // It has the signature of amqp.Config.Dial.
 func (s *Server) Dial(network, addr string) (net.Conn, error) {
+	if err := s.refused(addr); err != nil {
+		return nil, err
+	}
 	if s.ln != nil {
 		return net.Dial("tcp", s.ln.Addr().String())
 	}
 	client, server := wire.Pipe()
-	if err := s.wire.ServeConn(server); err != nil {
+	if err := s.wire.ServeConn(newFaultConn(server)); err != nil {
 		client.Close()
 		return nil, err
 	}

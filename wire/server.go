@@ -303,3 +303,22 @@ func (s *Server) ConnectionCount() int {
 	defer s.mu.Unlock()
 	return len(s.conns)
 }
+
+// Transport returns the net.Conn the server reads and writes for the open
+// AMQP connection named name (the oldest, if several share the name), for
+// fault injection: closing it drops the connection without a close frame.
+// It reports false when no such connection has completed its handshake.
+func (s *Server) Transport(name string) (net.Conn, bool) {
+	s.mu.Lock()
+	conns := s.connList()
+	s.mu.Unlock()
+	for _, c := range conns {
+		c.mu.Lock()
+		sc := c.sc
+		c.mu.Unlock()
+		if sc != nil && sc.Name() == name && !c.closing.Load() && sc.Err() == nil {
+			return c.nc, true
+		}
+	}
+	return nil, false
+}

@@ -1,6 +1,7 @@
 package sim_test
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -78,4 +79,28 @@ func ExampleBroker_Advance() {
 	// then got m3
 	// sim: channel 1 is closed: channel error 406 (none): PRECONDITION_FAILED - delivery acknowledgement on channel 1 timed out. Timeout value used: 1800000 ms. This timeout value can be configured, see consumers doc guide to learn more
 	// ready=2 unacked=0
+}
+
+// WaitFor blocks until a condition over the broker holds, woken by the
+// broker's own changes: here until a consumer elsewhere (another
+// goroutine, in a real test the code under test) holds two unacked
+// deliveries.
+func ExampleBroker_WaitFor() {
+	b := sim.New(sim.Config{})
+	ch, _ := b.Connect("app").Channel()
+	ch.QueueDeclare("jobs", sim.QueueOptions{})
+	go func() {
+		b.Publish("/", "", "jobs", sim.Message{Body: []byte("j1")})
+		b.Publish("/", "", "jobs", sim.Message{Body: []byte("j2")})
+		ch.Consume("jobs", sim.ConsumeOptions{})
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err := b.WaitFor(ctx, func(b *sim.Broker) bool {
+		s, err := b.QueueStats("/", "jobs")
+		return err == nil && s.Unacked == 2
+	})
+	s, _ := b.QueueStats("/", "jobs")
+	fmt.Println(err, s.Ready, s.Unacked)
+	// Output: <nil> 0 2
 }

@@ -41,7 +41,9 @@
 // waited for after WithWaitTimeout (10 s by default). Inside a synctest
 // bubble, synctest.Wait is the exact barrier: when it returns, everything
 // the broker pushed has been written, read by the client and handed to the
-// code under test, since every goroutine is blocked.
+// code under test, since every goroutine is blocked. Outside a bubble,
+// WaitFlushed returns once everything the broker pushed has been written
+// by the server and read from the transport by the clients.
 //
 // # Faults
 //
@@ -136,6 +138,8 @@ type Server struct {
 	stopClock context.CancelFunc
 	clockDone chan struct{}
 
+	// io wakes WaitFlushed (flush.go).
+	io ioEvents
 	// faultMu guards refuseUntil, the end of a RefuseDials outage.
 	faultMu     sync.Mutex
 	refuseUntil time.Time
@@ -177,6 +181,8 @@ func Start(opts ...Option) (*Server, error) {
 	ws.Heartbeat = cfg.heartbeat
 	ws.Logf = cfg.logf
 	s := &Server{cfg: cfg, broker: b, wire: ws}
+	s.io.init()
+	ws.OnWritten = s.io.signal
 	if cfg.clock == WallClock && cfg.broker == nil {
 		ctx, cancel := context.WithCancel(context.Background())
 		s.stopClock, s.clockDone = cancel, make(chan struct{})
@@ -228,7 +234,9 @@ func (s *Server) Dial(network, addr string) (net.Conn, error) {
 		client.Close()
 		return nil, err
 	}
-	return client, nil
+	cc := &clientConn{Conn: client, io: &s.io}
+	s.io.add(cc)
+	return cc, nil
 }
 
 // Broker returns the simulated broker, to inspect and drive directly.

@@ -3,6 +3,7 @@ package amqptest_test
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
@@ -83,4 +84,46 @@ func (f *fakeT) Helper() {}
 func (f *fakeT) Fatalf(format string, args ...any) {
 	f.msg = fmt.Sprintf(format, args...)
 	panic("fatal")
+}
+
+// TestWaitFlushedOutsideBubble: once WaitFlushed returns, every delivery
+// the broker pushed has left the server and been read by amqp091-go: a
+// stall right after it holds nothing back, so all of them reach the
+// consumer. Without the barrier the stall would catch deliveries still in
+// the server's writer or in the transport.
+func TestWaitFlushedOutsideBubble(t *testing.T) {
+	srv := amqptest.NewServer(t, amqptest.WithHeartbeat(-1))
+	conn, err := amqp.DialConfig(srv.URL()+"?heartbeat=0", amqp.Config{Dial: srv.Dial, Properties: amqp.Table{"connection_name": "c"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ch := channel(t, conn)
+	declare(t, ch, "q")
+	ds, err := ch.Consume("q", "", true, false, false, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 200
+	for i := range n {
+		if err := srv.Broker().Publish("/", "", "q", sim.Message{Body: []byte(fmt.Sprint(i))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv.WaitFlushed(t)
+	release, err := srv.StallConnection("c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	for i := range n {
+		select {
+		case d := <-ds:
+			if string(d.Body) != fmt.Sprint(i) {
+				t.Fatalf("delivery %d: %q", i, d.Body)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("only %d of %d deliveries arrived: the barrier returned before they were read", i, n)
+		}
+	}
 }

@@ -208,6 +208,15 @@ func (c *pipeConn) CloseWrite() error {
 	return nil
 }
 
+// Buffered returns the number of bytes the peer wrote that this end has
+// not read yet.
+func (c *pipeConn) Buffered() int {
+	h := c.rx
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.buf) - h.off
+}
+
 // LocalAddr returns this end's name.
 func (c *pipeConn) LocalAddr() net.Addr { return c.local }
 

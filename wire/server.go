@@ -77,6 +77,11 @@ type Server struct {
 	// Logf, if set, receives one line per notable event: refused logins,
 	// connection errors, missed heartbeats.
 	Logf func(format string, args ...any)
+	// OnWritten, if set, is called (from a connection's writer goroutine,
+	// with no lock held) after each batch of frames the server flushed to a
+	// client, and when a connection's serving ends: a test's barrier
+	// re-checks Flushed then.
+	OnWritten func()
 
 	mu        sync.Mutex
 	closed    bool
@@ -163,6 +168,9 @@ func (s *Server) ServeConn(conn net.Conn) error {
 		s.mu.Lock()
 		delete(s.conns, c)
 		s.mu.Unlock()
+		if s.OnWritten != nil {
+			s.OnWritten()
+		}
 	}()
 	return nil
 }
@@ -321,4 +329,28 @@ func (s *Server) Transport(name string) (net.Conn, bool) {
 		}
 	}
 	return nil, false
+}
+
+// Flushed reports whether the server has written to its clients everything
+// the broker pushed to them: every served connection's outbox is empty and
+// its writer holds nothing queued or unflushed. The bytes may still wait in
+// the transport for the client to read them.
+func (s *Server) Flushed() bool {
+	s.mu.Lock()
+	conns := s.connList()
+	s.mu.Unlock()
+	for _, c := range conns {
+		// callMu makes the outbox's drain into the writer's queue atomic
+		// for this look.
+		c.callMu.Lock()
+		c.mu.Lock()
+		sc, busy := c.sc, len(c.out) > 0 || c.writing
+		c.mu.Unlock()
+		pending := sc != nil && sc.Pending() > 0
+		c.callMu.Unlock()
+		if busy || pending {
+			return false
+		}
+	}
+	return true
 }

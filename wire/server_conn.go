@@ -57,6 +57,7 @@ type serverConn struct {
 	mu         sync.Mutex
 	sc         *sim.Connection // nil until connection.open
 	out        []outItem       // waiting for the writer
+	writing    bool            // the writer holds a batch not yet flushed
 	closeTimer *time.Timer
 	// lingerTimer closes a connection the client keeps open after close-ok.
 	lingerTimer *time.Timer

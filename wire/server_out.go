@@ -133,6 +133,7 @@ func (c *serverConn) writePush(p *sim.Push) error {
 // batches, until the reader finishes or a write fails.
 func (c *serverConn) writeLoop() {
 	defer c.wg.Done()
+	defer c.setWriting(false)
 	var batch []outItem
 	for {
 		c.mu.Lock()
@@ -151,6 +152,7 @@ func (c *serverConn) writeLoop() {
 			c.mu.Lock()
 		}
 		batch, c.out = c.out, batch[:0]
+		c.writing = true
 		c.mu.Unlock()
 
 		final, data, delivered := false, false, 0
@@ -186,6 +188,7 @@ func (c *serverConn) writeLoop() {
 			c.nc.Close()
 			return
 		}
+		c.setWriting(false)
 		if data {
 			c.sent.Add(1)
 		}
@@ -201,6 +204,17 @@ func (c *serverConn) writeLoop() {
 			c.closeLater()
 			return
 		}
+	}
+}
+
+// setWriting records whether the writer holds a batch it has not yet
+// flushed (Server.Flushed), and tells Server.OnWritten when it is done.
+func (c *serverConn) setWriting(on bool) {
+	c.mu.Lock()
+	c.writing = on
+	c.mu.Unlock()
+	if !on && c.s.OnWritten != nil {
+		c.s.OnWritten()
 	}
 }
 

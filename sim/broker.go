@@ -32,10 +32,11 @@ type Config struct {
 	// timeout (RabbitMQ's channel_tick_interval); zero means 60 s.
 	ChannelTickInterval time.Duration
 	// Clock, when set, is the time the virtual clock follows instead of
-	// moving only by Advance (see the package doc, "Time"). The broker never reads the time itself; the caller
-	// supplies it (amqptest.WithClock(amqptest.WallClock) passes time.Now,
-	// which in a testing/synctest bubble is the bubble's fake clock).
-	// Start then defaults to Clock().
+	// moving only by Advance (see the package doc, "Time"). The broker
+	// never reads the time itself; the caller supplies it
+	// (amqptest.WithClock(amqptest.WallClock) passes the time package's
+	// clock, which in a testing/synctest bubble is the bubble's fake
+	// clock). Start then defaults to Clock().
 	Clock func() time.Time
 }
 

@@ -15,7 +15,7 @@ import "time"
 // that sim stays free of goroutines.
 //
 // Determinism then depends on the clock: inside a testing/synctest bubble
-// time.Now moves only when every goroutine is blocked, so the same test
+// the time package's clock moves only when every goroutine is blocked, so the same test
 // gives the same trace; outside one it is the wall clock.
 
 // follow catches the virtual clock up with Config.Clock; it is the lock's
@@ -33,7 +33,7 @@ func (b *Broker) follow() bool {
 		return false
 	}
 	// A timer due at the broker's own now fires too (a TTL of 0 arms one):
-	// in a synctest bubble time.Now stands still while goroutines run, and
+	// in a synctest bubble the clock stands still while goroutines run, and
 	// a shell woken for that timer must not find it still pending.
 	return b.advanceTo(now)
 }

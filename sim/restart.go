@@ -21,7 +21,9 @@ const ShutdownText = "broker forced connection closure with reason 'shutdown'"
 // queues and exchanges, with their bindings, and, in the durable queues,
 // every message that is not persistent (delivery mode 2). Durable queues
 // and exchanges, their bindings and their persistent messages stay, in
-// order, with their redelivered flags. The virtual clock, users, vhosts
+// order, with their redelivered flags, and a durable queue's x-expires
+// starts again from the restart, as a recovered RabbitMQ queue's does. The
+// virtual clock, users, vhosts
 // and the names generated so far carry on.
 //
 // A shell closes the transports of the closed connections (amqptest's
@@ -49,6 +51,10 @@ func (b *Broker) Restart() {
 				continue
 			}
 			q.Retain(func(m *queue.Message) bool { return m.Properties != nil && m.Properties.DeliveryMode == 2 })
+			// The recovered queue is a new process: its init runs
+			// process_args_policy, whose init_exp restarts x-expires
+			// from now (rabbit_amqqueue_process).
+			q.Touch()
 		}
 		for _, x := range sortedExchanges(v) {
 			if !x.durable && v.exchanges[x.name] == x {

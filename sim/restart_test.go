@@ -2,6 +2,7 @@ package sim_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/amqpsim/amqpsim/protocol"
 	"github.com/amqpsim/amqpsim/sim"
@@ -61,5 +62,22 @@ func TestRestart(t *testing.T) {
 	d, _ := c2.Next()
 	if string(d.Body) != "p1" || !d.Redelivered {
 		t.Errorf("first delivery after the restart %q redelivered=%v, want p1 redelivered", d.Body, d.Redelivered)
+	}
+}
+
+// TestRestartRestartsExpires: a recovered durable queue's x-expires counts
+// from the restart, as the new queue process's init arms it.
+func TestRestartRestartsExpires(t *testing.T) {
+	e := newEnv(t)
+	e.declare("idle", sim.QueueOptions{Durable: true, Args: sim.Table{"x-expires": int32(600000)}})
+	e.must(e.b.Advance(8 * time.Minute))
+	e.b.Restart()
+	e.must(e.b.Advance(8 * time.Minute))
+	if !e.exists("idle") {
+		t.Fatal("the queue expired 16 minutes after its declaration, 8 after the restart")
+	}
+	e.must(e.b.Advance(2 * time.Minute))
+	if e.exists("idle") {
+		t.Error("the queue outlived x-expires counted from the restart")
 	}
 }

@@ -140,9 +140,11 @@ type Server struct {
 
 	// io wakes WaitFlushed (flush.go).
 	io ioEvents
-	// faultMu guards refuseUntil, the end of a RefuseDials outage.
+	// faultMu guards refuseUntil, the end of a RefuseDials outage, and
+	// transports, the server's ends of the in-memory connections.
 	faultMu     sync.Mutex
 	refuseUntil time.Time
+	transports  []*faultConn
 
 	closeOnce sync.Once
 }
@@ -230,7 +232,11 @@ func (s *Server) Dial(network, addr string) (net.Conn, error) {
 		return net.Dial("tcp", s.ln.Addr().String())
 	}
 	client, server := wire.Pipe()
-	if err := s.wire.ServeConn(newFaultConn(server)); err != nil {
+	fc := newFaultConn(server)
+	s.faultMu.Lock()
+	s.transports = append(s.transports, fc)
+	s.faultMu.Unlock()
+	if err := s.wire.ServeConn(fc); err != nil {
 		client.Close()
 		return nil, err
 	}
@@ -246,10 +252,12 @@ func (s *Server) Broker() *sim.Broker { return s.broker }
 func (s *Server) Wire() *wire.Server { return s.wire }
 
 // Close closes every client connection (with 320 CONNECTION_FORCED, as a
-// RabbitMQ node shutting down), stops the server and waits for its
+// RabbitMQ node shutting down; a stalled one is dropped without a close
+// frame, which could not pass), stops the server and waits for its
 // goroutines. It is idempotent.
 func (s *Server) Close() {
 	s.closeOnce.Do(func() {
+		s.dropStalled()
 		s.wire.Close()
 		if s.served != nil {
 			<-s.served // Serve's ErrServerClosed, or an earlier accept error

@@ -95,6 +95,23 @@ func (s *Server) StallConnection(connName string) (release func(), err error) {
 	return func() { once.Do(func() { fc.setStalled(false) }) }, nil
 }
 
+// dropStalled drops the connections still stalled, so that Close need not
+// wait out its grace period for close-oks that cannot come.
+func (s *Server) dropStalled() {
+	s.faultMu.Lock()
+	fcs := s.transports
+	s.transports = nil
+	s.faultMu.Unlock()
+	for _, fc := range fcs {
+		fc.mu.Lock()
+		stalled := fc.stalled
+		fc.mu.Unlock()
+		if stalled {
+			fc.drop()
+		}
+	}
+}
+
 // faultConn is the server's end of an in-memory connection, with the
 // transport faults on it. Its waits use a sync.Cond, which a synctest
 // bubble counts as durably blocked.

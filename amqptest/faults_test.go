@@ -191,3 +191,24 @@ func TestStallWithHeartbeats(t *testing.T) {
 		}
 	})
 }
+
+// TestCloseWithStalledConnection: Close does not wait out its grace
+// period for the close-ok of a stalled connection; it drops it.
+func TestCloseWithStalledConnection(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := amqptest.NewServer(t)
+		conn := named(t, srv, "app", "")
+		closed := conn.NotifyClose(make(chan *amqp.Error, 1))
+		if _, err := srv.StallConnection("app"); err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		srv.Close()
+		if got := time.Since(start); got >= time.Second {
+			t.Errorf("Close took %v with a stalled connection, want far less than its 2 s grace", got)
+		}
+		if e := recv(t, closed); e == nil || e.Code != amqp.FrameError {
+			t.Errorf("NotifyClose got %+v, want 501 (dropped)", e)
+		}
+	})
+}

@@ -18,8 +18,9 @@ const ShutdownText = "broker forced connection closure with reason 'shutdown'"
 // one step: every connection is closed with 320 CONNECTION_FORCED and
 // ShutdownText (its channels' unacked deliveries requeued, its exclusive
 // queues deleted); then what a restart does not keep goes: non-durable
-// queues and exchanges, with their bindings, and, in the durable queues,
-// every message that is not persistent (delivery mode 2). Durable queues
+// queues and exchanges, with their bindings, and, in the durable classic
+// queues, every message that is not persistent (delivery mode 2); quorum
+// queues keep all their messages. Durable queues
 // and exchanges, their bindings and their persistent messages stay, in
 // order, with their redelivered flags, and a durable queue's x-expires
 // starts again from the restart, as a recovered RabbitMQ queue's does. The
@@ -50,7 +51,11 @@ func (b *Broker) Restart() {
 				b.deleteQueue(q)
 				continue
 			}
-			q.Retain(func(m *queue.Message) bool { return m.Properties != nil && m.Properties.DeliveryMode == 2 })
+			if q.Type() == "classic" {
+				// A quorum queue keeps every message: all are in its
+				// Raft log, whatever their delivery mode.
+				q.Retain(func(m *queue.Message) bool { return m.Properties != nil && m.Properties.DeliveryMode == 2 })
+			}
 			// The recovered queue is a new process: its init runs
 			// process_args_policy, whose init_exp restarts x-expires
 			// from now (rabbit_amqqueue_process).

@@ -81,3 +81,13 @@ func TestRestartRestartsExpires(t *testing.T) {
 		t.Error("the queue outlived x-expires counted from the restart")
 	}
 }
+
+// TestRestartKeepsQuorumMessages: a quorum queue keeps transient messages
+// across a restart too: every message is in its Raft log.
+func TestRestartKeepsQuorumMessages(t *testing.T) {
+	e := newEnv(t)
+	e.declare("qq", quorumQueue)
+	e.publish("qq", "transient")
+	e.b.Restart()
+	diff(t, "quorum queue after the restart", []string{"transient"}, e.ready("qq"))
+}

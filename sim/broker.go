@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/amqpsim/amqpsim/queue"
@@ -58,9 +59,11 @@ type Broker struct {
 	timers timerHeap
 	seq    uint64 // timer creation order
 
-	vhosts     map[string]*vhost
-	conns      []*Connection // open connections in connect order
-	nextConnID uint64
+	vhosts      map[string]*vhost
+	conns       []*Connection // open connections in connect order
+	alarms      Alarm         // raised resource alarms (alarm.go)
+	alarmRaised atomic.Bool   // alarms != 0, read without the lock
+	nextConnID  uint64
 	// nextQueueID numbers queues in creation order.
 	nextQueueID uint64
 

@@ -16,6 +16,10 @@ type ConnectOptions struct {
 	// consumer_cancel_notify capability (amqp091-go does announce it): they
 	// are not told when the broker cancels their consumer.
 	NoCancelNotify bool
+	// NoBlockedNotify is set for clients that do not announce the
+	// connection.blocked capability: an alarm blocks them without telling
+	// them (Broker.SetAlarm).
+	NoBlockedNotify bool
 	// ChannelMax is the negotiated channel_max: the most channels the
 	// connection may have open at once; 0 means 2047, RabbitMQ's default.
 	ChannelMax uint16
@@ -65,6 +69,8 @@ type Connection struct {
 	// queues that found the connection full (flow.go).
 	unsent  int
 	waiting []*brokerQueue
+	// blocked: a resource alarm stopped the connection's publishes.
+	blocked bool
 	closed  error
 }
 

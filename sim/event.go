@@ -57,6 +57,11 @@ const (
 	// EventRestart: the broker restarted (Broker.Restart); the closes and
 	// deletions it caused follow.
 	EventRestart
+	// EventBlocked: a resource alarm blocked the connection as it
+	// published (Reason: "low on memory", ...); EventUnblocked: the
+	// alarms cleared (Broker.SetAlarm).
+	EventBlocked
+	EventUnblocked
 )
 
 var eventKindNames = [...]string{
@@ -75,6 +80,8 @@ var eventKindNames = [...]string{
 	EventQueueDeleted:    "queue.deleted",
 	EventQueueExpired:    "queue.expired",
 	EventRestart:         "broker.restart",
+	EventBlocked:         "connection.blocked",
+	EventUnblocked:       "connection.unblocked",
 }
 
 // String returns the kind's name as String of an Event shows it.
@@ -115,7 +122,7 @@ type Event struct {
 	// a dead-lettered copy gets a new one.
 	MessageID uint64
 	Body      []byte
-	Reason    string // EventDeadLetter's reason
+	Reason    string // EventDeadLetter's reason; EventBlocked's and connection.blocked's
 	// Dropped is set on an EventDeadLetter whose queue has no dead-letter
 	// exchange (or one that does not exist): the message is gone.
 	// Otherwise Exchange is the dead-letter exchange.

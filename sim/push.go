@@ -6,7 +6,8 @@ import (
 )
 
 // Push is one method the broker sends a client: a delivery, a basic.get
-// reply, a return, a publisher confirm, a broker cancel, or a close.
+// reply, a return, a publisher confirm, a broker cancel, a close, or an
+// alarm's connection.blocked and connection.unblocked.
 // Method says which; the fields that apply to it are set:
 //
 //   - basic.deliver and basic.get-ok: Delivery (MessageCount for get-ok).
@@ -18,6 +19,8 @@ import (
 //     the publish tag, and Multiple.
 //   - basic.cancel: Delivery.ConsumerTag.
 //   - channel.close and connection.close: Err.
+//   - connection.blocked: ReplyText, the reason; connection.unblocked:
+//     nothing more.
 type Push struct {
 	Method  protocol.Method
 	Channel uint16 // 0 for connection.close
@@ -148,6 +151,8 @@ func pushEvent(c *Connection, p *Push) Event {
 		e.ConsumerTag = p.ConsumerTag
 	case protocol.ChannelClose, protocol.ConnectionClose:
 		e.Err = p.Err
+	case protocol.ConnectionBlocked:
+		e.Reason = p.ReplyText
 	}
 	return e
 }

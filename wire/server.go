@@ -248,7 +248,7 @@ func (s *Server) Close() error {
 	conns = s.connList()
 	s.mu.Unlock()
 	for _, c := range conns {
-		c.nc.Close()
+		c.closeTransport()
 	}
 	done := make(chan struct{})
 	go func() {

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"bufio"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -65,6 +66,19 @@ type serverConn struct {
 
 	done chan struct{}  // closed when the reader is finishing
 	wg   sync.WaitGroup // the writer and heartbeat goroutines
+	// gone is closed when the server closes the transport (closeTransport),
+	// which ends a blocked reader's wait (waitUnblocked).
+	gone     chan struct{}
+	goneOnce sync.Once
+	// paused: the reader is blocked by an alarm; the heartbeat monitor
+	// does not count its silence.
+	paused atomic.Bool
+}
+
+// closeTransport closes the socket.
+func (c *serverConn) closeTransport() {
+	c.goneOnce.Do(func() { close(c.gone) })
+	c.nc.Close()
 }
 
 // chanState is the server's view of one channel, from channel.open to the
@@ -104,6 +118,7 @@ func newServerConn(s *Server, nc net.Conn) *serverConn {
 		chans:    map[uint16]*chanState{},
 		wake:     make(chan struct{}, 1),
 		done:     make(chan struct{}),
+		gone:     make(chan struct{}),
 	}
 	c.br = bufio.NewReaderSize(batchReader{c}, 32<<10)
 	c.fw = NewFrameWriter(c.bw)
@@ -180,7 +195,7 @@ func (c *serverConn) finish() {
 	if sc != nil {
 		_ = sc.Close()
 	}
-	c.nc.Close()
+	c.closeTransport()
 	close(c.done)
 	c.wg.Wait()
 	c.mu.Lock()
@@ -200,11 +215,11 @@ func (c *serverConn) shutdown(reason string) {
 	sc := c.sc
 	c.mu.Unlock()
 	if sc == nil || c.closing.Load() {
-		c.nc.Close()
+		c.closeTransport()
 		return
 	}
 	if !sc.CloseWithError(sim.Forced(reason)) {
-		c.nc.Close() // the broker had already closed it
+		c.closeTransport() // the broker had already closed it
 	}
 }
 
@@ -216,12 +231,11 @@ const frameErrorCloseDelay = 3 * time.Second
 // dropAfter closes the socket d from now, instead of after the close
 // timeout.
 func (c *serverConn) dropAfter(d time.Duration) {
-	nc := c.nc
 	c.mu.Lock()
 	if c.closeTimer != nil {
 		c.closeTimer.Stop()
 	}
-	c.closeTimer = time.AfterFunc(d, func() { nc.Close() })
+	c.closeTimer = time.AfterFunc(d, c.closeTransport)
 	c.mu.Unlock()
 }
 
@@ -295,7 +309,7 @@ func (c *serverConn) connError(err *protocol.Error) {
 	c.mu.Unlock()
 	if sc == nil || !sc.CloseWithError(err) {
 		if !c.closing.Load() {
-			c.nc.Close()
+			c.closeTransport()
 		}
 	}
 }
@@ -404,11 +418,18 @@ func (c *serverConn) channelFrame(cs *chanState, f Frame) {
 			return
 		}
 		cs.props, cs.size, cs.got, cs.body = h.Properties, h.BodySize, 0, cs.body[:0]
+		// Like rabbit_reader, stop reading after a publish's header while
+		// an alarm is raised: an empty body completes it first.
+		_, publish := cs.pending.(*BasicPublish)
+		blocked := publish && c.sc.BlockOnPublish()
 		if cs.size == 0 {
 			c.contentDone(cs)
-			return
+		} else {
+			cs.expect = expectBody
 		}
-		cs.expect = expectBody
+		if blocked {
+			c.waitUnblocked()
+		}
 	case expectBody:
 		if f.Type != FrameBody {
 			c.connError(protocol.Errorf(protocol.UnexpectedFrame, cs.pending.ID(), "expected content body, got non content body frame instead"))
@@ -424,6 +445,26 @@ func (c *serverConn) channelFrame(cs *chanState, f Frame) {
 			c.contentDone(cs)
 		}
 	}
+}
+
+// waitUnblocked holds the reader while an alarm blocks the connection
+// (sim.Broker.SetAlarm), as RabbitMQ's reader stops reading a blocked
+// connection's socket and pauses its heartbeat monitor; it returns when
+// the alarms clear, the broker closes the connection, or the server
+// closes the transport.
+func (c *serverConn) waitUnblocked() {
+	c.paused.Store(true)
+	defer c.paused.Store(false)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-c.gone:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	_ = c.s.Broker.WaitFor(ctx, func(*sim.Broker) bool { return !c.sc.Blocked() })
 }
 
 // contentDone applies a content method whose body is complete.

@@ -80,6 +80,7 @@ func (c *serverConn) handshake() bool {
 	caps, _ := startOk.ClientProperties["capabilities"].(protocol.Table)
 	c.authClose = caps["authentication_failure_close"] == true
 	cancelNotify := caps["consumer_cancel_notify"] == true
+	blockedNotify := caps["connection.blocked"] == true
 	name, _ := startOk.ClientProperties["connection_name"].(string)
 	user, pass, ok := c.credentials(startOk)
 	if !ok {
@@ -136,11 +137,12 @@ func (c *serverConn) handshake() bool {
 	}
 	sc, err := c.s.Broker.Dial(sim.ConnectOptions{
 		Name: name, Vhost: open.VirtualHost, User: user,
-		NoCancelNotify: !cancelNotify,
-		ChannelMax:     channelMax,
-		Notify:         c.signal,
-		AwaitCloseOk:   true,
-		Batched:        true,
+		NoCancelNotify:  !cancelNotify,
+		NoBlockedNotify: !blockedNotify,
+		ChannelMax:      channelMax,
+		Notify:          c.signal,
+		AwaitCloseOk:    true,
+		Batched:         true,
 	})
 	if err != nil {
 		perr, ok := err.(*protocol.Error)

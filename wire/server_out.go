@@ -68,8 +68,7 @@ func (c *serverConn) drain() {
 		if p.Method == protocol.ConnectionClose {
 			c.closing.Store(true)
 			if c.closeTimer == nil {
-				nc := c.nc
-				c.closeTimer = time.AfterFunc(c.closeTimeout(), func() { nc.Close() })
+				c.closeTimer = time.AfterFunc(c.closeTimeout(), c.closeTransport)
 			}
 		}
 		c.out = append(c.out, outItem{kind: outPush, ch: p.Channel, push: *p})
@@ -125,6 +124,10 @@ func (c *serverConn) writePush(p *sim.Push) error {
 		return c.fw.WriteMethod(p.Channel, &ChannelClose{ReplyCode: uint16(e.Code), ReplyText: e.Text, ClassID: e.Method.Class, MethodID: e.Method.ID})
 	case protocol.ConnectionClose:
 		return c.fw.WriteMethod(0, closeMethod(p.Err))
+	case protocol.ConnectionBlocked:
+		return c.fw.WriteMethod(0, &ConnectionBlocked{Reason: p.ReplyText})
+	case protocol.ConnectionUnblock:
+		return c.fw.WriteMethod(0, &ConnectionUnblocked{})
 	}
 	return fmt.Errorf("wire: no frames for a push of %v", p.Method)
 }
@@ -169,7 +172,7 @@ func (c *serverConn) writeLoop() {
 			}
 			if err != nil {
 				if c.bw.Flush() != nil {
-					c.nc.Close() // the transport failed
+					c.closeTransport() // the transport failed
 					return
 				}
 				// An encoding error (a frame over frame-max, a table
@@ -185,7 +188,7 @@ func (c *serverConn) writeLoop() {
 		}
 		clear(batch)
 		if err := c.bw.Flush(); err != nil {
-			c.nc.Close()
+			c.closeTransport()
 			return
 		}
 		c.setWriting(false)
@@ -227,9 +230,8 @@ func (c *serverConn) setWriting(on bool) {
 // shutdown, so that NotifyClose listeners sometimes got a spurious
 // "501 EOF" for a clean client close; RabbitMQ never causes that.
 func (c *serverConn) closeLater() {
-	nc := c.nc
 	c.mu.Lock()
-	c.lingerTimer = time.AfterFunc(lingerTimeout, func() { nc.Close() })
+	c.lingerTimer = time.AfterFunc(lingerTimeout, c.closeTransport)
 	c.mu.Unlock()
 }
 
@@ -258,13 +260,13 @@ func (c *serverConn) heartbeatLoop(received uint64) {
 				lastSent = s
 			}
 		case <-recv.C:
-			if r := c.recvBytes.Load(); r != lastRecv {
+			if r := c.recvBytes.Load(); r != lastRecv || c.paused.Load() {
 				lastRecv, silent = r, 0
 				continue
 			}
 			if silent++; silent >= 2 {
 				c.s.logf("wire: %s: missed heartbeats from client, timeout: %ds", c.displayName(), int(c.heartbeat/time.Second))
-				c.nc.Close()
+				c.closeTransport()
 				return
 			}
 		}

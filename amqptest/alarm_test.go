@@ -1,0 +1,122 @@
+package amqptest_test
+
+import (
+	"testing"
+	"testing/synctest"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/amqpsim/amqpsim/amqptest"
+	"github.com/amqpsim/amqpsim/sim"
+)
+
+// TestAlarmBlocksPublishers follows what RabbitMQ 3.10.8 did with
+// "rabbitmqctl set_vm_memory_high_watermark 0.0000001" and
+// "set_disk_free_limit 1000000GB" (measured with amqp091-go): nobody
+// hears of the alarm until they publish; a publisher is then told
+// connection.blocked with the reason and its publish (with a body) and
+// every later frame wait; an empty-body publish goes through; consumers go
+// on; the second alarm and clearing one of two change nothing; clearing
+// the last unblocks everyone blocked and the held frames are applied.
+func TestAlarmBlocksPublishers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := amqptest.NewServer(t)
+		b := srv.Broker()
+		type client struct {
+			conn    *amqp.Connection
+			ch      *amqp.Channel
+			blocked chan amqp.Blocking
+		}
+		dial := func() client {
+			conn, err := amqp.DialConfig(srv.URL(), amqp.Config{Dial: srv.Dial})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { conn.Close() })
+			ch, err := conn.Channel()
+			if err != nil {
+				t.Fatal(err)
+			}
+			return client{conn, ch, conn.NotifyBlocked(make(chan amqp.Blocking, 4))}
+		}
+		noBlocking := func(name string, c client) {
+			t.Helper()
+			select {
+			case bl := <-c.blocked:
+				t.Errorf("%s got %+v", name, bl)
+			default:
+			}
+		}
+		pub, con := dial(), dial()
+		con.ch.QueueDeclare("jobs", false, false, false, false, nil)
+		ds, _ := con.ch.Consume("jobs", "", true, false, false, false, nil)
+
+		b.SetAlarm(sim.AlarmMemory, true)
+		synctest.Wait()
+		noBlocking("publisher before publishing", pub)
+		noBlocking("consumer", con)
+
+		pub.ch.Publish("", "jobs", false, false, amqp.Publishing{Body: []byte("during")})
+		synctest.Wait()
+		if bl := <-pub.blocked; !bl.Active || bl.Reason != "low on memory" {
+			t.Errorf("publisher got %+v, want blocked, low on memory", bl)
+		}
+		if st, _ := b.QueueStats("/", "jobs"); st.Ready+st.Unacked != 0 || len(ds) != 0 {
+			t.Errorf("the held publish arrived: %+v", st)
+		}
+		declared := make(chan error, 1)
+		go func() {
+			_, err := pub.ch.QueueDeclarePassive("jobs", false, false, false, false, nil)
+			declared <- err
+		}()
+		time.Sleep(time.Minute) // heartbeats do not end a blocked connection
+		synctest.Wait()
+		if len(declared) != 0 {
+			t.Error("a blocked connection's next method was applied")
+		}
+
+		empty := dial()
+		empty.ch.Publish("", "jobs", false, false, amqp.Publishing{})
+		synctest.Wait()
+		if d := <-ds; len(d.Body) != 0 {
+			t.Errorf("consumer got %q, want the empty publish", d.Body)
+		}
+		if bl := <-empty.blocked; bl.Reason != "low on memory" {
+			t.Errorf("empty publisher got %+v", bl)
+		}
+
+		b.SetAlarm(sim.AlarmDisk, true)
+		p2 := dial()
+		p2.ch.Publish("", "jobs", false, false, amqp.Publishing{Body: []byte("p2")})
+		synctest.Wait()
+		if bl := <-p2.blocked; bl.Reason != "low on disk & memory" {
+			t.Errorf("second publisher got %+v", bl)
+		}
+		b.SetAlarm(sim.AlarmMemory, false)
+		synctest.Wait()
+		noBlocking("publisher with one alarm left", pub)
+		if !b.Connections()[0].Blocked() {
+			t.Error("unblocked with the disk alarm still raised")
+		}
+
+		b.SetAlarm(sim.AlarmDisk, false)
+		synctest.Wait()
+		for name, c := range map[string]client{"publisher": pub, "empty publisher": empty, "second publisher": p2} {
+			if bl := <-c.blocked; bl.Active {
+				t.Errorf("%s got %+v, want unblocked", name, bl)
+			}
+		}
+		noBlocking("consumer", con)
+		if err := <-declared; err != nil {
+			t.Errorf("held passive declare: %v", err)
+		}
+		got := map[string]bool{}
+		for range 2 {
+			got[string((<-ds).Body)] = true
+		}
+		if !got["during"] || !got["p2"] {
+			t.Errorf("after the alarm the consumer got %v", got)
+		}
+	})
+}

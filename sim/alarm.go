@@ -1,0 +1,112 @@
+package sim
+
+import (
+	"strings"
+
+	"github.com/amqpsim/amqpsim/protocol"
+)
+
+// Alarm is a RabbitMQ node's resource alarm.
+type Alarm uint8
+
+const (
+	// AlarmDisk: free disk space below disk_free_limit ("rabbitmqctl
+	// set_disk_free_limit" raises it on a real node).
+	AlarmDisk Alarm = 1 << iota
+	// AlarmMemory: memory use above vm_memory_high_watermark
+	// ("rabbitmqctl set_vm_memory_high_watermark").
+	AlarmMemory
+)
+
+// reason is connection.blocked's reason for the raised alarms, as
+// RabbitMQ 3.10.8 words it (measured): "low on disk", "low on memory",
+// "low on disk & memory".
+func (a Alarm) reason() string {
+	var names []string
+	if a&AlarmDisk != 0 {
+		names = append(names, "disk")
+	}
+	if a&AlarmMemory != 0 {
+		names = append(names, "memory")
+	}
+	return "low on " + strings.Join(names, " & ")
+}
+
+// SetAlarm raises (on) or clears a resource alarm. While any alarm is
+// raised, RabbitMQ blocks each connection the moment it publishes: the
+// node stops reading its socket after the publish's content header (so a
+// publish with a body waits for the alarm to clear, one with an empty
+// body goes through), and tells clients that announced the
+// connection.blocked capability with connection.blocked and the reason.
+// Connections that only consume are not blocked, and nothing is sent to
+// anyone when the alarm is raised. When the last alarm clears, every
+// blocked connection is unblocked (connection.unblocked to those told)
+// and its held frames are read. Measured on RabbitMQ 3.10.8.
+//
+// The blocking is the shell's (the wire server asks BlockOnPublish and
+// stops reading); publishes through the in-process API are not held.
+func (b *Broker) SetAlarm(a Alarm, on bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	was := b.alarms
+	if on {
+		b.alarms |= a
+	} else {
+		b.alarms &^= a
+	}
+	b.alarmRaised.Store(b.alarms != 0)
+	if was == 0 || b.alarms != 0 {
+		return
+	}
+	for _, c := range b.conns {
+		if !c.blocked {
+			continue
+		}
+		c.blocked = false
+		b.record(connEvent(EventUnblocked, c, 0))
+		if !c.opts.NoBlockedNotify {
+			c.push(Push{Method: protocol.ConnectionUnblock})
+		}
+	}
+}
+
+// Alarms returns the raised alarms.
+func (b *Broker) Alarms() Alarm {
+	b.mu.Lock()
+	defer b.mu.unlockView()
+	return b.alarms
+}
+
+// BlockOnPublish is called by a shell when a basic.publish's content
+// header has arrived: it reports whether the connection is now blocked by
+// an alarm, in which case the shell reads nothing more from the client
+// until Blocked reports false (or the connection closes). The first
+// block of an alarm pushes connection.blocked to clients that announced
+// the capability.
+func (c *Connection) BlockOnPublish() bool {
+	if !c.b.alarmRaised.Load() { // the publish path without an alarm takes no lock
+		return false
+	}
+	c.b.mu.Lock()
+	defer c.b.mu.Unlock()
+	if c.b.alarms == 0 || c.closed != nil {
+		return false
+	}
+	if !c.blocked {
+		c.blocked = true
+		e := connEvent(EventBlocked, c, 0)
+		e.Reason = c.b.alarms.reason()
+		c.b.record(e)
+		if !c.opts.NoBlockedNotify {
+			c.push(Push{Method: protocol.ConnectionBlocked, ReplyText: e.Reason})
+		}
+	}
+	return true
+}
+
+// Blocked reports whether an alarm blocks the connection's publishes.
+func (c *Connection) Blocked() bool {
+	c.b.mu.Lock()
+	defer c.b.mu.unlockView()
+	return c.blocked && c.closed == nil
+}

@@ -288,17 +288,39 @@ func (s *Server) Connections() []*sim.Connection { return s.broker.Connections()
 // text become channel.close (or connection.close, for a hard error code).
 // The text gets RabbitMQ's "NAME - " prefix.
 func (s *Server) CloseChannel(connName string, id uint16, code int, text string) error {
+	ch, err := s.channel(connName, id)
+	if err != nil {
+		return err
+	}
+	ch.CloseWithError(protocol.Errorf(code, protocol.Method{}, "%s", text))
+	return nil
+}
+
+// ForceConsumerTimeout closes channel id of the named connection now as
+// RabbitMQ's consumer timeout does (406 PRECONDITION_FAILED - delivery
+// acknowledgement on channel N timed out...), its deliveries requeued
+// (sim.Channel.ForceConsumerTimeout). The channel must hold an unacked
+// delivery.
+func (s *Server) ForceConsumerTimeout(connName string, id uint16) error {
+	ch, err := s.channel(connName, id)
+	if err != nil {
+		return err
+	}
+	return ch.ForceConsumerTimeout()
+}
+
+// channel finds open channel id of the connection named connName.
+func (s *Server) channel(connName string, id uint16) (*sim.Channel, error) {
 	for _, c := range s.broker.Connections() {
 		if c.Name() != connName {
 			continue
 		}
 		for _, ch := range c.Channels() {
 			if ch.ID() == id {
-				ch.CloseWithError(protocol.Errorf(code, protocol.Method{}, "%s", text))
-				return nil
+				return ch, nil
 			}
 		}
-		return fmt.Errorf("amqptest: connection %q has no open channel %d", connName, id)
+		return nil, fmt.Errorf("amqptest: connection %q has no open channel %d", connName, id)
 	}
-	return fmt.Errorf("amqptest: no open connection %q", connName)
+	return nil, fmt.Errorf("amqptest: no open connection %q", connName)
 }

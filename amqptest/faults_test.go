@@ -212,3 +212,61 @@ func TestCloseWithStalledConnection(t *testing.T) {
 		}
 	})
 }
+
+// TestForceConsumerTimeout: the forced timeout reaches amqp091-go as the
+// real one does (the text of TestConsumerTimeoutThroughClient), the
+// delivery is requeued, and a channel holding nothing refuses it.
+func TestForceConsumerTimeout(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := amqptest.NewServer(t)
+		conn := named(t, srv, "worker", "")
+		ch := channel(t, conn)
+		closed := ch.NotifyClose(make(chan *amqp.Error, 1))
+		ch.QueueDeclare("jobs", false, false, false, false, nil)
+		if err := srv.ForceConsumerTimeout("worker", 1); err == nil {
+			t.Error("timed out a channel with nothing unacked")
+		}
+		srv.Broker().Publish("/", "", "jobs", sim.Message{Body: []byte("slow")})
+		if _, ok, err := ch.Get("jobs", false); !ok || err != nil {
+			t.Fatalf("get: %v %v", ok, err)
+		}
+		if err := srv.ForceConsumerTimeout("worker", 1); err != nil {
+			t.Fatal(err)
+		}
+		e := <-closed
+		want := "PRECONDITION_FAILED - delivery acknowledgement on channel 1 timed out. Timeout value used: 1800000 ms. This timeout value can be configured, see consumers doc guide to learn more"
+		if e == nil || e.Code != 406 || e.Reason != want {
+			t.Errorf("closed with %v", e)
+		}
+		srv.WaitQueue(t, "jobs", func(s sim.QueueStats) bool { return s.Ready == 1 && s.Unacked == 0 })
+		if err := srv.ForceConsumerTimeout("worker", 1); err == nil {
+			t.Error("timed out a closed channel")
+		}
+	})
+}
+
+// TestNackPublishes: the next n confirmed publishes reach amqp091-go as
+// nacks and are not routed; the ones after are acked.
+func TestNackPublishes(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := amqptest.NewServer(t)
+		ch := channel(t, named(t, srv, "publisher", ""))
+		ch.QueueDeclare("jobs", false, false, false, false, nil)
+		if err := ch.Confirm(false); err != nil {
+			t.Fatal(err)
+		}
+		srv.Broker().NackPublishes(2)
+		var acked []bool
+		for i := range 3 {
+			c, err := ch.PublishWithDeferredConfirm("", "jobs", false, false, amqp.Publishing{Body: []byte{byte('a' + i)}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			acked = append(acked, c.Wait())
+		}
+		if acked[0] || acked[1] || !acked[2] {
+			t.Errorf("acked %v, want [false false true]", acked)
+		}
+		srv.CheckQueue(t, "jobs", "c")
+	})
+}

@@ -142,10 +142,32 @@ func (ch *Channel) Publish(exchangeName, key string, o PublishOptions, m Message
 			ch.tx.hold(ch.b, ch.conn.vhost, x, exchangeName, key, o, m, ttl, hasTTL)
 			return nil
 		}
+		if ch.confirming && ch.b.nackNext > 0 {
+			ch.b.nackNext--
+			if ch.b.tracing() {
+				e := connEvent(EventPublishRejected, ch.conn, ch.id)
+				e.Exchange, e.RoutingKey, e.Body, e.Reason = exchangeName, key, m.Body, "nack injected"
+				ch.b.record(e)
+			}
+			ch.published(exchangeName, key, PublishOptions{}, m, 0, true)
+			return nil
+		}
 		routed, rejected := ch.b.publish(ch.conn.vhost, x, key, m, ttl, hasTTL)
 		ch.published(exchangeName, key, o, m, routed, rejected)
 		return nil
 	})
+}
+
+// NackPublishes makes the broker refuse the next n publishes made in
+// confirm mode (outside transactions), on any channel: each is dropped
+// before routing and confirmed with basic.nack, as RabbitMQ nacks a
+// message its queue could not take. A fault for testing a publisher's
+// handling of nacks; the trace shows each as an EventPublishRejected with
+// Reason "nack injected". A later call replaces the count.
+func (b *Broker) NackPublishes(n int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.nackNext = max(n, 0)
 }
 
 // published sends what a routed publish owes its publisher: basic.return

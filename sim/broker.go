@@ -63,6 +63,7 @@ type Broker struct {
 	conns       []*Connection // open connections in connect order
 	alarms      Alarm         // raised resource alarms (alarm.go)
 	alarmRaised atomic.Bool   // alarms != 0, read without the lock
+	nackNext    int           // publishes still to nack (NackPublishes)
 	nextConnID  uint64
 	// nextQueueID numbers queues in creation order.
 	nextQueueID uint64

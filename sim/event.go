@@ -45,7 +45,8 @@ const (
 	// queue Target, which would close a cycle; the copy is dropped.
 	EventDeadLetterCycle
 	// EventPublishRejected: Queue refused a message (x-overflow
-	// reject-publish).
+	// reject-publish), or Broker.NackPublishes did (no Queue, Reason
+	// "nack injected").
 	EventPublishRejected
 	// EventDiscarded: Queue discarded a message it could not deliver at
 	// once (x-message-ttl 0, no dead-letter exchange).

@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"fmt"
+
 	"github.com/amqpsim/amqpsim/protocol"
 )
 
@@ -50,10 +52,35 @@ func (ch *Channel) onTick() {
 	// idle channels), the close came 24.002-24.158 s after the delivery,
 	// never 36 s. With the strict test the simulator closed at T+tick.
 	if d := ch.core.Oldest(); d != nil && !d.At.After(b.now.Add(-timeout)) {
-		ch.fail(protocol.Errorf(protocol.PreconditionFailed, protocol.Method{},
-			"delivery acknowledgement on channel %d timed out. Timeout value used: %d ms. This timeout value can be configured, see consumers doc guide to learn more",
-			ch.id, timeout.Milliseconds()))
+		ch.fail(ch.consumerTimeoutError())
 		return
 	}
 	ch.syncTick()
+}
+
+// consumerTimeoutError is RabbitMQ's close of a channel whose oldest
+// unacked delivery timed out.
+func (ch *Channel) consumerTimeoutError() *Error {
+	return protocol.Errorf(protocol.PreconditionFailed, protocol.Method{},
+		"delivery acknowledgement on channel %d timed out. Timeout value used: %d ms. This timeout value can be configured, see consumers doc guide to learn more",
+		ch.id, max(ch.b.cfg.ConsumerTimeout, 0).Milliseconds())
+}
+
+// ForceConsumerTimeout closes the channel now as the consumer timeout
+// does (406, its deliveries requeued), without waiting for its oldest
+// unacked delivery to grow old: a fault for testing a consumer's handling
+// of it. It fails if the channel is closed or holds no unacked delivery,
+// as RabbitMQ's timeout then never fires.
+func (ch *Channel) ForceConsumerTimeout() error {
+	ch.b.mu.Lock()
+	defer ch.b.mu.Unlock()
+	if ch.closed != nil {
+		return ch.closed
+	}
+	if ch.core.Unacked() == 0 {
+		return fmt.Errorf("sim: channel %d holds no unacked delivery to time out", ch.id)
+	}
+	ch.fail(ch.consumerTimeoutError())
+	ch.b.flush()
+	return nil
 }

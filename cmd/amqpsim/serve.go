@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -223,6 +224,45 @@ func apiHandler(b *sim.Broker, manual bool) http.Handler {
 			return
 		}
 		writeJSON(w, http.StatusOK, map[string]string{"now": b.Now().Format(time.RFC3339Nano)})
+	})
+	// Faults, for clients in any language (amqptest has the same for Go).
+	mux.HandleFunc("POST /api/sim/restart", func(w http.ResponseWriter, r *http.Request) {
+		b.Restart()
+		writeJSON(w, http.StatusOK, map[string]string{"restarted": "true"})
+	})
+	mux.HandleFunc("POST /api/sim/close-connections", func(w http.ResponseWriter, r *http.Request) {
+		reason := r.URL.Query().Get("reason")
+		if reason == "" {
+			reason = "Closed via management plugin"
+		}
+		n := 0
+		for _, c := range b.Connections() {
+			if c.CloseWithError(sim.Forced(reason)) {
+				n++
+			}
+		}
+		writeJSON(w, http.StatusOK, map[string]int{"closed": n})
+	})
+	mux.HandleFunc("POST /api/sim/alarm", func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		alarms := map[string]sim.Alarm{"memory": sim.AlarmMemory, "disk": sim.AlarmDisk}
+		a, okA := alarms[q.Get("resource")]
+		on, err := strconv.ParseBool(q.Get("on"))
+		if !okA || err != nil {
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "want resource=memory or disk and on=true or false"})
+			return
+		}
+		b.SetAlarm(a, on)
+		writeJSON(w, http.StatusOK, map[string]bool{"memory": b.Alarms()&sim.AlarmMemory != 0, "disk": b.Alarms()&sim.AlarmDisk != 0})
+	})
+	mux.HandleFunc("POST /api/sim/nack-publishes", func(w http.ResponseWriter, r *http.Request) {
+		n, err := strconv.Atoi(r.URL.Query().Get("n"))
+		if err != nil || n < 0 {
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "n must be a non-negative integer"})
+			return
+		}
+		b.NackPublishes(n)
+		writeJSON(w, http.StatusOK, map[string]int{"nack": n})
 	})
 	return mux
 }

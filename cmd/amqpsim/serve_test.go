@@ -203,3 +203,67 @@ conn.close()
 		t.Errorf("pika printed %q, want %q", got, want)
 	}
 }
+
+// TestServeFaults drives the fault endpoints with amqp091-go over TCP:
+// an alarm blocks a publisher until cleared, injected nacks reach its
+// confirms, and forced closes and a restart close it with 320.
+func TestServeFaults(t *testing.T) {
+	amqpURL, api := startServe(t, "--addr", "127.0.0.1:0", "--http", "127.0.0.1:0")
+	dial := func() (*amqp.Connection, *amqp.Channel) {
+		conn, err := amqp.Dial(amqpURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { conn.Close() })
+		ch, err := conn.Channel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return conn, ch
+	}
+	conn, ch := dial()
+	blocked := conn.NotifyBlocked(make(chan amqp.Blocking, 2))
+	ch.QueueDeclare("jobs", false, false, false, false, nil)
+	if err := ch.Confirm(false); err != nil {
+		t.Fatal(err)
+	}
+
+	if code := getJSON(t, "POST", api+"/api/sim/alarm?resource=memory&on=true", nil); code != 200 {
+		t.Fatalf("alarm: status %d", code)
+	}
+	c, _ := ch.PublishWithDeferredConfirm("", "jobs", false, false, amqp.Publishing{Body: []byte("held")})
+	if bl := <-blocked; !bl.Active || bl.Reason != "low on memory" {
+		t.Errorf("got %+v", bl)
+	}
+	getJSON(t, "POST", api+"/api/sim/alarm?resource=memory&on=false", nil)
+	if bl := <-blocked; bl.Active {
+		t.Errorf("got %+v, want unblocked", bl)
+	}
+	if !c.Wait() {
+		t.Error("the held publish was nacked")
+	}
+
+	getJSON(t, "POST", api+"/api/sim/nack-publishes?n=1", nil)
+	c, _ = ch.PublishWithDeferredConfirm("", "jobs", false, false, amqp.Publishing{Body: []byte("refused")})
+	if c.Wait() {
+		t.Error("an injected nack was acked")
+	}
+
+	closed := conn.NotifyClose(make(chan *amqp.Error, 1))
+	getJSON(t, "POST", api+"/api/sim/close-connections?reason=maintenance", nil)
+	if e := <-closed; e == nil || e.Code != 320 || e.Reason != "CONNECTION_FORCED - maintenance" {
+		t.Errorf("close %v", e)
+	}
+	conn, _ = dial()
+	closed = conn.NotifyClose(make(chan *amqp.Error, 1))
+	getJSON(t, "POST", api+"/api/sim/restart", nil)
+	if e := <-closed; e == nil || e.Code != 320 || !strings.Contains(e.Reason, "'shutdown'") {
+		t.Errorf("restart close %v", e)
+	}
+
+	for _, bad := range []string{"/api/sim/alarm?resource=cpu&on=true", "/api/sim/alarm?resource=disk&on=maybe", "/api/sim/nack-publishes?n=-1"} {
+		if code := getJSON(t, "POST", api+bad, nil); code != 400 {
+			t.Errorf("%s: status %d, want 400", bad, code)
+		}
+	}
+}

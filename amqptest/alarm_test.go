@@ -120,3 +120,41 @@ func TestAlarmBlocksPublishers(t *testing.T) {
 		}
 	})
 }
+
+// TestAlarmConfirmsWhatWentThrough: an empty-body publish goes through an
+// alarm and is confirmed while the publish after it is held.
+func TestAlarmConfirmsWhatWentThrough(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := amqptest.NewServer(t)
+		conn, err := amqp.DialConfig(srv.URL(), amqp.Config{Dial: srv.Dial})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		ch, _ := conn.Channel()
+		ch.QueueDeclare("jobs", false, false, false, false, nil)
+		ch.Confirm(false)
+		srv.Broker().SetAlarm(sim.AlarmMemory, true)
+		first, _ := ch.PublishWithDeferredConfirm("", "jobs", false, false, amqp.Publishing{})
+		second, _ := ch.PublishWithDeferredConfirm("", "jobs", false, false, amqp.Publishing{Body: []byte("held")})
+		synctest.Wait()
+		select {
+		case <-first.Done():
+			if !first.Acked() {
+				t.Error("the empty publish was nacked")
+			}
+		default:
+			t.Error("the empty publish is not confirmed while the next one is held")
+		}
+		select {
+		case <-second.Done():
+			t.Error("the held publish was confirmed during the alarm")
+		default:
+		}
+		srv.Broker().SetAlarm(sim.AlarmMemory, false)
+		if !second.Wait() {
+			t.Error("the held publish was nacked")
+		}
+		srv.CheckQueue(t, "jobs", "", "held")
+	})
+}

@@ -453,6 +453,9 @@ func (c *serverConn) channelFrame(cs *chanState, f Frame) {
 // the alarms clear, the broker closes the connection, or the server
 // closes the transport.
 func (c *serverConn) waitUnblocked() {
+	// What the frames read so far owe the client (their confirms) goes
+	// out now: RabbitMQ's channels run on while its reader is blocked.
+	c.call(func() (outItem, bool) { c.sc.Idle(); return outItem{}, false })
 	c.paused.Store(true)
 	defer c.paused.Store(false)
 	ctx, cancel := context.WithCancel(context.Background())

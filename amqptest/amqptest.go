@@ -58,7 +58,16 @@
 //   - StallConnection: no bytes either way until released (heartbeats, if
 //     any, then end the connection on both sides);
 //   - CloseClientConnections: "rabbitmqctl close_connection" (320);
-//   - CloseChannel: one channel closed with an error of the test's choosing.
+//   - CloseChannel: one channel closed with an error of the test's choosing;
+//   - ForceConsumerTimeout: the consumer timeout's 406, now;
+//   - Broker().SetAlarm: a memory or disk alarm; publishers get
+//     connection.blocked and their frames wait until it clears;
+//   - Broker().NackPublishes: the next publishes in confirm mode nacked.
+//
+// For property tests, Schedules draws fault schedules with rapid and
+// RunSchedule injects them at points of the delivery stream (see the
+// examples/worker package). CheckQueue, CheckCounts and CheckMessages
+// assert the broker's state with a diff.
 //
 // The broker's own errors (406 PRECONDITION_FAILED for an unknown delivery
 // tag, ...) reach the client exactly as RabbitMQ 3.10 sends them.

@@ -10,6 +10,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/amqpsim/amqpsim/amqptest"
+	"github.com/amqpsim/amqpsim/sim"
 )
 
 // A broker restart as the client sees it: RabbitMQ's shutdown close, dials
@@ -52,4 +53,37 @@ func ExampleServer_Restart() {
 	// 320 CONNECTION_FORCED - broker forced connection closure with reason 'shutdown'
 	// refused: true
 	// messages after the restart: 1
+}
+
+// A memory alarm as a publisher sees it: connection.blocked when it
+// publishes, the message held until the alarm clears.
+func ExampleServer_alarm() {
+	srv, err := amqptest.Start()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+	conn, err := amqp.DialConfig(srv.URL(), amqp.Config{Dial: srv.Dial})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer conn.Close()
+	blocked := conn.NotifyBlocked(make(chan amqp.Blocking, 2))
+	ch, _ := conn.Channel()
+	ch.QueueDeclare("orders", false, false, false, false, nil)
+
+	srv.Broker().SetAlarm(sim.AlarmMemory, true)
+	ch.Publish("", "orders", false, false, amqp.Publishing{Body: []byte("held")})
+	b := <-blocked
+	fmt.Println(b.Active, b.Reason)
+	st, _ := srv.Broker().QueueStats("/", "orders")
+	fmt.Println("queued during the alarm:", st.Ready)
+
+	srv.Broker().SetAlarm(sim.AlarmMemory, false)
+	b = <-blocked
+	fmt.Println(b.Active)
+	// Output:
+	// true low on memory
+	// queued during the alarm: 0
+	// false
 }

@@ -22,6 +22,9 @@ const (
 	// SharedPrefetch: several manual-ack consumers on one channel with a
 	// per-consumer prefetch; the channel holds prefetch × consumers.
 	SharedPrefetch Rule = "shared-prefetch"
+	// QueuesShareChannel: manual-ack consumers of several queues on one
+	// channel.
+	QueuesShareChannel Rule = "queues-share-channel"
 	// GlobalLimitCleared: a basic.qos with global=false removed the
 	// channel-wide limit an earlier one set.
 	GlobalLimitCleared Rule = "global-limit-cleared"
@@ -135,6 +138,7 @@ var rules = []rule{
 	{ConsumeBeforeQos, consumeBeforeQos},
 	{UnlimitedPrefetch, unlimitedPrefetch},
 	{SharedPrefetch, sharedPrefetch},
+	{QueuesShareChannel, queuesShareChannel},
 	{GlobalLimitCleared, globalLimitCleared},
 	{GetPolling, getPolling},
 	{UnackedAtEnd, unackedAtEnd},
@@ -198,6 +202,26 @@ func sharedPrefetch(st *state, _ Options) []Finding {
 		}
 		out = append(out, Finding{Rule: SharedPrefetch, Conn: ch.conn, Channel: ch.id, Events: events,
 			Message: fmt.Sprintf("%d manual-ack consumers share the channel with per-consumer prefetch: the channel may hold %d unacked deliveries, not %d", len(ack), total, ack[0].prefetch)})
+	}
+	return out
+}
+
+func queuesShareChannel(st *state, _ Options) []Finding {
+	var out []Finding
+	for _, ch := range st.chans {
+		var queues []string
+		var events []int
+		for _, c := range ch.consumers {
+			if !c.noAck && !c.reply && !slices.Contains(queues, c.queue) {
+				queues = append(queues, c.queue)
+				events = append(events, c.at)
+			}
+		}
+		if len(queues) < 2 {
+			continue
+		}
+		out = append(out, Finding{Rule: QueuesShareChannel, Conn: ch.conn, Channel: ch.id, Events: events,
+			Message: fmt.Sprintf("consumers of %d queues (%s) share one channel: an error on any of them closes the channel and requeues every queue's deliveries, and a channel-wide prefetch lets one queue's backlog fill the window the others need", len(queues), strings.Join(queues, ", "))})
 	}
 	return out
 }

@@ -109,6 +109,25 @@ func TestLintSharedPrefetch(t *testing.T) {
 	want(t, apart.rules())
 }
 
+func TestLintQueuesShareChannel(t *testing.T) {
+	r := newRun(t, nil)
+	r.ch.QueueDeclare("q2", sim.QueueOptions{})
+	r.ch.Qos(10, 0, true)
+	r.ch.Consume("q", sim.ConsumeOptions{Tag: "a"})
+	r.ch.Consume("q2", sim.ConsumeOptions{Tag: "b"})
+	want(t, r.rules(), check.QueuesShareChannel)
+	// One queue per channel, or a second consumer of the same queue, is not it.
+	apart := newRun(t, nil)
+	apart.ch.QueueDeclare("q2", sim.QueueOptions{})
+	ch2, _ := apart.c.Channel()
+	for i, ch := range []*sim.Channel{apart.ch, ch2} {
+		ch.Qos(10, 0, true)
+		ch.Consume([]string{"q", "q2"}[i], sim.ConsumeOptions{Tag: fmt.Sprint("c", i)})
+		ch.Consume([]string{"q", "q2"}[i], sim.ConsumeOptions{Tag: fmt.Sprint("d", i)})
+	}
+	want(t, apart.rules())
+}
+
 func TestLintGlobalLimitCleared(t *testing.T) {
 	r := newRun(t, nil)
 	r.ch.Qos(50, 0, true)

@@ -96,6 +96,15 @@ func TestLintOnTheLibrary(t *testing.T) {
 				if ev.Kind != sim.EventCall || ev.NoAck {
 					t.Errorf("%s: %s cites %v, not an ack-mode basic.consume", s.Name, f.Rule, ev)
 				}
+			case check.QueuesShareChannel:
+				queues := map[string]bool{}
+				for _, i := range f.Events {
+					e := res.Trace[i]
+					if e.Kind != sim.EventCall || e.NoAck || e.Channel != f.Channel || queues[e.Queue] {
+						t.Errorf("%s: %s cites %v", s.Name, f.Rule, e)
+					}
+					queues[e.Queue] = true
+				}
 			case check.NearConsumerTimeout:
 				if ev.Kind != sim.EventPush {
 					t.Errorf("%s: %s cites %v, not a delivery", s.Name, f.Rule, ev)
@@ -108,7 +117,7 @@ func TestLintOnTheLibrary(t *testing.T) {
 		}
 	}
 	var lines []string
-	for _, r := range []check.Rule{check.ConsumeBeforeQos, check.UnlimitedPrefetch, check.SharedPrefetch, check.GlobalLimitCleared,
+	for _, r := range []check.Rule{check.ConsumeBeforeQos, check.UnlimitedPrefetch, check.SharedPrefetch, check.QueuesShareChannel, check.GlobalLimitCleared,
 		check.GetPolling, check.UnackedAtEnd, check.RedeliveryLoop, check.RejectWithoutDLX, check.CloseWithUnacked,
 		check.NearConsumerTimeout, check.PublishWithoutConfirms} {
 		lines = append(lines, fmt.Sprintf("%s: %d in %d files", r, counts[r], files[r]))

@@ -15,7 +15,8 @@ type Rule string
 // The lint rules.
 const (
 	// ConsumeBeforeQos: a consumer was created before basic.qos on its
-	// channel; it keeps the window it was created with.
+	// channel, or before a second one meant to replace the first; it
+	// keeps the window it was created with.
 	ConsumeBeforeQos Rule = "consume-before-qos"
 	// UnlimitedPrefetch: a manual-ack consumer has no prefetch limit.
 	UnlimitedPrefetch Rule = "unlimited-prefetch"

@@ -79,6 +79,13 @@ func TestLintConsumeBeforeQos(t *testing.T) {
 	fresh.ch.Qos(10, 0, false)
 	fresh.ch.Consume("q", sim.ConsumeOptions{Tag: "c"})
 	want(t, fresh.rules())
+	// A second basic.qos meant to replace the first leaves the consumer
+	// with the first's window.
+	second := newRun(t, nil)
+	second.ch.Qos(5, 0, false)
+	second.ch.Consume("q", sim.ConsumeOptions{Tag: "c"})
+	second.ch.Qos(10, 0, false)
+	want(t, second.rules(), check.ConsumeBeforeQos)
 }
 
 func TestLintUnlimitedPrefetch(t *testing.T) {

@@ -137,7 +137,7 @@ func TestCounterexampleScenario(t *testing.T) {
 	withRapidFlag(t, "rapid.checks", "100")
 	withRapidFlag(t, "rapid.nofailfile", "true")
 	withRapidFlag(t, "rapid.shrinktime", "10m") // shrinking ends by converging, never by the clock
-	withRapidFlag(t, "rapid.seed", "1") // quick to shrink; -rapid.seed=0 tries random ones
+	withRapidFlag(t, "rapid.seed", "1")         // quick to shrink; -rapid.seed=0 tries random ones
 	rec := &recordingTB{name: t.Name()}
 	dir := t.TempDir()
 	cx := newCounterexamples(rec, dir)

@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"encoding/base64"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -129,12 +130,7 @@ func (b *Broker) AddVhost(name string) {
 func (b *Broker) Vhosts() []string {
 	b.mu.Lock()
 	defer b.mu.unlockView()
-	var out []string
-	for n := range b.vhosts {
-		out = append(out, n)
-	}
-	slices.Sort(out)
-	return out
+	return slices.Sorted(maps.Keys(b.vhosts))
 }
 
 // Now returns the virtual time.

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"maps"
 	"slices"
 	"strings"
 
@@ -314,11 +315,7 @@ func (b *Broker) deleteQueue(q *brokerQueue) {
 // sortedExchanges returns a vhost's exchanges by name, for deterministic
 // iteration.
 func sortedExchanges(v *vhost) []*exchange {
-	names := make([]string, 0, len(v.exchanges))
-	for n := range v.exchanges {
-		names = append(names, n)
-	}
-	slices.Sort(names)
+	names := slices.Sorted(maps.Keys(v.exchanges))
 	out := make([]*exchange, len(names))
 	for i, n := range names {
 		out[i] = v.exchanges[n]

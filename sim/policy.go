@@ -3,6 +3,7 @@ package sim
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 
@@ -141,12 +142,7 @@ func (v *vhost) policyFor(name, kind string) Table {
 // applyPolicies makes the vhost's policies take effect on its queues and
 // exchanges, in name order; caller holds the lock.
 func (b *Broker) applyPolicies(v *vhost) {
-	names := make([]string, 0, len(v.queues))
-	for n := range v.queues {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(v.queues)) {
 		q := v.queues[n]
 		q.ApplyPolicy(v.policyFor(n, "queues"))
 		b.markDirty(q)

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"maps"
 	"slices"
 
 	"github.com/amqpsim/amqpsim/protocol"
@@ -38,14 +39,9 @@ func (b *Broker) Restart() {
 		c.fail(err)
 	}
 	b.flush()
-	for _, vname := range b.vhostNames() {
+	for _, vname := range slices.Sorted(maps.Keys(b.vhosts)) {
 		v := b.vhosts[vname]
-		names := make([]string, 0, len(v.queues))
-		for n := range v.queues {
-			names = append(names, n)
-		}
-		slices.Sort(names)
-		for _, n := range names {
+		for _, n := range slices.Sorted(maps.Keys(v.queues)) {
 			q := v.queues[n]
 			if !q.Options().Durable {
 				b.deleteQueue(q)
@@ -68,14 +64,4 @@ func (b *Broker) Restart() {
 		}
 	}
 	b.flush()
-}
-
-// vhostNames returns the vhosts' names, sorted; caller holds the lock.
-func (b *Broker) vhostNames() []string {
-	out := make([]string, 0, len(b.vhosts))
-	for n := range b.vhosts {
-		out = append(out, n)
-	}
-	slices.Sort(out)
-	return out
 }

@@ -245,19 +245,25 @@ func globalLimitCleared(st *state, _ Options) []Finding {
 	return out
 }
 
+// byQueue groups events by queue: the queues in the order first seen,
+// and each queue's event indices.
+func byQueue(events []at) (order []string, by map[string][]int) {
+	by = map[string][]int{}
+	for _, e := range events {
+		if _, seen := by[e.queue]; !seen {
+			order = append(order, e.queue)
+		}
+		by[e.queue] = append(by[e.queue], e.at)
+	}
+	return order, by
+}
+
 func getPolling(st *state, o Options) []Finding {
 	var out []Finding
 	for _, ch := range st.chans {
-		byQueue := map[string][]int{}
-		var order []string
-		for _, g := range ch.gets {
-			if _, seen := byQueue[g.queue]; !seen {
-				order = append(order, g.queue)
-			}
-			byQueue[g.queue] = append(byQueue[g.queue], g.at)
-		}
+		order, perQueue := byQueue(ch.gets)
 		for _, q := range order {
-			if ev := byQueue[q]; len(ev) >= o.GetPolls {
+			if ev := perQueue[q]; len(ev) >= o.GetPolls {
 				out = append(out, Finding{Rule: GetPolling, Conn: ch.conn, Channel: ch.id, Queue: q, Events: ev[:o.GetPolls],
 					Message: fmt.Sprintf("%d basic.get calls on one queue: polling is a round trip per message and no prefetch window applies; basic.consume lets the broker push", len(ev))})
 			}
@@ -296,17 +302,10 @@ func redeliveryLoop(st *state, o Options) []Finding {
 
 func rejectWithoutDLX(st *state, _ Options) []Finding {
 	var out []Finding
-	byQueue := map[string][]int{}
-	var order []string
-	for _, r := range st.rejected {
-		if _, seen := byQueue[r.queue]; !seen {
-			order = append(order, r.queue)
-		}
-		byQueue[r.queue] = append(byQueue[r.queue], r.at)
-	}
+	order, perQueue := byQueue(st.rejected)
 	for _, q := range order {
-		out = append(out, Finding{Rule: RejectWithoutDLX, Queue: q, Events: byQueue[q],
-			Message: fmt.Sprintf("%d messages rejected without requeue from a queue without a dead-letter exchange: RabbitMQ drops them silently", len(byQueue[q]))})
+		out = append(out, Finding{Rule: RejectWithoutDLX, Queue: q, Events: perQueue[q],
+			Message: fmt.Sprintf("%d messages rejected without requeue from a queue without a dead-letter exchange: RabbitMQ drops them silently", len(perQueue[q]))})
 	}
 	return out
 }

@@ -66,10 +66,10 @@ type serverConn struct {
 
 	done chan struct{}  // closed when the reader is finishing
 	wg   sync.WaitGroup // the writer and heartbeat goroutines
-	// gone is closed when the server closes the transport (closeTransport),
-	// which ends a blocked reader's wait (waitUnblocked).
-	gone     chan struct{}
-	goneOnce sync.Once
+	// gone is cancelled when the server closes the transport
+	// (closeTransport), which ends a blocked reader's wait (waitUnblocked).
+	gone       context.Context
+	cancelGone context.CancelFunc
 	// paused: the reader is blocked by an alarm; the heartbeat monitor
 	// does not count its silence.
 	paused atomic.Bool
@@ -77,7 +77,7 @@ type serverConn struct {
 
 // closeTransport closes the socket.
 func (c *serverConn) closeTransport() {
-	c.goneOnce.Do(func() { close(c.gone) })
+	c.cancelGone()
 	c.nc.Close()
 }
 
@@ -118,8 +118,8 @@ func newServerConn(s *Server, nc net.Conn) *serverConn {
 		chans:    map[uint16]*chanState{},
 		wake:     make(chan struct{}, 1),
 		done:     make(chan struct{}),
-		gone:     make(chan struct{}),
 	}
+	c.gone, c.cancelGone = context.WithCancel(context.Background())
 	c.br = bufio.NewReaderSize(batchReader{c}, 32<<10)
 	c.fw = NewFrameWriter(c.bw)
 	return c
@@ -458,16 +458,7 @@ func (c *serverConn) waitUnblocked() {
 	c.call(func() (outItem, bool) { c.sc.Idle(); return outItem{}, false })
 	c.paused.Store(true)
 	defer c.paused.Store(false)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() {
-		select {
-		case <-c.gone:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
-	_ = c.s.Broker.WaitFor(ctx, func(*sim.Broker) bool { return !c.sc.Blocked() })
+	_ = c.s.Broker.WaitFor(c.gone, func(*sim.Broker) bool { return !c.sc.Blocked() })
 }
 
 // contentDone applies a content method whose body is complete.

@@ -233,6 +233,8 @@ func apiHandler(b *sim.Broker, manual bool) http.Handler {
 	mux.HandleFunc("POST /api/sim/close-connections", func(w http.ResponseWriter, r *http.Request) {
 		reason := r.URL.Query().Get("reason")
 		if reason == "" {
+			// The management API's default (rabbit_mgmt_wm_connection's
+			// force_close_connection, without an X-Reason header).
 			reason = "Closed via management plugin"
 		}
 		n := 0

@@ -48,14 +48,15 @@ func (a Alarm) reason() string {
 func (b *Broker) SetAlarm(a Alarm, on bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	was := b.alarms
+	was := Alarm(b.alarms.Load())
+	now := was
 	if on {
-		b.alarms |= a
+		now |= a
 	} else {
-		b.alarms &^= a
+		now &^= a
 	}
-	b.alarmRaised.Store(b.alarms != 0)
-	if was == 0 || b.alarms != 0 {
+	b.alarms.Store(uint32(now))
+	if was == 0 || now != 0 {
 		return
 	}
 	for _, c := range b.conns {
@@ -74,7 +75,7 @@ func (b *Broker) SetAlarm(a Alarm, on bool) {
 func (b *Broker) Alarms() Alarm {
 	b.mu.Lock()
 	defer b.mu.unlockView()
-	return b.alarms
+	return Alarm(b.alarms.Load())
 }
 
 // BlockOnPublish is called by a shell when a basic.publish's content
@@ -84,18 +85,19 @@ func (b *Broker) Alarms() Alarm {
 // block of an alarm pushes connection.blocked to clients that announced
 // the capability.
 func (c *Connection) BlockOnPublish() bool {
-	if !c.b.alarmRaised.Load() { // the publish path without an alarm takes no lock
+	if c.b.alarms.Load() == 0 { // the publish path without an alarm takes no lock
 		return false
 	}
 	c.b.mu.Lock()
 	defer c.b.mu.Unlock()
-	if c.b.alarms == 0 || c.closed != nil {
+	alarms := Alarm(c.b.alarms.Load())
+	if alarms == 0 || c.closed != nil {
 		return false
 	}
 	if !c.blocked {
 		c.blocked = true
 		e := connEvent(EventBlocked, c, 0)
-		e.Reason = c.b.alarms.reason()
+		e.Reason = alarms.reason()
 		c.b.record(e)
 		if !c.opts.NoBlockedNotify {
 			c.push(Push{Method: protocol.ConnectionBlocked, ReplyText: e.Reason})

@@ -60,12 +60,13 @@ type Broker struct {
 	timers timerHeap
 	seq    uint64 // timer creation order
 
-	vhosts      map[string]*vhost
-	conns       []*Connection // open connections in connect order
-	alarms      Alarm         // raised resource alarms (alarm.go)
-	alarmRaised atomic.Bool   // alarms != 0, read without the lock
-	nackNext    int           // publishes still to nack (NackPublishes)
-	nextConnID  uint64
+	vhosts map[string]*vhost
+	conns  []*Connection // open connections in connect order
+	// alarms holds the raised resource alarms (an Alarm); changed under
+	// the lock, read without it on the publish path (alarm.go).
+	alarms     atomic.Uint32
+	nackNext   int // publishes still to nack (NackPublishes)
+	nextConnID uint64
 	// nextQueueID numbers queues in creation order.
 	nextQueueID uint64
 

@@ -299,6 +299,7 @@ func (ch *Channel) Get(queueName string, noAck bool) (d Delivery, ok bool, err e
 		// were dropped.
 		d.MessageCount = q.Ready()
 		ch.pushReply(Push{Method: protocol.BasicGetOk, Delivery: d})
+		ch.delivered(q.Name(), "", false)
 		return nil
 	})
 	return d, ok, err

@@ -64,14 +64,14 @@ type Broker struct {
 	conns  []*Connection // open connections in connect order
 	// alarms holds the raised resource alarms (an Alarm); changed under
 	// the lock, read without it on the publish path (alarm.go).
-	alarms     atomic.Uint32
-	nackNext   int // publishes still to nack (NackPublishes)
+	alarms   atomic.Uint32
+	nackNext int // publishes still to nack (NackPublishes)
 	// armed are the DeliveryFaults counting down, fired the closes they
 	// pushed that flush still has to apply, delivered the deliveries
 	// pushed so far (deliveryfault.go).
-	armed     []*armedFault
-	fired     []firedFault
-	delivered uint64
+	armed      []*armedFault
+	fired      []firedFault
+	delivered  uint64
 	nextConnID uint64
 	// nextQueueID numbers queues in creation order.
 	nextQueueID uint64

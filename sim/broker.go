@@ -66,6 +66,8 @@ type Broker struct {
 	// the lock, read without it on the publish path (alarm.go).
 	alarms   atomic.Uint32
 	nackNext int // publishes still to nack (NackPublishes)
+	// alarmClears are SetAlarmFor's timers, one per alarm.
+	alarmClears map[Alarm]*timer
 	// armed are the DeliveryFaults counting down, fired the closes they
 	// pushed that flush still has to apply, delivered the deliveries
 	// pushed so far (deliveryfault.go).

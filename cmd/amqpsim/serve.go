@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/amqpsim/amqpsim/protocol"
 	"github.com/amqpsim/amqpsim/sim"
 	"github.com/amqpsim/amqpsim/wire"
 )
@@ -257,6 +258,17 @@ func apiHandler(b *sim.Broker, manual bool) http.Handler {
 		b.SetAlarm(a, on)
 		writeJSON(w, http.StatusOK, map[string]bool{"memory": b.Alarms()&sim.AlarmMemory != 0, "disk": b.Alarms()&sim.AlarmDisk != 0})
 	})
+	mux.HandleFunc("POST /api/sim/close-at-delivery", func(w http.ResponseWriter, r *http.Request) {
+		f, err := deliveryFault(r.URL.Query())
+		if err == nil {
+			err = b.CloseAtDelivery(f)
+		}
+		if err != nil {
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]int{"armed": b.ArmedFaults()})
+	})
 	mux.HandleFunc("POST /api/sim/nack-publishes", func(w http.ResponseWriter, r *http.Request) {
 		n, err := strconv.Atoi(r.URL.Query().Get("n"))
 		if err != nil || n < 0 {
@@ -267,6 +279,44 @@ func apiHandler(b *sim.Broker, manual bool) http.Handler {
 		writeJSON(w, http.StatusOK, map[string]int{"nack": n})
 	})
 	return mux
+}
+
+// deliveryFault reads close-at-delivery's query: n, close=channel (the
+// default), connection, every or consumer-timeout, optional queue and
+// consumer to count only their deliveries, and the close's code and text
+// (by default 406 for a channel, 320 for a connection, "fault injected").
+func deliveryFault(q url.Values) (sim.DeliveryFault, error) {
+	var f sim.DeliveryFault
+	n, err := strconv.Atoi(q.Get("n"))
+	if err != nil || n < 1 {
+		return f, errors.New("n must be a positive integer: the fault fires at the nth delivery from now")
+	}
+	f.N, f.Queue, f.ConsumerTag = n, q.Get("queue"), q.Get("consumer")
+	code := protocol.ConnectionForced
+	switch q.Get("close") {
+	case "", "channel":
+		f.Action, code = sim.FaultCloseChannel, protocol.PreconditionFailed
+	case "connection":
+		f.Action = sim.FaultCloseConnection
+	case "every":
+		f.Action = sim.FaultCloseEveryConnection
+	case "consumer-timeout":
+		f.Action = sim.FaultConsumerTimeout
+		return f, nil
+	default:
+		return f, errors.New("close must be channel, connection, every or consumer-timeout")
+	}
+	if c := q.Get("code"); c != "" {
+		if code, err = strconv.Atoi(c); err != nil || protocol.CodeName(code) == "" {
+			return f, fmt.Errorf("code %q is not an AMQP reply code", c)
+		}
+	}
+	text := q.Get("text")
+	if text == "" {
+		text = "fault injected"
+	}
+	f.Err = protocol.Errorf(code, protocol.Method{}, "%s", text)
+	return f, nil
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {

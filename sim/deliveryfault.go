@@ -36,6 +36,12 @@ const (
 // wherever a test's goroutine happens to wake.
 type DeliveryFault struct {
 	N int // 1 is the next matching delivery
+	// FromStart counts N from the broker's start instead: the fault
+	// fires at the broker's Nth delivery in all (Deliveries), so that a
+	// schedule written as "after N deliveries" is armed without a race
+	// against deliveries being pushed meanwhile. It takes no Queue or
+	// ConsumerTag.
+	FromStart bool
 	// Queue and ConsumerTag narrow the deliveries counted; "" matches any.
 	// A basic.get-ok has no consumer tag: it matches only ConsumerTag "".
 	Queue, ConsumerTag string
@@ -62,10 +68,15 @@ type firedFault struct {
 	err  *Error
 }
 
+// ErrDeliveryPassed is CloseAtDelivery's error for a FromStart fault
+// whose delivery the broker has already pushed.
+var ErrDeliveryPassed = errors.New("sim: CloseAtDelivery: the broker has already pushed that delivery")
+
 // CloseAtDelivery arms f. Faults are independent: each counts every
 // matching delivery, and several may fire at one delivery, in the order
-// they were armed. It fails for N < 1, an unknown Action, or a nil Err
-// (except with FaultConsumerTimeout).
+// they were armed. It fails for N < 1, an unknown Action, a nil Err
+// (except with FaultConsumerTimeout), or FromStart with a Queue or
+// ConsumerTag, and with ErrDeliveryPassed for a FromStart fault too late.
 func (b *Broker) CloseAtDelivery(f DeliveryFault) error {
 	if f.N < 1 {
 		return fmt.Errorf("sim: CloseAtDelivery: N is %d, want 1 or more", f.N)
@@ -76,9 +87,19 @@ func (b *Broker) CloseAtDelivery(f DeliveryFault) error {
 	if f.Err == nil && f.Action != FaultConsumerTimeout {
 		return errors.New("sim: CloseAtDelivery: no error to close with")
 	}
+	if f.FromStart && (f.Queue != "" || f.ConsumerTag != "") {
+		return errors.New("sim: CloseAtDelivery: FromStart counts every delivery; it takes no Queue or ConsumerTag")
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.armed = append(b.armed, &armedFault{DeliveryFault: f, left: f.N})
+	left := f.N
+	if f.FromStart {
+		if uint64(f.N) <= b.delivered {
+			return ErrDeliveryPassed
+		}
+		left = f.N - int(b.delivered)
+	}
+	b.armed = append(b.armed, &armedFault{DeliveryFault: f, left: left})
 	return nil
 }
 

@@ -148,6 +148,7 @@ func TestCloseAtDeliveryBadInput(t *testing.T) {
 		{N: 1, Action: 0, Err: sim.Forced("x")},
 		{N: 1, Action: 99, Err: sim.Forced("x")},
 		{N: 1, Action: sim.FaultCloseConnection},
+		{N: 1, FromStart: true, Queue: "q", Action: sim.FaultCloseConnection, Err: sim.Forced("x")},
 	} {
 		if err := b.CloseAtDelivery(f); err == nil {
 			t.Errorf("%+v accepted", f)
@@ -155,5 +156,27 @@ func TestCloseAtDeliveryBadInput(t *testing.T) {
 	}
 	if b.ArmedFaults() != 0 {
 		t.Error("a refused fault is armed")
+	}
+}
+
+// TestCloseAtDeliveryFromStart counts the broker's deliveries in all, and
+// refuses a delivery already pushed.
+func TestCloseAtDeliveryFromStart(t *testing.T) {
+	e := newEnv(t)
+	e.declare("q", sim.QueueOptions{})
+	e.publish("q", "m1", "m2", "m3")
+	e.ch.Get("q", true)
+	f := sim.DeliveryFault{N: 1, FromStart: true, Action: sim.FaultCloseConnection, Err: sim.Forced("x")}
+	if err := e.b.CloseAtDelivery(f); !errors.Is(err, sim.ErrDeliveryPassed) {
+		t.Fatalf("got %v, want ErrDeliveryPassed", err)
+	}
+	f.N = 3
+	if err := e.b.CloseAtDelivery(f); err != nil {
+		t.Fatal(err)
+	}
+	e.consume(e.ch, "q", "A", sim.ConsumeOptions{})
+	got := describePushes(e.conn.Drain(nil))
+	if want := []string{"1:basic.deliver m2", "1:basic.deliver m3", "0:connection.close 320"}; !cmp.Equal(got, want) {
+		t.Errorf("pushes %v, want %v", got, want)
 	}
 }

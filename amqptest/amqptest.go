@@ -59,14 +59,19 @@
 //     any, then end the connection on both sides);
 //   - CloseClientConnections: "rabbitmqctl close_connection" (320);
 //   - CloseChannel: one channel closed with an error of the test's choosing;
+//   - CloseChannelAtDelivery, CloseConnectionAtDelivery and
+//     TimeOutConsumerAtDelivery: the same, exactly at the nth delivery
+//     from now, right behind it (sim.Broker.CloseAtDelivery);
 //   - ForceConsumerTimeout: the consumer timeout's 406, now;
-//   - Broker().SetAlarm: a memory or disk alarm; publishers get
-//     connection.blocked and their frames wait until it clears;
+//   - Broker().SetAlarm (or SetAlarmFor, with an end): a memory or disk
+//     alarm; publishers get connection.blocked and their frames wait
+//     until it clears;
 //   - Broker().NackPublishes: the next publishes in confirm mode nacked.
 //
-// For property tests, Schedules draws fault schedules with rapid and
-// RunSchedule injects them at points of the delivery stream (see the
-// examples/worker package). CheckQueue, CheckCounts and CheckMessages
+// For property tests, Schedules draws fault schedules of all these kinds
+// with rapid and RunSchedule injects them at points of the delivery
+// stream, the closes exactly at their delivery (see the examples/worker
+// package). CheckQueue, CheckCounts and CheckMessages
 // assert the broker's state with a diff.
 //
 // The broker's own errors (406 PRECONDITION_FAILED for an unknown delivery

@@ -134,7 +134,9 @@ func TestRunScheduleExact(t *testing.T) {
 			b.Publish("/", "", "jobs", sim.Message{Body: []byte("m")})
 		}
 		done := make(chan error, 1)
-		go func() { done <- srv.RunSchedule(amqptest.Schedule{{AfterDeliveries: 4, Kind: amqptest.FaultCloseChannel}}) }()
+		go func() {
+			done <- srv.RunSchedule(amqptest.Schedule{{AfterDeliveries: 4, Kind: amqptest.FaultCloseChannel}})
+		}()
 		synctest.Wait()
 		ch.Consume("jobs", "A", false, false, false, false, nil)
 		if err := <-done; err != nil {

@@ -80,6 +80,7 @@ package amqptest
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"net/url"
@@ -103,6 +104,7 @@ type config struct {
 	vhosts    []string
 	heartbeat time.Duration
 	tcp       bool
+	tls       bool
 	logf      func(string, ...any)
 	// waitTimeout bounds the Wait helpers (wait.go).
 	waitTimeout time.Duration
@@ -147,6 +149,8 @@ type Server struct {
 	broker *sim.Broker
 	wire   *wire.Server
 	ln     net.Listener // WithTCP only
+	// tlsServer and tlsClient are WithTLS's configurations (tls.go).
+	tlsServer, tlsClient *tls.Config
 	served chan error
 	// stopClock ends runClock, clockDone says it has.
 	stopClock context.CancelFunc
@@ -197,6 +201,12 @@ func Start(opts ...Option) (*Server, error) {
 	ws.Heartbeat = cfg.heartbeat
 	ws.Logf = cfg.logf
 	s := &Server{cfg: cfg, broker: b, wire: ws}
+	if cfg.tls {
+		var err error
+		if s.tlsServer, s.tlsClient, err = newTLS(); err != nil {
+			return nil, fmt.Errorf("amqptest: TLS certificate: %w", err)
+		}
+	}
 	s.io.init()
 	ws.OnWritten = s.io.signal
 	if cfg.clock == WallClock && cfg.broker == nil {
@@ -212,6 +222,9 @@ func Start(opts ...Option) (*Server, error) {
 		if err != nil {
 			return nil, err
 		}
+		if s.tlsServer != nil {
+			ln = tls.NewListener(ln, s.tlsServer)
+		}
 		s.ln = ln
 		s.served = make(chan error, 1)
 		go func() { s.served <- ws.Serve(ln) }()
@@ -221,9 +234,14 @@ func Start(opts ...Option) (*Server, error) {
 
 // URL returns the URL to give amqp.DialConfig with Dial: credentials and
 // the host "amqpsim" (or 127.0.0.1:port WithTCP), with no trailing slash,
-// which amqp091-go reads as vhost "/". Use VhostURL for another vhost.
+// which amqp091-go reads as vhost "/"; its scheme is amqps WithTLS. Use
+// VhostURL for another vhost.
 func (s *Server) URL() string {
-	u := url.URL{Scheme: "amqp", User: url.UserPassword(s.cfg.user, s.cfg.pass), Host: "amqpsim"}
+	scheme := "amqp"
+	if s.tlsClient != nil {
+		scheme = "amqps"
+	}
+	u := url.URL{Scheme: scheme, User: url.UserPassword(s.cfg.user, s.cfg.pass), Host: "amqpsim"}
 	if s.ln != nil {
 		u.Host = s.ln.Addr().String()
 	}
@@ -250,7 +268,11 @@ func (s *Server) Dial(network, addr string) (net.Conn, error) {
 	s.faultMu.Lock()
 	s.transports = append(s.transports, fc)
 	s.faultMu.Unlock()
-	if err := s.wire.ServeConn(fc); err != nil {
+	var nc net.Conn = fc
+	if s.tlsServer != nil {
+		nc = tls.Server(fc, s.tlsServer)
+	}
+	if err := s.wire.ServeConn(nc); err != nil {
 		client.Close()
 		return nil, err
 	}

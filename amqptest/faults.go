@@ -68,8 +68,8 @@ func (s *Server) DropConnection(connName string) error {
 	if !ok {
 		return fmt.Errorf("amqptest: no open connection %q", connName)
 	}
-	if fc, ok := nc.(*faultConn); ok {
-		return fc.drop()
+	if fc, ok := plain(nc).(*faultConn); ok {
+		return fc.drop() // under TLS too: no close_notify, as a cut cable
 	}
 	return nc.Close()
 }
@@ -83,7 +83,7 @@ func (s *Server) DropConnection(connName string) error {
 // bytes stay stalled), and the client's own deadline (three intervals in
 // amqp091-go) closes it with 501 "i/o timeout". Without heartbeats the
 // connection resumes on release as if nothing happened. The in-memory
-// transport only: it fails WithTCP.
+// transport without TLS only: it fails WithTCP and WithTLS.
 func (s *Server) StallConnection(connName string) (release func(), err error) {
 	nc, ok := s.wire.Transport(connName)
 	if !ok {

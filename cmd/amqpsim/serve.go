@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -40,6 +41,7 @@ func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
 // serveOptions are serve's flags.
 type serveOptions struct {
 	addr, clock, user, pass, http string
+	tlsCert, tlsKey               string
 	vhosts                        stringList
 	consumerTimeout               time.Duration
 	seed                          uint64
@@ -49,7 +51,9 @@ func parseServe(args []string, stderr io.Writer) (serveOptions, error) {
 	var o serveOptions
 	fs := flag.NewFlagSet("amqpsim serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&o.addr, "addr", "127.0.0.1:5672", "TCP address to serve AMQP 0-9-1 on (port 0 picks a free one)")
+	fs.StringVar(&o.addr, "addr", "127.0.0.1:5672", "TCP address to serve AMQP 0-9-1 on (port 0 picks a free one); 127.0.0.1:5671 by default with TLS")
+	fs.StringVar(&o.tlsCert, "tls-cert", "", "PEM certificate (chain) file: serve amqps (AMQP over TLS) instead of amqp; needs --tls-key")
+	fs.StringVar(&o.tlsKey, "tls-key", "", "PEM private key file of --tls-cert")
 	fs.StringVar(&o.clock, "clock", "wall", "broker clock: wall (follows real time) or manual (moves only by POST /api/sim/advance)")
 	fs.StringVar(&o.user, "user", "guest", "user name clients log in with")
 	fs.StringVar(&o.pass, "pass", "guest", "password of --user")
@@ -66,6 +70,14 @@ func parseServe(args []string, stderr io.Writer) (serveOptions, error) {
 	}
 	if fs.NArg() > 0 {
 		return o, usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
+	}
+	if (o.tlsCert == "") != (o.tlsKey == "") {
+		return o, usageError{"--tls-cert and --tls-key go together"}
+	}
+	addrSet := false
+	fs.Visit(func(f *flag.Flag) { addrSet = addrSet || f.Name == "addr" })
+	if o.tlsCert != "" && !addrSet {
+		o.addr = "127.0.0.1:5671" // the amqps port, as RabbitMQ's ssl_listeners
 	}
 	if o.clock != "wall" && o.clock != "manual" {
 		return o, usageError{fmt.Sprintf("--clock must be wall or manual, not %q", o.clock)}
@@ -87,9 +99,21 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	ws.Users = map[string]string{o.user: o.pass}
 	ws.Logf = func(format string, args ...any) { fmt.Fprintf(stderr, "amqpsim: "+format+"\n", args...) }
 
+	var tlsConfig *tls.Config
+	if o.tlsCert != "" {
+		cert, err := tls.LoadX509KeyPair(o.tlsCert, o.tlsKey)
+		if err != nil {
+			return fmt.Errorf("TLS: %w", err)
+		}
+		tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
 	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
 		return err
+	}
+	scheme := "amqp"
+	if tlsConfig != nil {
+		ln, scheme = tls.NewListener(ln, tlsConfig), "amqps"
 	}
 	var wg sync.WaitGroup
 	defer wg.Wait()
@@ -101,7 +125,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 	}()
 	defer ws.Close()
-	u := url.URL{Scheme: "amqp", User: url.UserPassword(o.user, o.pass), Host: ln.Addr().String(), Path: "/"}
+	u := url.URL{Scheme: scheme, User: url.UserPassword(o.user, o.pass), Host: ln.Addr().String(), Path: "/"}
 	fmt.Fprintf(stdout, "amqpsim: serving AMQP 0-9-1 on %s (clock %s)\n", u.String(), o.clock)
 
 	if o.http != "" {

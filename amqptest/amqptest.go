@@ -151,7 +151,7 @@ type Server struct {
 	ln     net.Listener // WithTCP only
 	// tlsServer and tlsClient are WithTLS's configurations (tls.go).
 	tlsServer, tlsClient *tls.Config
-	served chan error
+	served               chan error
 	// stopClock ends runClock, clockDone says it has.
 	stopClock context.CancelFunc
 	clockDone chan struct{}

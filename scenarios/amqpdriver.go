@@ -54,8 +54,8 @@ type amqpDriver struct {
 	// restore holds the rabbitmqctl commands that restore the node's
 	// alarm settings, read before the first alarm step; raised says
 	// which are changed now (alarm.go).
-	restore map[string][]string
-	raised  map[string]bool
+	restore  map[string][]string
+	raised   map[string]bool
 	version  string
 	finished bool
 }

@@ -98,9 +98,9 @@ func (d *simDriver) closeChannel(name string) error {
 func (d *simDriver) closeConn(name string) error {
 	return d.hold(name, false, "", func() error { return simErr(d.conns[name].Close()) })
 }
-func (d *simDriver) advance(dur time.Duration)      { d.b.Advance(dur) }
-func (d *simDriver) finish() error                  { return nil }
-func (d *simDriver) policy(op Op) error             { return simPolicy(d.b, op) }
+func (d *simDriver) advance(dur time.Duration) { d.b.Advance(dur) }
+func (d *simDriver) finish() error             { return nil }
+func (d *simDriver) policy(op Op) error        { return simPolicy(d.b, op) }
 
 // simPolicy runs a policy step on a simulator.
 func simPolicy(b *sim.Broker, op Op) error {

@@ -120,6 +120,7 @@ func (ch *Channel) Cancel(tag string) error {
 func (ch *Channel) Publish(exchangeName, key string, o PublishOptions, m Message) error {
 	return ch.do(protocol.BasicPublish, func(e *Event) {
 		e.Exchange, e.RoutingKey, e.Options = exchangeName, key, o
+		e.Body, e.Properties = published(m)
 	}, func() error {
 		if o.Immediate {
 			return protocol.Errorf(protocol.NotImplemented, protocol.BasicPublish, "immediate=true")
@@ -207,7 +208,9 @@ func (b *Broker) Publish(vhostName, exchangeName, key string, m Message) error {
 		return err
 	}
 	if b.tracing() {
-		b.record(Event{Kind: EventPublish, Vhost: v.name, Exchange: exchangeName, RoutingKey: key})
+		e := Event{Kind: EventPublish, Vhost: v.name, Exchange: exchangeName, RoutingKey: key}
+		e.Body, e.Properties = published(m)
+		b.record(e)
 	}
 	b.publish(v, x, key, m, ttl, hasTTL)
 	b.flush()
@@ -259,6 +262,18 @@ func (b *Broker) enqueue(queues []*brokerQueue, x *exchange, key string, m Messa
 		b.markDirty(q)
 	}
 	return routed, rejected
+}
+
+// published returns the trace's copies of a published message's body and
+// properties (nil when it has none): the publisher may reuse both.
+func published(m Message) ([]byte, *protocol.Properties) {
+	body := append([]byte{}, m.Body...)
+	if isZeroProperties(&m.Properties) {
+		return body, nil
+	}
+	p := m.Properties
+	p.Headers = maps.Clone(p.Headers)
+	return body, &p
 }
 
 func isZeroProperties(p *protocol.Properties) bool {

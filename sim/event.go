@@ -122,8 +122,11 @@ type Event struct {
 	// publish routes to several queues share it, redeliveries keep it, and
 	// a dead-lettered copy gets a new one.
 	MessageID uint64
-	Body      []byte
-	Reason    string // EventDeadLetter's reason; EventBlocked's and connection.blocked's
+	// Body is a delivery's or a returned message's body, and a publish's
+	// (EventCall basic.publish, EventPublish), with its Properties.
+	Body       []byte
+	Properties *protocol.Properties
+	Reason     string // EventDeadLetter's reason; EventBlocked's and connection.blocked's
 	// Dropped is set on an EventDeadLetter whose queue has no dead-letter
 	// exchange (or one that does not exist): the message is gone.
 	// Otherwise Exchange is the dead-letter exchange.

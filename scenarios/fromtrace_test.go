@@ -27,7 +27,7 @@ func TestFromTraceReplays(t *testing.T) {
 	ch.Ack(d.DeliveryTag, false)
 	d, _ = c.Next()
 	ch.Reject(d.DeliveryTag, false) // dead-lettered
-	b.Advance(31 * time.Minute)      // the consumer timeout closes the channel
+	b.Advance(31 * time.Minute)     // the consumer timeout closes the channel
 	ch2, _ := conn.Channel()
 	ch2.Confirm()
 	ch2.Publish("", "nowhere", sim.PublishOptions{Mandatory: true}, sim.Message{Body: []byte("lost")})

@@ -109,6 +109,8 @@ type config struct {
 	// waitTimeout bounds the Wait helpers (wait.go).
 	waitTimeout time.Duration
 	clock       Clock
+	// reportDir is WithFailureReport's directory (report.go).
+	reportDir string
 }
 
 // WithBroker serves an existing broker instead of a new one.
@@ -176,6 +178,7 @@ func NewServer(t testing.TB, opts ...Option) *Server {
 		t.Fatalf("amqptest: %v", err)
 	}
 	t.Cleanup(func() { s.Close() })
+	s.reportOnFailure(t)
 	return s
 }
 

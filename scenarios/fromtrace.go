@@ -49,9 +49,9 @@ func FromTrace(trace []sim.Event, o TraceOptions) (*Scenario, *Result, error) {
 	w := newTraceWriter(trace)
 	w.walk()
 	if o.Final != nil {
-		w.add(-1, ShowHeld{})
+		w.add(ShowHeld{})
 		for _, q := range w.queues {
-			w.add(-1, ShowQueue{Queue: q})
+			w.add(ShowQueue{Queue: q})
 		}
 	}
 	s := &Scenario{Name: o.Name, Path: o.Name + ".txt", Source: TraceSource}
@@ -107,17 +107,51 @@ type traceWriter struct {
 	declared       map[string]bool
 	pending        []string // comments for the next step
 	now            time.Duration
+	// tags renames consumer tags a file could not show readably
+	// (amqp091-go's "ctag-/path/to/binary-1") to ctag1, ctag2, ...
+	tags map[string]string
 }
 
 func newTraceWriter(trace []sim.Event) *traceWriter {
 	return &traceWriter{trace: trace, evConn: make([]string, len(trace)), evChan: make([]string, len(trace)),
-		used: map[string]bool{}, conns: map[string]string{}, chans: map[[2]string]string{}, declared: map[string]bool{}}
+		used: map[string]bool{}, conns: map[string]string{}, chans: map[[2]string]string{}, declared: map[string]bool{},
+		tags: map[string]string{}}
 }
 
-// add appends a step made from event i (-1: none).
-func (w *traceWriter) add(i int, op Op) {
+// tag returns the name the file gives consumer tag t: t itself when it
+// is a short plain word, ctagN otherwise, the same for every use.
+func (w *traceWriter) tag(t string) string {
+	if t == "" || len(t) <= 24 && nameRE.MatchString(t) {
+		return t
+	}
+	if n, ok := w.tags[t]; ok {
+		return n
+	}
+	n := w.name(fmt.Sprintf("ctag%d", len(w.tags)+1))
+	w.tags[t] = n
+	return n
+}
+
+// add appends a step. A publish joins the one before it when that one is
+// the same publish of another body and the broker pushed nothing in
+// reaction: "publish ch1 jobs m1 m2 m3".
+func (w *traceWriter) add(op Op) {
+	if p, ok := op.(Publish); ok && len(w.steps) > 0 && len(w.pending) == 0 {
+		last := w.steps[len(w.steps)-1]
+		if lp, ok := last.op.(Publish); ok && len(last.events) == 0 && samePublish(lp, p) {
+			lp.Bodies = append(lp.Bodies, p.Bodies...)
+			last.op = lp
+			return
+		}
+	}
 	w.steps = append(w.steps, &traceStep{op: op, comments: w.pending})
 	w.pending = nil
+}
+
+// samePublish reports whether two publishes differ only in their bodies.
+func samePublish(a, b Publish) bool {
+	a.Bodies, b.Bodies = nil, nil
+	return a.String() == b.String()
 }
 
 // attach makes event i a result of the latest step, first adding an
@@ -136,7 +170,7 @@ func (w *traceWriter) moveTo(at time.Duration) {
 	if at > w.now {
 		d := at - w.now
 		w.now = at
-		w.add(-1, Advance{D: d})
+		w.add(Advance{D: d})
 	}
 }
 
@@ -175,17 +209,17 @@ func (w *traceWriter) walk() {
 			if e.Vhost != "/" {
 				w.pending = append(w.pending, fmt.Sprintf("%s connected to vhost %q; scenarios run on \"/\"", name, e.Vhost))
 			}
-			w.add(i, Conn{Name: name})
+			w.add(Conn{Name: name})
 		case sim.EventChannelOpen:
 			w.moveTo(e.At)
 			cn := w.conns[e.Conn]
 			name := w.name(fmt.Sprintf("%s-ch%d", cn, e.Channel))
 			w.chans[[2]string{e.Conn, fmt.Sprint(e.Channel)}] = name
-			w.add(i, OpenChannel{Conn: cn, Name: name})
+			w.add(OpenChannel{Conn: cn, Name: name})
 		case sim.EventConnectionClose:
 			if e.Err == nil {
 				w.moveTo(e.At)
-				w.add(i, Close{Name: w.evConn[i]})
+				w.add(Close{Name: w.evConn[i]})
 				w.forget(e.Conn)
 			} else {
 				w.attach(i) // the names go with its connection.close push
@@ -201,7 +235,7 @@ func (w *traceWriter) walk() {
 		case sim.EventCall:
 			w.moveTo(e.At)
 			if op := w.call(e, w.evChan[i]); op != nil {
-				w.add(i, op)
+				w.add(op)
 			} else {
 				w.pending = append(w.pending, fmt.Sprintf("%s called %v, which the format has no step for", w.evChan[i], e.Method))
 			}
@@ -214,13 +248,13 @@ func (w *traceWriter) walk() {
 				conn := w.name("direct")
 				w.direct = w.name(conn + "-ch1")
 				w.pending = append(w.pending, "Broker.Publish, which has no channel, publishes on a connection of its own")
-				w.add(-1, Conn{Name: conn})
-				w.add(-1, OpenChannel{Conn: conn, Name: w.direct})
+				w.add(Conn{Name: conn})
+				w.add(OpenChannel{Conn: conn, Name: w.direct})
 			}
 			if e.Vhost != "/" {
 				w.pending = append(w.pending, fmt.Sprintf("published on vhost %q; scenarios run on \"/\"", e.Vhost))
 			}
-			w.add(i, publishOp(w.direct, e))
+			w.add(publishOp(w.direct, e))
 		case sim.EventRestart:
 			w.moveTo(e.At)
 			w.pending = append(w.pending, "the broker restarted here (a fault): every connection closed with 320, transient queues and messages lost")
@@ -289,9 +323,9 @@ func (w *traceWriter) call(e sim.Event, ch string) Op {
 		return Qos{Channel: ch, Count: e.Count, Global: e.Global}
 	case protocol.BasicConsume:
 		co, _ := e.Options.(sim.ConsumeOptions)
-		return Consume{Channel: ch, Queue: e.Queue, Tag: e.ConsumerTag, NoAck: co.NoAck, Exclusive: co.Exclusive, Args: co.Args}
+		return Consume{Channel: ch, Queue: e.Queue, Tag: w.tag(e.ConsumerTag), NoAck: co.NoAck, Exclusive: co.Exclusive, Args: co.Args}
 	case protocol.BasicCancel:
-		return Cancel{Channel: ch, Tag: e.ConsumerTag}
+		return Cancel{Channel: ch, Tag: w.tag(e.ConsumerTag)}
 	case protocol.BasicPublish:
 		return publishOp(ch, e)
 	case protocol.ConfirmSelect:
@@ -394,7 +428,7 @@ func (d *traceDriver) settle(bool) []event {
 		ev := event{conn: d.w.evConn[i], ch: d.w.evChan[i]}
 		switch e.Method {
 		case protocol.BasicDeliver:
-			ev.kind, ev.ctag, ev.tag, ev.redelivered = evDeliver, e.ConsumerTag, e.DeliveryTag, e.Redelivered
+			ev.kind, ev.ctag, ev.tag, ev.redelivered = evDeliver, d.w.tag(e.ConsumerTag), e.DeliveryTag, e.Redelivered
 			ev.body, ev.exchange, ev.key = string(e.Body), e.Exchange, e.RoutingKey
 		case protocol.BasicReturn:
 			ev.kind, ev.body, ev.exchange, ev.key = evReturn, string(e.Body), e.Exchange, e.RoutingKey
@@ -404,7 +438,7 @@ func (d *traceDriver) settle(bool) []event {
 		case protocol.BasicAck, protocol.BasicNack:
 			ev.kind, ev.tag, ev.multiple, ev.nack = evConfirm, e.DeliveryTag, e.Multiple, e.Method == protocol.BasicNack
 		case protocol.BasicCancel:
-			ev.kind, ev.ctag = evCancel, e.ConsumerTag
+			ev.kind, ev.ctag = evCancel, d.w.tag(e.ConsumerTag)
 		case protocol.ChannelClose:
 			ev.kind, ev.code, ev.text, ev.method = evChannelClose, e.Err.Code, e.Err.Text, e.Err.Method.String()
 		case protocol.ConnectionClose:

@@ -74,6 +74,14 @@
 // package). CheckQueue, CheckCounts and CheckMessages
 // assert the broker's state with a diff.
 //
+// # TLS and failure reports
+//
+// WithTLS serves amqps with a certificate generated in memory, and
+// TLSConfig gives the client the tls.Config that trusts it, so code that
+// dials amqps:// runs unchanged. WithFailureReport (or $AMQPSIM_REPORT)
+// writes a failing test's run as a scenario file and its SVG sequence
+// diagram, so the test's author sees the conversation that failed.
+//
 // The broker's own errors (406 PRECONDITION_FAILED for an unknown delivery
 // tag, ...) reach the client exactly as RabbitMQ 3.10 sends them.
 package amqptest

@@ -236,9 +236,10 @@ func (s *Server) Inject(f Fault) error {
 	return nil
 }
 
-// arm arms an exact fault at its delivery; it reports false when that
-// delivery has passed (or, for FaultForceClose, is delivery 0), so the
-// fault is to be injected now.
+// arm arms an exact fault at its delivery; it reports false when the
+// fault is to be injected now instead (FaultForceClose at delivery 0, or
+// after its delivery has passed). A fault on a delivery's channel or
+// connection whose delivery has passed lands right behind the next one.
 func (s *Server) arm(f Fault) (bool, error) {
 	if f.AfterDeliveries < 1 {
 		if f.Kind.ofDelivery() {
@@ -260,57 +261,72 @@ func (s *Server) arm(f Fault) (bool, error) {
 	}
 	err := s.broker.CloseAtDelivery(df)
 	if errors.Is(err, sim.ErrDeliveryPassed) {
-		if f.Kind.ofDelivery() {
-			return false, fmt.Errorf("amqptest: %v: the broker had pushed %d deliveries when RunSchedule began", f, s.broker.Deliveries())
+		if !f.Kind.ofDelivery() {
+			return false, nil
 		}
-		return false, nil
+		df.N, df.FromStart = 1, false
+		err = s.broker.CloseAtDelivery(df)
 	}
 	return err == nil, err
 }
 
-// RunSchedule injects each fault of sched once its trigger is reached,
-// waiting on the broker's own changes (never polling), and returns when
-// the last one is injected. The closes are armed on the broker at once
-// and land exactly (see Fault); the others are injected by RunSchedule as
-// it sees the broker's delivery count reach their trigger. It returns an
-// error naming the fault whose trigger was not reached within the wait
-// timeout (WithWaitTimeout; after a restart, counted from the end of its
-// downtime): the code under test stopped consuming. Run it from the
-// test's goroutine while the code under test runs in its own; in a
-// testing/synctest bubble the wait is exact and the timeout costs no real
-// time.
+// RunSchedule is StartSchedule's wait, at once: it injects each fault of
+// sched once its trigger is reached and returns when the last one is
+// injected.
 func (s *Server) RunSchedule(sched Schedule) error {
+	wait, err := s.StartSchedule(sched)
+	if err != nil {
+		return err
+	}
+	return wait()
+}
+
+// StartSchedule arms the closes of sched on the broker at once (they land
+// exactly; see Fault), and returns wait, which injects the other faults
+// as it sees the broker's delivery count reach their triggers, waiting on
+// the broker's own changes (never polling), and returns when the last
+// fault of sched is injected. Start the schedule before the code under
+// test consumes, and call wait from the test's goroutine while that code
+// runs in its own: a close whose delivery had passed when it was armed
+// lands right behind the next delivery instead. In a testing/synctest
+// bubble the wait is exact and its timeout costs no real time.
+//
+// wait returns an error naming the fault whose trigger was not reached
+// within the wait timeout (WithWaitTimeout; after a restart, counted from
+// the end of its downtime): the code under test stopped consuming.
+func (s *Server) StartSchedule(sched Schedule) (wait func() error, err error) {
 	timeout := s.cfg.waitTimeout
 	if timeout <= 0 {
 		timeout = DefaultWaitTimeout
 	}
-	reached := func(n int) func(*sim.Broker) bool {
-		return func(b *sim.Broker) bool { return b.Deliveries() >= uint64(n) }
-	}
-	var later Schedule // faults RunSchedule injects itself, and exact ones already due
+	var later Schedule // faults wait injects itself, and exact ones already due
+	last := 0          // the latest trigger: once reached, every armed fault has fired
 	for _, f := range sched {
+		last = max(last, f.AfterDeliveries)
 		if !f.Kind.exact() {
 			later = append(later, f)
 			continue
 		}
 		armed, err := s.arm(f)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if !armed {
 			later = append(later, f)
 		}
 	}
-	last := 0 // the latest trigger: once reached, every armed fault has fired
-	for _, f := range sched {
-		last = max(last, f.AfterDeliveries)
-	}
+	return func() error { return s.runLater(later, last, sched, timeout) }, nil
+}
+
+// runLater is StartSchedule's wait.
+func (s *Server) runLater(later Schedule, last int, sched Schedule, timeout time.Duration) error {
 	var back time.Time // when the last restart's downtime ends: waits start from there
 	wait := func(n int, what fmt.Stringer) error {
 		d := timeout + max(0, back.Sub(s.broker.Now()))
 		ctx, cancel := context.WithTimeout(context.Background(), d)
 		defer cancel()
-		if err := s.broker.WaitFor(ctx, reached(n)); err != nil {
+		err := s.broker.WaitFor(ctx, func(b *sim.Broker) bool { return b.Deliveries() >= uint64(n) })
+		if err != nil {
 			return fmt.Errorf("amqptest: %v: waited %v, only %d deliveries", what, d, s.broker.Deliveries())
 		}
 		return nil

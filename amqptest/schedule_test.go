@@ -189,3 +189,34 @@ func TestRunScheduleAlarmAndNacks(t *testing.T) {
 		t.Error("a channel close with no delivery accepted")
 	}
 }
+
+// TestStartScheduleLate: a close armed after its delivery has passed
+// lands right behind the next one.
+func TestStartScheduleLate(t *testing.T) {
+	srv := amqptest.NewServer(t)
+	b := srv.Broker()
+	ch, _ := b.Connect("app").Channel()
+	ch.QueueDeclare("q", sim.QueueOptions{})
+	for range 3 {
+		b.Publish("/", "", "q", sim.Message{Body: []byte("m")})
+	}
+	ch.Get("q", false)
+	ch.Get("q", false)
+	wait, err := srv.StartSchedule(amqptest.Schedule{{AfterDeliveries: 1, Kind: amqptest.FaultCloseChannel}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ch.Err() != nil {
+		t.Fatal("closed before the next delivery")
+	}
+	ch.Get("q", false)
+	if err := wait(); err != nil {
+		t.Fatal(err)
+	}
+	if ch.Err() == nil {
+		t.Error("the channel of the next delivery is open")
+	}
+	if st, _ := b.QueueStats("/", "q"); st.Ready != 3 {
+		t.Errorf("ready %d, want the three gets requeued", st.Ready)
+	}
+}

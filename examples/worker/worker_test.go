@@ -88,11 +88,17 @@ func runWorker(sched amqptest.Schedule) (err error) {
 			}
 			return nil
 		}}
+	// The closes are armed before the worker consumes, so they land at
+	// their deliveries exactly.
+	waitSchedule, err := srv.StartSchedule(sched)
+	if err != nil {
+		return err
+	}
 	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); w.Run(ctx) }()
 
-	if err := srv.RunSchedule(sched); err != nil {
+	if err := waitSchedule(); err != nil {
 		stop()
 		<-done
 		return err

@@ -69,9 +69,9 @@
 //   - Broker().NackPublishes: the next publishes in confirm mode nacked.
 //
 // For property tests, Schedules draws fault schedules of all these kinds
-// with rapid and RunSchedule injects them at points of the delivery
-// stream, the closes exactly at their delivery (see the examples/worker
-// package). CheckQueue, CheckCounts and CheckMessages
+// with rapid; StartSchedule (or RunSchedule) injects them at points of
+// the delivery stream, the closes exactly at their delivery (see the
+// examples/worker package). CheckQueue, CheckCounts and CheckMessages
 // assert the broker's state with a diff.
 //
 // # TLS and failure reports

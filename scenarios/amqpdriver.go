@@ -14,6 +14,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/amqpsim/amqpsim/protocol"
+	"github.com/amqpsim/amqpsim/sim"
 )
 
 // DefaultWindow is how long a broker must stay silent after a step before
@@ -50,6 +51,11 @@ type amqpDriver struct {
 	queues   []string // prefixed names to delete at the end
 	exchs    []string
 	policies []string
+	// restore holds the rabbitmqctl commands that restore the node's
+	// alarm settings, read before the first alarm step; raised says
+	// which are changed now (alarm.go).
+	restore  map[string][]string
+	raised   map[string]bool
 	version  string
 	finished bool
 }
@@ -124,7 +130,7 @@ func (d *amqpDriver) connect(conn string) error {
 	t := newTap(conn, func(e event, ch uint16) {
 		d.mu.Lock()
 		defer d.mu.Unlock()
-		if e.kind != evConnClose {
+		if e.kind != evConnClose && e.kind != evBlocked && e.kind != evUnblocked {
 			e.ch = d.chanOf[conn][ch]
 		}
 		e.text, e.exchange, e.key = d.unp(e.text), d.unp(e.exchange), d.unp(e.key)
@@ -477,6 +483,13 @@ func (d *amqpDriver) finish() error {
 		return nil
 	}
 	d.finished = true
+	// A blocked connection's close would never be read: alarms first.
+	var alarmErr error
+	if d.sim != nil {
+		d.sim.b.SetAlarm(sim.AlarmMemory|sim.AlarmDisk, false)
+	} else {
+		alarmErr = d.clearAlarms()
+	}
 	for _, c := range d.conns {
 		if !c.IsClosed() {
 			c.Close()
@@ -510,5 +523,8 @@ func (d *amqpDriver) finish() error {
 	for _, p := range d.policies {
 		_ = rabbitmqctl("clear_policy", "-p", "/", p) // the scenario may have cleared it
 	}
-	return d.observer.Close()
+	if err := d.observer.Close(); err != nil {
+		return err
+	}
+	return alarmErr
 }

@@ -82,6 +82,8 @@
 //	policy NAME ^PATTERN [apply-to=W] [priority=N] arg.KEY=V...
 //	                                              a policy of vhost "/" (rabbitmqctl set_policy on a broker)
 //	clear-policy NAME
+//	alarm memory|disk                             raise a resource alarm (rabbitmqctl on a broker)
+//	alarm clear [memory|disk]                     clear one, or both
 //	get CH Q [no-ack]
 //	ack CH MSG|#TAG [multiple]
 //	nack CH MSG|#TAG [multiple] [requeue|requeue=false]
@@ -93,6 +95,15 @@
 //	held                                          what every consumer holds
 //	headers CH MSG                                a delivered message's headers
 //	envelope CH MSG                               its exchange and routing key
+//
+// An alarm blocks a connection as it publishes, and the broker reads
+// nothing more from it until the last alarm clears: on a blocked
+// connection use only steps that wait for no reply (publish, ack, nack,
+// reject) until the "alarm clear" step, whose results show what the held
+// frames did. Against a broker the recorder raises alarms with rabbitmqctl
+// (set_vm_memory_high_watermark 0.0000001, set_disk_free_limit 1000000GB)
+// and restores the values it read before the first, also when a run
+// fails.
 //
 // Messages are named by their bodies, so keep bodies unique. "ack ch1 m3"
 // settles the channel's latest delivery of m3; "#N" names a delivery tag
@@ -138,7 +149,9 @@
 //  3. Per channel, in opening order: "CH <- basic.return BODY 312 NO_ROUTE
 //     exchange=X key=K", "CH <- confirm ack 1-3,5" and "CH <- confirm nack 4",
 //     "CH <- basic.cancel TAG", and "CH <- channel.close CODE (METHOD): TEXT".
-//  4. Per connection: "C <- connection.close CODE (METHOD): TEXT".
+//  4. Per connection: "C <- connection.blocked REASON" and "C <-
+//     connection.unblocked" (resource alarms), then "C <-
+//     connection.close CODE (METHOD): TEXT".
 //
 // A channel.close is a soft error (the channel's scope); a connection.close
 // is a hard one (the connection's). METHOD is the method that failed, such as

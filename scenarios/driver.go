@@ -22,6 +22,8 @@ type driver interface {
 	advance(d time.Duration)
 	// policy runs a SetPolicy or ClearPolicy on the vhost "/".
 	policy(op Op) error
+	// alarm raises or clears a resource alarm (alarm.go).
+	alarm(o Alarm) error
 	// settle waits until the broker is quiet when wait is set, and returns
 	// every frame pushed to a client since the last call, in order per
 	// connection.
@@ -68,6 +70,8 @@ const (
 	evCancel
 	evChannelClose
 	evConnClose
+	evBlocked   // connection.blocked, text the reason
+	evUnblocked // connection.unblocked
 )
 
 // event is one frame the broker pushed to a client.

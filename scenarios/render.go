@@ -87,6 +87,17 @@ func (r *runner) applyEvents(evs []event) []string {
 	}
 	for _, c := range r.conns {
 		for _, e := range evs {
+			if e.conn != c.name {
+				continue
+			}
+			switch e.kind {
+			case evBlocked:
+				out = append(out, fmt.Sprintf("%s <- connection.blocked %s", c.name, word(e.text)))
+			case evUnblocked:
+				out = append(out, c.name+" <- connection.unblocked")
+			}
+		}
+		for _, e := range evs {
 			if e.kind == evConnClose && e.conn == c.name {
 				out = append(out, fmt.Sprintf("%s <- connection.close %d (%s): %s", c.name, e.code, e.method, normalizeNames(e.text)))
 				r.closeConn(c, "connection closed by broker")

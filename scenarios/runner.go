@@ -159,6 +159,8 @@ func (r *runner) exec(op Op) ([]string, error) {
 		r.now += o.D
 	case SetPolicy, ClearPolicy:
 		err = r.d.policy(op)
+	case Alarm:
+		err = r.d.alarm(o)
 	case ShowQueue:
 		out, err = r.showQueue(o.Queue)
 	case ShowHeld:

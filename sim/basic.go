@@ -120,6 +120,7 @@ func (ch *Channel) Cancel(tag string) error {
 func (ch *Channel) Publish(exchangeName, key string, o PublishOptions, m Message) error {
 	return ch.do(protocol.BasicPublish, func(e *Event) {
 		e.Exchange, e.RoutingKey, e.Options = exchangeName, key, o
+		e.Body, e.Properties = published(m)
 	}, func() error {
 		if o.Immediate {
 			return protocol.Errorf(protocol.NotImplemented, protocol.BasicPublish, "immediate=true")
@@ -207,7 +208,9 @@ func (b *Broker) Publish(vhostName, exchangeName, key string, m Message) error {
 		return err
 	}
 	if b.tracing() {
-		b.record(Event{Kind: EventPublish, Vhost: v.name, Exchange: exchangeName, RoutingKey: key})
+		e := Event{Kind: EventPublish, Vhost: v.name, Exchange: exchangeName, RoutingKey: key}
+		e.Body, e.Properties = published(m)
+		b.record(e)
 	}
 	b.publish(v, x, key, m, ttl, hasTTL)
 	b.flush()
@@ -261,6 +264,18 @@ func (b *Broker) enqueue(queues []*brokerQueue, x *exchange, key string, m Messa
 	return routed, rejected
 }
 
+// published returns the trace's copies of a published message's body and
+// properties (nil when it has none): the publisher may reuse both.
+func published(m Message) ([]byte, *protocol.Properties) {
+	body := append([]byte{}, m.Body...)
+	if isZeroProperties(&m.Properties) {
+		return body, nil
+	}
+	p := m.Properties
+	p.Headers = maps.Clone(p.Headers)
+	return body, &p
+}
+
 func isZeroProperties(p *protocol.Properties) bool {
 	return p.ContentType == "" && p.ContentEncoding == "" && len(p.Headers) == 0 && p.DeliveryMode == 0 &&
 		p.Priority == 0 && p.CorrelationID == "" && p.ReplyTo == "" && p.Expiration == "" &&
@@ -299,6 +314,7 @@ func (ch *Channel) Get(queueName string, noAck bool) (d Delivery, ok bool, err e
 		// were dropped.
 		d.MessageCount = q.Ready()
 		ch.pushReply(Push{Method: protocol.BasicGetOk, Delivery: d})
+		ch.delivered(q.Name(), "", false)
 		return nil
 	})
 	return d, ok, err

@@ -64,8 +64,16 @@ type Broker struct {
 	conns  []*Connection // open connections in connect order
 	// alarms holds the raised resource alarms (an Alarm); changed under
 	// the lock, read without it on the publish path (alarm.go).
-	alarms     atomic.Uint32
-	nackNext   int // publishes still to nack (NackPublishes)
+	alarms   atomic.Uint32
+	nackNext int // publishes still to nack (NackPublishes)
+	// alarmClears are SetAlarmFor's timers, one per alarm.
+	alarmClears map[Alarm]*timer
+	// armed are the DeliveryFaults counting down, fired the closes they
+	// pushed that flush still has to apply, delivered the deliveries
+	// pushed so far (deliveryfault.go).
+	armed      []*armedFault
+	fired      []firedFault
+	delivered  uint64
 	nextConnID uint64
 	// nextQueueID numbers queues in creation order.
 	nextQueueID uint64
@@ -289,15 +297,22 @@ func (b *Broker) markDirty(q *brokerQueue) {
 
 // flush dispatches every dirty queue; caller holds the lock.
 func (b *Broker) flush() {
-	for b.flushed < len(b.dirty) {
-		q := b.dirty[b.flushed]
-		b.flushed++
-		if !q.deleted {
-			q.Dispatch()
+	for {
+		for b.flushed < len(b.dirty) {
+			q := b.dirty[b.flushed]
+			b.flushed++
+			if !q.deleted {
+				q.Dispatch()
+			}
 		}
+		clear(b.dirty)
+		b.dirty, b.flushed = b.dirty[:0], 0
+		if len(b.fired) == 0 {
+			break
+		}
+		// A fault's close requeues, which dirties queues again.
+		b.applyFired()
 	}
-	clear(b.dirty)
-	b.dirty, b.flushed = b.dirty[:0], 0
 }
 
 func (b *Broker) lookupVhost(name string) (*vhost, error) {

@@ -12,7 +12,7 @@ import (
 // ExchangeDeclare is exchange.declare. kind is direct, fanout, topic or
 // headers.
 func (ch *Channel) ExchangeDeclare(name, kind string, o ExchangeOptions) error {
-	return ch.do(protocol.ExchangeDeclare, func(e *Event) { e.Exchange, e.Options = name, o }, func() error {
+	return ch.do(protocol.ExchangeDeclare, func(e *Event) { e.Exchange, e.Target, e.Options = name, kind, o }, func() error {
 		v := ch.conn.vhost
 		// RabbitMQ checks the type before the name, so "" with an unknown
 		// type is 503, not 403.
@@ -160,7 +160,9 @@ func (ch *Channel) QueueDeclare(name string, o QueueOptions) (QueueInfo, error) 
 // QueueBind is queue.bind. An empty queue name means the last queue declared
 // on the channel.
 func (ch *Channel) QueueBind(queueName, key, exchangeName string, args Table) error {
-	return ch.do(protocol.QueueBind, func(e *Event) { e.Queue, e.RoutingKey, e.Exchange = queueName, key, exchangeName }, func() error {
+	return ch.do(protocol.QueueBind, func(e *Event) {
+		e.Queue, e.RoutingKey, e.Exchange, e.Options = queueName, key, exchangeName, tableOption(args)
+	}, func() error {
 		x, q, err := ch.bindingEnds(queueName, exchangeName, protocol.QueueBind)
 		if err != nil {
 			return err
@@ -178,7 +180,9 @@ func (ch *Channel) QueueBind(queueName, key, exchangeName string, args Table) er
 // QueueUnbind is queue.unbind. Removing a binding that does not exist is not
 // an error.
 func (ch *Channel) QueueUnbind(queueName, key, exchangeName string, args Table) error {
-	return ch.do(protocol.QueueUnbind, func(e *Event) { e.Queue, e.RoutingKey, e.Exchange = queueName, key, exchangeName }, func() error {
+	return ch.do(protocol.QueueUnbind, func(e *Event) {
+		e.Queue, e.RoutingKey, e.Exchange, e.Options = queueName, key, exchangeName, tableOption(args)
+	}, func() error {
 		x, q, err := ch.bindingEnds(queueName, exchangeName, protocol.QueueUnbind)
 		if err != nil {
 			return err

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -18,6 +19,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/amqpsim/amqpsim/protocol"
 	"github.com/amqpsim/amqpsim/sim"
 	"github.com/amqpsim/amqpsim/wire"
 )
@@ -39,6 +41,7 @@ func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
 // serveOptions are serve's flags.
 type serveOptions struct {
 	addr, clock, user, pass, http string
+	tlsCert, tlsKey               string
 	vhosts                        stringList
 	consumerTimeout               time.Duration
 	seed                          uint64
@@ -48,7 +51,9 @@ func parseServe(args []string, stderr io.Writer) (serveOptions, error) {
 	var o serveOptions
 	fs := flag.NewFlagSet("amqpsim serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&o.addr, "addr", "127.0.0.1:5672", "TCP address to serve AMQP 0-9-1 on (port 0 picks a free one)")
+	fs.StringVar(&o.addr, "addr", "127.0.0.1:5672", "TCP address to serve AMQP 0-9-1 on (port 0 picks a free one); 127.0.0.1:5671 by default with TLS")
+	fs.StringVar(&o.tlsCert, "tls-cert", "", "PEM certificate (chain) file: serve amqps (AMQP over TLS) instead of amqp; needs --tls-key")
+	fs.StringVar(&o.tlsKey, "tls-key", "", "PEM private key file of --tls-cert")
 	fs.StringVar(&o.clock, "clock", "wall", "broker clock: wall (follows real time) or manual (moves only by POST /api/sim/advance)")
 	fs.StringVar(&o.user, "user", "guest", "user name clients log in with")
 	fs.StringVar(&o.pass, "pass", "guest", "password of --user")
@@ -65,6 +70,14 @@ func parseServe(args []string, stderr io.Writer) (serveOptions, error) {
 	}
 	if fs.NArg() > 0 {
 		return o, usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
+	}
+	if (o.tlsCert == "") != (o.tlsKey == "") {
+		return o, usageError{"--tls-cert and --tls-key go together"}
+	}
+	addrSet := false
+	fs.Visit(func(f *flag.Flag) { addrSet = addrSet || f.Name == "addr" })
+	if o.tlsCert != "" && !addrSet {
+		o.addr = "127.0.0.1:5671" // the amqps port, as RabbitMQ's ssl_listeners
 	}
 	if o.clock != "wall" && o.clock != "manual" {
 		return o, usageError{fmt.Sprintf("--clock must be wall or manual, not %q", o.clock)}
@@ -86,9 +99,21 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	ws.Users = map[string]string{o.user: o.pass}
 	ws.Logf = func(format string, args ...any) { fmt.Fprintf(stderr, "amqpsim: "+format+"\n", args...) }
 
+	var tlsConfig *tls.Config
+	if o.tlsCert != "" {
+		cert, err := tls.LoadX509KeyPair(o.tlsCert, o.tlsKey)
+		if err != nil {
+			return fmt.Errorf("TLS: %w", err)
+		}
+		tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
 	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
 		return err
+	}
+	scheme := "amqp"
+	if tlsConfig != nil {
+		ln, scheme = tls.NewListener(ln, tlsConfig), "amqps"
 	}
 	var wg sync.WaitGroup
 	defer wg.Wait()
@@ -100,7 +125,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 	}()
 	defer ws.Close()
-	u := url.URL{Scheme: "amqp", User: url.UserPassword(o.user, o.pass), Host: ln.Addr().String(), Path: "/"}
+	u := url.URL{Scheme: scheme, User: url.UserPassword(o.user, o.pass), Host: ln.Addr().String(), Path: "/"}
 	fmt.Fprintf(stdout, "amqpsim: serving AMQP 0-9-1 on %s (clock %s)\n", u.String(), o.clock)
 
 	if o.http != "" {
@@ -257,6 +282,17 @@ func apiHandler(b *sim.Broker, manual bool) http.Handler {
 		b.SetAlarm(a, on)
 		writeJSON(w, http.StatusOK, map[string]bool{"memory": b.Alarms()&sim.AlarmMemory != 0, "disk": b.Alarms()&sim.AlarmDisk != 0})
 	})
+	mux.HandleFunc("POST /api/sim/close-at-delivery", func(w http.ResponseWriter, r *http.Request) {
+		f, err := deliveryFault(r.URL.Query())
+		if err == nil {
+			err = b.CloseAtDelivery(f)
+		}
+		if err != nil {
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]int{"armed": b.ArmedFaults()})
+	})
 	mux.HandleFunc("POST /api/sim/nack-publishes", func(w http.ResponseWriter, r *http.Request) {
 		n, err := strconv.Atoi(r.URL.Query().Get("n"))
 		if err != nil || n < 0 {
@@ -267,6 +303,44 @@ func apiHandler(b *sim.Broker, manual bool) http.Handler {
 		writeJSON(w, http.StatusOK, map[string]int{"nack": n})
 	})
 	return mux
+}
+
+// deliveryFault reads close-at-delivery's query: n, close=channel (the
+// default), connection, every or consumer-timeout, optional queue and
+// consumer to count only their deliveries, and the close's code and text
+// (by default 406 for a channel, 320 for a connection, "fault injected").
+func deliveryFault(q url.Values) (sim.DeliveryFault, error) {
+	var f sim.DeliveryFault
+	n, err := strconv.Atoi(q.Get("n"))
+	if err != nil || n < 1 {
+		return f, errors.New("n must be a positive integer: the fault fires at the nth delivery from now")
+	}
+	f.N, f.Queue, f.ConsumerTag = n, q.Get("queue"), q.Get("consumer")
+	code := protocol.ConnectionForced
+	switch q.Get("close") {
+	case "", "channel":
+		f.Action, code = sim.FaultCloseChannel, protocol.PreconditionFailed
+	case "connection":
+		f.Action = sim.FaultCloseConnection
+	case "every":
+		f.Action = sim.FaultCloseEveryConnection
+	case "consumer-timeout":
+		f.Action = sim.FaultConsumerTimeout
+		return f, nil
+	default:
+		return f, errors.New("close must be channel, connection, every or consumer-timeout")
+	}
+	if c := q.Get("code"); c != "" {
+		if code, err = strconv.Atoi(c); err != nil || protocol.CodeName(code) == "" {
+			return f, fmt.Errorf("code %q is not an AMQP reply code", c)
+		}
+	}
+	text := q.Get("text")
+	if text == "" {
+		text = "fault injected"
+	}
+	f.Err = protocol.Errorf(code, protocol.Method{}, "%s", text)
+	return f, nil
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {

@@ -55,6 +55,9 @@ type Options struct {
 	Exclusive  bool
 	AutoDelete bool
 	Args       protocol.Table
+	// Rules are the release's rules the queue follows; the zero value is
+	// RabbitMQ 3.10's.
+	Rules Rules
 }
 
 // Settlement is what a channel does with deliveries it settles.

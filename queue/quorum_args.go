@@ -37,7 +37,7 @@ var quorumArgs = []argSpec{
 // (quorum-declare-checks.txt; x-ha-policy, not an argument of any type,
 // is ignored).
 var notQuorum = []string{
-	"x-max-priority", "x-queue-mode", "x-queue-master-locator",
+	"x-max-priority", "x-queue-mode", "x-queue-version", "x-queue-master-locator",
 	"x-max-age", "x-stream-max-segment-size-bytes", "x-initial-cluster-size",
 }
 

@@ -17,6 +17,9 @@ import (
 // Config configures a Broker. The zero value is a broker like a fresh
 // RabbitMQ 3.10 with one vhost "/".
 type Config struct {
+	// Version is the RabbitMQ release series simulated (see Profile for
+	// what each changes); zero means DefaultVersion, 3.10.
+	Version Version
 	// Start is the virtual clock's starting time; zero means Epoch().
 	Start time.Time
 	// Seed feeds the one random source: generated queue names and consumer
@@ -54,11 +57,12 @@ const DefaultChannelTickInterval = 60 * time.Second
 type Broker struct {
 	mu brokerLock
 
-	cfg    Config
-	now    time.Time
-	rng    *rand.Rand
-	timers timerHeap
-	seq    uint64 // timer creation order
+	cfg     Config
+	profile Profile // cfg.Version's rules
+	now     time.Time
+	rng     *rand.Rand
+	timers  timerHeap
+	seq     uint64 // timer creation order
 
 	vhosts map[string]*vhost
 	conns  []*Connection // open connections in connect order
@@ -106,6 +110,7 @@ func New(cfg Config) *Broker {
 	}
 	b := &Broker{
 		cfg:     cfg,
+		profile: cfg.Version.Profile(),
 		now:     cfg.Start,
 		rng:     rand.New(rand.NewPCG(cfg.Seed, 0x616d717073696d)),
 		vhosts:  map[string]*vhost{},

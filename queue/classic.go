@@ -166,7 +166,7 @@ func (q *classic[T]) Settle(ds []Settled[T], how Settlement) {
 	for _, d := range ds {
 		q.unacked--
 		switch how {
-		case Requeue:
+		case Requeue, RequeueFailed:
 			q.requeue(d.Message)
 		case Reject:
 			q.env.DeadLetter(d.Message, "rejected")
@@ -178,7 +178,7 @@ func (q *classic[T]) Settle(ds []Settled[T], how Settlement) {
 	q.rotation.Credit(settled)
 	clear(settled)
 	q.settled = settled[:0]
-	if how == Requeue {
+	if how.Requeues() {
 		q.dropOverLimit()
 		q.dropExpired()
 	}

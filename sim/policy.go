@@ -76,6 +76,11 @@ func (b *Broker) SetPolicy(vhostName string, p Policy) error {
 	}
 	for k, val := range p.Definition {
 		check, known := policyChecks[k]
+		if k == "consumer-timeout" && b.profile.QueueConsumerTimeout {
+			// 3.12+ (Profile.QueueConsumerTimeout): rabbit_policies
+			// validates a non-negative integer.
+			check, known = func(v any) bool { n, ok := protocol.Int(v); return ok && n >= 0 }, true
+		}
 		switch {
 		case !known:
 			return fmt.Errorf("sim: policy %q: %q is not a policy key amqpsim models", p.Name, k)

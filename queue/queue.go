@@ -42,8 +42,8 @@ type Message struct {
 	// Dead is set on a message the broker dead-lettered: its x-death
 	// header is the broker's own, not a publisher's (RabbitMQ 4.0 reads
 	// only its own).
-	Dead bool
-	priority  uint8
+	Dead     bool
+	priority uint8
 	// deliveryCount is a quorum queue's count of returns (rabbit_fifo's
 	// delivery_count message header); plain is the publisher's
 	// properties when Properties carries the x-delivery-count header a

@@ -141,7 +141,7 @@
 //  4. Per connection: "C <- connection.close CODE (METHOD): TEXT".
 //
 // A channel.close is a soft error (the channel's scope); a connection.close
-// is a hard one (the connection's). METHOD is the method that failed, such as
+// is a hard one (the connection's). A newline in a reply text is written \n. METHOD is the method that failed, such as
 // basic.ack, or none.
 //
 // queue observes from a connection of the driver's own by a passive declare,

@@ -18,9 +18,15 @@ import (
 )
 
 // Replay runs a scenario on a fresh simulator (seeded with the scenario's
-// seed directive). The result's Diff compares it with the expectations.
-func Replay(s *Scenario) (*Result, error) {
-	d := newSimDriver(sim.Config{Seed: s.Seed})
+// seed directive) of the profile its expectations are of (s.Version). The
+// result's Diff compares it with the expectations.
+func Replay(s *Scenario) (*Result, error) { return ReplayOn(s, s.Version) }
+
+// ReplayOn is Replay on the simulator of another RabbitMQ release: how the
+// results differ from the expectations is what that release would answer
+// differently (see Compare for the upgrade check).
+func ReplayOn(s *Scenario, v sim.Version) (*Result, error) {
+	d := newSimDriver(sim.Config{Seed: s.Seed, Version: v})
 	res, err := newRunner(d, s).run()
 	if res != nil {
 		res.Trace = d.b.Trace()

@@ -22,11 +22,18 @@ import (
 // result's Diff compares it with the expectations.
 func Replay(s *Scenario) (*Result, error) { return ReplayOn(s, s.Version) }
 
-// ReplayOn is Replay on the simulator of another RabbitMQ release: how the
-// results differ from the expectations is what that release would answer
-// differently (see Compare for the upgrade check).
-func ReplayOn(s *Scenario, v sim.Version) (*Result, error) {
-	d := newSimDriver(sim.Config{Seed: s.Seed, Version: v})
+// ReplayOn is Replay on the simulator of another RabbitMQ release, with
+// the deprecated features permit names permitted (sim.Config.Permit): how
+// the results differ from the expectations is what that release would
+// answer differently (see Compare for the upgrade check).
+func ReplayOn(s *Scenario, v sim.Version, permit ...string) (*Result, error) {
+	return replayWith(s, sim.Config{Version: v, Permit: permit})
+}
+
+// replayWith replays s on a simulator configured by cfg, seeded by s.
+func replayWith(s *Scenario, cfg sim.Config) (*Result, error) {
+	cfg.Seed = s.Seed
+	d := newSimDriver(cfg)
 	res, err := newRunner(d, s).run()
 	if res != nil {
 		res.Trace = d.b.Trace()

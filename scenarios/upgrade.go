@@ -24,6 +24,10 @@ type Difference struct {
 	Detail string
 	// From and To are the step's result lines on each release.
 	From, To []string
+	// Causes name the profile changes (sim.Change) that, each undone
+	// alone, make the step answer as on the older release; empty when
+	// none does by itself.
+	Causes []string
 	// FollowOn is set for a difference after an earlier one of the same
 	// scenario closed a channel or a connection, and for a step the
 	// client could not send because of an earlier difference (a message
@@ -38,7 +42,23 @@ func (d Difference) String() string {
 	if d.FollowOn {
 		tag = " (follows from an earlier difference)"
 	}
-	return fmt.Sprintf("%s:%d: %s: %s%s", d.Path, d.Line, d.Step, d.Detail, tag)
+	return fmt.Sprintf("%s:%d: %s: %s%s%s", d.Path, d.Line, d.Step, d.Detail, d.causeText(), tag)
+}
+
+func (d Difference) causeText() string {
+	if len(d.Causes) == 0 {
+		return ""
+	}
+	return " [" + strings.Join(d.Causes, ", ") + "]"
+}
+
+// group is what the summary counts a difference under: its cause, or its
+// kind when no single change explains it.
+func (d Difference) group() string {
+	if len(d.Causes) > 0 {
+		return strings.Join(d.Causes, " + ")
+	}
+	return d.Kind
 }
 
 // Comparison is one scenario replayed on two releases.
@@ -56,10 +76,13 @@ type Comparison struct {
 
 // Compare replays a scenario on the simulator of release from and of
 // release to, and returns every step where to answers differently: the
-// upgrade check. Both replays are deterministic, so a difference is the
-// profiles' (sim.Profile), not chance.
-func Compare(s *Scenario, from, to sim.Version) (*Comparison, error) {
-	a, err := ReplayOn(s, from)
+// upgrade check. permit names deprecated features both releases permit
+// (sim.Config.Permit). Both replays are deterministic, so a difference is
+// the profiles' (sim.Profile), not chance. Each difference names its
+// causes: the changes (sim.Changes) that, undone one at a time on to, make
+// the step answer as on from.
+func Compare(s *Scenario, from, to sim.Version, permit ...string) (*Comparison, error) {
+	a, err := ReplayOn(s, from, permit...)
 	if err != nil {
 		return nil, err
 	}
@@ -67,7 +90,7 @@ func Compare(s *Scenario, from, to sim.Version) (*Comparison, error) {
 	if from == s.Version {
 		c.Baseline = a.Mismatches()
 	}
-	b, err := ReplayOn(s, to)
+	b, err := ReplayOn(s, to, permit...)
 	if err != nil {
 		return nil, err
 	}
@@ -89,7 +112,42 @@ func Compare(s *Scenario, from, to sim.Version) (*Comparison, error) {
 			Kind: kind, Detail: detail, From: x, To: y, FollowOn: closed || unsent && len(c.Differences) > 0})
 		closed = closed || closes
 	}
+	if len(c.Differences) > 0 {
+		if err := c.attribute(a, permit); err != nil {
+			return nil, err
+		}
+	}
 	return c, nil
+}
+
+// attribute finds the causes of the differences: for every change the two
+// profiles differ by, it replays on to with that change undone, and the
+// steps that then answer as on from have it as a cause.
+func (c *Comparison) attribute(from *Result, permit []string) error {
+	fromP := sim.New(sim.Config{Version: c.From, Permit: permit}).Profile()
+	toP := sim.New(sim.Config{Version: c.To, Permit: permit}).Profile()
+	index := map[int]int{} // step line -> step index
+	for i, st := range c.Scenario.Steps {
+		index[st.Line] = i
+	}
+	for _, ch := range sim.Changes() {
+		undone := ch.Undo(toP, fromP)
+		if undone == toP {
+			continue
+		}
+		r, err := replayWith(c.Scenario, sim.Config{Profile: &undone})
+		if err != nil {
+			return err
+		}
+		for j := range c.Differences {
+			d := &c.Differences[j]
+			i := index[d.Line]
+			if i < len(r.Got) && i < len(from.Got) && slices.Equal(r.Got[i], from.Got[i]) {
+				d.Causes = append(d.Causes, ch.Name)
+			}
+		}
+	}
+	return nil
 }
 
 // methodOf names a step's verb as the AMQP method it sends.
@@ -215,17 +273,6 @@ func orNothing(ls []string) string {
 	return strings.Join(ls, "; ")
 }
 
-// hints explain the kinds of difference whose cause the kind alone shows,
-// with what to do about them.
-var hints = []struct{ kind, why string }{
-	{"queue.declare: connection.close 541", "4.3 refuses queues that are neither durable nor exclusive (transient_nonexcl_queues); declare them durable or exclusive, or permit the feature in rabbitmq.conf"},
-	{"x-last-death", "3.13 adds x-last-death-reason, -queue and -exchange to dead-lettered messages"},
-	{"x-acquired-count", "4.3 counts every return in x-acquired-count; x-delivery-count (and the delivery limit) counts only basic.reject and channel closes"},
-	{"headers: x-delivery-count", "from 3.12 a quorum basic.get carries x-delivery-count only after a return"},
-	{"basic.consume: no connection.close 540", "4.3 takes basic.qos global=true as per-consumer, so consuming from a quorum queue works"},
-	{"basic.publish: channel.close 406 PRECONDITION_FAILED", "4.0 lowers max_message_size to 16 MiB"},
-}
-
 // UpgradeReport sums up the comparisons of many scenarios: what a team
 // upgrading from one release to another must look at.
 type UpgradeReport struct {
@@ -233,8 +280,9 @@ type UpgradeReport struct {
 	Scenarios int
 	// Affected are the scenarios with at least one difference, by name.
 	Affected []string
-	// Kinds counts the differences by kind, follow-ons left out; Files
-	// lists, per kind, the scenarios that have it.
+	// Kinds counts the differences by cause (Difference.Causes), or by
+	// kind when no single change explains them, follow-ons left out;
+	// Files lists, per key, the scenarios that have it.
 	Kinds map[string]int
 	Files map[string][]string
 	// Steps counts every differing step, FollowOns those that follow from
@@ -261,9 +309,10 @@ func Summarize(from, to sim.Version, cs []*Comparison) *UpgradeReport {
 				r.FollowOns++
 				continue
 			}
-			r.Kinds[d.Kind]++
-			if fs := r.Files[d.Kind]; !slices.Contains(fs, d.Scenario) {
-				r.Files[d.Kind] = append(fs, d.Scenario)
+			g := d.group()
+			r.Kinds[g]++
+			if fs := r.Files[g]; !slices.Contains(fs, d.Scenario) {
+				r.Files[g] = append(fs, d.Scenario)
 			}
 		}
 	}
@@ -293,10 +342,9 @@ func (r *UpgradeReport) String() string {
 			list += fmt.Sprintf(", and %d more", len(files)-5)
 		}
 		fmt.Fprintf(&b, "  %4d  %s  (%d files: %s)\n", r.Kinds[k], k, len(files), list)
-		for _, h := range hints {
-			if strings.Contains(k, h.kind) {
-				fmt.Fprintf(&b, "        why: %s\n", h.why)
-				break
+		for _, ch := range sim.Changes() {
+			if ch.Name == k {
+				fmt.Fprintf(&b, "        %s (from %s)\n", ch.Why, ch.Since)
 			}
 		}
 	}

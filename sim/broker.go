@@ -20,6 +20,15 @@ type Config struct {
 	// Version is the RabbitMQ release series simulated (see Profile for
 	// what each changes); zero means DefaultVersion, 3.10.
 	Version Version
+	// Permit names deprecated features to permit although the release
+	// denies them, as rabbitmq.conf's deprecated_features.permit.NAME =
+	// true does: "transient_nonexcl_queues" and "global_qos" (denied from
+	// 4.3). New ignores other names; CheckPermit tells them.
+	Permit []string
+	// Profile, when set, is used instead of Version's: a release with
+	// some of its changes undone (Change.Undo), as the upgrade check
+	// does to find which change makes a scenario answer differently.
+	Profile *Profile
 	// Start is the virtual clock's starting time; zero means Epoch().
 	Start time.Time
 	// Seed feeds the one random source: generated queue names and consumer
@@ -43,6 +52,14 @@ type Config struct {
 	// clock, which in a testing/synctest bubble is the bubble's fake
 	// clock). Start then defaults to Clock().
 	Clock func() time.Time
+}
+
+func (cfg Config) profile() Profile {
+	p := cfg.Version.Profile()
+	if cfg.Profile != nil {
+		p = *cfg.Profile
+	}
+	return p.permit(cfg.Permit)
 }
 
 // DefaultConsumerTimeout is RabbitMQ's default consumer_timeout.
@@ -110,7 +127,7 @@ func New(cfg Config) *Broker {
 	}
 	b := &Broker{
 		cfg:     cfg,
-		profile: cfg.Version.Profile(),
+		profile: cfg.profile(),
 		now:     cfg.Start,
 		rng:     rand.New(rand.NewPCG(cfg.Seed, 0x616d717073696d)),
 		vhosts:  map[string]*vhost{},

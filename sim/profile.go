@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -238,5 +239,90 @@ func (v Version) Profile() Profile {
 	return p
 }
 
-// Profile returns the rules of the release the broker simulates.
+// Change is one rule of Profile that some release changed, named for
+// reports (the upgrade check attributes each difference it finds to the
+// change that, undone, removes it).
+type Change struct {
+	Name  string  // e.g. "transient_nonexcl_queues denied"
+	Since Version // the first release with the change
+	Why   string  // what it does to a client, in a sentence
+	undo  func(p *Profile, base Profile)
+}
+
+// Undo returns p with this change as it is in base (an older release's
+// profile).
+func (c Change) Undo(p, base Profile) Profile {
+	c.undo(&p, base)
+	return p
+}
+
+// Changes lists the rules the profiles differ by, oldest first.
+func Changes() []Change {
+	return []Change{
+		{"per-queue consumer timeout", V3_12, "x-consumer-timeout and the consumer-timeout policy set a queue's consumer timeout",
+			func(p *Profile, b Profile) { p.QueueConsumerTimeout = b.QueueConsumerTimeout }},
+		{"quorum basic.get without x-delivery-count 0", V3_12, "a quorum basic.get carries x-delivery-count only after a return",
+			func(p *Profile, b Profile) { p.Queue.GetCountOnlyReturned = b.Queue.GetCountOnlyReturned }},
+		{"x-last-death headers", V3_13, "dead-lettered messages carry x-last-death-reason, -queue and -exchange",
+			func(p *Profile, b Profile) { p.LastDeathHeaders = b.LastDeathHeaders }},
+		{"publisher's x-death ignored", V4_0, "an x-death header set by a publisher is overwritten, not extended",
+			func(p *Profile, b Profile) { p.IgnorePublisherDeaths = b.IgnorePublisherDeaths }},
+		{"max_message_size 16 MiB", V4_0, "a larger message closes the channel with 406",
+			func(p *Profile, b Profile) { p.MaxMessageSize = b.MaxMessageSize }},
+		{"quorum delivery limit 20", V4_0, "quorum queues dead-letter or drop a message returned more than 20 times, and requeue to the head",
+			func(p *Profile, b Profile) { p.Queue.DefaultDeliveryLimit = b.Queue.DefaultDeliveryLimit }},
+		{"quorum priorities", V4_0, "quorum queues order messages by priority (two levels in 4.0-4.2, 0..31 in 4.3)",
+			func(p *Profile, b Profile) { p.Queue.QuorumPriorities = b.Queue.QuorumPriorities }},
+		{"frame_max 8192 before tune", V4_1, "frames up to 8192 bytes are accepted before connection.tune-ok",
+			func(p *Profile, b Profile) { p.FrameMaxBeforeTune = b.FrameMaxBeforeTune }},
+		{"mandatory reply-to routed", V4_2, "a mandatory publish to a direct reply-to name is not returned",
+			func(p *Profile, b Profile) { p.ReplyToMandatoryRouted = b.ReplyToMandatoryRouted }},
+		{"transient_nonexcl_queues denied", V4_3, "a queue neither durable nor exclusive is refused with 541, closing the connection; declare it durable or exclusive, or permit the feature",
+			func(p *Profile, b Profile) { p.TransientNonExclusiveDenied = b.TransientNonExclusiveDenied }},
+		{"global_qos denied", V4_3, "basic.qos global=true sets the per-consumer prefetch instead of a channel-wide limit; permit the feature to keep it",
+			func(p *Profile, b Profile) { p.GlobalQosDenied = b.GlobalQosDenied }},
+		{"consumer timeout on quorum queues only", V4_3, "classic queues have no consumer timeout and refuse x-consumer-timeout",
+			func(p *Profile, b Profile) {
+				p.ConsumerTimeoutQuorumOnly = b.ConsumerTimeoutQuorumOnly
+				p.Queue.RefuseClassicConsumerTimeout = b.Queue.RefuseClassicConsumerTimeout
+			}},
+		{"basic.reject and basic.nack counted apart", V4_3, "on quorum queues only basic.reject and channel closes count towards the delivery limit and x-delivery-count; x-acquired-count counts every return",
+			func(p *Profile, b Profile) { p.Queue.SplitDeliveryCount = b.Queue.SplitDeliveryCount }},
+		{"x-queue-version 2 only", V4_3, "x-queue-version 1 is refused",
+			func(p *Profile, b Profile) { p.Queue.OnlyQueueVersion2 = b.Queue.OnlyQueueVersion2 }},
+	}
+}
+
+// DeprecatedFeatures are the deprecated features Config.Permit can
+// permit again.
+var DeprecatedFeatures = []string{"global_qos", "transient_nonexcl_queues"}
+
+// CheckPermit reports the first name that is not one of
+// DeprecatedFeatures.
+func CheckPermit(names []string) error {
+	for _, n := range names {
+		if !slices.Contains(DeprecatedFeatures, n) {
+			return fmt.Errorf("sim: %q is not a deprecated feature amqpsim models (%s)", n, strings.Join(DeprecatedFeatures, ", "))
+		}
+	}
+	return nil
+}
+
+// permit lifts the denials of the named deprecated features
+// (rabbit_deprecated_features:is_permitted/1 reads
+// deprecated_features.permit.NAME).
+func (p Profile) permit(names []string) Profile {
+	for _, n := range names {
+		switch n {
+		case "global_qos":
+			p.GlobalQosDenied = false
+		case "transient_nonexcl_queues":
+			p.TransientNonExclusiveDenied = false
+		}
+	}
+	return p
+}
+
+// Profile returns the rules of the release the broker simulates, with
+// Config.Permit applied.
 func (b *Broker) Profile() Profile { return b.profile }

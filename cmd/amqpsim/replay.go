@@ -23,6 +23,7 @@ func runReplay(args []string, stdout, stderr io.Writer) error {
 	svg := fs.String("svg", "", "draw each scenario as an SVG sequence diagram: a FILE for one scenario, a directory for several")
 	verbose := fs.Bool("v", false, "print every step's results")
 	var on sim.Version
+	permit := permitFlag(fs)
 	fs.Var(&on, "rabbitmq", "replay on this RabbitMQ release's profile (3.10 to 4.3) and report, step by step, where it answers\nthe scenarios differently from the release they were recorded on (see also upgrade-check)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: amqpsim replay [--rabbitmq VERSION] [--timeline] [--svg FILE|DIR] [-v] [FILE|DIR...]")
@@ -46,7 +47,7 @@ func runReplay(args []string, stdout, stderr io.Writer) error {
 	onSet := false
 	fs.Visit(func(f *flag.Flag) { onSet = onSet || f.Name == "rabbitmq" })
 	if onSet {
-		return replayOn(list, on, stdout)
+		return replayOn(list, on, *permit, stdout)
 	}
 	diverged := 0
 	for i, s := range list {
@@ -126,11 +127,11 @@ func indentLines(s string) string {
 // replayOn replays each scenario on release v and reports every step where
 // v answers differently from the release the scenario was recorded on,
 // then the upgrade summary. It fails when any scenario differs.
-func replayOn(list []*scenarios.Scenario, v sim.Version, stdout io.Writer) error {
+func replayOn(list []*scenarios.Scenario, v sim.Version, permit []string, stdout io.Writer) error {
 	var cs []*scenarios.Comparison
 	differ := 0
 	for _, s := range list {
-		c, err := scenarios.Compare(s, s.Version, v)
+		c, err := scenarios.Compare(s, s.Version, v, permit...)
 		if err != nil {
 			return err
 		}

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/amqpsim/amqpsim/scenarios"
 	"github.com/amqpsim/amqpsim/sim"
@@ -21,6 +22,7 @@ func runUpgradeCheck(args []string, stdout, stderr io.Writer) error {
 	fs.Var(&from, "from", "the release the scenarios were recorded on (default: each scenario's own, from its source or rabbitmq line)")
 	fs.Var(&to, "to", "the release to check (required): 3.10, 3.12, 3.13, 4.0, 4.1, 4.2 or 4.3")
 	summary := fs.Bool("summary", false, "print only the summary")
+	permit := permitFlag(fs)
 	all := fs.Bool("all", false, "also list the differences that follow from an earlier one in the same scenario")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: amqpsim upgrade-check --to VERSION [--from VERSION] [--summary] [--all] [FILE|DIR...]")
@@ -59,7 +61,7 @@ func runUpgradeCheck(args []string, stdout, stderr io.Writer) error {
 		} else {
 			base = f
 		}
-		c, err := scenarios.Compare(s, f, to)
+		c, err := scenarios.Compare(s, f, to, *permit...)
 		if err != nil {
 			return err
 		}
@@ -76,6 +78,22 @@ func runUpgradeCheck(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprint(stdout, scenarios.Summarize(base, to, cs))
 	return nil
+}
+
+// permitFlag registers --permit, a comma-separated list of deprecated
+// features to permit (sim.Config.Permit), checked as it is parsed.
+func permitFlag(fs *flag.FlagSet) *[]string {
+	var names []string
+	fs.Func("permit", "permit these deprecated features although the release denies them, comma-separated: "+
+		strings.Join(sim.DeprecatedFeatures, ", ")+" (rabbitmq.conf deprecated_features.permit.NAME = true)", func(v string) error {
+		for _, n := range strings.Split(v, ",") {
+			if n = strings.TrimSpace(n); n != "" {
+				names = append(names, n)
+			}
+		}
+		return sim.CheckPermit(names)
+	})
+	return &names
 }
 
 // parseInterspersed parses flags that may come after the positional

@@ -159,6 +159,9 @@ func Parse(name string, src []byte) (*Scenario, error) {
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
+	if s.Version == (sim.Version{}) {
+		s.Version = sim.DefaultVersion
+	}
 	return s, nil
 }
 
@@ -291,7 +294,7 @@ func New(name, title, source string, ops ...Op) *Scenario {
 	if source == "" {
 		source = "hand-written"
 	}
-	s := &Scenario{Name: name, Path: name + ".txt", Source: source}
+	s := &Scenario{Name: name, Path: name + ".txt", Source: source, Version: sim.DefaultVersion}
 	for _, l := range strings.Split(strings.TrimSpace(title), "\n") {
 		if l != "" {
 			s.items = append(s.items, item{text: "# " + l})

@@ -144,6 +144,9 @@ func replayOn(list []*scenarios.Scenario, v sim.Version, permit []string, stdout
 		fmt.Fprintf(stdout, "%s %-50s %3d steps (recorded on %s)\n", status, s.Name, len(s.Steps), s.Version)
 		for _, d := range c.Differences {
 			fmt.Fprintf(stdout, "  line %d: %s: %s", d.Line, d.Step, d.Detail)
+			if len(d.Causes) > 0 {
+				fmt.Fprintf(stdout, " [%s]", strings.Join(d.Causes, ", "))
+			}
 			if d.FollowOn {
 				fmt.Fprint(stdout, " (follows from an earlier difference)")
 			}

@@ -48,7 +48,10 @@
 //     lines separate groups of steps.
 //   - "source rabbitmq VERSION DATE" or "source hand-written" says where the
 //     expectations came from; Record writes it. "seed N" seeds the
-//     simulator (sim.Config.Seed). Both come before the first step.
+//     simulator (sim.Config.Seed). "rabbitmq 4.3" names the release whose
+//     profile replays the file (sim.Config.Version); without it, the
+//     release of the source line, else sim.DefaultVersion. All come
+//     before the first step.
 //   - Any other line that starts in column 1 is a step.
 //   - An indented line is a result line of the step above it (no blank line
 //     in between). Record rewrites these lines and nothing else; a comment

@@ -93,6 +93,15 @@ func Record(s *Scenario, o RecordOptions) (*Scenario, *Result, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	if s.hasDirective("rabbitmq") {
+		// The expectations would be the broker's, the replay another
+		// release's.
+		if v, err := sim.ParseVersion(d.version); err != nil || v != s.Version {
+			_ = d.finish()
+			return nil, nil, fmt.Errorf("%s: its rabbitmq line says %s, but the broker is RabbitMQ %s: record it on a %s broker, or remove the line",
+				s.Path, s.Version, d.version, s.Version)
+		}
+	}
 	res, err := newRunner(d, s).run()
 	if err != nil {
 		return nil, res, err

@@ -244,6 +244,16 @@ func (s *Scenario) Clone() *Scenario {
 	return &c
 }
 
+// hasDirective reports whether the file has directive d.
+func (s *Scenario) hasDirective(d string) bool {
+	for _, it := range s.items {
+		if it.dir == d {
+			return true
+		}
+	}
+	return false
+}
+
 // setSource sets the source directive, adding it after the leading comment
 // block when the file has none.
 func (s *Scenario) setSource(src string) {

@@ -112,3 +112,20 @@ publish ch1 orders m1 m2
 	//      1  global_qos denied  (1 files: orders)
 	//         basic.qos global=true sets the per-consumer prefetch instead of a channel-wide limit; permit the feature to keep it (from 4.3)
 }
+
+// Recording a file whose rabbitmq line names another release than the
+// broker's fails: its expectations would not be that release's.
+func TestRecordRefusesAnotherRelease(t *testing.T) {
+	url := brokerURL(t)
+	s, err := scenarios.Parse("v43.txt", []byte("rabbitmq 4.3\nconn c1\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := scenarios.Record(s, scenarios.RecordOptions{URL: url}); err == nil || !strings.Contains(err.Error(), "its rabbitmq line says 4.3") {
+		t.Errorf("Record: %v", err)
+	}
+	s, _ = scenarios.Parse("v310.txt", []byte("rabbitmq 3.10\nconn c1\n"))
+	if _, _, err := scenarios.Record(s, scenarios.RecordOptions{URL: url}); err != nil {
+		t.Errorf("Record on the named release: %v", err)
+	}
+}

@@ -87,11 +87,13 @@ func TestUpgradeCheck(t *testing.T) {
 }
 
 // On the built-in library, recorded on 3.10.8, 3.12 changes only the
-// quorum basic.get header (quorum-get.txt) and 4.3 refuses the transient
-// queues most scenarios declare.
+// quorum basic.get header (quorum-get.txt) and the ignored
+// x-consumer-timeout (consumer-timeout-argument-ignored.txt), and 4.3
+// refuses the transient queues most scenarios declare.
 func TestUpgradeCheckLibrary(t *testing.T) {
 	code, out, errOut := runCmd("upgrade-check", "--to", "3.12", "--summary")
-	if code != 0 || !strings.Contains(out, "1 of ") || !strings.Contains(out, "quorum basic.get without x-delivery-count 0  (1 files: quorum-get)") {
+	if code != 0 || !strings.Contains(out, ": 2 of ") || !strings.Contains(out, "quorum basic.get without x-delivery-count 0  (1 files: quorum-get)") ||
+		!strings.Contains(out, "per-queue consumer timeout  (1 files: consumer-timeout-argument-ignored)") {
 		t.Errorf("3.12: exit %d\n%s%s", code, out, errOut)
 	}
 	_, out, _ = runCmd("upgrade-check", "--to", "4.3", "--summary")

@@ -91,32 +91,34 @@ func (ch *Channel) oldestTimed() *channel.Delivery[delivery] {
 func (ch *Channel) timeoutOf(q *brokerQueue) (time.Duration, bool) {
 	b := ch.b
 	global := b.cfg.ConsumerTimeout
-	if !b.profile.QueueConsumerTimeout {
+	v, found := b.vhosts[q.Vhost()]
+	if !b.profile.QueueConsumerTimeout || q.deleted || !found {
+		// The channel's lookup of a deleted queue fails: the broker's.
 		return global, global >= 0
 	}
 	arg, hasArg := q.Options().Args["x-consumer-timeout"]
-	pol, hasPol := b.vhosts[q.Vhost()].policyFor(q.Name(), "queues")["consumer-timeout"]
-	var v any
+	pol, hasPol := v.policyFor(q.Name(), "queues")["consumer-timeout"]
+	var val any
 	switch {
 	case hasArg && hasPol:
 		a, aInt := protocol.Int(arg)
 		p, pInt := protocol.Int(pol)
 		switch {
 		case aInt && pInt:
-			v = min(a, p)
+			val = min(a, p)
 		case aInt: // Erlang's min/2: a number is below a binary
-			v = a
+			val = a
 		case pInt:
-			v = p
+			val = p
 		}
 	case hasArg:
-		v = arg
+		val = arg
 	case hasPol:
-		v = pol
+		val = pol
 	default:
 		return global, global >= 0
 	}
-	n, ok := protocol.Int(v)
+	n, ok := protocol.Int(val)
 	if !ok {
 		return 0, false
 	}

@@ -508,3 +508,37 @@ func TestQueueVersion43(t *testing.T) {
 	_, err := e.ch.QueueDeclare("q1", sim.QueueOptions{Durable: true, Args: sim.Table{"x-queue-version": int64(1)}})
 	wantErr(t, err, 406, `PRECONDITION_FAILED - invalid arg 'x-queue-version' for queue 'q1' in vhost '/': "unsupported queue version '1'"`, protocol.QueueDeclare)
 }
+
+// Changes covers every rule: undoing them all on any release gives 3.10's
+// rules, and each one undone alone changes something on 4.3 (so the
+// upgrade check can name every difference's cause).
+func TestChangesCoverTheProfiles(t *testing.T) {
+	base := sim.V3_10.Profile()
+	for _, v := range sim.Versions() {
+		p := v.Profile()
+		for _, c := range sim.Changes() {
+			p = c.Undo(p, base)
+		}
+		p.Version, p.ServerVersion = base.Version, base.ServerVersion
+		if p != base {
+			t.Errorf("%v with every change undone:\n%+v\nwant 3.10's\n%+v", v, p, base)
+		}
+	}
+	latest := sim.V4_3.Profile()
+	for _, c := range sim.Changes() {
+		if c.Undo(latest, base) == latest {
+			t.Errorf("undoing %q changes nothing on 4.3", c.Name)
+		}
+		if c.Why == "" {
+			t.Errorf("change %q has no why", c.Name)
+		}
+		// Since is the first release the change shows on.
+		for _, v := range sim.Versions() {
+			p := v.Profile()
+			before := v.String() < c.Since.String() // "3.10" < "4.0": the names sort as the releases
+			if shows := c.Undo(p, base) != p; shows == before {
+				t.Errorf("change %q (since %v) shows on %v: %t", c.Name, c.Since, v, shows)
+			}
+		}
+	}
+}

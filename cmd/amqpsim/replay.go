@@ -126,7 +126,8 @@ func indentLines(s string) string {
 
 // replayOn replays each scenario on release v and reports every step where
 // v answers differently from the release the scenario was recorded on,
-// then the upgrade summary. It fails when any scenario differs.
+// then the upgrade summary; a scenario the simulator does not reproduce
+// on its own release is a FAIL. It fails when any scenario differs.
 func replayOn(list []*scenarios.Scenario, v sim.Version, permit []string, stdout io.Writer) error {
 	var cs []*scenarios.Comparison
 	differ := 0
@@ -137,11 +138,19 @@ func replayOn(list []*scenarios.Scenario, v sim.Version, permit []string, stdout
 		}
 		cs = append(cs, c)
 		status := "same"
-		if len(c.Differences) > 0 {
+		switch {
+		case len(c.Baseline) > 0:
+			status = "FAIL"
+			differ++
+		case len(c.Differences) > 0:
 			status = "DIFF"
 			differ++
 		}
 		fmt.Fprintf(stdout, "%s %-50s %3d steps (recorded on %s)\n", status, s.Name, len(s.Steps), s.Version)
+		for _, m := range c.Baseline {
+			fmt.Fprintf(stdout, "  line %d: %s: the simulator of %s does not answer as recorded: %q instead of %q\n",
+				m.Line, m.Text, s.Version, m.Got, m.Want)
+		}
 		for _, d := range c.Differences {
 			fmt.Fprintf(stdout, "  line %d: %s: %s", d.Line, d.Step, d.Detail)
 			if len(d.Causes) > 0 {

@@ -54,6 +54,11 @@ func TestReplayOnAnotherRelease(t *testing.T) {
 	if code, out, _ := runCmd("replay", "--rabbitmq", "4.3", "--permit", "transient_nonexcl_queues", dir); code != 0 || !strings.Contains(out, "same transient") {
 		t.Errorf("with the feature permitted: exit %d\n%s", code, out)
 	}
+	bad := writeScenario(t, "bad.txt", strings.Replace(transientScenario, "ready=0", "ready=7", 1))
+	if code, out, _ := runCmd("replay", "--rabbitmq", "3.10", bad); code != 1 || !strings.Contains(out, "FAIL bad") ||
+		!strings.Contains(out, "line 4: declare-queue ch1 q: the simulator of 3.10 does not answer as recorded") {
+		t.Errorf("a file the simulator does not reproduce: exit %d\n%s", code, out)
+	}
 	if code, _, errOut := runCmd("replay", "--rabbitmq", "3.11", dir); code != 2 || !strings.Contains(errOut, "no profile for RabbitMQ") {
 		t.Errorf("--rabbitmq 3.11: exit %d: %s", code, errOut)
 	}

@@ -107,6 +107,7 @@ type Option func(*config)
 type config struct {
 	broker    *sim.Broker
 	simConfig sim.Config
+	version   *sim.Version
 	user      string
 	pass      string
 	vhosts    []string
@@ -127,6 +128,12 @@ func WithBroker(b *sim.Broker) Option { return func(c *config) { c.broker = b } 
 // WithConfig configures the new broker (seed, start time, consumer
 // timeout...). It is ignored with WithBroker.
 func WithConfig(cfg sim.Config) Option { return func(c *config) { c.simConfig = cfg } }
+
+// WithVersion simulates that RabbitMQ release (sim.Config.Version; see
+// sim.Profile for what each changes), for example sim.V4_3; the default
+// is sim.DefaultVersion, 3.10. It overrides WithConfig's Version and is
+// ignored with WithBroker.
+func WithVersion(v sim.Version) Option { return func(c *config) { c.version = &v } }
 
 // WithUser sets the one user the server accepts, and the one URL() carries;
 // the default is guest/guest.
@@ -199,6 +206,9 @@ func Start(opts ...Option) (*Server, error) {
 	b := cfg.broker
 	if b == nil {
 		sc := cfg.simConfig
+		if cfg.version != nil {
+			sc.Version = *cfg.version
+		}
 		if cfg.clock == WallClock {
 			sc.Clock = time.Now
 		}

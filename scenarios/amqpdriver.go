@@ -115,7 +115,7 @@ func (d *amqpDriver) unp(s string) string {
 // newWireDriver runs a scenario through amqp091-go on a fresh simulator
 // over the in-memory wire. It must run inside a testing/synctest bubble.
 func newWireDriver(s *Scenario) (*amqpDriver, error) {
-	w := newWireSim(s.Seed)
+	w := newWireSim(s.Seed, s.Version)
 	d := &amqpDriver{url: "amqp://guest:guest@amqpsim/", name: s.Name, dial: w.dial, sim: w,
 		chanOf: map[string]map[uint16]string{}, conns: map[string]*amqp.Connection{}, taps: map[string]*tap{},
 		chans: map[string]*amqp.Channel{}}

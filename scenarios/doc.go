@@ -48,7 +48,10 @@
 //     lines separate groups of steps.
 //   - "source rabbitmq VERSION DATE" or "source hand-written" says where the
 //     expectations came from; Record writes it. "seed N" seeds the
-//     simulator (sim.Config.Seed). Both come before the first step.
+//     simulator (sim.Config.Seed). "rabbitmq 4.3" names the release whose
+//     profile replays the file (sim.Config.Version); without it, the
+//     release of the source line, else sim.DefaultVersion. All come
+//     before the first step.
 //   - Any other line that starts in column 1 is a step.
 //   - An indented line is a result line of the step above it (no blank line
 //     in between). Record rewrites these lines and nothing else; a comment
@@ -154,7 +157,7 @@
 //     connection.close CODE (METHOD): TEXT".
 //
 // A channel.close is a soft error (the channel's scope); a connection.close
-// is a hard one (the connection's). METHOD is the method that failed, such as
+// is a hard one (the connection's). A newline in a reply text is written \n. METHOD is the method that failed, such as
 // basic.ack, or none.
 //
 // queue observes from a connection of the driver's own by a passive declare,

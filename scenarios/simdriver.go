@@ -275,8 +275,8 @@ type wireSim struct {
 	clients []net.Conn
 }
 
-func newWireSim(seed uint64) *wireSim {
-	b := sim.New(sim.Config{Seed: seed})
+func newWireSim(seed uint64, v sim.Version) *wireSim {
+	b := sim.New(sim.Config{Seed: seed, Version: v})
 	return &wireSim{b: b, srv: wire.NewServer(b)}
 }
 

@@ -221,13 +221,17 @@ func (b *Broker) Publish(vhostName, exchangeName, key string, m Message) error {
 // many queues it reached and whether any refused it (x-overflow
 // reject-publish). ttl is the message's own TTL. Caller holds the lock.
 func (b *Broker) publish(v *vhost, x *exchange, key string, m Message, ttl time.Duration, hasTTL bool) (routed int, rejected bool) {
+	replied := false
 	if x.name == "" && isReplyTo(key) {
-		b.deliverReply(key, x, m)
+		replied = b.deliverReply(key, x, m)
 	}
 	b.routeKeys = routingKeys(key, m.Headers, b.routeKeys[:0])
 	b.routed = b.route(v, x, b.routeKeys, m.Headers, b.routed[:0])
 	routed, rejected = b.enqueue(b.routed, x, key, m, ttl, hasTTL)
 	clear(b.routed)
+	if replied {
+		routed++
+	}
 	return routed, rejected
 }
 
@@ -352,7 +356,11 @@ func (ch *Channel) Nack(tag uint64, multiple, requeue bool) error {
 // Reject is basic.reject of one delivery.
 func (ch *Channel) Reject(tag uint64, requeue bool) error {
 	return ch.do(protocol.BasicReject, func(e *Event) { e.DeliveryTag, e.Requeue = tag, requeue }, func() error {
-		return ch.settle(protocol.BasicReject, tag, false, rejectSettlement(requeue))
+		how := rejectSettlement(requeue)
+		if requeue {
+			how = queue.RequeueFailed // 4.3 tells them apart (queue.Rules.SplitDeliveryCount)
+		}
+		return ch.settle(protocol.BasicReject, tag, false, how)
 	})
 }
 
@@ -419,7 +427,7 @@ func (ch *Channel) settleGroup(group []channel.Delivery[delivery], how queue.Set
 	if b.tracing() {
 		for _, d := range group {
 			e := connEvent(EventSettle, ch.conn, ch.id)
-			e.DeliveryTag, e.Queue, e.Requeue, e.ConsumerTag = d.Tag, q.Name(), how == queue.Requeue, d.ConsumerTag
+			e.DeliveryTag, e.Queue, e.Requeue, e.ConsumerTag = d.Tag, q.Name(), how.Requeues(), d.ConsumerTag
 			e.MessageID, e.Body = d.Ref.m.ID, d.Ref.m.Body
 			b.record(e)
 		}

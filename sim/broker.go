@@ -17,6 +17,18 @@ import (
 // Config configures a Broker. The zero value is a broker like a fresh
 // RabbitMQ 3.10 with one vhost "/".
 type Config struct {
+	// Version is the RabbitMQ release series simulated (see Profile for
+	// what each changes); zero means DefaultVersion, 3.10.
+	Version Version
+	// Permit names deprecated features to permit although the release
+	// denies them, as rabbitmq.conf's deprecated_features.permit.NAME =
+	// true does: "transient_nonexcl_queues" and "global_qos" (denied from
+	// 4.3). New ignores other names; CheckPermit tells them.
+	Permit []string
+	// Profile, when set, is used instead of Version's: a release with
+	// some of its changes undone (Change.Undo), as the upgrade check
+	// does to find which change makes a scenario answer differently.
+	Profile *Profile
 	// Start is the virtual clock's starting time; zero means Epoch().
 	Start time.Time
 	// Seed feeds the one random source: generated queue names and consumer
@@ -42,6 +54,14 @@ type Config struct {
 	Clock func() time.Time
 }
 
+func (cfg Config) profile() Profile {
+	p := cfg.Version.Profile()
+	if cfg.Profile != nil {
+		p = *cfg.Profile
+	}
+	return p.permit(cfg.Permit)
+}
+
 // DefaultConsumerTimeout is RabbitMQ's default consumer_timeout.
 const DefaultConsumerTimeout = 30 * time.Minute
 
@@ -54,11 +74,12 @@ const DefaultChannelTickInterval = 60 * time.Second
 type Broker struct {
 	mu brokerLock
 
-	cfg    Config
-	now    time.Time
-	rng    *rand.Rand
-	timers timerHeap
-	seq    uint64 // timer creation order
+	cfg     Config
+	profile Profile // cfg.Version's rules
+	now     time.Time
+	rng     *rand.Rand
+	timers  timerHeap
+	seq     uint64 // timer creation order
 
 	vhosts map[string]*vhost
 	conns  []*Connection // open connections in connect order
@@ -114,6 +135,7 @@ func New(cfg Config) *Broker {
 	}
 	b := &Broker{
 		cfg:     cfg,
+		profile: cfg.profile(),
 		now:     cfg.Start,
 		rng:     rand.New(rand.NewPCG(cfg.Seed, 0x616d717073696d)),
 		vhosts:  map[string]*vhost{},

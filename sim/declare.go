@@ -132,9 +132,15 @@ func (ch *Channel) QueueDeclare(name string, o QueueOptions) (QueueInfo, error) 
 			return nil
 		}
 		q := &brokerQueue{b: ch.b}
-		qq, err := queue.New[*Consumer](q, v.name, name, queue.Options{Durable: durable, Exclusive: o.Exclusive, AutoDelete: o.AutoDelete, Args: o.Args})
+		qq, err := queue.New[*Consumer](q, v.name, name, queue.Options{Durable: durable, Exclusive: o.Exclusive, AutoDelete: o.AutoDelete, Args: o.Args, Rules: ch.b.profile.Queue})
 		if err != nil {
 			return err
+		}
+		// The arguments are checked first (rabbit_amqqueue:declare/7 runs
+		// check_declare_arguments, then is_queue_args_combination_permitted);
+		// a redeclaration of an existing queue never gets here.
+		if ch.b.profile.TransientNonExclusiveDenied && !durable && !o.Exclusive {
+			return protocol.Errorf(protocol.InternalError, protocol.QueueDeclare, "%s", transientNonExclusiveText)
 		}
 		q.Queue = qq
 		q.quorum = qq.Type() == "quorum"

@@ -154,7 +154,7 @@ func (ch *Channel) fire(f *armedFault, fromQueue bool) {
 	err := f.Err
 	action := f.Action
 	if action == FaultConsumerTimeout {
-		err, action = ch.consumerTimeoutError(), FaultCloseChannel
+		err, action = ch.consumerTimeoutError(ch.b.cfg.ConsumerTimeout), FaultCloseChannel
 	}
 	if action == FaultCloseChannel && err.Hard {
 		action = FaultCloseConnection

@@ -25,8 +25,9 @@ type Policy struct {
 	Priority int
 	// Definition holds policy keys, without the x- prefix: message-ttl,
 	// expires, max-length, max-length-bytes, overflow,
-	// dead-letter-exchange, dead-letter-routing-key (queues) and
-	// alternate-exchange (exchanges).
+	// dead-letter-exchange, dead-letter-routing-key, delivery-limit,
+	// consumer-timeout (3.12+) (queues) and alternate-exchange
+	// (exchanges).
 	Definition Table
 }
 
@@ -76,6 +77,18 @@ func (b *Broker) SetPolicy(vhostName string, p Policy) error {
 	}
 	for k, val := range p.Definition {
 		check, known := policyChecks[k]
+		switch {
+		case k == "consumer-timeout" && b.profile.QueueConsumerTimeout:
+			// 3.12+ (Profile.QueueConsumerTimeout): rabbit_policies
+			// validates a non-negative integer.
+			check, known = func(v any) bool { n, ok := protocol.Int(v); return ok && n >= 0 }, true
+		case k == "delivery-limit":
+			// Quorum queues' delivery limit: a non-negative integer, any
+			// integer from 4.0, where a negative one disables the
+			// default (queue.Rules.DefaultDeliveryLimit).
+			negativeOK := b.profile.Queue.DefaultDeliveryLimit != 0
+			check, known = func(v any) bool { n, ok := protocol.Int(v); return ok && (n >= 0 || negativeOK) }, true
+		}
 		switch {
 		case !known:
 			return fmt.Errorf("sim: policy %q: %q is not a policy key amqpsim models", p.Name, k)

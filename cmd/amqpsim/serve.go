@@ -45,6 +45,8 @@ type serveOptions struct {
 	vhosts                        stringList
 	consumerTimeout               time.Duration
 	seed                          uint64
+	version                       sim.Version
+	permit                        []string
 }
 
 func parseServe(args []string, stderr io.Writer) (serveOptions, error) {
@@ -61,8 +63,10 @@ func parseServe(args []string, stderr io.Writer) (serveOptions, error) {
 	fs.DurationVar(&o.consumerTimeout, "consumer-timeout", 0, "RabbitMQ's consumer_timeout (default 30m; negative disables)")
 	fs.StringVar(&o.http, "http", "", "address for the HTTP API (GET /api/queues, POST /api/sim/advance?by=30m); empty: none")
 	fs.Uint64Var(&o.seed, "seed", 0, "seed of the broker's random choices (generated names)")
+	fs.Var(&o.version, "rabbitmq", "the RabbitMQ release to simulate: 3.10 (default), 3.12, 3.13, 4.0, 4.1, 4.2 or 4.3")
+	permit := permitFlag(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: amqpsim serve [flags]\n\nServes the simulated RabbitMQ 3.10 broker over TCP until SIGINT or SIGTERM.\n\nflags:")
+		fmt.Fprintln(stderr, "usage: amqpsim serve [flags]\n\nServes the simulated RabbitMQ broker (3.10 unless --rabbitmq says) over TCP until SIGINT or SIGTERM.\n\nflags:")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -79,6 +83,7 @@ func parseServe(args []string, stderr io.Writer) (serveOptions, error) {
 	if o.tlsCert != "" && !addrSet {
 		o.addr = "127.0.0.1:5671" // the amqps port, as RabbitMQ's ssl_listeners
 	}
+	o.permit = *permit
 	if o.clock != "wall" && o.clock != "manual" {
 		return o, usageError{fmt.Sprintf("--clock must be wall or manual, not %q", o.clock)}
 	}
@@ -91,7 +96,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	b := sim.New(sim.Config{Seed: o.seed, ConsumerTimeout: o.consumerTimeout, NoTrace: true})
+	b := sim.New(sim.Config{Seed: o.seed, ConsumerTimeout: o.consumerTimeout, NoTrace: true, Version: o.version, Permit: o.permit})
 	for _, v := range o.vhosts {
 		b.AddVhost(v)
 	}
@@ -126,7 +131,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}()
 	defer ws.Close()
 	u := url.URL{Scheme: scheme, User: url.UserPassword(o.user, o.pass), Host: ln.Addr().String(), Path: "/"}
-	fmt.Fprintf(stdout, "amqpsim: serving AMQP 0-9-1 on %s (clock %s)\n", u.String(), o.clock)
+	fmt.Fprintf(stdout, "amqpsim: serving AMQP 0-9-1 on %s (RabbitMQ %s, clock %s)\n", u.String(), b.Profile().ServerVersion, o.clock)
 
 	if o.http != "" {
 		hl, err := net.Listen("tcp", o.http)

@@ -53,7 +53,9 @@ func TestPermissionChecks(t *testing.T) {
 		}, refused("queue", "cfgq3")},
 		{"exchange.declare otherx2", func(ch *Channel) error { return ch.ExchangeDeclare("otherx2", "fanout", ExchangeOptions{}) }, refused("exchange", "otherx2")},
 		{"exchange.declare passive otherx", func(ch *Channel) error { return ch.ExchangeDeclare("otherx", "fanout", ExchangeOptions{Passive: true}) }, ""},
-		{"exchange.declare amq.direct", func(ch *Channel) error { return ch.ExchangeDeclare("amq.direct", "direct", ExchangeOptions{Durable: true}) }, refused("exchange", "amq.direct")},
+		{"exchange.declare amq.direct", func(ch *Channel) error {
+			return ch.ExchangeDeclare("amq.direct", "direct", ExchangeOptions{Durable: true})
+		}, refused("exchange", "amq.direct")},
 		{"exchange.declare cfgx", func(ch *Channel) error { return ch.ExchangeDeclare("cfgx", "fanout", ExchangeOptions{}) }, ""},
 		{"exchange.declare cfgxae ae otherx", func(ch *Channel) error {
 			return ch.ExchangeDeclare("cfgxae", "fanout", ExchangeOptions{Args: Table{"alternate-exchange": "otherx"}})

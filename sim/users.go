@@ -15,6 +15,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/amqpsim/amqpsim/protocol"
 )
@@ -460,10 +461,29 @@ type permCheck struct {
 
 // permCacheSize is rabbit_channel's MAX_PERMISSION_CACHE_SIZE: a channel
 // remembers its last 12 successful checks and does not repeat them, so a
-// permission cleared while a channel is open still allows what that
+// permission cleared while a channel is busy still allows what that
 // channel did lately (measured on 3.10.8: a redeclare on the same channel
-// after clear_permissions succeeds, on a new channel it is refused).
+// right after clear_permissions succeeds, on a new channel it is refused).
 const permCacheSize = 12
+
+// hibernateAfter is how long a channel stays idle before it forgets its
+// permission checks: rabbit_channel erases its caches in
+// handle_pre_hibernate, and gen_server2 hibernates it after
+// HIBERNATE_AFTER_MIN (1 s) of idleness, a time its backoff stretches
+// towards 10 s on a channel that keeps waking. amqpsim takes the 1 s and
+// counts only the channel's methods as activity (RabbitMQ also counts the
+// messages its queues send it). Measured on 3.10.8: after 15 s idle the
+// same channel's redeclare is refused.
+const hibernateAfter = time.Second
+
+// wake is a method arriving on the channel: after hibernateAfter idle, the
+// permission caches are gone. Caller holds the lock.
+func (ch *Channel) wake() {
+	if ch.b.now.Sub(ch.lastCall) >= hibernateAfter {
+		ch.permCache, ch.topicCache = ch.permCache[:0], ch.topicCache[:0]
+	}
+	ch.lastCall = ch.b.now
+}
 
 // checkAccess is rabbit_channel's check_resource_access: the connection's
 // user needs kind ("configure", "write" or "read") permission on the

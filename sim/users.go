@@ -92,11 +92,13 @@ func HashPassword(algorithm, password string, salt [4]byte) (string, error) {
 	return base64.StdEncoding.EncodeToString(saltedHash(h, salt[:], password)), nil
 }
 
+// saltedHash returns salt ++ H(salt ++ password), in a new slice; salt is
+// the 4-byte salt.
 func saltedHash(h func() hash.Hash, salt []byte, password string) []byte {
 	d := h()
 	d.Write(salt)
 	d.Write([]byte(password))
-	return d.Sum(slices.Clip(salt[:4:4]))
+	return d.Sum(slices.Clone(salt))
 }
 
 // checkPassword reports whether password matches u's hash.
@@ -108,7 +110,7 @@ func (u *user) checkPassword(password string) bool {
 	if err != nil {
 		return false
 	}
-	return subtle.ConstantTimeCompare(saltedHash(h, slices.Clone(u.hash[:4]), password), u.hash) == 1
+	return subtle.ConstantTimeCompare(saltedHash(h, u.hash[:4], password), u.hash) == 1
 }
 
 // newUser validates u and makes the stored user; caller holds the lock

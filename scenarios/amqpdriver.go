@@ -54,10 +54,14 @@ type amqpDriver struct {
 	// restore holds the rabbitmqctl commands that restore the node's
 	// alarm settings, read before the first alarm step; raised says
 	// which are changed now (alarm.go).
-	restore  map[string][]string
-	raised   map[string]bool
-	version  string
-	finished bool
+	restore map[string][]string
+	raised  map[string]bool
+	// users and opPolicies are the prefixed users and operator policies
+	// to delete at the end.
+	users      []string
+	opPolicies []string
+	version    string
+	finished   bool
 }
 
 func newAMQPDriver(url, scenario string, window time.Duration) (*amqpDriver, error) {
@@ -126,7 +130,8 @@ func newWireDriver(s *Scenario) (*amqpDriver, error) {
 	return d, nil
 }
 
-func (d *amqpDriver) connect(conn string) error {
+func (d *amqpDriver) connect(o Conn) error {
+	conn := o.Name
 	t := newTap(conn, func(e event, ch uint16) {
 		d.mu.Lock()
 		defer d.mu.Unlock()
@@ -157,9 +162,16 @@ func (d *amqpDriver) connect(conn string) error {
 			return &tapConn{Conn: c, t: t}, nil
 		},
 	}
-	c, err := amqp.DialConfig(d.url, cfg)
+	u, err := d.userURL(o)
 	if err != nil {
-		return fmt.Errorf("connecting to %s: %w", redact(d.url), err)
+		return err
+	}
+	c, err := amqp.DialConfig(u, cfg)
+	if err != nil {
+		if r := d.amqpRefusal(conn, err); r != nil {
+			return r
+		}
+		return fmt.Errorf("connecting to %s: %w", redact(u), err)
 	}
 	d.conns[conn], d.taps[conn] = c, t
 	d.mu.Lock()
@@ -170,7 +182,7 @@ func (d *amqpDriver) connect(conn string) error {
 
 func (d *amqpDriver) openChannel(conn, name string) error {
 	c := d.conns[conn]
-	if c.IsClosed() {
+	if c == nil || c.IsClosed() { // nil: the broker refused the connection
 		return errRefused
 	}
 	ch, err := c.Channel()
@@ -194,7 +206,7 @@ func (d *amqpDriver) closeChannel(name string) error {
 
 func (d *amqpDriver) closeConn(name string) error {
 	c := d.conns[name]
-	if c.IsClosed() {
+	if c == nil || c.IsClosed() {
 		return errRefused
 	}
 	return amqpErr(c.Close())
@@ -522,6 +534,12 @@ func (d *amqpDriver) finish() error {
 	}
 	for _, p := range d.policies {
 		_ = rabbitmqctl("clear_policy", "-p", "/", p) // the scenario may have cleared it
+	}
+	for _, p := range d.opPolicies {
+		_ = rabbitmqctl("clear_operator_policy", "-p", "/", p)
+	}
+	for _, u := range d.users {
+		_ = rabbitmqctl("delete_user", u) // the scenario may have deleted it
 	}
 	if err := d.observer.Close(); err != nil {
 		return err

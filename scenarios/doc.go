@@ -64,7 +64,7 @@
 // digits, '_' and '-', unique in the file; every step names a channel opened
 // by an earlier step.
 //
-//	conn C                                        open a connection
+//	conn C [user=U password=P]                    open a connection (as guest by default)
 //	channel C.CH                                  open a channel on C
 //	close CH|C                                    channel.close or connection.close
 //	declare-queue CH Q [passive] [durable] [exclusive] [auto-delete] [nowait] [ARGS]
@@ -87,6 +87,13 @@
 //	clear-policy NAME
 //	alarm memory|disk                             raise a resource alarm (rabbitmqctl on a broker)
 //	alarm clear [memory|disk]                     clear one, or both
+//	operator-policy NAME ^PATTERN [apply-to=W] [priority=N] arg.KEY=V...
+//	                                              an operator policy of "/" (set_operator_policy)
+//	clear-operator-policy NAME
+//	user NAME PASSWORD [tags=T,T]                 add a user (rabbitmqctl add_user, set_user_tags)
+//	delete-user NAME
+//	permissions USER CONFIGURE WRITE READ         a user's permissions in "/" (set_permissions)
+//	clear-permissions USER
 //	get CH Q [no-ack]
 //	ack CH MSG|#TAG [multiple]
 //	nack CH MSG|#TAG [multiple] [requeue|requeue=false]
@@ -107,6 +114,13 @@
 // (set_vm_memory_high_watermark 0.0000001, set_disk_free_limit 1000000GB)
 // and restores the values it read before the first, also when a run
 // fails.
+//
+// On a broker, user names get the run's prefix (guest excepted), and so do
+// permission expressions and policy patterns after a leading ^ (unless
+// ^amq\. follows); results show them without it. A connection the broker
+// refuses shows "C <- login refused" (a bad user or password: amqp091-go
+// does not show RabbitMQ's text) or its connection.close, and stays
+// closed.
 //
 // Messages are named by their bodies, so keep bodies unique. "ack ch1 m3"
 // settles the channel's latest delivery of m3; "#N" names a delivery tag

@@ -373,8 +373,8 @@ type traceDriver struct {
 	step   int // the step the next settle ends
 }
 
-func (d *traceDriver) connect(conn string) error {
-	_ = d.shadow.connect(conn)
+func (d *traceDriver) connect(o Conn) error {
+	_ = d.shadow.connect(o)
 	return nil
 }
 
@@ -409,7 +409,7 @@ func (d *traceDriver) do(ch string, op Op) (reply, error) {
 }
 
 func (d *traceDriver) advance(dur time.Duration) { d.shadow.advance(dur) }
-func (d *traceDriver) policy(op Op) error        { return d.shadow.policy(op) }
+func (d *traceDriver) admin(op Op) error         { return d.shadow.admin(op) }
 func (d *traceDriver) alarm(o Alarm) error       { return d.shadow.alarm(o) }
 func (d *traceDriver) finish() error             { return nil }
 

@@ -9,7 +9,10 @@
 // message to the consumer the rotation picks. The quorum queue
 // (x-queue-type=quorum, RabbitMQ 3.10's rabbit_fifo) serves returned
 // messages first, counts deliveries (x-delivery-count, x-delivery-limit)
-// and gives consumers simple_prefetch credit.
+// and gives consumers simple_prefetch credit. The stream
+// (x-queue-type=stream, RabbitMQ 3.10's rabbit_stream_queue on osiris) is
+// an append-only log each consumer reads from its own offset, acks only
+// returning credit, with retention by whole segments.
 //
 // A queue knows nothing of channels, delivery tags or routing: it asks Env
 // whether a consumer's channel may take a message, hands deliveries and
@@ -17,6 +20,8 @@
 package queue
 
 import (
+	"time"
+
 	"github.com/amqpsim/amqpsim/consumer"
 	"github.com/amqpsim/amqpsim/protocol"
 )
@@ -49,12 +54,28 @@ type Message struct {
 	hasPlain      bool
 }
 
-// Options are the queue.declare settings that make a queue what it is.
+// Options are the queue.declare settings that make a queue what it is,
+// and what the broker being simulated gives a new queue.
 type Options struct {
 	Durable    bool
 	Exclusive  bool
 	AutoDelete bool
 	Args       protocol.Table
+
+	// The fields below are not part of the declaration: a redeclaration
+	// does not compare them.
+
+	// Epoch is the wall-clock time at Env.Now() == 0. A stream stamps its
+	// chunks with it, for consumers starting at a timestamp
+	// (x-stream-offset).
+	Epoch time.Time
+	// StreamFiltering turns on RabbitMQ 3.13's stream filtering: a
+	// stream reads x-stream-filter-value from published messages' headers
+	// and gives a consumer with x-stream-filter only the messages whose
+	// value it names (and, with x-stream-match-unfiltered, those with
+	// none). Off, as in RabbitMQ 3.10–3.12, those arguments and the
+	// header are ignored.
+	StreamFiltering bool
 }
 
 // Settlement is what a channel does with deliveries it settles.
@@ -87,6 +108,9 @@ const (
 	TTLTimer Timer = iota
 	// ExpiresTimer fires when an unused queue expires (x-expires).
 	ExpiresTimer
+	// RetentionTimer fires when a stream evaluates its retention again
+	// (x-max-age).
+	RetentionTimer
 )
 
 // Env is what a queue needs from the broker. T is the broker's record of a
@@ -121,7 +145,7 @@ type Queue[T any] interface {
 	Name() string
 	Vhost() string
 	Resource() string
-	// Type is the queue type: "classic" or "quorum".
+	// Type is the queue type: "classic", "quorum" or "stream".
 	Type() string
 	// Options returns the settings it was declared with.
 	Options() Options
@@ -207,6 +231,11 @@ func New[T any](env Env[T], vhost, name string, o Options) (Queue[T], error) {
 		// as an argument of another queue type, not as a bad value
 		// (quorum-declare-checks.txt).
 		return newQuorum(env, d)
+	case "stream":
+		// A stream too checks the values of its own arguments only
+		// (stream-declare-refused.txt: x-message-ttl=abc is an argument
+		// of another type).
+		return newStream(env, d)
 	case "", "classic":
 		if err := d.validate(); err != nil {
 			return nil, err
@@ -216,6 +245,6 @@ func New[T any](env Env[T], vhost, name string, o Options) (Queue[T], error) {
 		if err := d.validate(); err != nil {
 			return nil, err
 		}
-		return nil, protocol.Errorf(protocol.NotImplemented, protocol.QueueDeclare, "amqpsim simulates classic and quorum queues only, not x-queue-type '%s'", t)
+		return nil, protocol.Errorf(protocol.NotImplemented, protocol.QueueDeclare, "amqpsim simulates classic, quorum and stream queues only, not x-queue-type '%s'", t)
 	}
 }

@@ -72,6 +72,15 @@ func (d *declared) validateStream() error {
 	if n, ok := protocol.Int(d.opts.Args["x-stream-max-segment-size-bytes"]); ok && n > maxSegmentSize {
 		return protocol.Errorf(protocol.PreconditionFailed, protocol.QueueDeclare, "Exceeded max value for x-stream-max-segment-size-bytes")
 	}
+	// A broker with stream filtering (3.13+) checks the bloom filter's
+	// size, 16 to 255 bytes, text with its two blanks
+	// (rabbit_stream_queue:check_filter_size/1 at 3.13); 3.10 ignores
+	// the argument (stream-filter-310.txt).
+	if v, ok := d.opts.Args["x-stream-filter-size-bytes"]; ok && d.opts.StreamFiltering {
+		if n, isInt := protocol.Int(v); isInt && (n > 255 || n < 16) {
+			return protocol.Errorf(protocol.PreconditionFailed, protocol.QueueDeclare, "Invalid value for  x-stream-filter-size-bytes")
+		}
+	}
 	return nil
 }
 
@@ -236,7 +245,7 @@ type Filter struct {
 }
 
 // ParseFilter reads a consumer's filter arguments as RabbitMQ 3.13's
-// rabbit_stream_queue:filter_spec/1 does (RS@v3.13.7): x-stream-filter is a
+// rabbit_stream_queue:filter_spec/1 does: x-stream-filter is a
 // string or an array whose string elements are kept; without it there is
 // no filter, whatever x-stream-match-unfiltered says; that is a bool,
 // false when missing or of another type. A 3.10 broker has no filtering

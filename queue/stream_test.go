@@ -162,12 +162,16 @@ func TestStreamRetentionByAgeTimer(t *testing.T) {
 	}
 }
 
-// RabbitMQ 3.13's filtering (rabbit_stream_queue.erl:filter_spec/1, read at
-// its 3.13+ form: x-stream-filter a string or an array of strings,
-// x-stream-match-unfiltered a bool defaulting to false; publishers set the
-// x-stream-filter-value header, which osiris's chunk filter reads). amqpsim
-// writes one message per chunk, so the chunk-level filter is exact here.
-// Off (3.10, the default) the arguments are ignored (stream-filter-310.txt).
+// RabbitMQ 3.13's filtering, read in rabbitmq-server 3.13's
+// deps/rabbit/src/rabbit_stream_queue.erl: filter_spec/1 (x-stream-filter
+// a longstr or an array whose longstr elements count, x-stream-match-unfiltered
+// a bool, false by default, no filter without x-stream-filter),
+// consume/3 (the spec goes to osiris:init_reader/4 as reader options), and
+// stream_message/2 (a published message's x-stream-filter-value header, a
+// string, becomes its chunk's filter value). osiris filters whole chunks
+// with a bloom filter; amqpsim writes one message per chunk, so its filter
+// is exact (no false positives). Off (3.10, the default) the arguments are
+// ignored (stream-filter-310.txt).
 func TestStreamFiltering313(t *testing.T) {
 	for _, on := range []bool{true, false} {
 		q, e := newStream(t, queue.Options{StreamFiltering: on}, nil)
@@ -198,6 +202,25 @@ func TestStreamFiltering313(t *testing.T) {
 		}
 		if !slices.Equal(e.delivered, want) {
 			t.Errorf("filtering %t: delivered %v, want %v", on, e.delivered, want)
+		}
+	}
+}
+
+// With filtering (3.13+) the bloom filter's size is checked at declare
+// (rabbit_stream_queue:check_filter_size/1 at 3.13: 16..255); 3.10 takes
+// any value (stream-filter-310.txt).
+func TestStreamFilterSize313(t *testing.T) {
+	for _, tc := range []struct {
+		on   bool
+		size int32
+		fail bool
+	}{{true, 15, true}, {true, 256, true}, {true, 16, false}, {true, 255, false}, {false, 15, false}, {false, 1000, false}} {
+		e := &env{timers: map[queue.Timer]int64{}}
+		_, err := queue.New[int](e, "/", "s", queue.Options{Durable: true, StreamFiltering: tc.on,
+			Args: protocol.Table{"x-queue-type": "stream", "x-stream-filter-size-bytes": tc.size}})
+		var pe *protocol.Error
+		if got := errors.As(err, &pe); got != tc.fail || (got && pe.Text != "PRECONDITION_FAILED - Invalid value for  x-stream-filter-size-bytes") {
+			t.Errorf("filtering %t, size %d: %v", tc.on, tc.size, err)
 		}
 	}
 }

@@ -44,6 +44,8 @@ type stream[T any] struct {
 	byC       map[*consumer.Consumer[T]]*reader[T]
 	hadReader bool
 	settled   []*consumer.Consumer[T]
+	// props is the unused rest of the block properties are copied into.
+	props []protocol.Properties
 	// filtering is RabbitMQ 3.13's stream filtering (Options.StreamFiltering).
 	filtering bool
 	epoch     time.Time
@@ -151,7 +153,7 @@ func (s *stream[T]) Publish(m *Message, _ int64, _ bool) bool {
 	offset := s.base + int64(len(s.log))
 	size := chunkSize(m)
 	m.Seq = uint64(offset) + 1
-	m.Properties = withStreamOffset(m.Properties, offset)
+	m.Properties = s.withStreamOffset(m.Properties, offset)
 	e.m = m
 	s.log = append(s.log, e)
 	s.bodies += int64(len(m.Body))
@@ -179,12 +181,21 @@ func (s *stream[T]) roll(now int64) {
 	s.evaluate(now)
 }
 
+// propsBlock is how many messages' properties a stream allocates at once.
+const propsBlock = 256
+
 // withStreamOffset returns p with the x-stream-offset header set to the
-// offset; p is not modified.
-func withStreamOffset(p *protocol.Properties, offset int64) *protocol.Properties {
-	var c protocol.Properties
+// offset; p is not modified. The copies are carved from blocks: the
+// header map and the boxed offset are then the only allocations a message
+// costs the stream.
+func (s *stream[T]) withStreamOffset(p *protocol.Properties, offset int64) *protocol.Properties {
+	if len(s.props) == 0 {
+		s.props = make([]protocol.Properties, propsBlock)
+	}
+	c := &s.props[0]
+	s.props = s.props[1:]
 	if p != nil {
-		c = *p
+		*c = *p
 	}
 	h := make(protocol.Table, len(c.Headers)+1)
 	for k, v := range c.Headers {
@@ -192,7 +203,7 @@ func withStreamOffset(p *protocol.Properties, offset int64) *protocol.Properties
 	}
 	h["x-stream-offset"] = offset
 	c.Headers = h
-	return &c
+	return c
 }
 
 // evaluate runs retention and forgets the messages of the segments it

@@ -8,8 +8,9 @@
 // message TTL at the head, length limits, and dispatch that hands the head
 // message to the consumer the rotation picks. The quorum queue
 // (x-queue-type=quorum, RabbitMQ 3.10's rabbit_fifo) serves returned
-// messages first, counts deliveries (x-delivery-count, x-delivery-limit)
-// and gives consumers simple_prefetch credit. The stream
+// messages first, counts deliveries (x-delivery-count, x-delivery-limit),
+// gives consumers simple_prefetch credit, and can dead-letter at least
+// once (x-dead-letter-strategy). The stream
 // (x-queue-type=stream, RabbitMQ 3.10's rabbit_stream_queue on osiris) is
 // an append-only log each consumer reads from its own offset, acks only
 // returning credit, with retention by whole segments.
@@ -111,6 +112,9 @@ const (
 	// RetentionTimer fires when a stream evaluates its retention again
 	// (x-max-age).
 	RetentionTimer
+	// DeadLetterTimer fires when a quorum queue forwards its unconfirmed
+	// at-least-once dead letters again.
+	DeadLetterTimer
 )
 
 // Env is what a queue needs from the broker. T is the broker's record of a
@@ -128,6 +132,13 @@ type Env[T any] interface {
 	// ("rejected", "expired", "maxlen"), to the queue's dead-letter
 	// exchange, or drops it when there is none.
 	DeadLetter(m *Message, reason string)
+	// ForwardDeadLetter dead-letters m at least once (a quorum queue's
+	// x-dead-letter-strategy at-least-once): it republishes m, which left
+	// the queue for reason, to the queues the dead-letter exchange routes
+	// it to, skipping those named in took, adds to took the name of each
+	// queue that takes it, and reports whether all did. No exchange or no
+	// route reports false: the queue keeps m and tries again later.
+	ForwardDeadLetter(m *Message, reason string, took map[string]bool) bool
 	// Refused tells that the queue did not take m: reason "rejected"
 	// (x-overflow reject-publish) or "discarded" (x-message-ttl 0).
 	Refused(m *Message, reason string)

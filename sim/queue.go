@@ -20,7 +20,7 @@ type brokerQueue struct {
 	// deleted is set when the queue is deleted; settlements of its old
 	// deliveries are then ignored, as RabbitMQ ignores them.
 	deleted bool
-	timers  [3]*timer // by queue.Timer, made on first use
+	timers  [4]*timer // by queue.Timer, made on first use
 	// quorum is set for a quorum queue and stream for a stream, read on
 	// the delivery path.
 	quorum, stream bool
@@ -57,7 +57,12 @@ func (q *brokerQueue) Deliver(c *consumer.Consumer[*Consumer], m *queue.Message,
 }
 
 // DeadLetter dead-letters m, which left the queue for reason.
-func (q *brokerQueue) DeadLetter(m *queue.Message, reason string) { q.b.deadLetter(q, m, reason) }
+func (q *brokerQueue) DeadLetter(m *queue.Message, reason string) { q.b.deadLetter(q, m, reason, nil) }
+
+// ForwardDeadLetter dead-letters m at least once.
+func (q *brokerQueue) ForwardDeadLetter(m *queue.Message, reason string, took map[string]bool) bool {
+	return q.b.deadLetter(q, m, reason, took)
+}
 
 // Refused traces a message the queue did not take.
 func (q *brokerQueue) Refused(m *queue.Message, reason string) {

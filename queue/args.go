@@ -160,7 +160,7 @@ func (d *declared) Vhost() string { return d.vhost }
 func (d *declared) Options() Options { return d.opts }
 
 // Type returns the queue type its x-queue-type names: "classic" (also
-// when it is missing) or "quorum".
+// when it is missing), "quorum" or "stream".
 func (d *declared) Type() string {
 	if t, _ := d.opts.Args["x-queue-type"].(string); t != "" {
 		return t

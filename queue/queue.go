@@ -8,8 +8,12 @@
 // message TTL at the head, length limits, and dispatch that hands the head
 // message to the consumer the rotation picks. The quorum queue
 // (x-queue-type=quorum, RabbitMQ 3.10's rabbit_fifo) serves returned
-// messages first, counts deliveries (x-delivery-count, x-delivery-limit)
-// and gives consumers simple_prefetch credit.
+// messages first, counts deliveries (x-delivery-count, x-delivery-limit),
+// gives consumers simple_prefetch credit, and can dead-letter at least
+// once (x-dead-letter-strategy). The stream
+// (x-queue-type=stream, RabbitMQ 3.10's rabbit_stream_queue on osiris) is
+// an append-only log each consumer reads from its own offset, acks only
+// returning credit, with retention by whole segments.
 //
 // A queue knows nothing of channels, delivery tags or routing: it asks Env
 // whether a consumer's channel may take a message, hands deliveries and
@@ -17,6 +21,8 @@
 package queue
 
 import (
+	"time"
+
 	"github.com/amqpsim/amqpsim/consumer"
 	"github.com/amqpsim/amqpsim/protocol"
 )
@@ -56,7 +62,8 @@ type Message struct {
 	hasPlain      bool
 }
 
-// Options are the queue.declare settings that make a queue what it is.
+// Options are the queue.declare settings that make a queue what it is,
+// and what the broker being simulated gives a new queue.
 type Options struct {
 	Durable    bool
 	Exclusive  bool
@@ -65,6 +72,14 @@ type Options struct {
 	// Rules are the release's rules the queue follows; the zero value is
 	// RabbitMQ 3.10's.
 	Rules Rules
+
+	// The fields below are not part of the declaration: a redeclaration
+	// does not compare them.
+
+	// Epoch is the wall-clock time at Env.Now() == 0. A stream stamps its
+	// chunks with it, for consumers starting at a timestamp
+	// (x-stream-offset).
+	Epoch time.Time
 }
 
 // Settlement is what a channel does with deliveries it settles.
@@ -104,6 +119,12 @@ const (
 	TTLTimer Timer = iota
 	// ExpiresTimer fires when an unused queue expires (x-expires).
 	ExpiresTimer
+	// RetentionTimer fires when a stream evaluates its retention again
+	// (x-max-age).
+	RetentionTimer
+	// DeadLetterTimer fires when a quorum queue forwards its unconfirmed
+	// at-least-once dead letters again.
+	DeadLetterTimer
 )
 
 // Env is what a queue needs from the broker. T is the broker's record of a
@@ -121,6 +142,13 @@ type Env[T any] interface {
 	// ("rejected", "expired", "maxlen"), to the queue's dead-letter
 	// exchange, or drops it when there is none.
 	DeadLetter(m *Message, reason string)
+	// ForwardDeadLetter dead-letters m at least once (a quorum queue's
+	// x-dead-letter-strategy at-least-once): it republishes m, which left
+	// the queue for reason, to the queues the dead-letter exchange routes
+	// it to, skipping those named in took, adds to took the name of each
+	// queue that takes it, and reports whether all did. No exchange or no
+	// route reports false: the queue keeps m and tries again later.
+	ForwardDeadLetter(m *Message, reason string, took map[string]bool) bool
 	// Refused tells that the queue did not take m: reason "rejected"
 	// (x-overflow reject-publish) or "discarded" (x-message-ttl 0).
 	Refused(m *Message, reason string)
@@ -138,7 +166,7 @@ type Queue[T any] interface {
 	Name() string
 	Vhost() string
 	Resource() string
-	// Type is the queue type: "classic" or "quorum".
+	// Type is the queue type: "classic", "quorum" or "stream".
 	Type() string
 	// Options returns the settings it was declared with.
 	Options() Options
@@ -224,6 +252,11 @@ func New[T any](env Env[T], vhost, name string, o Options) (Queue[T], error) {
 		// as an argument of another queue type, not as a bad value
 		// (quorum-declare-checks.txt).
 		return newQuorum(env, d)
+	case "stream":
+		// A stream too checks the values of its own arguments only
+		// (stream-declare-refused.txt: x-message-ttl=abc is an argument
+		// of another type).
+		return newStream(env, d)
 	case "", "classic":
 		if err := d.validate(); err != nil {
 			return nil, err
@@ -233,6 +266,6 @@ func New[T any](env Env[T], vhost, name string, o Options) (Queue[T], error) {
 		if err := d.validate(); err != nil {
 			return nil, err
 		}
-		return nil, protocol.Errorf(protocol.NotImplemented, protocol.QueueDeclare, "amqpsim simulates classic and quorum queues only, not x-queue-type '%s'", t)
+		return nil, protocol.Errorf(protocol.NotImplemented, protocol.QueueDeclare, "amqpsim simulates classic, quorum and stream queues only, not x-queue-type '%s'", t)
 	}
 }

@@ -22,6 +22,8 @@ type env struct {
 	dead      []string // "reason:body"
 	refused   []string
 	timers    map[queue.Timer]int64
+	// forward answers ForwardDeadLetter; nil takes every dead letter.
+	forward func(m *queue.Message, took map[string]bool) bool
 }
 
 func (e *env) Now() int64 { return e.now }
@@ -33,6 +35,13 @@ func (e *env) Deliver(c *consumer.Consumer[int], m *queue.Message, _ bool) {
 }
 func (e *env) DeadLetter(m *queue.Message, reason string) {
 	e.dead = append(e.dead, reason+":"+string(m.Body))
+}
+func (e *env) ForwardDeadLetter(m *queue.Message, reason string, took map[string]bool) bool {
+	e.dead = append(e.dead, reason+":"+string(m.Body))
+	if e.forward == nil {
+		return true
+	}
+	return e.forward(m, took)
 }
 func (e *env) Refused(m *queue.Message, reason string) {
 	e.refused = append(e.refused, reason+":"+string(m.Body))

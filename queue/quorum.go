@@ -62,6 +62,11 @@ type quorum[T any] struct {
 	owner   map[*Message]*consumer.Consumer[T] // who holds each checked-out message
 	canSend func(*consumer.Consumer[T]) bool
 	settled []*consumer.Consumer[T]
+	// dlx are the at-least-once dead letters not yet confirmed, dlxBytes
+	// their body bytes; dlxTimer is set while the retry timer runs.
+	dlx      []*pendingDL
+	dlxBytes int64
+	dlxTimer bool
 }
 
 func newQuorum[T any](env Env[T], d declared) (*quorum[T], error) {
@@ -289,7 +294,7 @@ func (q *quorum[T]) Settle(ds []Settled[T], how Settlement) {
 		case Requeue, RequeueFailed:
 			q.giveBack(d.Message, !q.hasLimit, how == RequeueFailed)
 		case Reject:
-			q.env.DeadLetter(publisherCopy(d.Message), "rejected")
+			q.deadLetter(publisherCopy(d.Message), "rejected")
 		}
 	}
 	q.rotation.Credit(settled)
@@ -320,7 +325,7 @@ func (q *quorum[T]) giveBack(m *Message, toBack, failed bool) {
 		m.deliveryCount++
 	}
 	if q.hasLimit && m.deliveryCount > q.limit {
-		q.env.DeadLetter(publisherCopy(m), "delivery_limit")
+		q.deadLetter(publisherCopy(m), "delivery_limit")
 		return
 	}
 	q.readyBytes += int64(len(m.Body))
@@ -444,6 +449,8 @@ func (q *quorum[T]) scheduleTick() {
 // (is_expired/2), and otherwise waits for the next tick.
 func (q *quorum[T]) TimerFired(t Timer) bool {
 	switch t {
+	case DeadLetterTimer:
+		q.retryDeadLetters()
 	case TTLTimer:
 		q.ttlSet = false
 		q.expire()

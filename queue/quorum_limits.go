@@ -38,7 +38,7 @@ func (q *quorum[T]) expire() {
 			break
 		}
 		q.take()
-		q.env.DeadLetter(publisherCopy(m), "expired")
+		q.deadLetter(publisherCopy(m), "expired")
 	}
 	q.ensureTTLTimer()
 }
@@ -69,10 +69,12 @@ func (q *quorum[T]) ensureTTLTimer() {
 
 // overLimit is rabbit_fifo:is_over_limit/1: more ready messages or bytes
 // than the limits allow.
+// The unconfirmed at-least-once dead letters count with the ready
+// messages (rabbit_fifo's limits count its dlx state too).
 func (q *quorum[T]) overLimit() bool {
 	l := q.limits
-	return (l.MaxLength >= 0 && int64(q.Ready()) > l.MaxLength) ||
-		(l.MaxLengthBytes >= 0 && q.readyBytes > l.MaxLengthBytes)
+	return (l.MaxLength >= 0 && int64(q.Ready()+len(q.dlx)) > l.MaxLength) ||
+		(l.MaxLengthBytes >= 0 && q.readyBytes+q.dlxBytes > l.MaxLengthBytes)
 }
 
 // belowSoftLimit is rabbit_fifo:is_below_soft_limit/1: each limit is at
@@ -80,7 +82,7 @@ func (q *quorum[T]) overLimit() bool {
 func (q *quorum[T]) belowSoftLimit() bool {
 	l := q.limits
 	below := func(limit, n int64) bool { return limit < 0 || n <= int64(float64(limit)*quorumLowLimit) }
-	return below(l.MaxLength, int64(q.Ready())) && below(l.MaxLengthBytes, q.readyBytes)
+	return below(l.MaxLength, int64(q.Ready()+len(q.dlx))) && below(l.MaxLengthBytes, q.readyBytes+q.dlxBytes)
 }
 
 // evaluateLimit is rabbit_fifo:evaluate_limit/5, run after an enqueue and
@@ -104,6 +106,6 @@ func (q *quorum[T]) evaluateLimit() {
 		return
 	}
 	for q.Ready() > 0 && q.overLimit() {
-		q.env.DeadLetter(publisherCopy(q.take()), "maxlen")
+		q.deadLetter(publisherCopy(q.take()), "maxlen")
 	}
 }

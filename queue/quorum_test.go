@@ -3,7 +3,9 @@ package queue_test
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/amqpsim/amqpsim/consumer"
 	"github.com/amqpsim/amqpsim/protocol"
@@ -365,4 +367,60 @@ func TestQuorumApplyPolicy(t *testing.T) {
 	_, ms := fetch(q, 1)
 	requeue(q, ms[0])
 	check(t, "dead", []string{"delivery_limit:m1"}, e.dead)
+}
+
+// x-dead-letter-strategy at-least-once holds what its dead-letter exchange
+// did not take, counted against x-max-length, and forwards it again at
+// the worker's settle timeout; without reject-publish it falls back to
+// at most once (rabbit_quorum_queue:dlh/5;
+// quorum-dead-letter-at-least-once.txt).
+func TestQuorumDeadLetterAtLeastOnce(t *testing.T) {
+	args := protocol.Table{"x-dead-letter-exchange": "dlx", "x-dead-letter-strategy": "at-least-once",
+		"x-overflow": "reject-publish", "x-max-length": int32(2)}
+	q, e := newQuorum(t, args)
+	route := false
+	calls := 0
+	e.forward = func(*queue.Message, map[string]bool) bool { calls++; return route }
+	enqueue(q, 0, "m1", "m2")
+	c := consumer.New(consumer.Settings{Tag: "a", Prefetch: 1}, &consumer.Group[int]{}, 1)
+	q.AddConsumer(c)
+	q.Dispatch()
+	q.Settle([]queue.Settled[int]{{Message: e.got[0], Consumer: c}}, queue.Reject)
+	if calls != 1 || q.Ready() != 1 {
+		t.Fatalf("forwarded %d times, %d ready; want 1 and 1", calls, q.Ready())
+	}
+	// m2 ready and the held dead letter: m3 goes over the limit (kept),
+	// m4 is refused.
+	enqueue(q, 0, "m3")
+	if q.Publish(&queue.Message{Body: []byte("m4")}, 0, false) {
+		t.Fatal("m4 taken: the held dead letter counts against x-max-length")
+	}
+	due, ok := e.timers[queue.DeadLetterTimer]
+	if !ok || due != int64(180*time.Second) {
+		t.Fatalf("retry timer %v, %v; want at 180 s", due, ok)
+	}
+	route = true
+	e.now = due
+	delete(e.timers, queue.DeadLetterTimer) // it fired
+	q.TimerFired(queue.DeadLetterTimer)
+	if calls != 2 {
+		t.Fatalf("forwarded %d times, want 2", calls)
+	}
+	if _, ok := e.timers[queue.DeadLetterTimer]; ok {
+		t.Fatal("retry timer left with nothing pending")
+	}
+
+	q2, e2 := newQuorum(t, protocol.Table{"x-dead-letter-exchange": "dlx", "x-dead-letter-strategy": "at-least-once"})
+	e2.forward = func(*queue.Message, map[string]bool) bool {
+		t.Fatal("at-least-once without reject-publish")
+		return false
+	}
+	enqueue(q2, 0, "n1")
+	c2 := consumer.New(consumer.Settings{Tag: "b", Prefetch: 1}, &consumer.Group[int]{}, 1)
+	q2.AddConsumer(c2)
+	q2.Dispatch()
+	q2.Settle([]queue.Settled[int]{{Message: e2.got[0], Consumer: c2}}, queue.Reject)
+	if want := []string{"rejected:n1"}; !slices.Equal(e2.dead, want) {
+		t.Fatalf("dead %v, want %v", e2.dead, want)
+	}
 }

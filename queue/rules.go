@@ -32,6 +32,15 @@ type Rules struct {
 	// classic queue (4.3, where only quorum queues have a consumer
 	// timeout).
 	RefuseClassicConsumerTimeout bool
+	// StreamFiltering turns on 3.13's stream filtering: a stream reads
+	// x-stream-filter-value from published messages' headers and gives a
+	// consumer with x-stream-filter only the messages whose value it
+	// names (and, with x-stream-match-unfiltered, those with none); it
+	// checks x-stream-filter-size-bytes at declare. Before 3.13 those
+	// arguments and the header are ignored (stream-filter-310.txt,
+	// recorded on 3.10.8). RS@v3.13.7 rabbit_stream_queue.erl:consume/3
+	// (filter_spec) and capabilities/0.
+	StreamFiltering bool
 }
 
 // QuorumPriorities names a quorum queue's treatment of message priorities.

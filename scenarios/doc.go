@@ -141,7 +141,8 @@
 // 5 is a signedint, true and false are bools, 1.5 is a double, void is
 // void, "text" or any other bare word is a longstr; TYPE(V) gives any other
 // type: byte, ubyte, short, ushort, int, uint, long, float, double, str,
-// bool, e.g. x-priority=long(5).
+// bool, timestamp (seconds since the Unix epoch), e.g. x-priority=long(5),
+// x-stream-offset=timestamp(1700000000).
 //
 // Parse errors name the file, line and column and what was expected:
 //

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/amqpsim/amqpsim/protocol"
 )
@@ -252,8 +253,13 @@ func typedValue(typ, s string) (any, error) {
 		v = s
 	case "bool":
 		v, err = strconv.ParseBool(s)
+	case "timestamp":
+		// Seconds since the Unix epoch, AMQP's timestamp (x-stream-offset).
+		var n int64
+		n, err = intOf(64)
+		v = time.Unix(n, 0).UTC()
 	default:
-		return nil, fmt.Errorf("unknown value type %q (expected byte, ubyte, short, ushort, int, uint, long, float, double, str or bool)", typ)
+		return nil, fmt.Errorf("unknown value type %q (expected byte, ubyte, short, ushort, int, uint, long, float, double, str, bool or timestamp)", typ)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("bad %s value %q", typ, s)
@@ -295,6 +301,8 @@ func formatValue(v any) string {
 			return "double(" + s + ")"
 		}
 		return s
+	case time.Time:
+		return fmt.Sprintf("timestamp(%d)", x.Unix())
 	case string:
 		if isBare(x) && !looksNumeric(x) && x != "true" && x != "false" && x != "void" {
 			return x

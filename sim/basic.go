@@ -46,6 +46,14 @@ func (ch *Channel) Consume(queueName string, o ConsumeOptions) (*Consumer, error
 		if _, dup := ch.consumers[tag]; dup {
 			return protocol.Errorf(protocol.NotAllowed, protocol.BasicConsume, "attempt to reuse consumer tag '%s'", tag)
 		}
+		// A stream refuses the consumer arguments of other queue types
+		// before any value is read; classic and quorum queues check
+		// x-priority's value first (stream-consume-args.txt).
+		if q.stream {
+			if err := queue.CheckConsumeArgs(q.Type(), q.Resource(), o.Args); err != nil {
+				return err
+			}
+		}
 		priority := 0
 		if v, ok := o.Args["x-priority"]; ok {
 			n, isInt := protocol.Int(v)
@@ -60,8 +68,21 @@ func (ch *Channel) Consume(queueName string, o ConsumeOptions) (*Consumer, error
 		// rabbit_quorum_queue:consume/3 refuses a channel-wide limit
 		// (3.10: {error, global_qos_not_supported_for_queue_type}), a
 		// hard error (quorum-errors.txt).
+		if !q.stream {
+			if err := queue.CheckConsumeArgs(q.Type(), q.Resource(), o.Args); err != nil {
+				return err
+			}
+		}
 		if limit, _ := ch.core.GlobalLimit(); limit > 0 && q.Type() == "quorum" {
 			return protocol.Errorf(protocol.NotImplemented, protocol.BasicConsume, "%s does not support global qos", q.Resource())
+		}
+		var from queue.Offset
+		var filter *queue.Filter
+		if q.stream {
+			var err error
+			if from, filter, err = ch.streamConsume(q, o); err != nil {
+				return err
+			}
 		}
 		if err := q.AdmitConsumer(o.Exclusive); err != nil {
 			return err
@@ -79,7 +100,11 @@ func (ch *Channel) Consume(queueName string, o ConsumeOptions) (*Consumer, error
 		cs.core = consumer.New(s, g, cs)
 		ch.consumers[tag] = cs
 		ch.order = append(ch.order, cs)
-		q.AddConsumer(cs.core)
+		if sq, ok := q.Queue.(queue.Streamer[*Consumer]); ok {
+			sq.Attach(cs.core, from, filter)
+		} else {
+			q.AddConsumer(cs.core)
+		}
 		q.Touch()
 		ch.b.markDirty(q)
 		return nil
@@ -312,6 +337,10 @@ func (ch *Channel) Get(queueName string, noAck bool) (d Delivery, ok bool, err e
 		if err != nil {
 			return err
 		}
+		// rabbit_stream_queue:dequeue/4 (stream-settle.txt).
+		if q.stream {
+			return protocol.Errorf(protocol.NotImplemented, protocol.BasicGet, "basic.get not supported by stream queues %s", q.Resource())
+		}
 		// rabbit_quorum_queue:dequeue/4 in 3.10
 		// (quorum-single-active-consumer.txt).
 		if q.quorum && q.SingleActive() {
@@ -403,6 +432,11 @@ func (ch *Channel) recover(m protocol.Method, requeue bool) error {
 		if !requeue {
 			return protocol.Errorf(protocol.NotImplemented, m, "requeue=false")
 		}
+		// Requeueing a stream's delivery crashes RabbitMQ 3.10.8's channel
+		// (stream-settle.txt): 541, the connection closes.
+		if ch.holdsStream() {
+			return &protocol.Error{Code: protocol.InternalError, Text: protocol.CodeName(protocol.InternalError), Hard: true}
+		}
 		ch.apply(ch.core.TakeAll(), queue.Requeue)
 		return nil
 	})
@@ -412,6 +446,17 @@ func (ch *Channel) settle(m protocol.Method, tag uint64, multiple bool, how queu
 	ds, err := ch.core.Settle(m, tag, multiple, ch.settled[:0])
 	if err != nil {
 		return err
+	}
+	if how != queue.Ack {
+		// rabbit_stream_queue:settle/4 takes only acks: nack and reject
+		// close the connection (stream-settle.txt). The deliveries are
+		// gone from the channel, which dies with the connection.
+		for _, d := range ds {
+			if d.Ref.q.stream && !d.Ref.q.deleted {
+				clear(ds)
+				return protocol.Errorf(protocol.NotImplemented, m, "basic.nack and basic.reject not supported by stream queues %s", d.Ref.q.Resource())
+			}
+		}
 	}
 	if ch.tx != nil {
 		ch.tx.settles = append(ch.tx.settles, heldSettle{ds: slices.Clone(ds), how: how})

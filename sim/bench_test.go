@@ -177,3 +177,54 @@ func heapInUse() int64 {
 	runtime.ReadMemStats(&ms)
 	return int64(ms.HeapAlloc)
 }
+
+// newStreamBench declares a stream holding depth messages, read by one
+// consumer of prefetch 100 that starts at the next offset.
+func newStreamBench(tb testing.TB, depth int) (*sim.Broker, *sim.Channel, *sim.Consumer, sim.Message) {
+	b := sim.New(sim.Config{NoTrace: true})
+	msg := sim.Message{Body: make([]byte, 128)}
+	ch, err := b.Connect("bench").Channel()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if _, err := ch.QueueDeclare("log", sim.QueueOptions{Durable: true, Args: sim.Table{"x-queue-type": "stream"}}); err != nil {
+		tb.Fatal(err)
+	}
+	for i := 0; i < depth; i++ {
+		if err := b.Publish("/", "", "log", msg); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	if err := ch.Qos(100, 0, false); err != nil {
+		tb.Fatal(err)
+	}
+	c, err := ch.Consume("log", sim.ConsumeOptions{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b, ch, c, msg
+}
+
+// BenchmarkStream measures publish → deliver → ack of one message on a
+// stream whose log holds depth messages. Cost per message must not grow
+// with depth.
+func BenchmarkStream(b *testing.B) {
+	for _, depth := range []int{0, 1e4, 1e5, 1e6} {
+		b.Run(fmt.Sprint(depth), func(b *testing.B) {
+			br, ch, c, msg := newStreamBench(b, depth)
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := br.Publish("/", "", "log", msg); err != nil {
+					b.Fatal(err)
+				}
+				d, ok := c.Next()
+				if !ok {
+					b.Fatal("no delivery")
+				}
+				if err := ch.Ack(d.DeliveryTag, false); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

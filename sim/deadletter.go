@@ -10,12 +10,16 @@ import (
 
 // deadLetter republishes a message that left q for reason ("rejected",
 // "expired" or "maxlen") to q's dead-letter exchange, as RabbitMQ 3.10's
-// rabbit_dead_letter does: at most once, no confirms, the expiration
+// rabbit_dead_letter does: at most once (a quorum queue's at-least-once
+// strategy asks again, see took), no confirms, the expiration
 // property moved to the x-death entry, the x-death header updated, and
 // queues that would close a cycle of automatic deaths skipped. Without a
 // dead-letter exchange, or when it does not exist, the message is dropped.
+// With took not nil it is a quorum queue's at-least-once forward: queues
+// named in took are skipped, those that take the message are added, and it
+// reports whether every routed queue took it (false when none was routed).
 // Caller holds the lock.
-func (b *Broker) deadLetter(q *brokerQueue, m *queue.Message, reason string) {
+func (b *Broker) deadLetter(q *brokerQueue, m *queue.Message, reason string, took map[string]bool) bool {
 	l := q.Limits()
 	v := b.vhosts[q.Vhost()]
 	x, ok := v.exchanges[l.DeadLetterExchange]
@@ -29,7 +33,7 @@ func (b *Broker) deadLetter(q *brokerQueue, m *queue.Message, reason string) {
 		b.record(e)
 	}
 	if !ok {
-		return
+		return false
 	}
 	var props protocol.Properties
 	if m.Properties != nil {
@@ -99,6 +103,7 @@ func (b *Broker) deadLetter(q *brokerQueue, m *queue.Message, reason string) {
 	// its copies.
 	b.nextMessageID++
 	id := b.nextMessageID
+	routed, all := 0, true
 	for _, t := range targets {
 		if isDeathCycle(t.Name(), deaths) {
 			if b.tracing() {
@@ -108,10 +113,21 @@ func (b *Broker) deadLetter(q *brokerQueue, m *queue.Message, reason string) {
 			}
 			continue
 		}
+		routed++
+		if took != nil && took[t.Name()] {
+			continue
+		}
 		p := props
-		t.Publish(&queue.Message{ID: id, Exchange: x.name, RoutingKey: routeKeys[0], Properties: &p, Body: body, Dead: true}, 0, false)
+		if t.Publish(&queue.Message{ID: id, Exchange: x.name, RoutingKey: routeKeys[0], Properties: &p, Body: body, Dead: true}, 0, false) {
+			if took != nil {
+				took[t.Name()] = true
+			}
+		} else {
+			all = false
+		}
 		b.markDirty(t)
 	}
+	return routed > 0 && all
 }
 
 // deathHeaders are the headers dead-lettering writes.

@@ -125,8 +125,10 @@ func (ch *Channel) QueueDeclare(name string, o QueueOptions) (QueueInfo, error) 
 			// rabbit_channel asks rabbit_amqqueue:is_server_named_allowed/1
 			// before anything else: a quorum queue's capabilities say no
 			// (quorum-server-named-and-consumer-args.txt).
-			if t, _ := o.Args["x-queue-type"].(string); t == "quorum" {
-				return protocol.Errorf(protocol.PreconditionFailed, protocol.QueueDeclare, "Cannot declare a server-named queue for type rabbit_quorum_queue")
+			// So do a stream's (stream-declare-checks.txt).
+			switch t, _ := o.Args["x-queue-type"].(string); t {
+			case "quorum", "stream":
+				return protocol.Errorf(protocol.PreconditionFailed, protocol.QueueDeclare, "Cannot declare a server-named queue for type rabbit_%s_queue", t)
 			}
 			name = ch.b.randomName("amq.gen-")
 		} else if err := reservedName("queue", name, protocol.QueueDeclare); err != nil {
@@ -164,7 +166,8 @@ func (ch *Channel) QueueDeclare(name string, o QueueOptions) (QueueInfo, error) 
 			}
 		}
 		q := &brokerQueue{b: ch.b}
-		qq, err := queue.New[*Consumer](q, v.name, name, queue.Options{Durable: durable, Exclusive: o.Exclusive, AutoDelete: o.AutoDelete, Args: o.Args, Rules: ch.b.profile.Queue})
+		qq, err := queue.New[*Consumer](q, v.name, name, queue.Options{Durable: durable, Exclusive: o.Exclusive, AutoDelete: o.AutoDelete, Args: o.Args, Rules: ch.b.profile.Queue,
+			Epoch: ch.b.cfg.Start})
 		if err != nil {
 			return err
 		}
@@ -176,6 +179,7 @@ func (ch *Channel) QueueDeclare(name string, o QueueOptions) (QueueInfo, error) 
 		}
 		q.Queue = qq
 		q.quorum = qq.Type() == "quorum"
+		q.stream = qq.Type() == "stream"
 		if o.Exclusive {
 			q.owner = ch.conn
 		}
@@ -277,6 +281,11 @@ func (ch *Channel) QueuePurge(name string) (int, error) {
 		if err != nil {
 			return err
 		}
+		// rabbit_stream_queue:purge/1 answers {error, not_supported}
+		// (stream-settle.txt).
+		if q.stream {
+			return protocol.Errorf(protocol.NotImplemented, protocol.QueuePurge, "queue.purge not supported by stream queues %s", q.Resource())
+		}
 		n = q.Purge()
 		return nil
 	})
@@ -316,6 +325,12 @@ func (ch *Channel) QueueDelete(name string, o QueueDeleteOptions) (int, error) {
 						"cannot delete %s. queue.delete operations with %s flag set are not supported by quorum queues", q.Resource(), f.name)
 				}
 			}
+		}
+		// rabbit_stream_queue:delete/4 ignores both flags and answers 0
+		// (stream-delete.txt).
+		if q.stream {
+			ch.b.deleteQueue(q)
+			return nil
 		}
 		if o.IfEmpty && q.Ready() > 0 {
 			return protocol.Errorf(protocol.PreconditionFailed, protocol.QueueDelete, "%s not empty", q.Resource())

@@ -63,11 +63,12 @@
 //
 // # Fidelity
 //
-// The behaviour follows RabbitMQ 3.10's classic and quorum queues, read
-// from the broker's source and checked against a running broker: see the
-// package docs of consumer, queue and channel for the rules each models.
-// Unlike RabbitMQ, amqpsim refuses what it does not model (streams) with
-// 540 NOT_IMPLEMENTED instead of pretending. Publisher confirms are sent
+// The behaviour follows RabbitMQ 3.10's classic and quorum queues and
+// streams, read from the broker's source and checked against a running
+// broker: see the package docs of consumer, queue and channel for the
+// rules each models. A stream (x-queue-type=stream) is a log each consumer
+// reads from its x-stream-offset, with the offset in each delivery's
+// headers; acks only return credit; QueueStats.Stream describes the log. Publisher confirms are sent
 // when the connection is idle (ConnectOptions.Batched, Connection.Idle),
 // coalesced as RabbitMQ's channel coalesces them.
 //
@@ -85,7 +86,9 @@
 // The broker has one clock, virtual, starting at Config.Start (Epoch() by
 // default). It moves only by Advance, which fires due timers in (due time,
 // creation) order, each at its own time: consumer-timeout ticks, message
-// TTLs at the queue heads, and queue expiry (x-expires).
+// TTLs at the queue heads, queue expiry (x-expires), and a stream's hourly
+// retention check (x-max-age). A stream's declare-ok count follows
+// RabbitMQ's 5 s metrics tick on this clock.
 //
 // Or, with Config.Clock set, the same clock follows a time the caller
 // supplies, and Advance is refused: every call first moves the clock up to

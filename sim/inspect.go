@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"github.com/amqpsim/amqpsim/queue"
 	"slices"
 	"strings"
 )
@@ -42,7 +43,14 @@ func (b *Broker) Queues() []QueueStats {
 }
 
 func queueStats(q *brokerQueue) QueueStats {
-	return QueueStats{Vhost: q.Vhost(), Name: q.Name(), Ready: q.Ready(), Unacked: q.Unacked(), Consumers: q.ConsumerCount(), Bytes: q.ReadyBytes()}
+	st := QueueStats{Vhost: q.Vhost(), Name: q.Name(), Ready: q.Ready(), Unacked: q.Unacked(), Consumers: q.ConsumerCount(), Bytes: q.ReadyBytes()}
+	if sq, ok := q.Queue.(queue.Streamer[*Consumer]); ok {
+		ss := sq.StreamStats()
+		st.Consumers = len(q.Consumers())
+		st.Stream = &StreamStats{FirstOffset: ss.FirstOffset, NextOffset: ss.NextOffset, Messages: len(q.Messages()),
+			Segments: ss.Segments, Bytes: ss.Bytes}
+	}
+	return st
 }
 
 // QueueMessages returns a queue's ready messages in the order consumers

@@ -49,7 +49,18 @@ var policyChecks = map[string]func(v any) bool{
 	"dead-letter-exchange":    func(v any) bool { _, ok := v.(string); return ok },
 	"dead-letter-routing-key": func(v any) bool { _, ok := v.(string); return ok },
 	"alternate-exchange":      func(v any) bool { _, ok := v.(string); return ok },
-	"delivery-limit":          nonNegative,
+	// Streams' retention (rabbit_stream_queue reads them with
+	// policy_precedence: the policy wins; stream-policy.txt).
+	"max-age": func(v any) bool {
+		s, ok := v.(string)
+		if !ok {
+			return false
+		}
+		_, err := queue.ParseMaxAge(s)
+		return err == nil
+	},
+	"stream-max-segment-size-bytes": func(v any) bool { n, ok := protocol.Int(v); return ok && n >= 0 },
+	"delivery-limit":                nonNegative,
 }
 
 func nonNegative(v any) bool { n, ok := protocol.Int(v); return ok && n >= 0 }

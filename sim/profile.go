@@ -214,6 +214,7 @@ func (v Version) Profile() Profile {
 	}
 	if v.atLeast(3, 13) {
 		p.LastDeathHeaders = true
+		p.Queue.StreamFiltering = true
 	}
 	if v.atLeast(4, 0) {
 		p.IgnorePublisherDeaths = true
@@ -265,6 +266,8 @@ func Changes() []Change {
 			func(p *Profile, b Profile) { p.Queue.GetCountOnlyReturned = b.Queue.GetCountOnlyReturned }},
 		{"x-last-death headers", V3_13, "dead-lettered messages carry x-last-death-reason, -queue and -exchange",
 			func(p *Profile, b Profile) { p.LastDeathHeaders = b.LastDeathHeaders }},
+		{"stream filtering", V3_13, "a stream consumer with x-stream-filter gets only the messages whose x-stream-filter-value it names",
+			func(p *Profile, b Profile) { p.Queue.StreamFiltering = b.Queue.StreamFiltering }},
 		{"publisher's x-death ignored", V4_0, "an x-death header set by a publisher is overwritten, not extended",
 			func(p *Profile, b Profile) { p.IgnorePublisherDeaths = b.IgnorePublisherDeaths }},
 		{"max_message_size 16 MiB", V4_0, "a larger message closes the channel with 406",

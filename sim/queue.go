@@ -20,9 +20,10 @@ type brokerQueue struct {
 	// deleted is set when the queue is deleted; settlements of its old
 	// deliveries are then ignored, as RabbitMQ ignores them.
 	deleted bool
-	timers  [2]*timer // by queue.Timer, made on first use
-	// quorum is set for a quorum queue, read on the delivery path.
-	quorum bool
+	timers  [4]*timer // by queue.Timer, made on first use
+	// quorum is set for a quorum queue and stream for a stream, read on
+	// the delivery path.
+	quorum, stream bool
 }
 
 var _ queue.Env[*Consumer] = (*brokerQueue)(nil)
@@ -31,14 +32,16 @@ var _ queue.Env[*Consumer] = (*brokerQueue)(nil)
 func (q *brokerQueue) Now() int64 { return int64(q.b.now.Sub(q.b.cfg.Start)) }
 
 // CanSend is the channel-wide limiter's can_send for c's channel; a closed
-// channel (its connection is closing) takes nothing, and a quorum queue
-// asks only for room in the connection's outbox.
+// channel (its connection is closing) takes nothing, and a quorum queue or
+// a stream asks only for room in the connection's outbox (a stream's
+// consumers have their own credit, rabbit_stream_queue's, and RabbitMQ
+// refuses them a channel-wide limit at basic.consume).
 func (q *brokerQueue) CanSend(c *consumer.Consumer[*Consumer]) bool {
 	cs := c.Owner()
 	if cs.ch.closed != nil || cs.ch.conn.closed != nil { // closing (a fired DeliveryFault)
 		return false
 	}
-	if q.quorum {
+	if q.quorum || q.stream {
 		// A quorum queue never asks the channel's limiter (only
 		// rabbit_amqqueue_process calls rabbit_limiter:can_send), though
 		// the channel still counts its acks against the volume
@@ -54,7 +57,12 @@ func (q *brokerQueue) Deliver(c *consumer.Consumer[*Consumer], m *queue.Message,
 }
 
 // DeadLetter dead-letters m, which left the queue for reason.
-func (q *brokerQueue) DeadLetter(m *queue.Message, reason string) { q.b.deadLetter(q, m, reason) }
+func (q *brokerQueue) DeadLetter(m *queue.Message, reason string) { q.b.deadLetter(q, m, reason, nil) }
+
+// ForwardDeadLetter dead-letters m at least once.
+func (q *brokerQueue) ForwardDeadLetter(m *queue.Message, reason string, took map[string]bool) bool {
+	return q.b.deadLetter(q, m, reason, took)
+}
 
 // Refused traces a message the queue did not take.
 func (q *brokerQueue) Refused(m *queue.Message, reason string) {

@@ -132,6 +132,24 @@ type QueueStats struct {
 	Unacked   int   // messages_unacknowledged
 	Consumers int   // consumers, blocked and waiting ones included
 	Bytes     int64 // body bytes of the ready messages
+	// Stream describes a stream's log; nil for other queue types. For a
+	// stream, Ready is what queue.declare-ok reports (RabbitMQ's count,
+	// refreshed every 5 s), Bytes the retained bodies, and Consumers its
+	// consumers (queue.declare-ok always says 0).
+	Stream *StreamStats
+}
+
+// StreamStats describe a stream's log.
+type StreamStats struct {
+	// FirstOffset is the offset of the oldest retained chunk and
+	// NextOffset the one the next publish gets.
+	FirstOffset, NextOffset int64
+	// Messages counts the retained messages now (Ready lags behind).
+	Messages int
+	// Segments counts the log's segment files; Bytes is their size as
+	// amqpsim estimates it (retention by x-max-length-bytes reads it).
+	Segments int
+	Bytes    int64
 }
 
 // ConsumerStats is one consumer's credit window.

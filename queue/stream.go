@@ -1,0 +1,467 @@
+package queue
+
+import (
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/amqpsim/amqpsim/consumer"
+	"github.com/amqpsim/amqpsim/protocol"
+)
+
+// stream is a RabbitMQ 3.10.8 stream (x-queue-type=stream) as AMQP 0-9-1
+// clients use it, on one node: an append-only log of messages, each with
+// an offset, that every consumer reads on its own from where it asked to
+// start (x-stream-offset), each delivery carrying its offset in the
+// x-stream-offset header. A consumer's prefetch is its credit; an ack only
+// returns credit, nothing leaves the log but by retention (x-max-length-bytes,
+// x-max-age), which drops whole segments (stream_retention.go).
+//
+// Unlike RabbitMQ, every publish is a chunk of its own. RabbitMQ's osiris
+// writer puts the messages that reach it together into one chunk, and a
+// reader takes whole chunks: a consumer starting at "last" gets the whole
+// last chunk, and one with little credit may get more messages than its
+// prefetch (measured on RabbitMQ 3.10.8: three messages published in one
+// step reach a consumer of prefetch 2 whole, and a consumer from "last"
+// gets all three). Publishing one message per step, as the recorded
+// scenarios do, gives one message per chunk on both.
+type stream[T any] struct {
+	declared
+	env Env[T]
+
+	// log holds the retained messages: log[i] has offset base+i.
+	log     []streamEntry
+	base    int64
+	bodies  int64 // body bytes in log
+	unacked int
+
+	retention
+	count lagCount
+
+	rotation  consumer.Rotation[T] // for each consumer's credit only
+	readers   []*reader[T]         // registration order
+	order     []*reader[T]         // the order new messages are offered in
+	byC       map[*consumer.Consumer[T]]*reader[T]
+	hadReader bool
+	settled   []*consumer.Consumer[T]
+	// props is the unused rest of the block properties are copied into.
+	props []protocol.Properties
+	// filtering is RabbitMQ 3.13's stream filtering (Rules.StreamFiltering).
+	filtering bool
+	epoch     time.Time
+}
+
+// streamEntry is one message in the log: as it is delivered (its
+// properties carry the x-stream-offset header, made once) and when it was
+// written.
+type streamEntry struct {
+	m *Message
+	// at is when the chunk was written, on the Env.Now clock; ms is that
+	// time as the wall-clock milliseconds RabbitMQ stamps a chunk with.
+	at, ms int64
+	// filter is the message's x-stream-filter-value, when hasFilter.
+	filter    string
+	hasFilter bool
+}
+
+// reader is one consumer's position in the log.
+type reader[T any] struct {
+	c *consumer.Consumer[T]
+	// next is the offset it reads next; from is the offset it asked for
+	// (OffsetAt): messages below it are skipped (rabbit_stream_queue
+	// filters the records of a chunk with O >= StartOffs).
+	next, from int64
+	filter     *Filter
+}
+
+func newStream[T any](env Env[T], d declared) (*stream[T], error) {
+	if err := maxAgeCrash(d.opts.Args); err != nil {
+		return nil, err
+	}
+	if err := d.validateStream(); err != nil {
+		return nil, err
+	}
+	s := &stream[T]{declared: d, env: env, byC: map[*consumer.Consumer[T]]*reader[T]{},
+		filtering: d.opts.Rules.StreamFiltering, epoch: d.opts.Epoch}
+	s.retention.configure(d.opts.Args, nil)
+	s.retention.start()
+	return s, nil
+}
+
+// Equivalent checks a redeclaration: durable, auto_delete, then the
+// arguments a stream accepts (stream-redeclare.txt).
+func (s *stream[T]) Equivalent(o Options) error { return s.equivalent(o, streamArgs) }
+
+// ApplyPolicy applies a policy's max-length-bytes, max-age and
+// stream-max-segment-size-bytes, which win over the queue's arguments
+// (rabbit_stream_queue:update_stream_conf/2 with policy_precedence/2), and
+// evaluates retention at once, as osiris_log:update_retention/2 does. A
+// policy's other keys do not apply to streams.
+func (s *stream[T]) ApplyPolicy(definition protocol.Table) {
+	s.retention.configure(s.opts.Args, definition)
+	s.evaluate(s.env.Now())
+}
+
+// Limits returns no limits: TTL, length limits and dead-lettering do not
+// apply to a stream.
+func (s *stream[T]) Limits() Limits {
+	return Limits{MaxLength: -1, MaxLengthBytes: -1, Overflow: DropHead}
+}
+
+// Ready is what queue.declare-ok reports as message_count for a stream:
+// RabbitMQ reads it from queue_coarse_metrics, which
+// rabbit_osiris_metrics updates every 5 s (stream_tick_interval) with the
+// log's last offset + 1 − first offset, so it lags publishes and retention
+// by up to 5 s (stream-count.txt). amqpsim ticks at every 5 s of the
+// broker's clock; RabbitMQ's tick runs from the node's start.
+func (s *stream[T]) Ready() int { return s.count.at(s.env.Now(), s.retained()) }
+
+// retained counts the offsets in the log now, the segments' snapshot
+// chunks included, as RabbitMQ's count does.
+func (s *stream[T]) retained() int { return len(s.log) }
+
+// ReadyBytes returns the body bytes of the retained messages.
+func (s *stream[T]) ReadyBytes() int64 { return s.bodies }
+
+// Unacked counts deliveries not yet acknowledged.
+func (s *stream[T]) Unacked() int { return s.unacked }
+
+// Messages returns the retained messages, oldest first.
+func (s *stream[T]) Messages() []*Message {
+	out := make([]*Message, 0, len(s.log))
+	for i := range s.log {
+		if m := s.log[i].m; m != nil {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// Publish appends m to the log as one chunk (osiris:write): it gets the
+// next offset, and its properties get the x-stream-offset header every
+// delivery of it carries (rabbit_stream_queue:stream_entries/4 adds it as
+// a long). Retention is evaluated when the append opens a new segment. A
+// stream takes every message; message TTL does not apply.
+func (s *stream[T]) Publish(m *Message, _ int64, _ bool) bool {
+	now := s.env.Now()
+	s.count.mutate(now, s.retained())
+	e := streamEntry{at: now, ms: s.epoch.Add(time.Duration(now)).UnixMilli()}
+	if s.filtering && m.Properties != nil {
+		e.filter, e.hasFilter = m.Properties.Headers["x-stream-filter-value"].(string)
+	}
+	s.roll(now)
+	offset := s.base + int64(len(s.log))
+	size := chunkSize(m)
+	m.Seq = uint64(offset) + 1
+	m.Properties = s.withStreamOffset(m.Properties, offset)
+	e.m = m
+	s.log = append(s.log, e)
+	s.bodies += int64(len(m.Body))
+	s.retention.appended(offset, e.ms, size)
+	return true
+}
+
+// roll opens a new segment when the last one is full: at the next write,
+// or when a consumer attaches (stream-retention-age.txt: a consumer
+// attaching 4 s after the first segment filled finds it deleted by a
+// 3 s x-max-age, one that attached at once finds it kept). The new
+// segment starts with the writer's snapshot chunk, which takes an offset
+// of its own that no consumer is shown (osiris_log:open_new_segment/1;
+// stream-segments.txt: the fourth message of 400-byte segments has
+// offset 4), and retention is evaluated then, before anything else.
+func (s *stream[T]) roll(now int64) {
+	if !s.retention.beforeAppend() {
+		return
+	}
+	ms := s.epoch.Add(time.Duration(now)).UnixMilli()
+	snap := s.base + int64(len(s.log))
+	s.count.mutate(now, s.retained())
+	s.log = append(s.log, streamEntry{at: now, ms: ms})
+	s.retention.appended(snap, ms, snapshotChunk)
+	s.evaluate(now)
+}
+
+// propsBlock is how many messages' properties a stream allocates at once.
+const propsBlock = 256
+
+// withStreamOffset returns p with the x-stream-offset header set to the
+// offset; p is not modified. The copies are carved from blocks: the
+// header map and the boxed offset are then the only allocations a message
+// costs the stream.
+func (s *stream[T]) withStreamOffset(p *protocol.Properties, offset int64) *protocol.Properties {
+	if len(s.props) == 0 {
+		s.props = make([]protocol.Properties, propsBlock)
+	}
+	c := &s.props[0]
+	s.props = s.props[1:]
+	if p != nil {
+		*c = *p
+	}
+	h := make(protocol.Table, len(c.Headers)+1)
+	for k, v := range c.Headers {
+		h[k] = v
+	}
+	h["x-stream-offset"] = offset
+	c.Headers = h
+	return c
+}
+
+// evaluate runs retention and forgets the messages of the segments it
+// deleted.
+func (s *stream[T]) evaluate(now int64) {
+	first := s.retention.evaluate(s.epoch.Add(time.Duration(now)).UnixMilli(), s.base+int64(len(s.log)))
+	// osiris_retention:schedule/3 evaluates again an hour later while a
+	// max-age applies and more than one segment is left.
+	if s.retention.maxAgeMs > 0 && len(s.retention.segments) > 1 {
+		s.env.SetTimer(RetentionTimer, now+int64(retentionEvalInterval))
+	} else {
+		s.env.StopTimer(RetentionTimer)
+	}
+	if first <= s.base {
+		return
+	}
+	s.count.mutate(now, s.retained())
+	n := int(first - s.base)
+	for i := 0; i < n; i++ {
+		if m := s.log[i].m; m != nil {
+			s.bodies -= int64(len(m.Body))
+		}
+	}
+	clear(s.log[:n])
+	s.log = s.log[n:]
+	s.base = first
+	if cap(s.log) > 64 && len(s.log) < cap(s.log)/4 {
+		s.log = slices.Clip(append([]streamEntry(nil), s.log...))
+	}
+}
+
+// Dispatch offers the log to every consumer that has credit, each from
+// its own position, and returns how many deliveries it made. Consumers are
+// offered new messages in the order RabbitMQ's channel folds its readers
+// (rabbit_stream_queue:handle_event/2 on osiris_offset): channel by
+// channel, and on one channel by consumer tag, highest first
+// (stream-credit.txt: H, G, E take m4 in that order).
+func (s *stream[T]) Dispatch() int {
+	n := 0
+	end := s.base + int64(len(s.log))
+	for _, r := range s.order {
+		if r.next < s.base {
+			// Retention deleted what it had not read yet: it goes on
+			// from the first offset left.
+			r.next = s.base
+		}
+		for r.next < end && r.c.HasCredit() {
+			e := &s.log[r.next-s.base]
+			if e.m == nil || r.next < r.from || (r.filter != nil && !r.filter.matches(e.filter, e.hasFilter)) {
+				r.next++
+				continue
+			}
+			if !s.env.CanSend(r.c) {
+				break
+			}
+			r.next++
+			s.rotation.Delivered(r.c)
+			s.unacked++
+			s.env.Deliver(r.c, e.m, false)
+			n++
+		}
+	}
+	return n
+}
+
+// Get is never called: the broker refuses basic.get on a stream.
+func (s *stream[T]) Get(bool, func(*Message, bool)) bool { return false }
+
+// Settle gives credit back for acknowledged deliveries
+// (rabbit_stream_queue:settle/4 with complete); nothing leaves the log.
+// The broker refuses nack, reject and recover on a stream before they get
+// here; any other settlement also only returns credit.
+func (s *stream[T]) Settle(ds []Settled[T], _ Settlement) {
+	settled := s.settled[:0]
+	for _, d := range ds {
+		s.unacked--
+		if d.Consumer != nil {
+			settled = append(settled, d.Consumer)
+		}
+	}
+	s.rotation.Credit(settled)
+	clear(settled)
+	s.settled = settled[:0]
+}
+
+// Return forgets the unacked deliveries of a channel that closed: a
+// stream has nothing to take back, and the consumers went with the
+// channel.
+func (s *stream[T]) Return(ms []*Message) { s.unacked -= len(ms) }
+
+// Purge empties the log (the broker refuses queue.purge on a stream; it
+// purges a stream it deletes) and returns how many messages it held.
+func (s *stream[T]) Purge() int {
+	n := len(s.log)
+	s.base += int64(n)
+	s.log, s.bodies = nil, 0
+	return n
+}
+
+// Retain keeps every message: a stream's log survives a restart whole.
+func (s *stream[T]) Retain(func(*Message) bool) int { return 0 }
+
+// Touch does nothing: a stream has no x-expires.
+func (s *stream[T]) Touch() {}
+
+// retentionEvalInterval is osiris's retention_eval_interval default
+// (?DEFAULT_SHEDULED_EVAL_TIME, one hour).
+const retentionEvalInterval = time.Hour
+
+// TimerFired runs the scheduled retention evaluation.
+func (s *stream[T]) TimerFired(t Timer) bool {
+	if t == RetentionTimer {
+		s.evaluate(s.env.Now())
+	}
+	return false
+}
+
+// ConsumerCount is what queue.declare-ok reports as consumer_count for a
+// stream: always 0 (rabbit_stream_queue:stat/1 answers {ok, Messages, 0};
+// stream-consume-checks.txt).
+func (s *stream[T]) ConsumerCount() int { return 0 }
+
+// HadConsumer reports whether the stream ever had a consumer.
+func (s *stream[T]) HadConsumer() bool { return s.hadReader }
+
+// Consumers returns the consumers in registration order.
+func (s *stream[T]) Consumers() []*consumer.Consumer[T] {
+	out := make([]*consumer.Consumer[T], len(s.readers))
+	for i, r := range s.readers {
+		out[i] = r.c
+	}
+	return out
+}
+
+// ActiveConsumer returns nil: a stream has no single active consumer.
+func (s *stream[T]) ActiveConsumer() *consumer.Consumer[T] { return nil }
+
+// SingleActive reports false.
+func (s *stream[T]) SingleActive() bool { return false }
+
+// AdmitConsumer admits every consumer: a stream ignores basic.consume's
+// exclusive flag (stream-consume-checks.txt).
+func (s *stream[T]) AdmitConsumer(bool) error { return nil }
+
+// AddConsumer registers a consumer reading from the next offset; the
+// broker uses Attach to say where a consumer starts.
+func (s *stream[T]) AddConsumer(c *consumer.Consumer[T]) {
+	s.Attach(c, Offset{Kind: OffsetNext}, nil)
+}
+
+// Attach registers a consumer that starts reading at from, with a 3.13
+// filter when filter is not nil and the stream filters (Rules.StreamFiltering).
+func (s *stream[T]) Attach(c *consumer.Consumer[T], from Offset, filter *Filter) {
+	s.roll(s.env.Now())
+	r := &reader[T]{c: c}
+	end := s.base + int64(len(s.log))
+	switch from.Kind {
+	case OffsetFirst:
+		r.next = s.base
+	case OffsetLast:
+		// The last chunk of messages, not a segment's snapshot.
+		r.next = end
+		for i := len(s.log) - 1; i >= 0; i-- {
+			if s.log[i].m != nil {
+				r.next = s.base + int64(i)
+				break
+			}
+		}
+	case OffsetNext:
+		r.next = end
+	case OffsetAt:
+		// osiris starts a reader below the first offset at the first
+		// chunk, and one beyond the end at the end (stream-offsets.txt:
+		// -1 reads everything, 100 waits for offset 100).
+		r.next = min(max(from.N, s.base), end)
+		r.from = from.N
+	case OffsetTime:
+		// The first chunk stamped at or after the time
+		// (osiris_log's timestamp lookup); none: the end.
+		ms := from.Time.UnixMilli()
+		i, _ := slices.BinarySearchFunc(s.log, ms, func(e streamEntry, t int64) int {
+			if e.ms < t {
+				return -1
+			}
+			return 1
+		})
+		r.next = s.base + int64(i)
+	}
+	if s.filtering && filter != nil {
+		r.filter = filter
+	}
+	s.readers = append(s.readers, r)
+	s.byC[c] = r
+	s.hadReader = true
+	s.rotation.Add(c)
+	s.reorder()
+}
+
+// RemoveConsumer forgets a consumer (basic.cancel, channel close). Its
+// unacked deliveries stay with its channel until settled.
+func (s *stream[T]) RemoveConsumer(c *consumer.Consumer[T]) {
+	r, ok := s.byC[c]
+	if !ok {
+		return
+	}
+	delete(s.byC, c)
+	s.readers = slices.DeleteFunc(s.readers, func(x *reader[T]) bool { return x == r })
+	s.rotation.Remove(c)
+	s.reorder()
+}
+
+// reorder sorts the readers the way new messages are offered to them:
+// channels in the order their first consumer registered, and on one
+// channel by tag, highest first.
+func (s *stream[T]) reorder() {
+	first := map[*consumer.Group[T]]int{}
+	for i, r := range s.readers {
+		if _, ok := first[r.c.Group()]; !ok {
+			first[r.c.Group()] = i
+		}
+	}
+	s.order = append(s.order[:0], s.readers...)
+	slices.SortStableFunc(s.order, func(a, b *reader[T]) int {
+		if ga, gb := first[a.c.Group()], first[b.c.Group()]; ga != gb {
+			return ga - gb
+		}
+		return -strings.Compare(a.c.Tag, b.c.Tag)
+	})
+}
+
+// Resume does nothing: a stream never asks the channel-wide limiter.
+func (s *stream[T]) Resume(*consumer.Group[T]) {}
+
+// StreamStats describe a stream's log.
+type StreamStats struct {
+	// FirstOffset is the offset of the oldest retained message and
+	// NextOffset the offset the next publish gets; NextOffset −
+	// FirstOffset messages are retained now (Ready lags behind it).
+	FirstOffset, NextOffset int64
+	// Segments counts the log's segment files, the open one included.
+	Segments int
+	// Bytes is the log's size as amqpsim estimates osiris's segment files.
+	Bytes int64
+}
+
+// Streamer is the part of a stream the broker reads beyond Queue.
+type Streamer[T any] interface {
+	Queue[T]
+	// Attach registers a consumer starting at from, with a 3.13 filter.
+	Attach(c *consumer.Consumer[T], from Offset, filter *Filter)
+	// StreamStats describes the log.
+	StreamStats() StreamStats
+}
+
+var _ Streamer[int] = (*stream[int])(nil)
+
+// StreamStats describes the log.
+func (s *stream[T]) StreamStats() StreamStats {
+	return StreamStats{FirstOffset: s.base, NextOffset: s.base + int64(len(s.log)),
+		Segments: len(s.retention.segments), Bytes: s.retention.total()}
+}

@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/amqpsim/amqpsim/protocol"
 )
@@ -41,6 +42,19 @@ type ConnectOptions struct {
 	// writer is blocked. 0 means DefaultMaxUnsent for a shell (Notify set)
 	// and no bound in process; negative means no bound.
 	MaxUnsent int
+	// ClientProperties, PeerAddr ("host:port" of the client), LocalAddr
+	// (the broker's end), AuthMechanism, FrameMax and Heartbeat (the
+	// negotiated ones) describe the connection for inspection
+	// (Connection.Info, the management API); the broker does not use them.
+	ClientProperties    Table
+	PeerAddr, LocalAddr string
+	AuthMechanism       string
+	FrameMax            uint32
+	Heartbeat           time.Duration
+	// Direct marks a connection a plugin opens inside the broker (the
+	// management API's, for its declare and get), as RabbitMQ's direct
+	// connections: it is not a client's network connection.
+	Direct bool
 	// Batched is set by shells that call Connection.Idle when the
 	// client's frames run out: publisher confirms then wait for it and go
 	// out coalesced, as RabbitMQ's channel sends what is ready when its
@@ -72,6 +86,8 @@ type Connection struct {
 	// blocked: a resource alarm stopped the connection's publishes.
 	blocked bool
 	closed  error
+	// connectedAt is the virtual time it opened.
+	connectedAt time.Time
 }
 
 // Connect opens a connection to vhost "/" as guest; it panics only if the
@@ -106,7 +122,7 @@ func (b *Broker) Dial(o ConnectOptions) (*Connection, error) {
 	if o.Name == "" {
 		o.Name = fmt.Sprintf("conn%d", b.nextConnID)
 	}
-	c := &Connection{b: b, id: b.nextConnID, name: o.Name, vhost: v, user: o.User, opts: o, channels: map[uint16]*Channel{}}
+	c := &Connection{b: b, id: b.nextConnID, name: o.Name, vhost: v, user: o.User, opts: o, channels: map[uint16]*Channel{}, connectedAt: b.now}
 	c.out.notify = o.Notify
 	b.conns = append(b.conns, c)
 	b.record(connEvent(EventConnectionOpen, c, 0))

@@ -124,6 +124,15 @@ func (b *Broker) Policies(vhostName string) []Policy {
 // policyFor returns the definition of the policy that applies to the
 // queue or exchange name (kind "queues" or "exchanges"), or nil.
 func (v *vhost) policyFor(name, kind string) Table {
+	if p := v.bestPolicy(name, kind); p != nil {
+		return p.Definition
+	}
+	return nil
+}
+
+// bestPolicy returns the policy that applies to the queue or exchange
+// name, or nil.
+func (v *vhost) bestPolicy(name, kind string) *policy {
 	var best *policy
 	for _, p := range v.policies {
 		if (p.ApplyTo != "all" && p.ApplyTo != kind) || !p.re.MatchString(name) {
@@ -133,10 +142,7 @@ func (v *vhost) policyFor(name, kind string) Table {
 			best = p
 		}
 	}
-	if best == nil {
-		return nil
-	}
-	return best.Definition
+	return best
 }
 
 // applyPolicies makes the vhost's policies take effect on its queues and

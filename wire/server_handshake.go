@@ -143,6 +143,13 @@ func (c *serverConn) handshake() bool {
 		Notify:          c.signal,
 		AwaitCloseOk:    true,
 		Batched:         true,
+		// For inspection (the management API's connection list).
+		ClientProperties: startOk.ClientProperties,
+		PeerAddr:         c.nc.RemoteAddr().String(),
+		LocalAddr:        c.nc.LocalAddr().String(),
+		AuthMechanism:    startOk.Mechanism,
+		FrameMax:         c.frameMax,
+		Heartbeat:        c.heartbeat,
 	})
 	if err != nil {
 		perr, ok := err.(*protocol.Error)

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"container/heap"
 	"encoding/base64"
 	"fmt"
@@ -40,6 +41,29 @@ type Config struct {
 	// clock, which in a testing/synctest bubble is the bubble's fake
 	// clock). Start then defaults to Clock().
 	Clock func() time.Time
+
+	// DefaultUser and DefaultPass are the user a fresh broker creates,
+	// RabbitMQ's default_user and default_pass; "" means "guest". The
+	// user gets DefaultUserTags and DefaultPermissions in DefaultVhost.
+	DefaultUser string
+	DefaultPass string
+	// DefaultVhost is the vhost a fresh broker creates (default_vhost);
+	// "" means "/". In-process connections whose ConnectOptions.Vhost is
+	// "" open it.
+	DefaultVhost string
+	// DefaultUserTags are the default user's tags; nil means
+	// [administrator] (default_user_tags).
+	DefaultUserTags []string
+	// DefaultPermissions are the default user's permissions in the
+	// default vhost; nil means FullPermissions (default_permissions).
+	DefaultPermissions *Permissions
+	// LoopbackUsers may log in only over loopback (loopback_users); nil
+	// means ["guest"], an empty non-nil slice nobody.
+	LoopbackUsers []string
+	// Definitions, when set, are imported into the fresh broker, as
+	// RabbitMQ's load_definitions does at boot: after the default user
+	// and vhost are created (see Open).
+	Definitions *Definitions
 }
 
 // DefaultConsumerTimeout is RabbitMQ's default consumer_timeout.
@@ -61,7 +85,13 @@ type Broker struct {
 	seq    uint64 // timer creation order
 
 	vhosts map[string]*vhost
-	conns  []*Connection // open connections in connect order
+	// users are the internal database's users by name; salts is the
+	// random source of their password salts, apart from rng so that
+	// adding users does not change generated names.
+	users         map[string]*user
+	salts         *rand.Rand
+	loopbackUsers []string
+	conns         []*Connection // open connections in connect order
 	// alarms holds the raised resource alarms (an Alarm); changed under
 	// the lock, read without it on the publish path (alarm.go).
 	alarms     atomic.Uint32
@@ -91,7 +121,21 @@ type Broker struct {
 }
 
 // New returns a broker with the virtual clock at cfg.Start (or Epoch()).
+// It panics if cfg is invalid (an invalid DefaultPermissions expression,
+// or Definitions that do not import); use Open for a Config built from
+// input.
 func New(cfg Config) *Broker {
+	b, err := Open(cfg)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// Open is New for a Config that may be invalid: it returns an error for
+// an invalid DefaultPermissions expression or DefaultPass, and for
+// Definitions that do not import, naming the bad entry.
+func Open(cfg Config) (*Broker, error) {
 	if cfg.Start.IsZero() {
 		cfg.Start = Epoch()
 		if cfg.Clock != nil {
@@ -104,23 +148,57 @@ func New(cfg Config) *Broker {
 	if cfg.ChannelTickInterval <= 0 {
 		cfg.ChannelTickInterval = DefaultChannelTickInterval
 	}
+	cfg.DefaultUser = cmp.Or(cfg.DefaultUser, "guest")
+	cfg.DefaultPass = cmp.Or(cfg.DefaultPass, "guest")
+	cfg.DefaultVhost = cmp.Or(cfg.DefaultVhost, "/")
+	if cfg.DefaultUserTags == nil {
+		cfg.DefaultUserTags = []string{TagAdministrator}
+	}
+	if cfg.DefaultPermissions == nil {
+		cfg.DefaultPermissions = &FullPermissions
+	}
 	b := &Broker{
-		cfg:     cfg,
-		now:     cfg.Start,
-		rng:     rand.New(rand.NewPCG(cfg.Seed, 0x616d717073696d)),
-		vhosts:  map[string]*vhost{},
-		replies: map[string]*Channel{},
+		cfg:           cfg,
+		now:           cfg.Start,
+		rng:           rand.New(rand.NewPCG(cfg.Seed, 0x616d717073696d)),
+		salts:         rand.New(rand.NewPCG(cfg.Seed, 0x73616c74)),
+		vhosts:        map[string]*vhost{},
+		users:         map[string]*user{},
+		loopbackUsers: cfg.LoopbackUsers,
+		replies:       map[string]*Channel{},
+	}
+	if b.loopbackUsers == nil {
+		b.loopbackUsers = []string{"guest"}
 	}
 	b.mu.init()
 	if cfg.Clock != nil {
 		b.mu.before = b.follow
 	}
-	b.addVhost("/")
-	return b
+	// rabbit_vhost:add and rabbit_auth_backend_internal seed a fresh
+	// node: the default vhost, the default user, its permissions.
+	b.addVhost(cfg.DefaultVhost)
+	b.vhosts[cfg.DefaultVhost].description = DefaultVhostDescription
+	u, err := b.newUser(User{Name: cfg.DefaultUser, Password: cfg.DefaultPass, Tags: cfg.DefaultUserTags})
+	if err != nil {
+		return nil, err
+	}
+	b.users[u.name] = u
+	p, err := compilePermission(*cfg.DefaultPermissions)
+	if err != nil {
+		return nil, fmt.Errorf("sim: Config.DefaultPermissions: %w", err)
+	}
+	b.vhosts[cfg.DefaultVhost].perms[u.name] = p
+	if cfg.Definitions != nil {
+		if err := b.ImportDefinitions(cfg.Definitions); err != nil {
+			return nil, err
+		}
+	}
+	return b, nil
 }
 
 // AddVhost creates a virtual host with the predeclared exchanges. Adding an
-// existing one does nothing.
+// existing one does nothing. No user has permissions in a new vhost until
+// SetPermissions grants them, as in RabbitMQ.
 func (b *Broker) AddVhost(name string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"net/netip"
 	"slices"
 	"time"
 
@@ -11,8 +12,16 @@ import (
 // ConnectOptions describe a client connection.
 type ConnectOptions struct {
 	Name  string // shown in the trace
-	Vhost string // "" means "/"
-	User  string // "" means "guest"
+	Vhost string // "" means Config.DefaultVhost, "/" by default
+	// User and Password log in, as connection.start-ok does (see
+	// Broker.Authenticate). User "" is the default user, trusted without
+	// a password: the in-process API's shortcut.
+	User     string
+	Password string
+	// LocalAddr is the address the client connected to, for the loopback
+	// rule of Config.LoopbackUsers; the zero value (in-process and
+	// in-memory connections) counts as loopback.
+	LocalAddr netip.Addr
 	// NoCancelNotify is set for clients that do not announce the
 	// consumer_cancel_notify capability (amqp091-go does announce it): they
 	// are not told when the broker cancels their consumer.
@@ -90,8 +99,8 @@ type Connection struct {
 	connectedAt time.Time
 }
 
-// Connect opens a connection to vhost "/" as guest; it panics only if the
-// broker has no "/" vhost, which New always creates.
+// Connect opens a connection to the default vhost as the default user; it
+// panics if they are gone (DeleteVhost, DeleteUser, ClearPermissions).
 func (b *Broker) Connect(name string) *Connection {
 	c, err := b.Dial(ConnectOptions{Name: name})
 	if err != nil {
@@ -100,23 +109,31 @@ func (b *Broker) Connect(name string) *Connection {
 	return c
 }
 
-// Dial opens a connection with options. It fails for a missing vhost with
-// RabbitMQ's 530 NOT_ALLOWED.
+// Dial opens a connection with options, as start-ok and connection.open
+// do. A refused login is a *LoginError (see Broker.Authenticate); a
+// missing vhost, or one the user has no permissions in, RabbitMQ's 530
+// NOT_ALLOWED ("vhost v not found", "access to vhost 'v' refused for user
+// 'u'").
 func (b *Broker) Dial(o ConnectOptions) (*Connection, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if o.Vhost == "" {
-		o.Vhost = "/"
+		o.Vhost = b.cfg.DefaultVhost
 	}
 	if o.User == "" {
-		o.User = "guest"
+		o.User = b.cfg.DefaultUser
+		if _, ok := b.users[o.User]; !ok {
+			return nil, &LoginError{User: o.User, Reason: fmt.Sprintf("user '%s' - invalid credentials", o.User)}
+		}
+	} else if _, err := b.authenticate(o.User, o.Password, o.LocalAddr); err != nil {
+		return nil, err
 	}
 	if o.ChannelMax == 0 {
 		o.ChannelMax = DefaultChannelMax
 	}
-	v, ok := b.vhosts[o.Vhost]
-	if !ok {
-		return nil, protocol.Errorf(protocol.NotAllowed, protocol.ConnectionOpen, "vhost %s not found", o.Vhost)
+	v, err := b.checkVhostAccess(o.User, o.Vhost)
+	if err != nil {
+		return nil, err
 	}
 	b.nextConnID++
 	if o.Name == "" {

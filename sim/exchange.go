@@ -9,10 +9,16 @@ import (
 
 // vhost is one virtual host: its exchanges, queues and policies.
 type vhost struct {
-	name      string
-	exchanges map[string]*exchange
-	queues    map[string]*brokerQueue
-	policies  map[string]*policy
+	name        string
+	description string
+	tags        []string
+	exchanges   map[string]*exchange
+	queues      map[string]*brokerQueue
+	policies    map[string]*policy
+	// perms are the users' permissions by user name; topicPerms their
+	// topic permissions by user and exchange name.
+	perms      map[string]*permission
+	topicPerms map[string]map[string]*topicPermission
 }
 
 // exchange is one exchange and the bindings it is the source of, in
@@ -58,7 +64,8 @@ func (b *Broker) addVhost(name string) {
 	if _, ok := b.vhosts[name]; ok {
 		return
 	}
-	v := &vhost{name: name, exchanges: map[string]*exchange{}, queues: map[string]*brokerQueue{}, policies: map[string]*policy{}}
+	v := &vhost{name: name, exchanges: map[string]*exchange{}, queues: map[string]*brokerQueue{}, policies: map[string]*policy{},
+		perms: map[string]*permission{}, topicPerms: map[string]map[string]*topicPermission{}}
 	for _, x := range []struct{ name, kind string }{
 		{"", "direct"}, {"amq.direct", "direct"}, {"amq.fanout", "fanout"},
 		{"amq.topic", "topic"}, {"amq.headers", "headers"}, {"amq.match", "headers"},

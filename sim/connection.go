@@ -51,18 +51,20 @@ type ConnectOptions struct {
 	// writer is blocked. 0 means DefaultMaxUnsent for a shell (Notify set)
 	// and no bound in process; negative means no bound.
 	MaxUnsent int
-	// ClientProperties, PeerAddr ("host:port" of the client), LocalAddr
-	// (the broker's end), AuthMechanism, FrameMax and Heartbeat (the
-	// negotiated ones) describe the connection for inspection
-	// (Connection.Info, the management API); the broker does not use them.
-	ClientProperties    Table
-	PeerAddr, LocalAddr string
-	AuthMechanism       string
-	FrameMax            uint32
-	Heartbeat           time.Duration
-	// Direct marks a connection a plugin opens inside the broker (the
-	// management API's, for its declare and get), as RabbitMQ's direct
-	// connections: it is not a client's network connection.
+	// ClientProperties, PeerName ("host:port" of the client's end of the
+	// socket), SockName (the broker's end), AuthMechanism, FrameMax and
+	// Heartbeat (the negotiated ones) describe the connection for
+	// inspection (Connection.Info, the management API); the broker does
+	// not use them.
+	ClientProperties   Table
+	PeerName, SockName string
+	AuthMechanism      string
+	FrameMax           uint32
+	Heartbeat          time.Duration
+	// Direct marks a connection a plugin opens inside the broker for a
+	// user it has authenticated itself (the management API's, for its
+	// declare, delete and get), as RabbitMQ's direct connections: no
+	// password is checked, and it is not a client's network connection.
 	Direct bool
 	// Batched is set by shells that call Connection.Idle when the
 	// client's frames run out: publisher confirms then wait for it and go
@@ -122,6 +124,10 @@ func (b *Broker) Dial(o ConnectOptions) (*Connection, error) {
 	}
 	if o.User == "" {
 		o.User = b.cfg.DefaultUser
+		if _, ok := b.users[o.User]; !ok {
+			return nil, &LoginError{User: o.User, Reason: fmt.Sprintf("user '%s' - invalid credentials", o.User)}
+		}
+	} else if o.Direct {
 		if _, ok := b.users[o.User]; !ok {
 			return nil, &LoginError{User: o.User, Reason: fmt.Sprintf("user '%s' - invalid credentials", o.User)}
 		}

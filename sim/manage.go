@@ -163,18 +163,18 @@ func queueDetails(v *vhost, q *brokerQueue) QueueDetails {
 // ConnectionInfo describes an open connection: what its client announced
 // and the shell reported (ConnectOptions), and its state.
 type ConnectionInfo struct {
-	ID                  uint64 // 1, 2, ... in connect order
-	Name, Vhost, User   string
-	ClientProperties    Table
-	PeerAddr, LocalAddr string
-	AuthMechanism       string
-	FrameMax            uint32
-	ChannelMax          uint16
-	Heartbeat           time.Duration
-	Direct              bool
-	Channels            int       // open channels
-	ConnectedAt         time.Time // virtual time
-	Blocked             bool      // an alarm holds its publishes
+	ID                 uint64 // 1, 2, ... in connect order
+	Name, Vhost, User  string
+	ClientProperties   Table
+	PeerName, SockName string
+	AuthMechanism      string
+	FrameMax           uint32
+	ChannelMax         uint16
+	Heartbeat          time.Duration
+	Direct             bool
+	Channels           int       // open channels
+	ConnectedAt        time.Time // virtual time
+	Blocked            bool      // an alarm holds its publishes
 }
 
 // Info returns the connection's description.
@@ -189,7 +189,7 @@ func (c *Connection) Info() ConnectionInfo {
 	}
 	o := c.opts
 	return ConnectionInfo{ID: c.id, Name: c.name, Vhost: c.vhost.name, User: c.user, ClientProperties: o.ClientProperties,
-		PeerAddr: o.PeerAddr, LocalAddr: o.LocalAddr, AuthMechanism: o.AuthMechanism, FrameMax: o.FrameMax,
+		PeerName: o.PeerName, SockName: o.SockName, AuthMechanism: o.AuthMechanism, FrameMax: o.FrameMax,
 		ChannelMax: o.ChannelMax, Heartbeat: o.Heartbeat, Direct: o.Direct, Channels: n, ConnectedAt: c.connectedAt,
 		Blocked: c.blocked && c.closed == nil}
 }

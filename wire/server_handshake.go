@@ -145,8 +145,8 @@ func (c *serverConn) handshake() bool {
 		Batched:         true,
 		// For inspection (the management API's connection list).
 		ClientProperties: startOk.ClientProperties,
-		PeerAddr:         c.nc.RemoteAddr().String(),
-		LocalAddr:        c.nc.LocalAddr().String(),
+		PeerName:         c.nc.RemoteAddr().String(),
+		SockName:         c.nc.LocalAddr().String(),
 		AuthMechanism:    startOk.Mechanism,
 		FrameMax:         c.frameMax,
 		Heartbeat:        c.heartbeat,

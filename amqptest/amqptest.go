@@ -95,6 +95,8 @@ type config struct {
 	simConfig sim.Config
 	user      string
 	pass      string
+	userSet   bool
+	defs      *sim.Definitions
 	vhosts    []string
 	heartbeat time.Duration
 	tcp       bool
@@ -111,11 +113,22 @@ func WithBroker(b *sim.Broker) Option { return func(c *config) { c.broker = b } 
 // timeout...). It is ignored with WithBroker.
 func WithConfig(cfg sim.Config) Option { return func(c *config) { c.simConfig = cfg } }
 
-// WithUser sets the one user the server accepts, and the one URL() carries;
-// the default is guest/guest.
-func WithUser(user, pass string) Option { return func(c *config) { c.user, c.pass = user, pass } }
+// WithUser sets the broker's default user (sim.Config.DefaultUser and
+// DefaultPass: an administrator with full permissions in "/", in place of
+// guest), and the one URL() carries; the default is guest/guest. With
+// WithBroker the user is added to that broker instead.
+func WithUser(user, pass string) Option {
+	return func(c *config) { c.user, c.pass, c.userSet = user, pass, true }
+}
 
-// WithVhosts adds virtual hosts next to "/".
+// WithDefinitions imports a definitions file (users, vhosts, permissions,
+// policies, queues, exchanges, bindings) into the broker before it serves,
+// as RabbitMQ's load_definitions does at boot; see sim.ParseDefinitions.
+// Start fails if they do not import.
+func WithDefinitions(defs *sim.Definitions) Option { return func(c *config) { c.defs = defs } }
+
+// WithVhosts adds virtual hosts next to "/", in which the URL's user gets
+// full permissions.
 func WithVhosts(names ...string) Option {
 	return func(c *config) { c.vhosts = append(c.vhosts, names...) }
 }
@@ -182,13 +195,38 @@ func Start(opts ...Option) (*Server, error) {
 		if cfg.clock == WallClock {
 			sc.Clock = time.Now
 		}
-		b = sim.New(sc)
+		if cfg.defs != nil {
+			sc.Definitions = cfg.defs
+		}
+		if cfg.userSet {
+			sc.DefaultUser, sc.DefaultPass = cfg.user, cfg.pass
+		} else if sc.DefaultUser != "" {
+			cfg.user, cfg.pass = sc.DefaultUser, sc.DefaultPass
+		}
+		var err error
+		if b, err = sim.Open(sc); err != nil {
+			return nil, err
+		}
+	} else if cfg.userSet {
+		if err := b.PutUser(sim.User{Name: cfg.user, Password: cfg.pass, Tags: []string{sim.TagAdministrator}}); err != nil {
+			return nil, err
+		}
+		if err := b.SetPermissions("/", cfg.user, sim.FullPermissions); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.defs != nil && cfg.broker != nil {
+		if err := b.ImportDefinitions(cfg.defs); err != nil {
+			return nil, err
+		}
 	}
 	for _, v := range cfg.vhosts {
 		b.AddVhost(v)
+		if err := b.SetPermissions(v, cfg.user, sim.FullPermissions); err != nil {
+			return nil, err
+		}
 	}
 	ws := wire.NewServer(b)
-	ws.Users = map[string]string{cfg.user: cfg.pass}
 	ws.Heartbeat = cfg.heartbeat
 	ws.Logf = cfg.logf
 	s := &Server{cfg: cfg, broker: b, wire: ws}

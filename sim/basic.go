@@ -32,6 +32,9 @@ func (ch *Channel) Consume(queueName string, o ConsumeOptions) (*Consumer, error
 			cs, err = ch.consumeReplyTo(o)
 			return err
 		}
+		if err := ch.checkQueueAccess(protocol.BasicConsume, permRead, queueName); err != nil {
+			return err
+		}
 		q, err := ch.lookupQueue(queueName, protocol.BasicConsume)
 		if err != nil {
 			return err
@@ -124,12 +127,20 @@ func (ch *Channel) Publish(exchangeName, key string, o PublishOptions, m Message
 		if o.Immediate {
 			return protocol.Errorf(protocol.NotImplemented, protocol.BasicPublish, "immediate=true")
 		}
+		// rabbit_channel, basic.publish: write on the exchange before
+		// it is looked up, then internal, then the topic permission.
+		if err := ch.checkAccess(protocol.BasicPublish, permWrite, "exchange", exchangeName); err != nil {
+			return err
+		}
 		x, err := ch.conn.vhost.exchange(exchangeName, protocol.BasicPublish)
 		if err != nil {
 			return err
 		}
 		if x.internal {
 			return protocol.Errorf(protocol.AccessRefused, protocol.BasicPublish, "cannot publish to internal %s", exchangeResource(x.name, ch.conn.vhost.name))
+		}
+		if err := ch.checkTopicAccess(protocol.BasicPublish, permWrite, x, key); err != nil {
+			return err
 		}
 		ttl, hasTTL, err := parseExpiration(m.Expiration)
 		if err != nil {
@@ -272,6 +283,9 @@ func isZeroProperties(p *protocol.Properties) bool {
 // deliveries like any other.
 func (ch *Channel) Get(queueName string, noAck bool) (d Delivery, ok bool, err error) {
 	err = ch.do(protocol.BasicGet, func(e *Event) { e.Queue, e.NoAck = queueName, noAck }, func() error {
+		if err := ch.checkQueueAccess(protocol.BasicGet, permRead, queueName); err != nil {
+			return err
+		}
 		q, err := ch.lookupQueue(queueName, protocol.BasicGet)
 		if err != nil {
 			return err

@@ -81,7 +81,7 @@ func (ch *Channel) ExchangeBind(destinationName, key, sourceName string, args Ta
 	return ch.do(protocol.ExchangeBind, func(e *Event) {
 		e.Exchange, e.RoutingKey, e.Target = sourceName, key, destinationName
 	}, func() error {
-		src, dst, err := ch.exchangeBindingEnds(sourceName, destinationName, protocol.ExchangeBind)
+		src, dst, err := ch.exchangeBindingEnds(sourceName, key, destinationName, protocol.ExchangeBind)
 		if err != nil {
 			return err
 		}
@@ -103,8 +103,8 @@ func (ch *Channel) ExchangeUnbind(destinationName, key, sourceName string, args 
 		e.Exchange, e.RoutingKey, e.Target = sourceName, key, destinationName
 	}, func() error {
 		v := ch.conn.vhost
-		if sourceName == "" || destinationName == "" {
-			return protocol.Errorf(protocol.AccessRefused, protocol.ExchangeUnbind, "operation not permitted on the default exchange")
+		if err := ch.checkExchangeBinding(sourceName, key, destinationName, protocol.ExchangeUnbind); err != nil {
+			return err
 		}
 		src, dst := v.exchanges[sourceName], v.exchanges[destinationName]
 		if src == nil || dst == nil {
@@ -116,10 +116,26 @@ func (ch *Channel) ExchangeUnbind(destinationName, key, sourceName string, args 
 	})
 }
 
-func (ch *Channel) exchangeBindingEnds(sourceName, destinationName string, m protocol.Method) (src, dst *exchange, err error) {
-	v := ch.conn.vhost
+// checkExchangeBinding is rabbit_channel:binding_action's checks for an
+// exchange binding: write on the destination, neither end the default
+// exchange, read on the source and, for a topic source, on the key.
+func (ch *Channel) checkExchangeBinding(sourceName, key, destinationName string, m protocol.Method) error {
+	if err := ch.checkAccess(m, permWrite, "exchange", destinationName); err != nil {
+		return err
+	}
 	if sourceName == "" || destinationName == "" {
-		return nil, nil, protocol.Errorf(protocol.AccessRefused, m, "operation not permitted on the default exchange")
+		return protocol.Errorf(protocol.AccessRefused, m, "operation not permitted on the default exchange")
+	}
+	if err := ch.checkAccess(m, permRead, "exchange", sourceName); err != nil {
+		return err
+	}
+	return ch.checkTopicAccess(m, permRead, ch.conn.vhost.exchanges[sourceName], key)
+}
+
+func (ch *Channel) exchangeBindingEnds(sourceName, key, destinationName string, m protocol.Method) (src, dst *exchange, err error) {
+	v := ch.conn.vhost
+	if err := ch.checkExchangeBinding(sourceName, key, destinationName, m); err != nil {
+		return nil, nil, err
 	}
 	if src, err = v.exchange(sourceName, m); err != nil {
 		return nil, nil, err

@@ -35,6 +35,10 @@ type Channel struct {
 	closed  error
 	closing bool
 
+	// permCache and topicCache are the last successful permission
+	// checks, newest first (checkAccess).
+	permCache, topicCache []permCheck
+
 	settled []channel.Delivery[delivery] // scratch for settlements
 	tick    *timer                       // consumer-timeout tick, see syncTick
 }

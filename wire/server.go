@@ -50,9 +50,6 @@ var ErrServerClosed = errors.New("wire: server closed")
 type Server struct {
 	// Broker is the simulated broker the clients talk to. Required.
 	Broker *sim.Broker
-	// Users maps user names to passwords for PLAIN and AMQPLAIN; nil means
-	// {"guest": "guest"}.
-	Users map[string]string
 	// ChannelMax, FrameMax and Heartbeat are offered in connection.tune;
 	// zero means RabbitMQ's defaults (2047, 131072, 60 s). A negative
 	// Heartbeat offers 0: no heartbeats unless the client asks for them.
@@ -129,14 +126,6 @@ func (s *Server) maxMessageSize() uint64 {
 		return DefaultMaxMessageSize
 	}
 	return s.MaxMessageSize
-}
-
-func (s *Server) checkPassword(user, pass string) bool {
-	if s.Users == nil {
-		return user == "guest" && pass == "guest"
-	}
-	p, ok := s.Users[user]
-	return ok && p == pass
 }
 
 // ServeConn serves one client connection in background goroutines and

@@ -2,7 +2,10 @@ package wire
 
 import (
 	"bytes"
+	"errors"
 	"io"
+	"net"
+	"net/netip"
 	"runtime"
 	"strconv"
 	"strings"
@@ -86,13 +89,11 @@ func (c *serverConn) handshake() bool {
 	if !ok {
 		return false
 	}
-	if !c.s.checkPassword(user, pass) {
-		c.s.logf("wire: connection from %s: %s login refused: user '%s' - invalid credentials", c.nc.RemoteAddr(), startOk.Mechanism, user)
-		if c.authClose {
-			c.sendClose(protocol.Errorf(protocol.AccessRefused, protocol.Method{},
-				"Login was refused using authentication mechanism %s. For details see the broker logfile.", startOk.Mechanism))
-		}
-		c.linger()
+	// The broker checks the login (sim.Broker.Authenticate); the wire only
+	// extracted the credentials.
+	local := localAddr(c.nc)
+	if _, err := c.s.Broker.Authenticate(user, pass, local); err != nil {
+		c.refuseLogin(startOk.Mechanism, err)
 		return false
 	}
 
@@ -136,7 +137,7 @@ func (c *serverConn) handshake() bool {
 		channelMax = 65535
 	}
 	sc, err := c.s.Broker.Dial(sim.ConnectOptions{
-		Name: name, Vhost: open.VirtualHost, User: user,
+		Name: name, Vhost: open.VirtualHost, User: user, Password: pass, LocalAddr: local,
 		NoCancelNotify:  !cancelNotify,
 		NoBlockedNotify: !blockedNotify,
 		ChannelMax:      channelMax,
@@ -151,6 +152,11 @@ func (c *serverConn) handshake() bool {
 		FrameMax:         c.frameMax,
 		Heartbeat:        c.heartbeat,
 	})
+	if le := (*sim.LoginError)(nil); errors.As(err, &le) {
+		// The user went between start-ok and open.
+		c.refuseLogin(startOk.Mechanism, err)
+		return false
+	}
 	if err != nil {
 		perr, ok := err.(*protocol.Error)
 		if !ok {
@@ -165,6 +171,34 @@ func (c *serverConn) handshake() bool {
 	c.mu.Unlock()
 	_ = c.nc.SetReadDeadline(time.Time{})
 	return c.send(0, &ConnectionOpenOk{})
+}
+
+// refuseLogin answers a refused login as RabbitMQ does: the broker's log
+// line, then, for a client with the authentication_failure_close
+// capability, a 403 connection.close that names only the mechanism.
+func (c *serverConn) refuseLogin(mechanism string, err error) {
+	reason := err.Error()
+	le := (*sim.LoginError)(nil)
+	if errors.As(err, &le) {
+		reason = le.Reason
+	}
+	c.s.logf("wire: connection from %s: %s login refused: %s", c.nc.RemoteAddr(), mechanism, reason)
+	if c.authClose {
+		c.sendClose(le.Refusal(mechanism))
+	}
+	c.linger()
+}
+
+// localAddr is the connection's own address, which RabbitMQ's loopback
+// rule reads; the zero Addr (loopback) for transports without one, such
+// as the in-memory Pipe.
+func localAddr(nc net.Conn) netip.Addr {
+	if a, ok := nc.LocalAddr().(*net.TCPAddr); ok {
+		if ip, ok := netip.AddrFromSlice(a.IP); ok {
+			return ip.Unmap()
+		}
+	}
+	return netip.Addr{}
 }
 
 // credentials extracts user and password from start-ok for PLAIN or

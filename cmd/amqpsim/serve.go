@@ -39,6 +39,7 @@ func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
 // serveOptions are serve's flags.
 type serveOptions struct {
 	addr, clock, user, pass, http string
+	definitions                   string
 	vhosts                        stringList
 	consumerTimeout               time.Duration
 	seed                          uint64
@@ -52,6 +53,7 @@ func parseServe(args []string, stderr io.Writer) (serveOptions, error) {
 	fs.StringVar(&o.clock, "clock", "wall", "broker clock: wall (follows real time) or manual (moves only by POST /api/sim/advance)")
 	fs.StringVar(&o.user, "user", "guest", "user name clients log in with")
 	fs.StringVar(&o.pass, "pass", "guest", "password of --user")
+	fs.StringVar(&o.definitions, "definitions", "", "RabbitMQ definitions file (JSON, as rabbitmqctl export_definitions writes it) to import at start")
 	fs.Var(&o.vhosts, "vhost", "extra virtual host besides \"/\" (repeatable)")
 	fs.DurationVar(&o.consumerTimeout, "consumer-timeout", 0, "RabbitMQ's consumer_timeout (default 30m; negative disables)")
 	fs.StringVar(&o.http, "http", "", "address for the HTTP API (GET /api/queues, POST /api/sim/advance?by=30m); empty: none")
@@ -78,12 +80,27 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	b := sim.New(sim.Config{Seed: o.seed, ConsumerTimeout: o.consumerTimeout, NoTrace: true})
+	cfg := sim.Config{Seed: o.seed, ConsumerTimeout: o.consumerTimeout, NoTrace: true, DefaultUser: o.user, DefaultPass: o.pass}
+	if o.definitions != "" {
+		data, err := os.ReadFile(o.definitions)
+		if err != nil {
+			return err
+		}
+		if cfg.Definitions, err = sim.ParseDefinitions(data); err != nil {
+			return fmt.Errorf("%s: %w", o.definitions, err)
+		}
+	}
+	b, err := sim.Open(cfg)
+	if err != nil {
+		return fmt.Errorf("%s: %w", o.definitions, err)
+	}
 	for _, v := range o.vhosts {
 		b.AddVhost(v)
+		if err := b.SetPermissions(v, o.user, sim.FullPermissions); err != nil {
+			return err
+		}
 	}
 	ws := wire.NewServer(b)
-	ws.Users = map[string]string{o.user: o.pass}
 	ws.Logf = func(format string, args ...any) { fmt.Fprintf(stderr, "amqpsim: "+format+"\n", args...) }
 
 	ln, err := net.Listen("tcp", o.addr)
@@ -100,7 +117,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 	}()
 	defer ws.Close()
-	u := url.URL{Scheme: "amqp", User: url.UserPassword(o.user, o.pass), Host: ln.Addr().String(), Path: "/"}
+	// The start-up line names the user, never the password: it ends up
+	// in CI logs.
+	u := url.URL{Scheme: "amqp", User: url.User(o.user), Host: ln.Addr().String(), Path: "/"}
 	fmt.Fprintf(stdout, "amqpsim: serving AMQP 0-9-1 on %s (clock %s)\n", u.String(), o.clock)
 
 	if o.http != "" {

@@ -101,6 +101,10 @@ type QueueDetails struct {
 	// the single active consumer's tag, when the queue has one.
 	ConsumerList []QueueConsumer
 	ActiveTag    string
+	// Persistent and PersistentBytes count the ready messages published
+	// persistent (delivery mode 2) and their body bytes.
+	Persistent      int
+	PersistentBytes int64
 }
 
 // QueueConsumer is a consumer as a queue's details list it.
@@ -147,6 +151,12 @@ func queueDetails(v *vhost, q *brokerQueue) QueueDetails {
 	}
 	if q.owner != nil {
 		d.Owner = q.owner.name
+	}
+	for _, m := range q.Messages() {
+		if m.Properties != nil && m.Properties.DeliveryMode == 2 {
+			d.Persistent++
+			d.PersistentBytes += int64(len(m.Body))
+		}
 	}
 	for _, c := range q.Consumers() {
 		cs := c.Owner()

@@ -69,7 +69,7 @@ func queueJSON(q sim.QueueDetails, now time.Time, detail bool, conns map[string]
 		"garbage_collection": gcStats, "head_message_timestamp": nil, "idle_since": timestamp(now),
 		"memory": 0, "reductions": 0, "reductions_details": rate, "recoverable_slaves": nil,
 		"message_stats": noStats,
-		"messages": q.Ready + q.Unacked, "messages_details": rate,
+		"messages":      q.Ready + q.Unacked, "messages_details": rate,
 		"messages_ready": q.Ready, "messages_ready_details": rate,
 		"messages_unacknowledged": q.Unacked, "messages_unacknowledged_details": rate,
 		"messages_ram": q.Ready + q.Unacked, "messages_ready_ram": q.Ready, "messages_unacknowledged_ram": q.Unacked,
@@ -107,7 +107,8 @@ func exchangeJSON(x sim.ExchangeDetails, detail bool) map[string]any {
 		by = "amqpsim"
 	}
 	m := map[string]any{"arguments": fromTable(args), "auto_delete": x.AutoDelete, "durable": x.Durable,
-		"internal": x.Internal, "name": x.Name, "type": x.Type, "user_who_performed_action": by, "vhost": x.Vhost}
+		"internal": x.Internal, "name": x.Name, "type": x.Type, "user_who_performed_action": by, "vhost": x.Vhost,
+		"message_stats": noStats}
 	if x.Policy != "" {
 		m["policy"] = x.Policy
 	}
@@ -212,7 +213,7 @@ func channelJSON(st sim.ChannelStats, ci sim.ConnectionInfo, now time.Time) map[
 	return map[string]any{
 		"acks_uncommitted": 0, "confirm": st.Confirming,
 		"connection_details": map[string]any{"name": name, "peer_host": peerHost, "peer_port": peerPort},
-		"consumer_count": len(st.Consumers), "garbage_collection": gcStats, "global_prefetch_count": st.GlobalLimit,
+		"consumer_count":     len(st.Consumers), "garbage_collection": gcStats, "global_prefetch_count": st.GlobalLimit,
 		"idle_since": timestamp(now), "messages_unacknowledged": st.Unacked, "messages_uncommitted": 0,
 		"messages_unconfirmed": unconfirmed, "name": fmt.Sprintf("%s (%d)", name, st.Channel), "node": node,
 		"number": int(st.Channel), "pending_raft_commands": 0, "prefetch_count": st.Prefetch,

@@ -77,6 +77,7 @@ type request struct {
 type response struct {
 	status int
 	body   any
+	header http.Header
 }
 
 func ok(body any) response { return response{status: http.StatusOK, body: body} }
@@ -135,7 +136,6 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	u, denied := h.authenticate(r, ep.need)
 	if denied != nil {
-		w.Header().Set("WWW-Authenticate", `Basic realm="RabbitMQ Management"`)
 		write(w, *denied)
 		return
 	}
@@ -185,18 +185,21 @@ func (rt *route) allow() string {
 }
 
 // authenticate checks the request's basic credentials against the
-// broker's users and the user's tags against need. RabbitMQ's texts: no
-// credentials is 401 with no body, wrong ones "Login failed" (spelled
-// not_authorized, unlike the others), a user without a management tag
-// "Not management user".
+// broker's users and the user's tags against need. RabbitMQ's answers
+// (recorded): no credentials is 401 with no body, wrong ones "Login
+// failed" (spelled not_authorized, unlike the others), both with a
+// WWW-Authenticate challenge; a user without a management tag "Not
+// management user", without the challenge.
 func (h *Handler) authenticate(r *http.Request, need access) (sim.User, *response) {
+	challenge := http.Header{"Www-Authenticate": {`Basic realm="RabbitMQ Management"`}}
 	name, pass, has := r.BasicAuth()
 	if !has {
-		return sim.User{}, &response{status: http.StatusUnauthorized}
+		return sim.User{}, &response{status: http.StatusUnauthorized, header: challenge}
 	}
 	u, err := h.b.Authenticate(name, pass, remoteLocal(r))
 	if err != nil {
 		e := apiError(http.StatusUnauthorized, "not_authorized", "Login failed")
+		e.header = challenge
 		return sim.User{}, &e
 	}
 	admin := u.HasTag(sim.TagAdministrator)
@@ -233,6 +236,9 @@ func remoteLocal(r *http.Request) netip.Addr {
 }
 
 func write(w http.ResponseWriter, resp response) {
+	for k, v := range resp.header {
+		w.Header()[k] = v
+	}
 	if resp.body == nil {
 		w.WriteHeader(resp.status)
 		return

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"net/http"
+	"slices"
 	"unicode/utf8"
 
 	"github.com/amqpsim/amqpsim/sim"
@@ -359,6 +360,11 @@ func (r *request) putExchange() response {
 			return internalError
 		}
 		kind = s
+	}
+	// The management plugin checks the type itself, in its own words
+	// (recorded), before any declare.
+	if !slices.Contains([]string{"direct", "fanout", "topic", "headers"}, kind) {
+		return badRequest("invalid exchange type '" + kind + "'")
 	}
 	var o sim.ExchangeOptions
 	for _, f := range []struct {

@@ -11,7 +11,7 @@ import (
 // is named mgmt-rec-* and deleted by its last steps.
 type scenario struct {
 	name string
-	run func(tg *target)
+	run  func(tg *target)
 }
 
 var scenarios = []scenario{

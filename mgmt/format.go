@@ -155,7 +155,8 @@ type connRef struct {
 // apiName is RabbitMQ's name of a network connection, "PEER -> SOCK"
 // ("127.0.0.1:54321 -> 127.0.0.1:5672"). A connection without socket
 // addresses (in process) or over the in-memory transport gets its
-// connection number as the port, so that names stay unique.
+// connection number as the peer's port and 0 as its own
+// ("client:3 -> server:0"), so that names stay unique and of one shape.
 func apiName(ci sim.ConnectionInfo) (name, peerHost string, peerPort int, host string, port int) {
 	ph, pp, err := net.SplitHostPort(ci.PeerName)
 	sh, sp, err2 := net.SplitHostPort(ci.SockName)
@@ -164,7 +165,7 @@ func apiName(ci sim.ConnectionInfo) (name, peerHost string, peerPort int, host s
 		if peer == "" {
 			peer, sock = "in-process", "amqpsim"
 		}
-		return fmt.Sprintf("%s:%d -> %s", peer, ci.ID, sock), peer, int(ci.ID), sock, 0
+		return fmt.Sprintf("%s:%d -> %s:0", peer, ci.ID, sock), peer, int(ci.ID), sock, 0
 	}
 	ppn, _ := strconv.Atoi(pp)
 	spn, _ := strconv.Atoi(sp)

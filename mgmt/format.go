@@ -64,7 +64,7 @@ func queueJSON(q sim.QueueDetails, now time.Time, detail bool, conns map[string]
 			"avg_egress_rate": 0.0, "avg_ingress_rate": 0.0, "len": q.Ready, "mode": "default",
 			"target_ram_count": "infinity", "version": 1},
 		"consumer_capacity": capacity, "consumer_utilisation": capacity, "consumers": q.Consumers,
-		"effective_policy_definition": policyDef, "policy": nullable(q.Policy), "operator_policy": nil,
+		"effective_policy_definition": policyDef, "policy": nullable(q.Policy), "operator_policy": nullable(q.OperatorPolicy),
 		"exclusive_consumer_tag": exclusiveTag, "single_active_consumer_tag": nullable(q.ActiveTag),
 		"garbage_collection": gcStats, "head_message_timestamp": nil, "idle_since": timestamp(now),
 		"memory": 0, "reductions": 0, "reductions_details": rate, "recoverable_slaves": nil,

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"container/heap"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"math"
@@ -88,7 +89,10 @@ type Broker struct {
 	// users are the internal database's users by name; salts is the
 	// random source of their password salts, apart from rng so that
 	// adding users does not change generated names.
-	users         map[string]*user
+	users map[string]*user
+	// globals are the global runtime parameters a definitions file set
+	// (cluster_name...), kept as they came.
+	globals       map[string]json.RawMessage
 	salts         *rand.Rand
 	loopbackUsers []string
 	conns         []*Connection // open connections in connect order

@@ -15,6 +15,7 @@ type vhost struct {
 	exchanges   map[string]*exchange
 	queues      map[string]*brokerQueue
 	policies    map[string]*policy
+	opPolicies  map[string]*policy // operator policies
 	// perms are the users' permissions by user name; topicPerms their
 	// topic permissions by user and exchange name.
 	perms      map[string]*permission
@@ -64,7 +65,7 @@ func (b *Broker) addVhost(name string) {
 	if _, ok := b.vhosts[name]; ok {
 		return
 	}
-	v := &vhost{name: name, exchanges: map[string]*exchange{}, queues: map[string]*brokerQueue{}, policies: map[string]*policy{},
+	v := &vhost{name: name, exchanges: map[string]*exchange{}, queues: map[string]*brokerQueue{}, policies: map[string]*policy{}, opPolicies: map[string]*policy{},
 		perms: map[string]*permission{}, topicPerms: map[string]map[string]*topicPermission{}}
 	for _, x := range []struct{ name, kind string }{
 		{"", "direct"}, {"amq.direct", "direct"}, {"amq.fanout", "fanout"},

@@ -91,10 +91,11 @@ type QueueDetails struct {
 	Type                           string // "classic" or "quorum"
 	Durable, Exclusive, AutoDelete bool
 	Args                           Table
-	// Policy names the policy that applies ("" for none) and
-	// PolicyDefinition is its definition.
-	Policy           string
-	PolicyDefinition Table
+	// Policy and OperatorPolicy name the policy and operator policy that
+	// apply ("" for none); PolicyDefinition is their merged definition,
+	// the one in effect.
+	Policy, OperatorPolicy string
+	PolicyDefinition       Table
 	// Owner is the name of the connection that owns an exclusive queue.
 	Owner string
 	// ConsumerList are its consumers in registration order; ActiveTag is
@@ -147,8 +148,12 @@ func queueDetails(v *vhost, q *brokerQueue) QueueDetails {
 	d := QueueDetails{QueueStats: queueStats(q), Type: q.Type(), Durable: o.Durable, Exclusive: o.Exclusive,
 		AutoDelete: o.AutoDelete, Args: o.Args}
 	if p := v.bestPolicy(q.Name(), "queues"); p != nil {
-		d.Policy, d.PolicyDefinition = p.Name, p.Definition
+		d.Policy = p.Name
 	}
+	if p := v.bestOperatorPolicy(q.Name()); p != nil {
+		d.OperatorPolicy = p.Name
+	}
+	d.PolicyDefinition = v.policyFor(q.Name(), "queues")
 	if q.owner != nil {
 		d.Owner = q.owner.name
 	}

@@ -48,6 +48,24 @@ var policyChecks = map[string]func(v any) bool{
 	"dead-letter-exchange":    func(v any) bool { _, ok := v.(string); return ok },
 	"dead-letter-routing-key": func(v any) bool { _, ok := v.(string); return ok },
 	"alternate-exchange":      func(v any) bool { _, ok := v.(string); return ok },
+	"delivery-limit":          nonNegative,
+}
+
+func nonNegative(v any) bool { n, ok := protocol.Int(v); return ok && n >= 0 }
+
+// operatorPolicyChecks are the keys an operator policy may set in RabbitMQ
+// 3.10 (rabbit_policies, operator_policy_validator), with their checks.
+// max-in-memory-length and max-in-memory-bytes bound a quorum queue's
+// memory, which amqpsim does not model: they are accepted and have no
+// effect.
+var operatorPolicyChecks = map[string]func(v any) bool{
+	"expires":              policyChecks["expires"],
+	"message-ttl":          policyChecks["message-ttl"],
+	"max-length":           nonNegative,
+	"max-length-bytes":     nonNegative,
+	"delivery-limit":       nonNegative,
+	"max-in-memory-length": nonNegative,
+	"max-in-memory-bytes":  nonNegative,
 }
 
 // SetPolicy sets (or replaces) a policy of vhost; it applies at once to the
@@ -61,31 +79,41 @@ func (b *Broker) SetPolicy(vhostName string, p Policy) error {
 	if err != nil {
 		return err
 	}
+	cp, err := compilePolicy(p, policyChecks, "policy")
+	if err != nil {
+		return err
+	}
+	v.policies[p.Name] = cp
+	b.applyPolicies(v)
+	return nil
+}
+
+// compilePolicy validates p against checks, the keys its kind ("policy"
+// or "operator policy") may set, and compiles its pattern.
+func compilePolicy(p Policy, checks map[string]func(any) bool, kind string) (*policy, error) {
 	if p.ApplyTo == "" {
 		p.ApplyTo = "all"
 	}
 	if !slices.Contains([]string{"queues", "exchanges", "all"}, p.ApplyTo) {
-		return fmt.Errorf("sim: policy %q: apply-to %q is not queues, exchanges or all", p.Name, p.ApplyTo)
+		return nil, fmt.Errorf("sim: %s %q: apply-to %q is not queues, exchanges or all", kind, p.Name, p.ApplyTo)
 	}
 	re, err := regexp.Compile(p.Pattern)
 	if err != nil {
-		return fmt.Errorf("sim: policy %q: pattern: %w", p.Name, err)
+		return nil, fmt.Errorf("sim: %s %q: pattern: %w", kind, p.Name, err)
 	}
 	if len(p.Definition) == 0 {
-		return fmt.Errorf("sim: policy %q: an empty definition", p.Name)
+		return nil, fmt.Errorf("sim: %s %q: an empty definition", kind, p.Name)
 	}
 	for k, val := range p.Definition {
-		check, known := policyChecks[k]
+		check, known := checks[k]
 		switch {
 		case !known:
-			return fmt.Errorf("sim: policy %q: %q is not a policy key amqpsim models", p.Name, k)
+			return nil, fmt.Errorf("sim: %s %q: %q is not a %s key amqpsim models", kind, p.Name, k, kind)
 		case !check(val):
-			return fmt.Errorf("sim: policy %q: invalid value %v for %q", p.Name, val, k)
+			return nil, fmt.Errorf("sim: %s %q: invalid value %v for %q", kind, p.Name, val, k)
 		}
 	}
-	v.policies[p.Name] = &policy{Policy: p, re: re}
-	b.applyPolicies(v)
-	return nil
+	return &policy{Policy: p, re: re}, nil
 }
 
 // ClearPolicy removes a policy; what it set no longer applies. Clearing a
@@ -122,19 +150,55 @@ func (b *Broker) Policies(vhostName string) []Policy {
 }
 
 // policyFor returns the definition of the policy that applies to the
-// queue or exchange name (kind "queues" or "exchanges"), or nil.
+// queue or exchange name (kind "queues" or "exchanges"), or nil. For a
+// queue, the operator policy that applies, if any, is merged in:
+// rabbit_policy:merge_operator_definitions takes, for a key both set, the
+// smaller value (every operator policy key is a limit), and an operator
+// key alone as it is.
 func (v *vhost) policyFor(name, kind string) Table {
-	if p := v.bestPolicy(name, kind); p != nil {
+	def := pickPolicy(v.policies, name, kind)
+	if kind != "queues" {
+		return def
+	}
+	op := pickPolicy(v.opPolicies, name, kind)
+	if op == nil {
+		return def
+	}
+	merged := maps.Clone(def)
+	if merged == nil {
+		merged = Table{}
+	}
+	for k, ov := range op {
+		pv, has := merged[k]
+		pn, pok := protocol.Int(pv)
+		on, ook := protocol.Int(ov)
+		if !has || !pok || !ook || on < pn {
+			merged[k] = ov
+		}
+	}
+	return merged
+}
+
+// pickPolicy returns the definition of the highest-priority policy of
+// policies that applies to name, or nil.
+func pickPolicy(policies map[string]*policy, name, kind string) Table {
+	if p := bestOf(policies, name, kind); p != nil {
 		return p.Definition
 	}
 	return nil
 }
 
-// bestPolicy returns the policy that applies to the queue or exchange
+// bestPolicy returns the (user) policy that applies to the queue or
+// exchange name, or nil; bestOperatorPolicy the operator policy.
+func (v *vhost) bestPolicy(name, kind string) *policy { return bestOf(v.policies, name, kind) }
+
+func (v *vhost) bestOperatorPolicy(name string) *policy { return bestOf(v.opPolicies, name, "queues") }
+
+// bestOf returns the highest-priority policy of policies that applies to
 // name, or nil.
-func (v *vhost) bestPolicy(name, kind string) *policy {
+func bestOf(policies map[string]*policy, name, kind string) *policy {
 	var best *policy
-	for _, p := range v.policies {
+	for _, p := range policies {
 		if (p.ApplyTo != "all" && p.ApplyTo != kind) || !p.re.MatchString(name) {
 			continue
 		}
@@ -166,4 +230,65 @@ func (x *exchange) applyPolicy(definition Table) {
 	if !x.hasAlternate {
 		x.alternate, x.hasAlternate = definition["alternate-exchange"].(string)
 	}
+}
+
+// SetOperatorPolicy sets (or replaces) an operator policy of vhost, as
+// rabbitmqctl set_operator_policy does: a policy an operator imposes over
+// the users' own. Its keys (expires, message-ttl, max-length,
+// max-length-bytes, delivery-limit, max-in-memory-length,
+// max-in-memory-bytes) are limits: where the user's policy or the queue's
+// argument sets one too, the smallest value applies. Of the operator
+// policies that match a queue, the highest Priority applies, alone. It
+// applies at once to the matching queues.
+func (b *Broker) SetOperatorPolicy(vhostName string, p Policy) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	v, err := b.lookupVhost(vhostName)
+	if err != nil {
+		return err
+	}
+	cp, err := compilePolicy(p, operatorPolicyChecks, "operator policy")
+	if err != nil {
+		return err
+	}
+	v.opPolicies[p.Name] = cp
+	b.applyPolicies(v)
+	return nil
+}
+
+// ClearOperatorPolicy removes an operator policy; clearing a missing one
+// is an error.
+func (b *Broker) ClearOperatorPolicy(vhostName, name string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	v, err := b.lookupVhost(vhostName)
+	if err != nil {
+		return err
+	}
+	if _, ok := v.opPolicies[name]; !ok {
+		return fmt.Errorf("sim: no operator policy %q in vhost %q", name, vhostName)
+	}
+	delete(v.opPolicies, name)
+	b.applyPolicies(v)
+	return nil
+}
+
+// OperatorPolicies returns a vhost's operator policies by name.
+func (b *Broker) OperatorPolicies(vhostName string) []Policy {
+	b.mu.Lock()
+	defer b.mu.unlockView()
+	v, ok := b.vhosts[vhostName]
+	if !ok {
+		return nil
+	}
+	return sortedPolicies(v.opPolicies)
+}
+
+func sortedPolicies(ps map[string]*policy) []Policy {
+	var out []Policy
+	for _, p := range ps {
+		out = append(out, p.Policy)
+	}
+	slices.SortFunc(out, func(a, c Policy) int { return cmp.Compare(a.Name, c.Name) })
+	return out
 }

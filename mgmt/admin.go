@@ -405,7 +405,31 @@ func (r *request) definitions() response {
 	}
 	m["rabbit_version"], m["rabbitmq_version"] = rabbitVersion, rabbitVersion
 	m["product_name"], m["product_version"] = "RabbitMQ", rabbitVersion
+	r.h.markInternal(m)
 	return ok(m)
+}
+
+// markInternal gives each exported exchange its "internal" flag: the
+// management plugin's export carries it (recorded), rabbitmqctl
+// export_definitions's, which sim.ExportDefinitions follows, does not.
+func (h *Handler) markInternal(defs map[string]any) {
+	entries, _ := defs["exchanges"].([]any)
+	for _, e := range entries {
+		x, isMap := e.(map[string]any)
+		if !isMap {
+			continue
+		}
+		vhost, _ := x["vhost"].(string)
+		name, _ := x["name"].(string)
+		internal := false
+		xs, _ := h.b.Exchanges(vhost)
+		for _, d := range xs {
+			if d.Name == name {
+				internal = d.Internal
+			}
+		}
+		x["internal"] = internal
+	}
 }
 
 // vhostDefinitions is GET /api/definitions/VHOST: one vhost's part of
@@ -419,6 +443,7 @@ func (r *request) vhostDefinitions() response {
 	if err != nil {
 		return internalError
 	}
+	r.h.markInternal(all)
 	out := map[string]any{"rabbit_version": rabbitVersion}
 	for _, k := range []string{"bindings", "exchanges", "parameters", "policies", "queues"} {
 		list := []any{}

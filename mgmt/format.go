@@ -38,7 +38,7 @@ func nullable(s string) any {
 	return s
 }
 
-func queueJSON(q sim.QueueDetails, now time.Time, detail bool, conns map[string]connRef) map[string]any {
+func queueJSON(q sim.QueueDetails, now time.Time, detail bool, conns map[uint64]connRef) map[string]any {
 	args := q.Args
 	if args == nil {
 		args = sim.Table{}
@@ -89,7 +89,7 @@ func queueJSON(q sim.QueueDetails, now time.Time, detail bool, conns map[string]
 	if detail {
 		consumers := []any{}
 		for _, c := range q.ConsumerList {
-			consumers = append(consumers, consumerJSON(c.ConsumerStats, q.Vhost, conns[c.Connection]))
+			consumers = append(consumers, consumerJSON(c.ConsumerStats, q.Vhost, conns[c.ConnectionID]))
 		}
 		m["consumer_details"], m["deliveries"], m["incoming"] = consumers, emptyList, emptyList
 	}

@@ -40,14 +40,14 @@ func (r *request) vhostArg(i int) (string, *response) {
 	return v, nil
 }
 
-// connRefs maps connection names to what their channels and consumers
+// connRefs maps connection numbers to what their channels and consumers
 // repeat of them.
-func (h *Handler) connRefs() map[string]connRef {
-	out := map[string]connRef{}
+func (h *Handler) connRefs() map[uint64]connRef {
+	out := map[uint64]connRef{}
 	for _, c := range h.b.Connections() {
 		ci := c.Info()
 		name, peerHost, peerPort, _, _ := apiName(ci)
-		out[ci.Name] = connRef{name: name, user: ci.User, peerHost: peerHost, peerPort: peerPort}
+		out[ci.ID] = connRef{name: name, user: ci.User, peerHost: peerHost, peerPort: peerPort}
 	}
 	return out
 }

@@ -108,10 +108,11 @@ type QueueDetails struct {
 	PersistentBytes int64
 }
 
-// QueueConsumer is a consumer as a queue's details list it.
+// QueueConsumer is a consumer as a queue's details list it, with its
+// connection's number (ConnectionInfo.ID).
 type QueueConsumer struct {
 	ConsumerStats
-	Connection string // the connection's name
+	ConnectionID uint64
 }
 
 // QueueDetails returns one queue's details.
@@ -165,7 +166,7 @@ func queueDetails(v *vhost, q *brokerQueue) QueueDetails {
 	}
 	for _, c := range q.Consumers() {
 		cs := c.Owner()
-		d.ConsumerList = append(d.ConsumerList, QueueConsumer{ConsumerStats: cs.stats(), Connection: cs.ch.conn.name})
+		d.ConsumerList = append(d.ConsumerList, QueueConsumer{ConsumerStats: cs.stats(), ConnectionID: cs.ch.conn.id})
 	}
 	if q.SingleActive() {
 		if a := q.ActiveConsumer(); a != nil {

@@ -104,7 +104,7 @@ func (r *request) vhost() response {
 	for _, v := range r.h.b.VhostInfos() {
 		if v.Name == r.args[0] {
 			if !r.canAccessVhost(v.Name) {
-				return vhostDenied
+				return notAuthorised("Not administrator user") // recorded
 			}
 			return ok(r.vhostJSON(v))
 		}

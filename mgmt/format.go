@@ -84,7 +84,22 @@ func queueJSON(q sim.QueueDetails, now time.Time, detail bool, conns map[uint64]
 		m["messages_persistent"], m["message_bytes_persistent"] = q.Persistent, q.PersistentBytes
 	}
 	if q.Type == "quorum" {
-		delete(m, "backing_queue_status")
+		// A quorum queue is a Raft cluster of one node here (recorded
+		// shape; single_active_consumer_ctag is its spelling).
+		for _, k := range []string{"backing_queue_status", "exclusive_consumer_tag", "head_message_timestamp",
+			"idle_since", "messages_paged_out", "message_bytes_paged_out", "recoverable_slaves",
+			"messages_ready_ram", "messages_unacknowledged_ram", "single_active_consumer_tag"} {
+			delete(m, k)
+		}
+		m["leader"], m["members"], m["online"] = node, []string{node}, []string{node}
+		m["open_files"] = map[string]any{node: 0}
+		m["messages_dlx"], m["message_bytes_dlx"] = 0, 0
+		m["single_active_consumer_ctag"] = nullable(q.ActiveTag)
+	}
+	if q.OwnerID != 0 {
+		if c, found := conns[q.OwnerID]; found {
+			m["owner_pid_details"] = map[string]any{"name": c.name, "peer_host": c.peerHost, "peer_port": c.peerPort}
+		}
 	}
 	if detail {
 		consumers := []any{}

@@ -63,9 +63,10 @@ func (r *request) queues() response {
 	}
 	now := r.h.b.Now()
 	out := []any{}
+	conns := r.h.connRefs()
 	for _, q := range r.h.b.AllQueueDetails() {
 		if (vhost == "" && r.canAccessVhost(q.Vhost)) || q.Vhost == vhost {
-			out = append(out, queueJSON(q, now, false, nil))
+			out = append(out, queueJSON(q, now, false, conns))
 		}
 	}
 	return ok(out)

@@ -23,6 +23,7 @@ var scenarios = []scenario{
 	{name: "health", run: scenarioHealth},
 	{name: "users", run: scenarioUsers},
 	{name: "definitions", run: scenarioDefinitions},
+	{name: "vhosts", run: scenarioVhosts},
 }
 
 // scenarioErrors: authentication, unknown paths and methods, bad bodies.
@@ -301,4 +302,46 @@ func scenarioDefinitions(tg *target) {
 	tg.do("POST", "/api/definitions", guest, `{bad`)
 	tg.do("DELETE", "/api/exchanges/%2F/mgmt-rec-dx", guest, "")
 	tg.do("DELETE", "/api/queues/%2F/mgmt-rec-dq", guest, "")
+}
+
+// scenarioVhosts: a vhost created, used and deleted through the API; a
+// user without permissions in a vhost; an exclusive and a quorum queue.
+func scenarioVhosts(tg *target) {
+	const v = "/api/vhosts/mgmt-rec-v1"
+	tg.do("PUT", v, guest, `{"description":"made by mgmt-rec","tags":"a,b"}`)
+	tg.do("PUT", v, guest, `{"description":"changed"}`)
+	tg.do("GET", v, guest, "")
+	tg.do("GET", "/api/permissions/mgmt-rec-v1/guest", guest, "")
+	tg.do("GET", "/api/exchanges/mgmt-rec-v1", guest, "")
+	tg.do("GET", "/api/queues/mgmt-rec-v1", guest, "")
+	tg.do("PUT", "/api/queues/mgmt-rec-v1/mgmt-rec-vq", guest, `{"durable":false}`)
+	tg.do("PUT", "/api/users/mgmt-rec-nov", guest, `{"password":"pw","tags":"management"}`)
+	tg.do("GET", "/api/queues/mgmt-rec-v1", "mgmt-rec-nov:pw", "")
+	tg.do("GET", "/api/queues/mgmt-rec-v1/mgmt-rec-vq", "mgmt-rec-nov:pw", "")
+	tg.do("PUT", "/api/queues/mgmt-rec-v1/mgmt-rec-vq2", "mgmt-rec-nov:pw", `{}`)
+	tg.do("GET", "/api/vhosts", "mgmt-rec-nov:pw", "")
+	tg.do("GET", v, "mgmt-rec-nov:pw", "")
+	tg.do("DELETE", "/api/users/mgmt-rec-nov", guest, "")
+	tg.do("DELETE", v, guest, "")
+	tg.do("GET", v, guest, "")
+	tg.do("DELETE", v, guest, "")
+	tg.do("GET", "/api/queues/mgmt-rec-v1", guest, "")
+
+	c := tg.connect("mgmt-rec-ex")
+	ch, err := c.Channel()
+	if err != nil {
+		tg.t.Fatal(err)
+	}
+	if _, err := ch.QueueDeclare("mgmt-rec-exq", false, false, true, false, nil); err != nil {
+		tg.t.Fatal(err)
+	}
+	tg.do("PUT", "/api/queues/%2F/mgmt-rec-qq", guest, `{"durable":true,"arguments":{"x-queue-type":"quorum"}}`)
+	tg.settle()
+	tg.do("GET", "/api/queues/%2F/mgmt-rec-exq", guest, "")
+	tg.do("DELETE", "/api/queues/%2F/mgmt-rec-exq", guest, "")
+	tg.do("GET", "/api/queues/%2F/mgmt-rec-qq", guest, "")
+	tg.do("DELETE", "/api/queues/%2F/mgmt-rec-qq", guest, "")
+	if err := c.Close(); err != nil {
+		tg.t.Fatal(err)
+	}
 }

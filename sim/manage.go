@@ -96,8 +96,9 @@ type QueueDetails struct {
 	// the one in effect.
 	Policy, OperatorPolicy string
 	PolicyDefinition       Table
-	// Owner is the name of the connection that owns an exclusive queue.
-	Owner string
+	// OwnerID is the number (ConnectionInfo.ID) of the connection that
+	// owns an exclusive queue, 0 for others.
+	OwnerID uint64
 	// ConsumerList are its consumers in registration order; ActiveTag is
 	// the single active consumer's tag, when the queue has one.
 	ConsumerList []QueueConsumer
@@ -156,7 +157,7 @@ func queueDetails(v *vhost, q *brokerQueue) QueueDetails {
 	}
 	d.PolicyDefinition = v.policyFor(q.Name(), "queues")
 	if q.owner != nil {
-		d.Owner = q.owner.name
+		d.OwnerID = q.owner.id
 	}
 	for _, m := range q.Messages() {
 		if m.Properties != nil && m.Properties.DeliveryMode == 2 {

@@ -50,8 +50,12 @@ type amqpDriver struct {
 	queues   []string // prefixed names to delete at the end
 	exchs    []string
 	policies []string
-	version  string
-	finished bool
+	// users and opPolicies are the prefixed users and operator policies
+	// to delete at the end.
+	users      []string
+	opPolicies []string
+	version    string
+	finished   bool
 }
 
 func newAMQPDriver(url, scenario string, window time.Duration) (*amqpDriver, error) {
@@ -120,7 +124,8 @@ func newWireDriver(s *Scenario) (*amqpDriver, error) {
 	return d, nil
 }
 
-func (d *amqpDriver) connect(conn string) error {
+func (d *amqpDriver) connect(o Conn) error {
+	conn := o.Name
 	t := newTap(conn, func(e event, ch uint16) {
 		d.mu.Lock()
 		defer d.mu.Unlock()
@@ -151,9 +156,16 @@ func (d *amqpDriver) connect(conn string) error {
 			return &tapConn{Conn: c, t: t}, nil
 		},
 	}
-	c, err := amqp.DialConfig(d.url, cfg)
+	u, err := d.userURL(o)
 	if err != nil {
-		return fmt.Errorf("connecting to %s: %w", redact(d.url), err)
+		return err
+	}
+	c, err := amqp.DialConfig(u, cfg)
+	if err != nil {
+		if r := d.amqpRefusal(conn, err); r != nil {
+			return r
+		}
+		return fmt.Errorf("connecting to %s: %w", redact(u), err)
 	}
 	d.conns[conn], d.taps[conn] = c, t
 	d.mu.Lock()
@@ -164,7 +176,7 @@ func (d *amqpDriver) connect(conn string) error {
 
 func (d *amqpDriver) openChannel(conn, name string) error {
 	c := d.conns[conn]
-	if c.IsClosed() {
+	if c == nil || c.IsClosed() { // nil: the broker refused the connection
 		return errRefused
 	}
 	ch, err := c.Channel()
@@ -188,7 +200,7 @@ func (d *amqpDriver) closeChannel(name string) error {
 
 func (d *amqpDriver) closeConn(name string) error {
 	c := d.conns[name]
-	if c.IsClosed() {
+	if c == nil || c.IsClosed() {
 		return errRefused
 	}
 	return amqpErr(c.Close())
@@ -509,6 +521,12 @@ func (d *amqpDriver) finish() error {
 	}
 	for _, p := range d.policies {
 		_ = rabbitmqctl("clear_policy", "-p", "/", p) // the scenario may have cleared it
+	}
+	for _, p := range d.opPolicies {
+		_ = rabbitmqctl("clear_operator_policy", "-p", "/", p)
+	}
+	for _, u := range d.users {
+		_ = rabbitmqctl("delete_user", u) // the scenario may have deleted it
 	}
 	return d.observer.Close()
 }

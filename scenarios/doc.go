@@ -61,7 +61,7 @@
 // digits, '_' and '-', unique in the file; every step names a channel opened
 // by an earlier step.
 //
-//	conn C                                        open a connection
+//	conn C [user=U password=P]                    open a connection (as guest by default)
 //	channel C.CH                                  open a channel on C
 //	close CH|C                                    channel.close or connection.close
 //	declare-queue CH Q [passive] [durable] [exclusive] [auto-delete] [nowait] [ARGS]
@@ -82,6 +82,13 @@
 //	policy NAME ^PATTERN [apply-to=W] [priority=N] arg.KEY=V...
 //	                                              a policy of vhost "/" (rabbitmqctl set_policy on a broker)
 //	clear-policy NAME
+//	operator-policy NAME ^PATTERN [apply-to=W] [priority=N] arg.KEY=V...
+//	                                              an operator policy of "/" (set_operator_policy)
+//	clear-operator-policy NAME
+//	user NAME PASSWORD [tags=T,T]                 add a user (rabbitmqctl add_user, set_user_tags)
+//	delete-user NAME
+//	permissions USER CONFIGURE WRITE READ         a user's permissions in "/" (set_permissions)
+//	clear-permissions USER
 //	get CH Q [no-ack]
 //	ack CH MSG|#TAG [multiple]
 //	nack CH MSG|#TAG [multiple] [requeue|requeue=false]
@@ -93,6 +100,13 @@
 //	held                                          what every consumer holds
 //	headers CH MSG                                a delivered message's headers
 //	envelope CH MSG                               its exchange and routing key
+//
+// On a broker, user names get the run's prefix (guest excepted), and so do
+// permission expressions and policy patterns after a leading ^ (unless
+// ^amq\. follows); results show them without it. A connection the broker
+// refuses shows "C <- login refused" (a bad user or password: amqp091-go
+// does not show RabbitMQ's text) or its connection.close, and stays
+// closed.
 //
 // Messages are named by their bodies, so keep bodies unique. "ack ch1 m3"
 // settles the channel's latest delivery of m3; "#N" names a delivery tag

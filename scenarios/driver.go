@@ -12,7 +12,8 @@ import (
 // rendering) is the runner's. Names are the scenario's connection and
 // channel names.
 type driver interface {
-	connect(conn string) error
+	// connect opens a connection; a refused one is a *connRefused.
+	connect(o Conn) error
 	openChannel(conn, ch string) error
 	closeChannel(ch string) error
 	closeConn(conn string) error
@@ -20,8 +21,9 @@ type driver interface {
 	// empty. The reply carries what the method's -ok returned.
 	do(ch string, op Op) (reply, error)
 	advance(d time.Duration)
-	// policy runs a SetPolicy or ClearPolicy on the vhost "/".
-	policy(op Op) error
+	// admin runs an operator step (policies, operator policies, users,
+	// permissions) on the vhost "/".
+	admin(op Op) error
 	// settle waits until the broker is quiet when wait is set, and returns
 	// every frame pushed to a client since the last call, in order per
 	// connection.

@@ -16,8 +16,10 @@ type Op interface {
 	isOp()
 }
 
-// Conn opens a connection: "conn c1".
-type Conn struct{ Name string }
+// Conn opens a connection: "conn c1", as guest, or "conn c2 user=app
+// password=s3cret". A connection the broker refuses shows why ("c2 <-
+// login refused", "c2 <- connection.close 530 ...") and stays closed.
+type Conn struct{ Name, User, Password string }
 
 // OpenChannel opens a channel on a connection: "channel c1.ch1". Channel
 // names are unique in a scenario; steps refer to the channel by Name.
@@ -261,7 +263,13 @@ func flagIf(on bool, name string) string {
 }
 
 // String returns the Conn step line.
-func (o Conn) String() string { return line("conn", word(o.Name)) }
+func (o Conn) String() string {
+	w := []string{"conn", word(o.Name)}
+	if o.User != "" {
+		w = append(w, "user="+optWord(o.User), "password="+optWord(o.Password))
+	}
+	return line(w...)
+}
 
 // String returns the OpenChannel step line.
 func (o OpenChannel) String() string {

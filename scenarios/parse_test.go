@@ -106,7 +106,7 @@ func genOp(t *rapid.T) Op {
 	}
 	b := rapid.Bool()
 	ch := ident.Draw(t, "ch")
-	switch rapid.IntRange(0, 28).Draw(t, "kind") {
+	switch rapid.IntRange(0, 35).Draw(t, "kind") {
 	case 0:
 		return Conn{Name: ident.Draw(t, "c")}
 	case 1:
@@ -179,6 +179,26 @@ func genOp(t *rapid.T) Op {
 			Priority: rapid.IntRange(-3, 9).Draw(t, "prio"), Definition: def}
 	case 27:
 		return ClearPolicy{Name: ident.Draw(t, "p")}
+	case 29:
+		return Conn{Name: ident.Draw(t, "c"), User: ident.Draw(t, "u"), Password: name.Draw(t, "pw")}
+	case 30:
+		var tags []string
+		if rapid.Bool().Draw(t, "tagged") {
+			tags = []string{"management", ident.Draw(t, "tag")}
+		}
+		return AddUser{Name: ident.Draw(t, "u"), Password: name.Draw(t, "pw"), Tags: tags}
+	case 31:
+		return DeleteUser{Name: ident.Draw(t, "u")}
+	case 32:
+		re := rapid.SampledFrom([]string{"", ".*", "^a", `^(x|y)\.`, "a b"})
+		return SetPermissions{User: ident.Draw(t, "u"), Configure: re.Draw(t, "c"), Write: re.Draw(t, "w"), Read: re.Draw(t, "r")}
+	case 33:
+		return ClearPermissions{User: ident.Draw(t, "u")}
+	case 34:
+		return SetOperatorPolicy{Name: ident.Draw(t, "p"), Pattern: "^" + ident.Draw(t, "pat"), ApplyTo: "queues",
+			Definition: protocol.Table{"max-length": int32(rapid.IntRange(0, 9).Draw(t, "ml"))}}
+	case 35:
+		return ClearOperatorPolicy{Name: ident.Draw(t, "p")}
 	}
 	return ShowHeld{}
 }

@@ -82,8 +82,8 @@ var verbs map[string]*verb
 
 func init() {
 	verbs = map[string]*verb{
-		"conn": {usage: "conn NAME", minPos: 1, maxPos: 1, build: func(a *argSet) (Op, error) {
-			return Conn{Name: a.str(0)}, nil
+		"conn": {usage: "conn NAME [user=U password=P]", minPos: 1, maxPos: 1, options: []string{"user", "password"}, build: func(a *argSet) (Op, error) {
+			return Conn{Name: a.str(0), User: a.opts["user"].val, Password: a.opts["password"].val}, nil
 		}},
 		"channel": {usage: "channel CONN.NAME", minPos: 1, maxPos: 1, build: func(a *argSet) (Op, error) {
 			c, n, ok := strings.Cut(a.str(0), ".")
@@ -229,6 +229,7 @@ func init() {
 			return ShowEnvelope{Channel: a.str(0), Msg: a.str(1)}, nil
 		}},
 	}
+	addUserVerbs(verbs)
 }
 
 func txVerb(m TxMethod) *verb {

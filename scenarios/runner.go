@@ -126,8 +126,17 @@ func (r *runner) exec(op Op) ([]string, error) {
 	}
 	switch o := op.(type) {
 	case Conn:
-		err = r.d.connect(o.Name)
-		if err == nil {
+		err = r.d.connect(o)
+		var refused *connRefused
+		if errors.As(err, &refused) {
+			if refused.line != "" {
+				out = append(out, refused.line)
+			}
+			err = nil
+			c := &rconn{name: o.Name, closed: true}
+			r.conns = append(r.conns, c)
+			r.byConn[o.Name] = c
+		} else if err == nil {
 			c := &rconn{name: o.Name}
 			r.conns = append(r.conns, c)
 			r.byConn[o.Name] = c
@@ -157,8 +166,8 @@ func (r *runner) exec(op Op) ([]string, error) {
 	case Advance:
 		r.d.advance(o.D)
 		r.now += o.D
-	case SetPolicy, ClearPolicy:
-		err = r.d.policy(op)
+	case SetPolicy, ClearPolicy, AddUser, DeleteUser, SetPermissions, ClearPermissions, SetOperatorPolicy, ClearOperatorPolicy:
+		err = r.d.admin(op)
 	case ShowQueue:
 		out, err = r.showQueue(o.Queue)
 	case ShowHeld:

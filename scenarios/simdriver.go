@@ -61,9 +61,13 @@ func (d *simDriver) collect(conn string, pushes []sim.Push) {
 	}
 }
 
-func (d *simDriver) connect(conn string) error {
-	c, err := d.b.Dial(sim.ConnectOptions{Name: conn})
+func (d *simDriver) connect(o Conn) error {
+	conn := o.Name
+	c, err := d.b.Dial(sim.ConnectOptions{Name: conn, User: o.User, Password: o.Password})
 	if err != nil {
+		if r := simRefusal(conn, err); r != nil {
+			return r
+		}
 		return err
 	}
 	d.conns[conn] = c
@@ -73,6 +77,9 @@ func (d *simDriver) connect(conn string) error {
 }
 
 func (d *simDriver) openChannel(conn, name string) error {
+	if d.conns[conn] == nil { // the broker refused the connection
+		return errRefused
+	}
 	ch, err := d.conns[conn].Channel()
 	if err != nil {
 		return simErr(err)
@@ -83,10 +90,15 @@ func (d *simDriver) openChannel(conn, name string) error {
 }
 
 func (d *simDriver) closeChannel(name string) error { return simErr(d.chans[name].Close()) }
-func (d *simDriver) closeConn(name string) error    { return simErr(d.conns[name].Close()) }
-func (d *simDriver) advance(dur time.Duration)      { d.b.Advance(dur) }
-func (d *simDriver) finish() error                  { return nil }
-func (d *simDriver) policy(op Op) error             { return simPolicy(d.b, op) }
+func (d *simDriver) closeConn(name string) error {
+	if d.conns[name] == nil {
+		return errRefused
+	}
+	return simErr(d.conns[name].Close())
+}
+func (d *simDriver) advance(dur time.Duration) { d.b.Advance(dur) }
+func (d *simDriver) finish() error             { return nil }
+func (d *simDriver) admin(op Op) error         { return simAdmin(d.b, op) }
 
 // simPolicy runs a policy step on a simulator.
 func simPolicy(b *sim.Broker, op Op) error {

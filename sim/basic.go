@@ -142,6 +142,9 @@ func (ch *Channel) Publish(exchangeName, key string, o PublishOptions, m Message
 		if err := ch.checkTopicAccess(protocol.BasicPublish, permWrite, x, key); err != nil {
 			return err
 		}
+		if err := ch.checkUserID(m.UserID); err != nil {
+			return err
+		}
 		ttl, hasTTL, err := parseExpiration(m.Expiration)
 		if err != nil {
 			return err

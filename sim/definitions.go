@@ -545,8 +545,8 @@ func (b *Broker) sourceKind(p *importPlan, vhost, name string) string {
 }
 
 // parseOperatorPolicy reads an operator_policy parameter's value, whose
-// definition RabbitMQ 3.10 exports as a list of [key, value] pairs and
-// accepts as an object too.
+// definition RabbitMQ 3.10 exports as a list of [key, value] pairs (and
+// imports only as an object).
 func parseOperatorPolicy(dp DefinedParameter) (Policy, error) {
 	var raw struct {
 		Pattern    string          `json:"pattern"`
@@ -672,10 +672,15 @@ func (b *Broker) applyImport(p *importPlan) {
 // ExportDefinitions returns the broker's definitions as rabbitmqctl
 // export_definitions on RabbitMQ 3.10.8 writes them: users with their
 // password hashes, vhosts, permissions, topic permissions, operator
-// policies (as parameters, their definitions as [key, value] pairs),
-// global parameters, policies, the queues that are not exclusive (durable
+// policies (as parameters of component operator_policy), global
+// parameters, policies, the queues that are not exclusive (durable
 // or not), the exchanges that are neither predeclared nor internal, and
 // the bindings between them, each list sorted.
+//
+// Unlike RabbitMQ 3.10.8, which exports an operator policy's definition as
+// a list of [key, value] pairs that its own import then refuses
+// ("definition must be a dictionary", measured), amqpsim exports it as an
+// object, which both import; ImportDefinitions reads both forms.
 func (b *Broker) ExportDefinitions() *Definitions {
 	b.mu.Lock()
 	defer b.mu.unlockView()
@@ -704,11 +709,7 @@ func (b *Broker) ExportDefinitions() *Definitions {
 			}
 		}
 		for _, p := range sortedPolicies(v.opPolicies) {
-			var pairs [][2]any
-			for _, k := range slices.Sorted(maps.Keys(p.Definition)) {
-				pairs = append(pairs, [2]any{k, p.Definition[k]})
-			}
-			value, _ := json.Marshal(map[string]any{"pattern": p.Pattern, "apply-to": p.ApplyTo, "priority": p.Priority, "definition": pairs})
+			value, _ := json.Marshal(map[string]any{"pattern": p.Pattern, "apply-to": p.ApplyTo, "priority": p.Priority, "definition": p.Definition})
 			d.Parameters = append(d.Parameters, DefinedParameter{Vhost: vn, Component: "operator_policy", Name: p.Name, Value: value})
 		}
 		for _, p := range sortedPolicies(v.policies) {

@@ -21,6 +21,18 @@ func normalJSON(t *testing.T, data []byte) map[string]any {
 	if err := json.Unmarshal(data, &m); err != nil {
 		t.Fatal(err)
 	}
+	// RabbitMQ 3.10.8 exports an operator policy's definition as [key,
+	// value] pairs, amqpsim as the object RabbitMQ's import wants.
+	for _, p := range m["parameters"].([]any) {
+		value := p.(map[string]any)["value"].(map[string]any)
+		if pairs, ok := value["definition"].([]any); ok {
+			obj := map[string]any{}
+			for _, kv := range pairs {
+				obj[kv.([]any)[0].(string)] = kv.([]any)[1]
+			}
+			value["definition"] = obj
+		}
+	}
 	for _, v := range m["vhosts"].([]any) {
 		md := v.(map[string]any)["metadata"].(map[string]any)
 		if md["tags"] == "" {

@@ -48,6 +48,19 @@
 // as the management API names them (Ready, Unacked, Consumers). Inspection
 // fails with errors that wrap ErrNoVhost, ErrNoQueue or ErrNoExchange.
 //
+// # Users and permissions
+//
+// A fresh broker has RabbitMQ's defaults: the vhost "/" and the user
+// guest/guest with full permissions there, who may log in only over
+// loopback (Config.DefaultUser and its neighbours change them). Connect
+// and Dial without a User trust the default user; Dial with a User and
+// Password logs in as connection.start-ok does (Authenticate). AddUser,
+// SetPermissions and SetTopicPermissions grant more; every channel method
+// then checks the user's configure, write or read expression as
+// rabbit_channel does, with its 403 texts. Definitions (ParseDefinitions,
+// Config.Definitions, ImportDefinitions, ExportDefinitions) carry all of
+// it in RabbitMQ's JSON.
+//
 // # Fidelity
 //
 // The behaviour follows RabbitMQ 3.10's classic and quorum queues, read

@@ -188,3 +188,31 @@ func TestTopicPermissions(t *testing.T) {
 		}
 	}
 }
+
+// TestUserIDProperty pins check_user_id_header (measured on 3.10.8 for
+// guest): a user-id that is not the connection's user is 406, unless the
+// user is an impersonator.
+func TestUserIDProperty(t *testing.T) {
+	b := New(Config{})
+	if err := b.PutUser(User{Name: "imp", Password: "p", Tags: []string{TagImpersonator}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.SetPermissions("/", "imp", FullPermissions); err != nil {
+		t.Fatal(err)
+	}
+	c := b.Connect("c")
+	ch, _ := c.Channel()
+	if err := ch.Publish("", "q", PublishOptions{}, Message{Properties: Properties{UserID: "guest"}}); err != nil {
+		t.Fatal(err)
+	}
+	err := ch.Publish("", "q", PublishOptions{}, Message{Properties: Properties{UserID: "someone"}})
+	var perr *protocol.Error
+	if !errors.As(err, &perr) || perr.Text != "PRECONDITION_FAILED - user_id property set to 'someone' but authenticated user was 'guest'" {
+		t.Fatalf("publish with another user-id: %v", err)
+	}
+	ic, _ := b.Dial(ConnectOptions{User: "imp", Password: "p"})
+	ich, _ := ic.Channel()
+	if err := ich.Publish("", "q", PublishOptions{}, Message{Properties: Properties{UserID: "someone"}}); err != nil {
+		t.Fatalf("an impersonator: %v", err)
+	}
+}

@@ -91,7 +91,10 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	b, err := sim.Open(cfg)
 	if err != nil {
-		return fmt.Errorf("%s: %w", o.definitions, err)
+		if o.definitions != "" {
+			return fmt.Errorf("%s: %w", o.definitions, err)
+		}
+		return err
 	}
 	for _, v := range o.vhosts {
 		b.AddVhost(v)

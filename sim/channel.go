@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/amqpsim/amqpsim/channel"
 	"github.com/amqpsim/amqpsim/consumer"
@@ -36,8 +37,10 @@ type Channel struct {
 	closing bool
 
 	// permCache and topicCache are the last successful permission
-	// checks, newest first (checkAccess).
+	// checks, newest first (checkAccess); lastCall is when the channel's
+	// last method ran (wake).
 	permCache, topicCache []permCheck
+	lastCall              time.Time
 
 	settled []channel.Delivery[delivery] // scratch for settlements
 	tick    *timer                       // consumer-timeout tick, see syncTick
@@ -79,6 +82,7 @@ func (ch *Channel) do(m protocol.Method, describe func(e *Event), f func() error
 	}
 	ch.conn.out.beginCall()
 	defer ch.conn.endCall()
+	ch.wake()
 	if b.tracing() {
 		e := connEvent(EventCall, ch.conn, ch.id)
 		e.Method = m

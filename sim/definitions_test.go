@@ -184,3 +184,33 @@ func TestTagsJSON(t *testing.T) {
 		t.Fatalf("no tags marshal as %s", out)
 	}
 }
+
+// FuzzImportDefinitions: any input is an error or an import, never a
+// panic, and a failed import changes nothing.
+func FuzzImportDefinitions(f *testing.F) {
+	data, err := os.ReadFile("testdata/definitions-3.10.8.json")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(data)
+	f.Add([]byte(`{"parameters":[{"vhost":"/","component":"operator_policy","name":"p","value":{"pattern":"^","definition":[["max-length",1]]}}]}`))
+	f.Add([]byte(`{"bindings":[{"source":"amq.headers","vhost":"/","destination":"amq.fanout","destination_type":"exchange","arguments":{"x-match":"nope"}}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		defs, err := ParseDefinitions(data)
+		if err != nil {
+			return
+		}
+		b := New(Config{})
+		before, _ := json.Marshal(b.ExportDefinitions())
+		if err := b.ImportDefinitions(defs); err != nil {
+			after, _ := json.Marshal(b.ExportDefinitions())
+			if string(before) != string(after) {
+				t.Fatalf("a failed import (%v) changed the broker", err)
+			}
+			return
+		}
+		if _, err := json.Marshal(b.ExportDefinitions()); err != nil {
+			t.Fatal(err)
+		}
+	})
+}

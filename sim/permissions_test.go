@@ -3,6 +3,7 @@ package sim
 import (
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/amqpsim/amqpsim/protocol"
 )
@@ -112,8 +113,11 @@ func TestPermissionChecks(t *testing.T) {
 }
 
 // TestPermissionCache pins RabbitMQ 3.10.8's per-channel cache of
-// successful checks: after clear_permissions the same channel may still
-// redeclare its queue; a new channel may not.
+// successful checks: right after clear_permissions the same channel may
+// still redeclare its queue (measured, when the channel had not
+// hibernated), a new channel may not; a channel idle for a second
+// (hibernation) has forgotten its checks (permissions-channel-cache.txt
+// idles 15 s on the broker).
 func TestPermissionCache(t *testing.T) {
 	b := New(Config{})
 	if err := b.AddUser(User{Name: "u", Password: "p"}); err != nil {
@@ -136,6 +140,14 @@ func TestPermissionCache(t *testing.T) {
 	ch2, _ := c.Channel()
 	if _, err := ch2.QueueDeclare("pq", QueueOptions{}); err == nil {
 		t.Fatal("new channel after clear: declared")
+	}
+	b.Advance(999 * time.Millisecond)
+	if _, err := ch.QueueDeclare("pq", QueueOptions{}); err != nil {
+		t.Fatalf("same channel after 999ms idle: %v", err)
+	}
+	b.Advance(time.Second)
+	if _, err := ch.QueueDeclare("pq", QueueOptions{}); err == nil {
+		t.Fatal("same channel after 1s idle: still cached")
 	}
 	// The cache holds 12 checks: after 12 others, pq's is forgotten.
 	ch3, _ := c.Channel()
@@ -214,5 +226,24 @@ func TestUserIDProperty(t *testing.T) {
 	ich, _ := ic.Channel()
 	if err := ich.Publish("", "q", PublishOptions{}, Message{Properties: Properties{UserID: "someone"}}); err != nil {
 		t.Fatalf("an impersonator: %v", err)
+	}
+}
+
+// BenchmarkPublishChecked publishes on a channel as a user with
+// restricted permissions: the write check is answered from the channel's
+// cache, without allocating.
+func BenchmarkPublishChecked(b *testing.B) {
+	br := New(Config{NoTrace: true})
+	br.AddUser(User{Name: "u", Password: "p"})
+	br.SetPermissions("/", "u", Permissions{Configure: "^q", Write: "^(x|amq\\.default)$", Read: "^q"})
+	c, _ := br.Dial(ConnectOptions{User: "u", Password: "p"})
+	ch, _ := c.Channel()
+	ch.QueueDeclare("q", QueueOptions{})
+	m := Message{Body: []byte("m")}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := ch.Publish("", "nowhere", PublishOptions{}, m); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -59,13 +59,18 @@
 //     any, then end the connection on both sides);
 //   - CloseClientConnections: "rabbitmqctl close_connection" (320);
 //   - CloseChannel: one channel closed with an error of the test's choosing;
+//   - CloseChannelAtDelivery, CloseConnectionAtDelivery and
+//     TimeOutConsumerAtDelivery: the same, exactly at the nth delivery
+//     from now, right behind it (sim.Broker.CloseAtDelivery);
 //   - ForceConsumerTimeout: the consumer timeout's 406, now;
-//   - Broker().SetAlarm: a memory or disk alarm; publishers get
-//     connection.blocked and their frames wait until it clears;
+//   - Broker().SetAlarm (or SetAlarmFor, with an end): a memory or disk
+//     alarm; publishers get connection.blocked and their frames wait
+//     until it clears;
 //   - Broker().NackPublishes: the next publishes in confirm mode nacked.
 //
-// For property tests, Schedules draws fault schedules with rapid and
-// RunSchedule injects them at points of the delivery stream (see the
+// For property tests, Schedules draws fault schedules of all these kinds
+// with rapid; StartSchedule (or RunSchedule) injects them at points of
+// the delivery stream, the closes exactly at their delivery (see the
 // examples/worker package). CheckQueue, CheckCounts and CheckMessages
 // assert the broker's state with a diff.
 //
@@ -78,12 +83,21 @@
 // CONNECTION_FORCED with the X-Reason text), authenticated as the URL's
 // user.
 //
+// # TLS and failure reports
+//
+// WithTLS serves amqps with a certificate generated in memory, and
+// TLSConfig gives the client the tls.Config that trusts it, so code that
+// dials amqps:// runs unchanged. WithFailureReport (or $AMQPSIM_REPORT)
+// writes a failing test's run as a scenario file and its SVG sequence
+// diagram, so the test's author sees the conversation that failed.
+//
 // The broker's own errors (406 PRECONDITION_FAILED for an unknown delivery
 // tag, ...) reach the client exactly as RabbitMQ 3.10 sends them.
 package amqptest
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"net/http"
@@ -105,6 +119,7 @@ type Option func(*config)
 type config struct {
 	broker    *sim.Broker
 	simConfig sim.Config
+	version   *sim.Version
 	user      string
 	pass      string
 	userSet   bool
@@ -112,10 +127,13 @@ type config struct {
 	vhosts    []string
 	heartbeat time.Duration
 	tcp       bool
+	tls       bool
 	logf      func(string, ...any)
 	// waitTimeout bounds the Wait helpers (wait.go).
 	waitTimeout time.Duration
 	clock       Clock
+	// reportDir is WithFailureReport's directory (report.go).
+	reportDir string
 }
 
 // WithBroker serves an existing broker instead of a new one.
@@ -124,6 +142,12 @@ func WithBroker(b *sim.Broker) Option { return func(c *config) { c.broker = b } 
 // WithConfig configures the new broker (seed, start time, consumer
 // timeout...). It is ignored with WithBroker.
 func WithConfig(cfg sim.Config) Option { return func(c *config) { c.simConfig = cfg } }
+
+// WithVersion simulates that RabbitMQ release (sim.Config.Version; see
+// sim.Profile for what each changes), for example sim.V4_3; the default
+// is sim.DefaultVersion, 3.10. It overrides WithConfig's Version and is
+// ignored with WithBroker.
+func WithVersion(v sim.Version) Option { return func(c *config) { c.version = &v } }
 
 // WithUser sets the broker's default user (sim.Config.DefaultUser and
 // DefaultPass: an administrator with full permissions in "/", in place of
@@ -167,7 +191,9 @@ type Server struct {
 	broker *sim.Broker
 	wire   *wire.Server
 	ln     net.Listener // WithTCP only
-	served chan error
+	// tlsServer and tlsClient are WithTLS's configurations (tls.go).
+	tlsServer, tlsClient *tls.Config
+	served               chan error
 	// stopClock ends runClock, clockDone says it has.
 	stopClock context.CancelFunc
 	clockDone chan struct{}
@@ -198,6 +224,7 @@ func NewServer(t testing.TB, opts ...Option) *Server {
 		t.Fatalf("amqptest: %v", err)
 	}
 	t.Cleanup(func() { s.Close() })
+	s.reportOnFailure(t)
 	return s
 }
 
@@ -210,6 +237,9 @@ func Start(opts ...Option) (*Server, error) {
 	b := cfg.broker
 	if b == nil {
 		sc := cfg.simConfig
+		if cfg.version != nil {
+			sc.Version = *cfg.version
+		}
 		if cfg.clock == WallClock {
 			sc.Clock = time.Now
 		}
@@ -248,6 +278,12 @@ func Start(opts ...Option) (*Server, error) {
 	ws.Heartbeat = cfg.heartbeat
 	ws.Logf = cfg.logf
 	s := &Server{cfg: cfg, broker: b, wire: ws, mgmt: mgmt.NewHandler(b, mgmt.WithClockControl(cfg.clock != WallClock))}
+	if cfg.tls {
+		var err error
+		if s.tlsServer, s.tlsClient, err = newTLS(); err != nil {
+			return nil, fmt.Errorf("amqptest: TLS certificate: %w", err)
+		}
+	}
 	s.io.init()
 	ws.OnWritten = s.io.signal
 	if cfg.clock == WallClock && cfg.broker == nil {
@@ -263,6 +299,9 @@ func Start(opts ...Option) (*Server, error) {
 		if err != nil {
 			return nil, err
 		}
+		if s.tlsServer != nil {
+			ln = tls.NewListener(ln, s.tlsServer)
+		}
 		s.ln = ln
 		s.served = make(chan error, 1)
 		go func() { s.served <- ws.Serve(ln) }()
@@ -272,9 +311,14 @@ func Start(opts ...Option) (*Server, error) {
 
 // URL returns the URL to give amqp.DialConfig with Dial: credentials and
 // the host "amqpsim" (or 127.0.0.1:port WithTCP), with no trailing slash,
-// which amqp091-go reads as vhost "/". Use VhostURL for another vhost.
+// which amqp091-go reads as vhost "/"; its scheme is amqps WithTLS. Use
+// VhostURL for another vhost.
 func (s *Server) URL() string {
-	u := url.URL{Scheme: "amqp", User: url.UserPassword(s.cfg.user, s.cfg.pass), Host: "amqpsim"}
+	scheme := "amqp"
+	if s.tlsClient != nil {
+		scheme = "amqps"
+	}
+	u := url.URL{Scheme: scheme, User: url.UserPassword(s.cfg.user, s.cfg.pass), Host: "amqpsim"}
 	if s.ln != nil {
 		u.Host = s.ln.Addr().String()
 	}
@@ -301,7 +345,11 @@ func (s *Server) Dial(network, addr string) (net.Conn, error) {
 	s.faultMu.Lock()
 	s.transports = append(s.transports, fc)
 	s.faultMu.Unlock()
-	if err := s.wire.ServeConn(fc); err != nil {
+	var nc net.Conn = fc
+	if s.tlsServer != nil {
+		nc = tls.Server(fc, s.tlsServer)
+	}
+	if err := s.wire.ServeConn(nc); err != nil {
 		client.Close()
 		return nil, err
 	}

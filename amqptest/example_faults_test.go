@@ -87,3 +87,34 @@ func ExampleServer_alarm() {
 	// queued during the alarm: 0
 	// false
 }
+
+// A fault at an exact point of the delivery stream: the channel that
+// receives the second delivery is closed right after it, whatever the
+// client does meanwhile, and both deliveries are requeued.
+func ExampleServer_CloseChannelAtDelivery() {
+	srv, err := amqptest.Start()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+	conn, err := amqp.DialConfig(srv.URL(), amqp.Config{Dial: srv.Dial})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer conn.Close()
+	ch, _ := conn.Channel()
+	closed := ch.NotifyClose(make(chan *amqp.Error, 1))
+	ch.QueueDeclare("jobs", false, false, false, false, nil)
+	for _, body := range []string{"j1", "j2", "j3"} {
+		ch.Publish("", "jobs", false, false, amqp.Publishing{Body: []byte(body)})
+	}
+	srv.CloseChannelAtDelivery(2)
+	ch.Consume("jobs", "worker", false, false, false, false, nil)
+	fmt.Println((<-closed).Reason)
+
+	s, _ := srv.Broker().QueueStats("/", "jobs")
+	fmt.Printf("ready %d, consumers %d\n", s.Ready, s.Consumers)
+	// Output:
+	// PRECONDITION_FAILED - fault injected by amqptest
+	// ready 3, consumers 0
+}

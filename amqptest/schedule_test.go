@@ -1,6 +1,7 @@
 package amqptest_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -18,10 +19,18 @@ func TestScheduleString(t *testing.T) {
 		{AfterDeliveries: 0, Kind: amqptest.FaultDrop},
 		{AfterDeliveries: 3, Kind: amqptest.FaultRestart, Downtime: 2 * time.Second},
 		{AfterDeliveries: 5, Kind: amqptest.FaultForceClose},
+		{AfterDeliveries: 6, Kind: amqptest.FaultCloseChannel},
+		{AfterDeliveries: 7, Kind: amqptest.FaultConsumerTimeout},
+		{AfterDeliveries: 8, Kind: amqptest.FaultAlarm, Alarm: sim.AlarmMemory, For: time.Second},
+		{AfterDeliveries: 9, Kind: amqptest.FaultNackPublishes, Count: 2},
 	}
 	want := "after 0 deliveries: drop every connection\n" +
 		"after 3 deliveries: restart the broker (down 2s)\n" +
-		"after 5 deliveries: force-close every connection"
+		"after 5 deliveries: force-close every connection\n" +
+		"after 6 deliveries: close the channel of delivery 6 (406)\n" +
+		"after 7 deliveries: time out the consumer of delivery 7 (406)\n" +
+		"after 8 deliveries: memory alarm for 1s\n" +
+		"after 9 deliveries: nack the next 2 publishes"
 	if got := s.String(); got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
@@ -105,4 +114,109 @@ func TestRunSchedule(t *testing.T) {
 			t.Fatalf("unreached trigger: %v", err)
 		}
 	})
+}
+
+// TestRunScheduleExact: a close lands right behind its delivery, though
+// one consume against a deep queue pushes many at once; the trace shows
+// no delivery between the trigger's and the close.
+func TestRunScheduleExact(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := amqptest.NewServer(t)
+		b := srv.Broker()
+		conn, err := amqp.DialConfig(srv.URL(), amqp.Config{Dial: srv.Dial})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ch, _ := conn.Channel()
+		closed := ch.NotifyClose(make(chan *amqp.Error, 1))
+		ch.QueueDeclare("jobs", false, false, false, false, nil)
+		for range 10 {
+			b.Publish("/", "", "jobs", sim.Message{Body: []byte("m")})
+		}
+		done := make(chan error, 1)
+		go func() {
+			done <- srv.RunSchedule(amqptest.Schedule{{AfterDeliveries: 4, Kind: amqptest.FaultCloseChannel}})
+		}()
+		synctest.Wait()
+		ch.Consume("jobs", "A", false, false, false, false, nil)
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		if e := <-closed; e == nil || e.Code != 406 || e.Reason != "PRECONDITION_FAILED - fault injected by amqptest" {
+			t.Fatalf("closed with %v", e)
+		}
+		var pushes []string
+		for _, e := range b.Trace() {
+			if e.Kind == sim.EventPush && e.Channel == 1 {
+				pushes = append(pushes, e.Method.String())
+			}
+		}
+		want := []string{"basic.deliver", "basic.deliver", "basic.deliver", "basic.deliver", "channel.close"}
+		if !slices.Equal(pushes, want) {
+			t.Errorf("pushes %v, want %v", pushes, want)
+		}
+		srv.WaitQueue(t, "jobs", func(s sim.QueueStats) bool { return s.Ready == 10 })
+	})
+}
+
+// TestRunScheduleAlarmAndNacks: an alarm with an end and injected nacks,
+// drawn as faults.
+func TestRunScheduleAlarmAndNacks(t *testing.T) {
+	srv := amqptest.NewServer(t)
+	b := srv.Broker()
+	err := srv.RunSchedule(amqptest.Schedule{
+		{Kind: amqptest.FaultAlarm, Alarm: sim.AlarmDisk, For: 2 * time.Second},
+		{Kind: amqptest.FaultNackPublishes, Count: 1},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Alarms() != sim.AlarmDisk {
+		t.Fatalf("alarms %v, want disk", b.Alarms())
+	}
+	b.Advance(2 * time.Second)
+	if b.Alarms() != 0 {
+		t.Errorf("alarm still raised after its 2s")
+	}
+	ch, _ := b.Connect("pub").Channel()
+	ch.QueueDeclare("q", sim.QueueOptions{})
+	ch.Confirm()
+	ch.Publish("", "q", sim.PublishOptions{}, sim.Message{Body: []byte("x")})
+	if cs := ch.Confirms(); len(cs) != 1 || !cs[0].Nack {
+		t.Errorf("confirms %+v, want one nack", cs)
+	}
+	if err := srv.RunSchedule(amqptest.Schedule{{Kind: amqptest.FaultCloseChannel}}); err == nil {
+		t.Error("a channel close with no delivery accepted")
+	}
+}
+
+// TestStartScheduleLate: a close armed after its delivery has passed
+// lands right behind the next one.
+func TestStartScheduleLate(t *testing.T) {
+	srv := amqptest.NewServer(t)
+	b := srv.Broker()
+	ch, _ := b.Connect("app").Channel()
+	ch.QueueDeclare("q", sim.QueueOptions{})
+	for range 3 {
+		b.Publish("/", "", "q", sim.Message{Body: []byte("m")})
+	}
+	ch.Get("q", false)
+	ch.Get("q", false)
+	wait, err := srv.StartSchedule(amqptest.Schedule{{AfterDeliveries: 1, Kind: amqptest.FaultCloseChannel}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ch.Err() != nil {
+		t.Fatal("closed before the next delivery")
+	}
+	ch.Get("q", false)
+	if err := wait(); err != nil {
+		t.Fatal(err)
+	}
+	if ch.Err() == nil {
+		t.Error("the channel of the next delivery is open")
+	}
+	if st, _ := b.QueueStats("/", "q"); st.Ready != 3 {
+		t.Errorf("ready %d, want the three gets requeued", st.Ready)
+	}
 }

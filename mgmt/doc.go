@@ -24,7 +24,7 @@
 //   - /api/policies[/V[/P]] (GET, PUT, DELETE), /api/definitions[/V] (GET, POST)
 //   - /api/aliveness-test/V, /api/health/checks/alarms
 //   - /api/sim/: the simulator's controls (now, advance, restart,
-//     close-connections, alarm, nack-publishes), for administrators
+//     close-connections, close-at-delivery, alarm, nack-publishes), for administrators
 //
 // Vhost names are path segments, so "/" is written %2F. A connection is
 // named as RabbitMQ names it, "PEER -> SOCK" ("127.0.0.1:54321 ->

@@ -59,7 +59,7 @@ func TestSimControlsNeedAdministrator(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := mgmt.NewHandler(b)
-	for _, path := range []string{"/api/sim/advance?by=1m", "/api/sim/restart", "/api/sim/close-connections", "/api/sim/alarm?resource=disk&on=true", "/api/sim/nack-publishes?n=1"} {
+	for _, path := range []string{"/api/sim/advance?by=1m", "/api/sim/restart", "/api/sim/close-connections", "/api/sim/alarm?resource=disk&on=true", "/api/sim/nack-publishes?n=1", "/api/sim/close-at-delivery?n=1"} {
 		if code, _ := call(t, h, "POST", path, "", ""); code != 401 {
 			t.Errorf("POST %s without credentials: %d, want 401", path, code)
 		}

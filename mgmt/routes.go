@@ -52,6 +52,7 @@ func (h *Handler) table() []route {
 		r("/api/sim/restart", map[string]endpoint{"POST": {adm, (*request).simRestart}}),
 		r("/api/sim/close-connections", map[string]endpoint{"POST": {adm, (*request).simCloseConnections}}),
 		r("/api/sim/alarm", map[string]endpoint{"POST": {adm, (*request).simAlarm}}),
+		r("/api/sim/close-at-delivery", map[string]endpoint{"POST": {adm, (*request).simCloseAtDelivery}}),
 		r("/api/sim/nack-publishes", map[string]endpoint{"POST": {adm, (*request).simNackPublishes}}),
 	}
 }

@@ -1,10 +1,14 @@
 package mgmt
 
 import (
+	"errors"
+	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"time"
 
+	"github.com/amqpsim/amqpsim/protocol"
 	"github.com/amqpsim/amqpsim/sim"
 )
 
@@ -71,4 +75,55 @@ func (r *request) simNackPublishes() response {
 	}
 	r.h.b.NackPublishes(n)
 	return ok(map[string]int{"nack": n})
+}
+
+// simCloseAtDelivery arms a fault at the nth delivery from now
+// (sim.Broker.CloseAtDelivery).
+func (r *request) simCloseAtDelivery() response {
+	f, err := deliveryFault(r.URL.Query())
+	if err == nil {
+		err = r.h.b.CloseAtDelivery(f)
+	}
+	if err != nil {
+		return response{status: http.StatusBadRequest, body: map[string]string{"error": err.Error()}}
+	}
+	return ok(map[string]int{"armed": r.h.b.ArmedFaults()})
+}
+
+// deliveryFault reads close-at-delivery's query: n, close=channel (the
+// default), connection, every or consumer-timeout, optional queue and
+// consumer to count only their deliveries, and the close's code and text
+// (by default 406 for a channel, 320 for a connection, "fault injected").
+func deliveryFault(q url.Values) (sim.DeliveryFault, error) {
+	var f sim.DeliveryFault
+	n, err := strconv.Atoi(q.Get("n"))
+	if err != nil || n < 1 {
+		return f, errors.New("n must be a positive integer: the fault fires at the nth delivery from now")
+	}
+	f.N, f.Queue, f.ConsumerTag = n, q.Get("queue"), q.Get("consumer")
+	code := protocol.ConnectionForced
+	switch q.Get("close") {
+	case "", "channel":
+		f.Action, code = sim.FaultCloseChannel, protocol.PreconditionFailed
+	case "connection":
+		f.Action = sim.FaultCloseConnection
+	case "every":
+		f.Action = sim.FaultCloseEveryConnection
+	case "consumer-timeout":
+		f.Action = sim.FaultConsumerTimeout
+		return f, nil
+	default:
+		return f, errors.New("close must be channel, connection, every or consumer-timeout")
+	}
+	if c := q.Get("code"); c != "" {
+		if code, err = strconv.Atoi(c); err != nil || protocol.CodeName(code) == "" {
+			return f, fmt.Errorf("code %q is not an AMQP reply code", c)
+		}
+	}
+	text := q.Get("text")
+	if text == "" {
+		text = "fault injected"
+	}
+	f.Err = protocol.Errorf(code, protocol.Method{}, "%s", text)
+	return f, nil
 }

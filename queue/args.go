@@ -26,11 +26,23 @@ var declareArgs = []argSpec{
 	{"x-max-priority", checkMaxPriority},
 	{"x-overflow", checkOverflow},
 	{"x-queue-mode", checkQueueMode},
+	{"x-queue-version", checkQueueVersion},
 	{"x-single-active-consumer", checkBool},
 	{"x-queue-type", checkQueueType},
 }
 
 const maxPriority = 255
+
+// checkQueueVersion is x-queue-version's check: an integer, 1 or 2
+// (declare-queue-version.txt, RabbitMQ 3.10.8; rabbit_amqqueue:
+// check_queue_version/2 at v3.13.7 and v4.0.9 alike).
+func checkQueueVersion(v any, _ protocol.Table) string {
+	n, bad := checkInt(v)
+	if bad == "" && n != 1 && n != 2 {
+		return fmt.Sprintf("\"unsupported queue version '%d'\"", n)
+	}
+	return bad
+}
 
 func checkInt(v any) (int64, string) {
 	n, ok := protocol.Int(v)

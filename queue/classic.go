@@ -46,6 +46,9 @@ func newClassic[T any](env Env[T], d declared) (*classic[T], error) {
 	if err := d.refuse(notClassic, "rabbit_classic_queue"); err != nil {
 		return nil, err
 	}
+	if err := d.classicRules(); err != nil {
+		return nil, err
+	}
 	q := &classic[T]{declared: d, env: env, limits: readLimits(d.opts.Args)}
 	if n, ok := protocol.Int(d.opts.Args["x-max-priority"]); ok {
 		q.maxPriority = int(n)
@@ -54,6 +57,22 @@ func newClassic[T any](env Env[T], d declared) (*classic[T], error) {
 	q.levels = make([]readyList, q.maxPriority+1)
 	q.canSend = env.CanSend
 	return q, nil
+}
+
+// classicRules are the release's own checks of a classic declaration:
+// 4.3 keeps only storage version 2 and gives classic queues no consumer
+// timeout, so x-consumer-timeout is an argument of another queue type
+// there (sim/profile.go cites the source).
+func (d *declared) classicRules() error {
+	r := d.opts.Rules
+	if n, ok := protocol.Int(d.opts.Args["x-queue-version"]); ok && n == 1 && r.OnlyQueueVersion2 {
+		return protocol.Errorf(protocol.PreconditionFailed, protocol.QueueDeclare,
+			"invalid arg 'x-queue-version' for %s: \"unsupported queue version '1'\"", d.Resource())
+	}
+	if r.RefuseClassicConsumerTimeout {
+		return d.refuse([]string{"x-consumer-timeout"}, "rabbit_classic_queue")
+	}
+	return nil
 }
 
 func (q *classic[T]) Limits() Limits { return q.limits }
@@ -147,7 +166,7 @@ func (q *classic[T]) Settle(ds []Settled[T], how Settlement) {
 	for _, d := range ds {
 		q.unacked--
 		switch how {
-		case Requeue:
+		case Requeue, RequeueFailed:
 			q.requeue(d.Message)
 		case Reject:
 			q.env.DeadLetter(d.Message, "rejected")
@@ -159,7 +178,7 @@ func (q *classic[T]) Settle(ds []Settled[T], how Settlement) {
 	q.rotation.Credit(settled)
 	clear(settled)
 	q.settled = settled[:0]
-	if how == Requeue {
+	if how.Requeues() {
 		q.dropOverLimit()
 		q.dropExpired()
 	}

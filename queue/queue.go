@@ -39,12 +39,19 @@ type Message struct {
 	// from this queue: the next fetch has redelivered=true.
 	Delivered bool
 	Expires   bool
-	priority  uint8
+	// Dead is set on a message the broker dead-lettered: its x-death
+	// header is the broker's own, not a publisher's (RabbitMQ 4.0 reads
+	// only its own).
+	Dead     bool
+	priority uint8
 	// deliveryCount is a quorum queue's count of returns (rabbit_fifo's
 	// delivery_count message header); plain is the publisher's
 	// properties when Properties carries the x-delivery-count header a
 	// quorum queue adds to a delivery.
 	deliveryCount int64
+	// acquiredCount is 4.3's count of every return (Rules.SplitDeliveryCount),
+	// when deliveryCount counts failed deliveries only.
+	acquiredCount int64
 	plain         *protocol.Properties
 	hasPlain      bool
 }
@@ -55,6 +62,9 @@ type Options struct {
 	Exclusive  bool
 	AutoDelete bool
 	Args       protocol.Table
+	// Rules are the release's rules the queue follows; the zero value is
+	// RabbitMQ 3.10's.
+	Rules Rules
 }
 
 // Settlement is what a channel does with deliveries it settles.
@@ -69,7 +79,14 @@ const (
 	// Reject dead-letters them with reason "rejected" (nack or reject
 	// without requeue).
 	Reject
+	// RequeueFailed is basic.reject with requeue: Requeue, except that
+	// where Rules.SplitDeliveryCount holds (4.3) it counts as a failed
+	// delivery towards a quorum queue's delivery limit.
+	RequeueFailed
 )
+
+// Requeues reports whether the settlement returns the messages.
+func (s Settlement) Requeues() bool { return s == Requeue || s == RequeueFailed }
 
 // Settled is one delivery a channel settles: the message, and the consumer
 // it went to (nil for basic.get).

@@ -27,7 +27,7 @@ type quorum[T any] struct {
 	// delivery limit, by nack and reject; messages are the others, in
 	// enqueue order. rabbit_fifo:take_next_msg/1 takes from returns first.
 	returns    ring
-	messages   ring
+	messages   quorumReady
 	readyBytes int64
 	unacked    int
 	nextSeq    uint64
@@ -70,8 +70,8 @@ func newQuorum[T any](env Env[T], d declared) (*quorum[T], error) {
 	}
 	q := &quorum[T]{declared: d, env: env, limits: readLimits(d.opts.Args),
 		held: map[*consumer.Consumer[T]]int{}, gone: map[*consumer.Consumer[T]]bool{},
-		owner: map[*Message]*consumer.Consumer[T]{}}
-	q.limit, q.hasLimit = deliveryLimit(d.opts.Args)
+		owner: map[*Message]*consumer.Consumer[T]{}, messages: newQuorumReady(d.opts.Rules.QuorumPriorities)}
+	q.limit, q.hasLimit = q.resolveLimit(nil)
 	q.singleActive, _ = d.opts.Args["x-single-active-consumer"].(bool)
 	q.canSend = env.CanSend
 	q.created = env.Now()
@@ -97,10 +97,7 @@ func (q *quorum[T]) ApplyPolicy(definition protocol.Table) {
 		l.Overflow = s
 	}
 	q.limits = l
-	q.limit, q.hasLimit = deliveryLimit(q.opts.Args)
-	if n, ok := protocol.Int(definition["delivery-limit"]); ok && (!q.hasLimit || n < q.limit) {
-		q.limit, q.hasLimit = n, true
-	}
+	q.limit, q.hasLimit = q.resolveLimit(definition)
 	if l.Overflow != RejectPublish {
 		q.rejecting = false
 	}
@@ -126,12 +123,10 @@ func (q *quorum[T]) Unacked() int { return q.unacked }
 // returns first.
 func (q *quorum[T]) Messages() []*Message {
 	out := make([]*Message, 0, q.Ready())
-	for _, r := range []*ring{&q.returns, &q.messages} {
-		for i := 0; i < r.len(); i++ {
-			out = append(out, r.at(i))
-		}
+	for i := 0; i < q.returns.len(); i++ {
+		out = append(out, q.returns.at(i))
 	}
-	return out
+	return append(out, q.messages.all()...)
 }
 
 // Publish enqueues m at the tail of messages (rabbit_fifo apply
@@ -178,16 +173,27 @@ func (q *quorum[T]) take() *Message {
 // publishes the stored message without the header
 // (quorum-delivery-limit.txt). redelivered is true once the message was
 // returned (the header's delivery_count is present).
+//
+// From 3.12 a basic.get adds the header only above 0 too
+// (Rules.GetCountOnlyReturned); in 4.3 (Rules.SplitDeliveryCount) the
+// header shows delivery_count, x-acquired-count the returns, and
+// redelivered is acquired_count > 0.
 func (q *quorum[T]) handOut(m *Message, get bool) (out *Message, redelivered bool) {
-	redelivered = m.deliveryCount > 0
-	if !redelivered && !get {
+	r := q.opts.Rules
+	acquired := m.deliveryCount
+	if r.SplitDeliveryCount {
+		acquired = m.acquiredCount
+	}
+	redelivered = acquired > 0
+	zeroOnGet := get && !r.GetCountOnlyReturned
+	if !redelivered && !zeroOnGet {
 		return m, false
 	}
 	c := *m
 	if !m.hasPlain {
 		c.plain, c.hasPlain = m.Properties, true
 	}
-	c.Properties = withDeliveryCount(c.plain, m.deliveryCount)
+	c.Properties = withCounts(c.plain, m.deliveryCount, m.deliveryCount > 0 || zeroOnGet, m.acquiredCount, r.SplitDeliveryCount && m.acquiredCount > 0)
 	return &c, redelivered
 }
 
@@ -280,8 +286,8 @@ func (q *quorum[T]) Settle(ds []Settled[T], how Settlement) {
 			settled = append(settled, d.Consumer)
 		}
 		switch how {
-		case Requeue:
-			q.giveBack(d.Message, !q.hasLimit)
+		case Requeue, RequeueFailed:
+			q.giveBack(d.Message, !q.hasLimit, how == RequeueFailed)
 		case Reject:
 			q.env.DeadLetter(publisherCopy(d.Message), "rejected")
 		}
@@ -300,8 +306,19 @@ func (q *quorum[T]) Settle(ds []Settled[T], how Settlement) {
 // limit is set (handle_aux turns the #return{} into #requeue{}:
 // quorum-requeue-positions.txt); else it joins returns, served first
 // (quorum-requeue-with-limit.txt).
-func (q *quorum[T]) giveBack(m *Message, toBack bool) {
-	m.deliveryCount++
+//
+// In 4.3 (Rules.SplitDeliveryCount) every return counts in
+// acquired_count, and only a failed delivery (basic.reject, a channel
+// that closed) in delivery_count, which the limit is compared with.
+func (q *quorum[T]) giveBack(m *Message, toBack, failed bool) {
+	if q.opts.Rules.SplitDeliveryCount {
+		m.acquiredCount++
+		if failed {
+			m.deliveryCount++
+		}
+	} else {
+		m.deliveryCount++
+	}
 	if q.hasLimit && m.deliveryCount > q.limit {
 		q.env.DeadLetter(publisherCopy(m), "delivery_limit")
 		return
@@ -351,7 +368,7 @@ func (q *quorum[T]) Return(ms []*Message) {
 		} else {
 			q.getDone()
 		}
-		q.giveBack(m, false)
+		q.giveBack(m, false, true)
 	}
 	q.evaluateLimit()
 }
@@ -360,7 +377,8 @@ func (q *quorum[T]) Return(ms []*Message) {
 // out ones stay.
 func (q *quorum[T]) Purge() int {
 	n := q.Ready()
-	q.returns, q.messages = ring{}, ring{}
+	q.returns = ring{}
+	q.messages.clear()
 	q.readyBytes = 0
 	q.evaluateLimit()
 	q.ensureTTLTimer()
@@ -372,17 +390,19 @@ func (q *quorum[T]) Purge() int {
 // quorum queue, persistent or not: they are all in its Raft log.)
 func (q *quorum[T]) Retain(keep func(m *Message) bool) int {
 	removed := 0
-	for _, r := range []*ring{&q.returns, &q.messages} {
-		var kept ring
-		for i := 0; i < r.len(); i++ {
-			if m := r.at(i); keep(m) {
-				kept.pushBack(m)
-			} else {
-				removed++
-				q.readyBytes -= int64(len(m.Body))
-			}
+	var kept ring
+	for i := 0; i < q.returns.len(); i++ {
+		if m := q.returns.at(i); keep(m) {
+			kept.pushBack(m)
+		} else {
+			removed++
+			q.readyBytes -= int64(len(m.Body))
 		}
-		*r = kept
+	}
+	q.returns = kept
+	for _, m := range q.messages.retain(keep) {
+		removed++
+		q.readyBytes -= int64(len(m.Body))
 	}
 	if removed > 0 {
 		q.evaluateLimit()

@@ -37,7 +37,7 @@ var quorumArgs = []argSpec{
 // (quorum-declare-checks.txt; x-ha-policy, not an argument of any type,
 // is ignored).
 var notQuorum = []string{
-	"x-max-priority", "x-queue-mode", "x-queue-master-locator",
+	"x-max-priority", "x-queue-mode", "x-queue-version", "x-queue-master-locator",
 	"x-max-age", "x-stream-max-segment-size-bytes", "x-initial-cluster-size",
 }
 
@@ -85,19 +85,59 @@ func deliveryLimit(args protocol.Table) (limit int64, set bool) {
 	return math.MaxInt64, true
 }
 
-// withDeliveryCount returns p with the x-delivery-count header set to n,
-// as rabbit_fifo_client:add_delivery_count_header/2 adds it in 3.10; p is
-// not modified.
-func withDeliveryCount(p *protocol.Properties, n int64) *protocol.Properties {
+// withCounts returns p with the x-delivery-count header set to dc when
+// hasDC, and x-acquired-count to ac when hasAC, as
+// rabbit_fifo_client:add_delivery_count_header/2 adds them; p is not
+// modified.
+func withCounts(p *protocol.Properties, dc int64, hasDC bool, ac int64, hasAC bool) *protocol.Properties {
 	var c protocol.Properties
 	if p != nil {
 		c = *p
 	}
-	h := make(protocol.Table, len(c.Headers)+1)
+	h := make(protocol.Table, len(c.Headers)+2)
 	for k, v := range c.Headers {
 		h[k] = v
 	}
-	h["x-delivery-count"] = n
+	if hasDC {
+		h["x-delivery-count"] = dc
+	}
+	if hasAC {
+		h["x-acquired-count"] = ac
+	}
 	c.Headers = h
 	return &c
+}
+
+// resolveLimit is the delivery limit from the x-delivery-limit argument
+// and the definition of the policy that applies (nil for none). In 3.10
+// (no Rules.DefaultDeliveryLimit) the policy's delivery-limit wins when
+// smaller (args_policy_lookup with min/2) and there is no default. From
+// 4.0 the default is 20, and an argument and a policy combine as the
+// smaller unless either is negative, then the larger; a negative result
+// disables the limit (RS@v4.0.9 rabbit_quorum_queue:
+// resolve_delivery_limit/2; rabbit_fifo:update_config/2 maps it to
+// undefined).
+func (q *quorum[T]) resolveLimit(definition protocol.Table) (limit int64, set bool) {
+	if q.opts.Rules.DefaultDeliveryLimit == 0 {
+		limit, set = deliveryLimit(q.opts.Args)
+		if n, ok := protocol.Int(definition["delivery-limit"]); ok && (!set || n < limit) {
+			limit, set = n, true
+		}
+		return limit, set
+	}
+	a, hasA := protocol.Int(q.opts.Args["x-delivery-limit"])
+	p, hasP := protocol.Int(definition["delivery-limit"])
+	switch {
+	case hasA && hasP && (a < 0 || p < 0):
+		limit = max(a, p)
+	case hasA && hasP:
+		limit = min(a, p)
+	case hasA:
+		limit = a
+	case hasP:
+		limit = p
+	default:
+		limit = q.opts.Rules.DefaultDeliveryLimit
+	}
+	return limit, limit >= 0
 }

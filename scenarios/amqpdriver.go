@@ -14,6 +14,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/amqpsim/amqpsim/protocol"
+	"github.com/amqpsim/amqpsim/sim"
 )
 
 // DefaultWindow is how long a broker must stay silent after a step before
@@ -50,6 +51,11 @@ type amqpDriver struct {
 	queues   []string // prefixed names to delete at the end
 	exchs    []string
 	policies []string
+	// restore holds the rabbitmqctl commands that restore the node's
+	// alarm settings, read before the first alarm step; raised says
+	// which are changed now (alarm.go).
+	restore map[string][]string
+	raised  map[string]bool
 	// users and opPolicies are the prefixed users and operator policies
 	// to delete at the end.
 	users      []string
@@ -113,7 +119,7 @@ func (d *amqpDriver) unp(s string) string {
 // newWireDriver runs a scenario through amqp091-go on a fresh simulator
 // over the in-memory wire. It must run inside a testing/synctest bubble.
 func newWireDriver(s *Scenario) (*amqpDriver, error) {
-	w := newWireSim(s.Seed)
+	w := newWireSim(s.Seed, s.Version)
 	d := &amqpDriver{url: "amqp://guest:guest@amqpsim/", name: s.Name, dial: w.dial, sim: w,
 		chanOf: map[string]map[uint16]string{}, conns: map[string]*amqp.Connection{}, taps: map[string]*tap{},
 		chans: map[string]*amqp.Channel{}}
@@ -129,7 +135,7 @@ func (d *amqpDriver) connect(o Conn) error {
 	t := newTap(conn, func(e event, ch uint16) {
 		d.mu.Lock()
 		defer d.mu.Unlock()
-		if e.kind != evConnClose {
+		if e.kind != evConnClose && e.kind != evBlocked && e.kind != evUnblocked {
 			e.ch = d.chanOf[conn][ch]
 		}
 		e.text, e.exchange, e.key = d.unp(e.text), d.unp(e.exchange), d.unp(e.key)
@@ -489,6 +495,13 @@ func (d *amqpDriver) finish() error {
 		return nil
 	}
 	d.finished = true
+	// A blocked connection's close would never be read: alarms first.
+	var alarmErr error
+	if d.sim != nil {
+		d.sim.b.SetAlarm(sim.AlarmMemory|sim.AlarmDisk, false)
+	} else {
+		alarmErr = d.clearAlarms()
+	}
 	for _, c := range d.conns {
 		if !c.IsClosed() {
 			c.Close()
@@ -528,5 +541,8 @@ func (d *amqpDriver) finish() error {
 	for _, u := range d.users {
 		_ = rabbitmqctl("delete_user", u) // the scenario may have deleted it
 	}
-	return d.observer.Close()
+	if err := d.observer.Close(); err != nil {
+		return err
+	}
+	return alarmErr
 }

@@ -48,7 +48,10 @@
 //     lines separate groups of steps.
 //   - "source rabbitmq VERSION DATE" or "source hand-written" says where the
 //     expectations came from; Record writes it. "seed N" seeds the
-//     simulator (sim.Config.Seed). Both come before the first step.
+//     simulator (sim.Config.Seed). "rabbitmq 4.3" names the release whose
+//     profile replays the file (sim.Config.Version); without it, the
+//     release of the source line, else sim.DefaultVersion. All come
+//     before the first step.
 //   - Any other line that starts in column 1 is a step.
 //   - An indented line is a result line of the step above it (no blank line
 //     in between). Record rewrites these lines and nothing else; a comment
@@ -82,6 +85,8 @@
 //	policy NAME ^PATTERN [apply-to=W] [priority=N] arg.KEY=V...
 //	                                              a policy of vhost "/" (rabbitmqctl set_policy on a broker)
 //	clear-policy NAME
+//	alarm memory|disk                             raise a resource alarm (rabbitmqctl on a broker)
+//	alarm clear [memory|disk]                     clear one, or both
 //	operator-policy NAME ^PATTERN [apply-to=W] [priority=N] arg.KEY=V...
 //	                                              an operator policy of "/" (set_operator_policy)
 //	clear-operator-policy NAME
@@ -100,6 +105,15 @@
 //	held                                          what every consumer holds
 //	headers CH MSG                                a delivered message's headers
 //	envelope CH MSG                               its exchange and routing key
+//
+// An alarm blocks a connection as it publishes, and the broker reads
+// nothing more from it until the last alarm clears: on a blocked
+// connection use only steps that wait for no reply (publish, ack, nack,
+// reject) until the "alarm clear" step, whose results show what the held
+// frames did. Against a broker the recorder raises alarms with rabbitmqctl
+// (set_vm_memory_high_watermark 0.0000001, set_disk_free_limit 1000000GB)
+// and restores the values it read before the first, also when a run
+// fails.
 //
 // On a broker, user names get the run's prefix (guest excepted), and so do
 // permission expressions and policy patterns after a leading ^ (unless
@@ -152,10 +166,12 @@
 //  3. Per channel, in opening order: "CH <- basic.return BODY 312 NO_ROUTE
 //     exchange=X key=K", "CH <- confirm ack 1-3,5" and "CH <- confirm nack 4",
 //     "CH <- basic.cancel TAG", and "CH <- channel.close CODE (METHOD): TEXT".
-//  4. Per connection: "C <- connection.close CODE (METHOD): TEXT".
+//  4. Per connection: "C <- connection.blocked REASON" and "C <-
+//     connection.unblocked" (resource alarms), then "C <-
+//     connection.close CODE (METHOD): TEXT".
 //
 // A channel.close is a soft error (the channel's scope); a connection.close
-// is a hard one (the connection's). METHOD is the method that failed, such as
+// is a hard one (the connection's). A newline in a reply text is written \n. METHOD is the method that failed, such as
 // basic.ack, or none.
 //
 // queue observes from a connection of the driver's own by a passive declare,

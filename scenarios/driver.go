@@ -24,6 +24,8 @@ type driver interface {
 	// admin runs an operator step (policies, operator policies, users,
 	// permissions) on the vhost "/".
 	admin(op Op) error
+	// alarm raises or clears a resource alarm (alarm.go).
+	alarm(o Alarm) error
 	// settle waits until the broker is quiet when wait is set, and returns
 	// every frame pushed to a client since the last call, in order per
 	// connection.
@@ -70,6 +72,8 @@ const (
 	evCancel
 	evChannelClose
 	evConnClose
+	evBlocked   // connection.blocked, text the reason
+	evUnblocked // connection.unblocked
 )
 
 // event is one frame the broker pushed to a client.

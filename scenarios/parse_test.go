@@ -18,7 +18,7 @@ func TestParseErrorsNameFileLineColumn(t *testing.T) {
 			`f.txt:3:21: unknown option "prefetch" for consume (usage: consume CHANNEL QUEUE tag=TAG [no-ack] [exclusive] [x-ARG=V...])`},
 		{"conn c1\nchannel c1.ch1\nconsume ch1 q\n", "f.txt:3:13: expected tag=TAG after the queue: scenarios use explicit consumer tags"},
 		{"conn c1\nqos ch9 1\n", `f.txt:2:5: unknown channel "ch9" (open it first with "channel CONN.ch9")`},
-		{"frobnicate x\n", `f.txt:1:1: unknown step "frobnicate" (expected one of ack, advance, bind, bind-exchange, cancel,`},
+		{"frobnicate x\n", `f.txt:1:1: unknown step "frobnicate" (expected one of ack, advance, alarm, bind, bind-exchange, cancel,`},
 		{"  A <- m1 #1\n", "f.txt:1:1: expected a step, a directive or a comment: an indented result line must follow a step"},
 		{"conn c1\nchannel c1.ch1\npublish ch1 q \"m1\n", `f.txt:3:15: unterminated quoted string (expected a closing '"')`},
 		{"conn c1\nchannel c1.ch1\nqos ch1 70000\n", `f.txt:3:9: expected a prefetch count 0..65535, got "70000"`},
@@ -29,6 +29,9 @@ func TestParseErrorsNameFileLineColumn(t *testing.T) {
 		{"advance soon\n", `f.txt:1:9: expected a duration such as 500ms or 31m, got "soon"`},
 		{"conn c1\nchannel c1.ch1\nflow ch1 sideways\n", `f.txt:3:10: expected on or off, got "sideways"`},
 		{"conn c1\nchannel c1.ch1\nget ch1\n", "f.txt:3:8: expected 2 word(s) after get (usage: get CHANNEL QUEUE [no-ack])"},
+		{"alarm cpu\n", `f.txt:1:7: expected memory or disk, got "cpu"`},
+		{"alarm memory disk\n", `f.txt:1:14: unexpected "disk"`},
+		{"alarm clear swap\n", `f.txt:1:13: expected memory or disk, got "swap"`},
 	} {
 		_, err := Parse("f.txt", []byte(tc.src))
 		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
@@ -179,6 +182,13 @@ func genOp(t *rapid.T) Op {
 			Priority: rapid.IntRange(-3, 9).Draw(t, "prio"), Definition: def}
 	case 27:
 		return ClearPolicy{Name: ident.Draw(t, "p")}
+	case 28:
+		clear := b.Draw(t, "clear")
+		res := rapid.SampledFrom([]string{"memory", "disk", ""}).Draw(t, "resource")
+		if !clear && res == "" {
+			res = "memory"
+		}
+		return Alarm{Resource: res, Clear: clear}
 	case 29:
 		return Conn{Name: ident.Draw(t, "c"), User: ident.Draw(t, "u"), Password: name.Draw(t, "pw")}
 	case 30:

@@ -152,6 +152,7 @@ func init() {
 				}
 				return p, nil
 			}},
+		"alarm": alarmVerb,
 		"clear-policy": {usage: "clear-policy NAME", minPos: 1, maxPos: 1, build: func(a *argSet) (Op, error) {
 			return ClearPolicy{Name: a.str(0)}, nil
 		}},

@@ -71,7 +71,7 @@ func (r *runner) applyEvents(evs []event) []string {
 					c.info.Until, c.info.How = r.step, "cancelled by broker"
 				}
 			case evChannelClose:
-				closeLine = fmt.Sprintf("%s <- channel.close %d (%s): %s", ch.name, e.code, e.method, normalizeNames(e.text))
+				closeLine = fmt.Sprintf("%s <- channel.close %d (%s): %s", ch.name, e.code, e.method, replyText(e.text))
 			}
 		}
 		if len(acked) > 0 {
@@ -87,8 +87,19 @@ func (r *runner) applyEvents(evs []event) []string {
 	}
 	for _, c := range r.conns {
 		for _, e := range evs {
+			if e.conn != c.name {
+				continue
+			}
+			switch e.kind {
+			case evBlocked:
+				out = append(out, fmt.Sprintf("%s <- connection.blocked %s", c.name, word(e.text)))
+			case evUnblocked:
+				out = append(out, c.name+" <- connection.unblocked")
+			}
+		}
+		for _, e := range evs {
 			if e.kind == evConnClose && e.conn == c.name {
-				out = append(out, fmt.Sprintf("%s <- connection.close %d (%s): %s", c.name, e.code, e.method, normalizeNames(e.text)))
+				out = append(out, fmt.Sprintf("%s <- connection.close %d (%s): %s", c.name, e.code, e.method, replyText(e.text)))
 				r.closeConn(c, "connection closed by broker")
 			}
 		}
@@ -169,6 +180,13 @@ var generated = regexp.MustCompile(`amq\.(gen|ctag)-[A-Za-z0-9_-]{22}`)
 // with "amq.gen-*" and "amq.ctag-*".
 func normalizeNames(s string) string {
 	return generated.ReplaceAllString(s, "amq.$1-*")
+}
+
+// replyText is a close's reply text on one result line: generated names
+// normalised and a newline written as \n (RabbitMQ 4.3's deprecation
+// texts have them).
+func replyText(s string) string {
+	return strings.ReplaceAll(normalizeNames(s), "\n", `\n`)
 }
 
 // headerLines renders a message's headers, one "NAME=VALUE" line per header

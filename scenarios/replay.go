@@ -18,9 +18,22 @@ import (
 )
 
 // Replay runs a scenario on a fresh simulator (seeded with the scenario's
-// seed directive). The result's Diff compares it with the expectations.
-func Replay(s *Scenario) (*Result, error) {
-	d := newSimDriver(sim.Config{Seed: s.Seed})
+// seed directive) of the profile its expectations are of (s.Version). The
+// result's Diff compares it with the expectations.
+func Replay(s *Scenario) (*Result, error) { return ReplayOn(s, s.Version) }
+
+// ReplayOn is Replay on the simulator of another RabbitMQ release, with
+// the deprecated features permit names permitted (sim.Config.Permit): how
+// the results differ from the expectations is what that release would
+// answer differently (see Compare for the upgrade check).
+func ReplayOn(s *Scenario, v sim.Version, permit ...string) (*Result, error) {
+	return replayWith(s, sim.Config{Version: v, Permit: permit})
+}
+
+// replayWith replays s on a simulator configured by cfg, seeded by s.
+func replayWith(s *Scenario, cfg sim.Config) (*Result, error) {
+	cfg.Seed = s.Seed
+	d := newSimDriver(cfg)
 	res, err := newRunner(d, s).run()
 	if res != nil {
 		res.Trace = d.b.Trace()
@@ -79,6 +92,15 @@ func Record(s *Scenario, o RecordOptions) (*Scenario, *Result, error) {
 	d, err := newAMQPDriver(o.URL, s.Name, o.Window)
 	if err != nil {
 		return nil, nil, err
+	}
+	if s.hasDirective("rabbitmq") {
+		// The expectations would be the broker's, the replay another
+		// release's.
+		if v, err := sim.ParseVersion(d.version); err != nil || v != s.Version {
+			_ = d.finish()
+			return nil, nil, fmt.Errorf("%s: its rabbitmq line says %s, but the broker is RabbitMQ %s: record it on a %s broker, or remove the line",
+				s.Path, s.Version, d.version, s.Version)
+		}
 	}
 	res, err := newRunner(d, s).run()
 	if err != nil {

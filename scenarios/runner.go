@@ -168,6 +168,8 @@ func (r *runner) exec(op Op) ([]string, error) {
 		r.now += o.D
 	case SetPolicy, ClearPolicy, AddUser, DeleteUser, SetPermissions, ClearPermissions, SetOperatorPolicy, ClearOperatorPolicy:
 		err = r.d.admin(op)
+	case Alarm:
+		err = r.d.alarm(o)
 	case ShowQueue:
 		out, err = r.showQueue(o.Queue)
 	case ShowHeld:

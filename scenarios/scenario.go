@@ -11,6 +11,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/amqpsim/amqpsim/sim"
 )
 
 // Scenario is a parsed scenario file: directives, steps with their expected
@@ -21,8 +23,12 @@ type Scenario struct {
 	Path   string // where it was read from, for messages
 	Source string // the source directive: "rabbitmq 3.10.8 2026-11-30", "hand-written", or ""
 	Seed   uint64 // the seed directive: sim.Config.Seed for the replay
-	Steps  []*Step
-	items  []item // every line in order
+	// Version is the RabbitMQ profile the expectations are of, and the
+	// one Replay runs: the rabbitmq directive's ("rabbitmq 4.3"), else
+	// the release the source directive names, else sim.DefaultVersion.
+	Version sim.Version
+	Steps   []*Step
+	items   []item // every line in order
 }
 
 // Step is one operation line and the result lines indented under it.
@@ -38,7 +44,7 @@ type Step struct {
 type item struct {
 	text string
 	step *Step
-	dir  string // "source" or "seed"
+	dir  string // "source", "seed" or "rabbitmq"
 }
 
 // ParseError is a syntax or reference error in a scenario file.
@@ -68,6 +74,7 @@ func Parse(name string, src []byte) (*Scenario, error) {
 	}
 	names := newNames()
 	var last *Step
+	explicit := false // a rabbitmq directive chose the version
 	lines := strings.Split(strings.TrimSuffix(string(src), "\n"), "\n")
 	if len(src) == 0 {
 		lines = nil
@@ -101,6 +108,19 @@ func Parse(name string, src []byte) (*Scenario, error) {
 						fail(n, len(text)+2, `expected "source rabbitmq VERSION DATE" or "source hand-written"`)
 					}
 					s.Source = rest
+					if f := strings.Fields(rest); !explicit && len(f) >= 2 && f[0] == "rabbitmq" {
+						v, err := sim.ParseVersion(f[1])
+						if err != nil {
+							fail(n, 17, "%v; add a line \"rabbitmq VERSION\" to replay it on one of those", err)
+						}
+						s.Version = v
+					}
+				case "rabbitmq":
+					v, err := sim.ParseVersion(rest)
+					if err != nil {
+						fail(n, 10, "%v", err)
+					}
+					s.Version, explicit = v, true
 				case "seed":
 					v, err := strconv.ParseUint(rest, 10, 64)
 					if err != nil {
@@ -139,11 +159,14 @@ func Parse(name string, src []byte) (*Scenario, error) {
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
+	if s.Version == (sim.Version{}) {
+		s.Version = sim.DefaultVersion
+	}
 	return s, nil
 }
 
 func directive(text string) (string, string, bool) {
-	for _, d := range []string{"source", "seed"} {
+	for _, d := range []string{"source", "seed", "rabbitmq"} {
 		if text == d || strings.HasPrefix(text, d+" ") || strings.HasPrefix(text, d+"\t") {
 			return d, strings.TrimSpace(text[len(d):]), true
 		}
@@ -189,6 +212,8 @@ func (s *Scenario) Format() []byte {
 			}
 		case it.dir == "seed":
 			fmt.Fprintf(&b, "seed %d\n", s.Seed)
+		case it.dir == "rabbitmq":
+			fmt.Fprintf(&b, "rabbitmq %s\n", s.Version)
 		default:
 			b.WriteString(it.text)
 			b.WriteByte('\n')
@@ -217,6 +242,16 @@ func (s *Scenario) Clone() *Scenario {
 		c.items[i] = it
 	}
 	return &c
+}
+
+// hasDirective reports whether the file has directive d.
+func (s *Scenario) hasDirective(d string) bool {
+	for _, it := range s.items {
+		if it.dir == d {
+			return true
+		}
+	}
+	return false
 }
 
 // setSource sets the source directive, adding it after the leading comment
@@ -269,7 +304,7 @@ func New(name, title, source string, ops ...Op) *Scenario {
 	if source == "" {
 		source = "hand-written"
 	}
-	s := &Scenario{Name: name, Path: name + ".txt", Source: source}
+	s := &Scenario{Name: name, Path: name + ".txt", Source: source, Version: sim.DefaultVersion}
 	for _, l := range strings.Split(strings.TrimSpace(title), "\n") {
 		if l != "" {
 			s.items = append(s.items, item{text: "# " + l})

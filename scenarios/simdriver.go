@@ -27,11 +27,15 @@ type simDriver struct {
 	// observer is a channel of a connection of the driver's own, for
 	// ShowQueue.
 	observer *sim.Channel
+	// connOf names each channel's connection; held are the steps of
+	// connections an alarm blocked, run when it clears (alarm.go).
+	connOf map[string]string
+	held   map[string][]func() error
 }
 
 func newSimDriver(cfg sim.Config) *simDriver {
 	return &simDriver{b: sim.New(cfg), conns: map[string]*sim.Connection{}, chans: map[string]*sim.Channel{},
-		chanOf: map[string]map[uint16]string{}}
+		chanOf: map[string]map[uint16]string{}, connOf: map[string]string{}, held: map[string][]func() error{}}
 }
 
 // collect turns what the broker pushed to connection conn into events.
@@ -54,6 +58,10 @@ func (d *simDriver) collect(conn string, pushes []sim.Push) {
 			e.kind, e.ch, e.code, e.text, e.method = evChannelClose, chName(p.Channel), p.Err.Code, p.Err.Text, p.Err.Method.String()
 		case protocol.ConnectionClose:
 			e.kind, e.code, e.text, e.method = evConnClose, p.Err.Code, p.Err.Text, p.Err.Method.String()
+		case protocol.ConnectionBlocked:
+			e.kind, e.text = evBlocked, p.ReplyText
+		case protocol.ConnectionUnblock:
+			e.kind = evUnblocked
 		default:
 			continue
 		}
@@ -86,15 +94,19 @@ func (d *simDriver) openChannel(conn, name string) error {
 	}
 	d.chans[name] = ch
 	d.chanOf[conn][ch.ID()] = name
+	d.connOf[name] = conn
 	return nil
 }
 
-func (d *simDriver) closeChannel(name string) error { return simErr(d.chans[name].Close()) }
+func (d *simDriver) closeChannel(name string) error {
+	return d.hold(d.connOf[name], false, "", func() error { return simErr(d.chans[name].Close()) })
+}
+
 func (d *simDriver) closeConn(name string) error {
 	if d.conns[name] == nil {
 		return errRefused
 	}
-	return simErr(d.conns[name].Close())
+	return d.hold(name, false, "", func() error { return simErr(d.conns[name].Close()) })
 }
 func (d *simDriver) advance(dur time.Duration) { d.b.Advance(dur) }
 func (d *simDriver) finish() error             { return nil }
@@ -145,6 +157,31 @@ func simErr(err error) error {
 }
 
 func (d *simDriver) do(name string, op Op) (reply, error) {
+	var rep reply
+	var err error
+	publish, body := false, ""
+	if p, ok := op.(Publish); ok {
+		publish, body = true, p.Bodies[0]
+	}
+	run := func() error {
+		rep, err = d.run(name, op)
+		return err
+	}
+	if herr := d.hold(d.connOf[name], publish, body, run); herr != nil && !held(herr) {
+		return rep, herr
+	}
+	return rep, err
+}
+
+// held reports whether err is one a held step may end with: the
+// broker's error is among the pushes, and a refused step did nothing.
+func held(err error) bool {
+	var perr errProtocol
+	return errors.Is(err, errRefused) || errors.As(err, &perr)
+}
+
+// run runs a channel operation on the broker.
+func (d *simDriver) run(name string, op Op) (reply, error) {
 	ch := d.chans[name]
 	var rep reply
 	var err error
@@ -248,8 +285,8 @@ type wireSim struct {
 	clients []net.Conn
 }
 
-func newWireSim(seed uint64) *wireSim {
-	b := sim.New(sim.Config{Seed: seed})
+func newWireSim(seed uint64, v sim.Version) *wireSim {
+	b := sim.New(sim.Config{Seed: seed, Version: v})
 	return &wireSim{b: b, srv: wire.NewServer(b)}
 }
 

@@ -158,6 +158,10 @@ func (t *tap) method(ch uint16, m wire.Method) {
 		e.kind, e.tag, e.multiple, e.nack = evConfirm, m.DeliveryTag, m.Multiple, true
 	case *wire.BasicCancel:
 		e.kind, e.ctag = evCancel, m.ConsumerTag
+	case *wire.ConnectionBlocked:
+		e.kind, e.text = evBlocked, m.Reason
+	case *wire.ConnectionUnblocked:
+		e.kind = evUnblocked
 	default:
 		return
 	}

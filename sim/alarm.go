@@ -2,6 +2,7 @@ package sim
 
 import (
 	"strings"
+	"time"
 
 	"github.com/amqpsim/amqpsim/protocol"
 )
@@ -48,6 +49,47 @@ func (a Alarm) reason() string {
 func (b *Broker) SetAlarm(a Alarm, on bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.stopAlarmClear(a)
+	b.setAlarm(a, on)
+}
+
+// SetAlarmFor raises alarm a now and clears it once d has passed on the
+// broker's clock, as a node's alarm clears when its memory use or free
+// disk space recovers: a fault with an end, for schedules. A later
+// SetAlarm or SetAlarmFor of the same alarm replaces the pending clear.
+func (b *Broker) SetAlarmFor(a Alarm, d time.Duration) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.stopAlarmClear(a)
+	b.setAlarm(a, true)
+	for _, one := range []Alarm{AlarmDisk, AlarmMemory} {
+		if a&one == 0 {
+			continue
+		}
+		if b.alarmClears == nil {
+			b.alarmClears = map[Alarm]*timer{}
+		}
+		t := b.alarmClears[one]
+		if t == nil {
+			t = newTimer(func() { b.setAlarm(one, false) })
+			b.alarmClears[one] = t
+		}
+		b.schedule(t, b.now.Add(max(d, 0)))
+	}
+}
+
+// stopAlarmClear cancels the pending clears of a's alarms; caller holds
+// the lock.
+func (b *Broker) stopAlarmClear(a Alarm) {
+	for one, t := range b.alarmClears {
+		if a&one != 0 {
+			b.stop(t)
+		}
+	}
+}
+
+// setAlarm is SetAlarm; caller holds the lock.
+func (b *Broker) setAlarm(a Alarm, on bool) {
 	was := Alarm(b.alarms.Load())
 	now := was
 	if on {

@@ -1,7 +1,9 @@
 package sim_test
 
 import (
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/amqpsim/amqpsim/protocol"
 	"github.com/amqpsim/amqpsim/sim"
@@ -70,5 +72,38 @@ func TestAlarmPushes(t *testing.T) {
 	b.SetAlarm(sim.AlarmDisk, true)
 	if told.BlockOnPublish() {
 		t.Error("a closed connection blocked")
+	}
+}
+
+// TestSetAlarmFor: the alarm clears itself once its time has passed on
+// the virtual clock, unblocking the publisher; SetAlarm cancels the clear.
+func TestSetAlarmFor(t *testing.T) {
+	b := sim.New(sim.Config{})
+	c := b.Connect("pub")
+	b.SetAlarmFor(sim.AlarmMemory, 2*time.Second)
+	if !c.BlockOnPublish() {
+		t.Fatal("publish not blocked by the alarm")
+	}
+	b.Advance(time.Second)
+	if b.Alarms() != sim.AlarmMemory || !c.Blocked() {
+		t.Fatal("the alarm cleared early")
+	}
+	b.Advance(time.Second)
+	if b.Alarms() != 0 || c.Blocked() {
+		t.Fatalf("alarms %v after 2s, blocked %v", b.Alarms(), c.Blocked())
+	}
+	var got []string
+	for _, p := range c.Drain(nil) {
+		got = append(got, p.Method.String()+" "+p.ReplyText)
+	}
+	if want := []string{"connection.blocked low on memory", "connection.unblocked "}; !slices.Equal(got, want) {
+		t.Errorf("pushes %q, want %q", got, want)
+	}
+
+	b.SetAlarmFor(sim.AlarmDisk, time.Second)
+	b.SetAlarm(sim.AlarmDisk, true) // raised until cleared by hand
+	b.Advance(time.Hour)
+	if b.Alarms() != sim.AlarmDisk {
+		t.Errorf("alarms %v, want the disk alarm kept", b.Alarms())
 	}
 }

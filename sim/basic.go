@@ -123,6 +123,7 @@ func (ch *Channel) Cancel(tag string) error {
 func (ch *Channel) Publish(exchangeName, key string, o PublishOptions, m Message) error {
 	return ch.do(protocol.BasicPublish, func(e *Event) {
 		e.Exchange, e.RoutingKey, e.Options = exchangeName, key, o
+		e.Body, e.Properties = published(m)
 	}, func() error {
 		if o.Immediate {
 			return protocol.Errorf(protocol.NotImplemented, protocol.BasicPublish, "immediate=true")
@@ -221,7 +222,9 @@ func (b *Broker) Publish(vhostName, exchangeName, key string, m Message) error {
 		return err
 	}
 	if b.tracing() {
-		b.record(Event{Kind: EventPublish, Vhost: v.name, Exchange: exchangeName, RoutingKey: key})
+		e := Event{Kind: EventPublish, Vhost: v.name, Exchange: exchangeName, RoutingKey: key}
+		e.Body, e.Properties = published(m)
+		b.record(e)
 	}
 	b.publish(v, x, key, m, ttl, hasTTL)
 	b.flush()
@@ -232,13 +235,17 @@ func (b *Broker) Publish(vhostName, exchangeName, key string, m Message) error {
 // many queues it reached and whether any refused it (x-overflow
 // reject-publish). ttl is the message's own TTL. Caller holds the lock.
 func (b *Broker) publish(v *vhost, x *exchange, key string, m Message, ttl time.Duration, hasTTL bool) (routed int, rejected bool) {
+	replied := false
 	if x.name == "" && isReplyTo(key) {
-		b.deliverReply(key, x, m)
+		replied = b.deliverReply(key, x, m)
 	}
 	b.routeKeys = routingKeys(key, m.Headers, b.routeKeys[:0])
 	b.routed = b.route(v, x, b.routeKeys, m.Headers, b.routed[:0])
 	routed, rejected = b.enqueue(b.routed, x, key, m, ttl, hasTTL)
 	clear(b.routed)
+	if replied {
+		routed++
+	}
 	return routed, rejected
 }
 
@@ -273,6 +280,18 @@ func (b *Broker) enqueue(queues []*brokerQueue, x *exchange, key string, m Messa
 		b.markDirty(q)
 	}
 	return routed, rejected
+}
+
+// published returns the trace's copies of a published message's body and
+// properties (nil when it has none): the publisher may reuse both.
+func published(m Message) ([]byte, *protocol.Properties) {
+	body := append([]byte{}, m.Body...)
+	if isZeroProperties(&m.Properties) {
+		return body, nil
+	}
+	p := m.Properties
+	p.Headers = maps.Clone(p.Headers)
+	return body, &p
 }
 
 func isZeroProperties(p *protocol.Properties) bool {
@@ -316,6 +335,7 @@ func (ch *Channel) Get(queueName string, noAck bool) (d Delivery, ok bool, err e
 		// were dropped.
 		d.MessageCount = q.Ready()
 		ch.pushReply(Push{Method: protocol.BasicGetOk, Delivery: d})
+		ch.delivered(q.Name(), "", false)
 		return nil
 	})
 	return d, ok, err
@@ -353,7 +373,11 @@ func (ch *Channel) Nack(tag uint64, multiple, requeue bool) error {
 // Reject is basic.reject of one delivery.
 func (ch *Channel) Reject(tag uint64, requeue bool) error {
 	return ch.do(protocol.BasicReject, func(e *Event) { e.DeliveryTag, e.Requeue = tag, requeue }, func() error {
-		return ch.settle(protocol.BasicReject, tag, false, rejectSettlement(requeue))
+		how := rejectSettlement(requeue)
+		if requeue {
+			how = queue.RequeueFailed // 4.3 tells them apart (queue.Rules.SplitDeliveryCount)
+		}
+		return ch.settle(protocol.BasicReject, tag, false, how)
 	})
 }
 
@@ -420,7 +444,7 @@ func (ch *Channel) settleGroup(group []channel.Delivery[delivery], how queue.Set
 	if b.tracing() {
 		for _, d := range group {
 			e := connEvent(EventSettle, ch.conn, ch.id)
-			e.DeliveryTag, e.Queue, e.Requeue, e.ConsumerTag = d.Tag, q.Name(), how == queue.Requeue, d.ConsumerTag
+			e.DeliveryTag, e.Queue, e.Requeue, e.ConsumerTag = d.Tag, q.Name(), how.Requeues(), d.ConsumerTag
 			e.MessageID, e.Body = d.Ref.m.ID, d.Ref.m.Body
 			b.record(e)
 		}

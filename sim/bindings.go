@@ -79,7 +79,7 @@ func containsExchange(xs []*exchange, x *exchange) bool {
 // a missing source is reported before a missing destination (404).
 func (ch *Channel) ExchangeBind(destinationName, key, sourceName string, args Table) error {
 	return ch.do(protocol.ExchangeBind, func(e *Event) {
-		e.Exchange, e.RoutingKey, e.Target = sourceName, key, destinationName
+		e.Exchange, e.RoutingKey, e.Target, e.Options = sourceName, key, destinationName, tableOption(args)
 	}, func() error {
 		src, dst, err := ch.exchangeBindingEnds(sourceName, key, destinationName, protocol.ExchangeBind)
 		if err != nil {
@@ -100,7 +100,7 @@ func (ch *Channel) ExchangeBind(destinationName, key, sourceName string, args Ta
 // 3.10.8). An auto-delete source that loses its last binding is deleted.
 func (ch *Channel) ExchangeUnbind(destinationName, key, sourceName string, args Table) error {
 	return ch.do(protocol.ExchangeUnbind, func(e *Event) {
-		e.Exchange, e.RoutingKey, e.Target = sourceName, key, destinationName
+		e.Exchange, e.RoutingKey, e.Target, e.Options = sourceName, key, destinationName, tableOption(args)
 	}, func() error {
 		v := ch.conn.vhost
 		if err := ch.checkExchangeBinding(sourceName, key, destinationName, protocol.ExchangeUnbind); err != nil {

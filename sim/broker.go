@@ -19,6 +19,18 @@ import (
 // Config configures a Broker. The zero value is a broker like a fresh
 // RabbitMQ 3.10 with one vhost "/".
 type Config struct {
+	// Version is the RabbitMQ release series simulated (see Profile for
+	// what each changes); zero means DefaultVersion, 3.10.
+	Version Version
+	// Permit names deprecated features to permit although the release
+	// denies them, as rabbitmq.conf's deprecated_features.permit.NAME =
+	// true does: "transient_nonexcl_queues" and "global_qos" (denied from
+	// 4.3). New ignores other names; CheckPermit tells them.
+	Permit []string
+	// Profile, when set, is used instead of Version's: a release with
+	// some of its changes undone (Change.Undo), as the upgrade check
+	// does to find which change makes a scenario answer differently.
+	Profile *Profile
 	// Start is the virtual clock's starting time; zero means Epoch().
 	Start time.Time
 	// Seed feeds the one random source: generated queue names and consumer
@@ -67,6 +79,14 @@ type Config struct {
 	Definitions *Definitions
 }
 
+func (cfg Config) profile() Profile {
+	p := cfg.Version.Profile()
+	if cfg.Profile != nil {
+		p = *cfg.Profile
+	}
+	return p.permit(cfg.Permit)
+}
+
 // DefaultConsumerTimeout is RabbitMQ's default consumer_timeout.
 const DefaultConsumerTimeout = 30 * time.Minute
 
@@ -79,11 +99,12 @@ const DefaultChannelTickInterval = 60 * time.Second
 type Broker struct {
 	mu brokerLock
 
-	cfg    Config
-	now    time.Time
-	rng    *rand.Rand
-	timers timerHeap
-	seq    uint64 // timer creation order
+	cfg     Config
+	profile Profile // cfg.Version's rules
+	now     time.Time
+	rng     *rand.Rand
+	timers  timerHeap
+	seq     uint64 // timer creation order
 
 	vhosts map[string]*vhost
 	// users are the internal database's users by name; salts is the
@@ -98,8 +119,16 @@ type Broker struct {
 	conns         []*Connection // open connections in connect order
 	// alarms holds the raised resource alarms (an Alarm); changed under
 	// the lock, read without it on the publish path (alarm.go).
-	alarms     atomic.Uint32
-	nackNext   int // publishes still to nack (NackPublishes)
+	alarms   atomic.Uint32
+	nackNext int // publishes still to nack (NackPublishes)
+	// alarmClears are SetAlarmFor's timers, one per alarm.
+	alarmClears map[Alarm]*timer
+	// armed are the DeliveryFaults counting down, fired the closes they
+	// pushed that flush still has to apply, delivered the deliveries
+	// pushed so far (deliveryfault.go).
+	armed      []*armedFault
+	fired      []firedFault
+	delivered  uint64
 	nextConnID uint64
 	// nextQueueID numbers queues in creation order.
 	nextQueueID uint64
@@ -163,6 +192,7 @@ func Open(cfg Config) (*Broker, error) {
 	}
 	b := &Broker{
 		cfg:           cfg,
+		profile:       cfg.profile(),
 		now:           cfg.Start,
 		rng:           rand.New(rand.NewPCG(cfg.Seed, 0x616d717073696d)),
 		salts:         rand.New(rand.NewPCG(cfg.Seed, 0x73616c74)),
@@ -371,15 +401,22 @@ func (b *Broker) markDirty(q *brokerQueue) {
 
 // flush dispatches every dirty queue; caller holds the lock.
 func (b *Broker) flush() {
-	for b.flushed < len(b.dirty) {
-		q := b.dirty[b.flushed]
-		b.flushed++
-		if !q.deleted {
-			q.Dispatch()
+	for {
+		for b.flushed < len(b.dirty) {
+			q := b.dirty[b.flushed]
+			b.flushed++
+			if !q.deleted {
+				q.Dispatch()
+			}
 		}
+		clear(b.dirty)
+		b.dirty, b.flushed = b.dirty[:0], 0
+		if len(b.fired) == 0 {
+			break
+		}
+		// A fault's close requeues, which dirties queues again.
+		b.applyFired()
 	}
-	clear(b.dirty)
-	b.dirty, b.flushed = b.dirty[:0], 0
 }
 
 func (b *Broker) lookupVhost(name string) (*vhost, error) {

@@ -241,7 +241,9 @@ func (ch *Channel) Qos(prefetchCount, prefetchSize int, global bool) error {
 		return fmt.Errorf("sim: basic.qos prefetch count %d or size %d out of range", prefetchCount, prefetchSize)
 	}
 	return ch.do(protocol.BasicQos, func(e *Event) { e.Count, e.Global = prefetchCount, global }, func() error {
-		resume, err := ch.core.Qos(uint16(prefetchCount), uint32(prefetchSize), global)
+		// With global_qos denied (4.3) the channel rewrites global=true
+		// to false before anything else (Profile.GlobalQosDenied).
+		resume, err := ch.core.Qos(uint16(prefetchCount), uint32(prefetchSize), global && !ch.b.profile.GlobalQosDenied)
 		if err != nil {
 			return err
 		}

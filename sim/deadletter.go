@@ -68,7 +68,21 @@ func (b *Broker) deadLetter(q *brokerQueue, m *queue.Message, reason string) {
 	if props.Expiration != "" {
 		entry["original-expiration"] = props.Expiration
 	}
+	if b.profile.IgnorePublisherDeaths && !m.Dead {
+		// 4.0 keeps deaths as the message's annotations: what a
+		// publisher wrote in x-death is overwritten, not extended.
+		for _, h := range deathHeaders {
+			delete(headers, h)
+		}
+	}
 	recordDeath(headers, entry)
+	if b.profile.LastDeathHeaders {
+		// mc_amqpl:deaths_to_headers/2 (3.13+) also names the latest
+		// death, at every death.
+		headers["x-last-death-reason"] = reason
+		headers["x-last-death-queue"] = q.Name()
+		headers["x-last-death-exchange"] = m.Exchange
+	}
 	if l.HasDeadLetterRoutingKey {
 		delete(headers, "CC")
 	}
@@ -95,10 +109,14 @@ func (b *Broker) deadLetter(q *brokerQueue, m *queue.Message, reason string) {
 			continue
 		}
 		p := props
-		t.Publish(&queue.Message{ID: id, Exchange: x.name, RoutingKey: routeKeys[0], Properties: &p, Body: body}, 0, false)
+		t.Publish(&queue.Message{ID: id, Exchange: x.name, RoutingKey: routeKeys[0], Properties: &p, Body: body, Dead: true}, 0, false)
 		b.markDirty(t)
 	}
 }
+
+// deathHeaders are the headers dead-lettering writes.
+var deathHeaders = []string{"x-death", "x-first-death-reason", "x-first-death-queue", "x-first-death-exchange",
+	"x-last-death-reason", "x-last-death-queue", "x-last-death-exchange"}
 
 // recordDeath updates the x-death header in place as RabbitMQ 3.10 does:
 // entries are keyed by (queue, reason); a repeat increments the count of the

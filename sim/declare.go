@@ -12,7 +12,7 @@ import (
 // ExchangeDeclare is exchange.declare. kind is direct, fanout, topic or
 // headers.
 func (ch *Channel) ExchangeDeclare(name, kind string, o ExchangeOptions) error {
-	return ch.do(protocol.ExchangeDeclare, func(e *Event) { e.Exchange, e.Options = name, o }, func() error {
+	return ch.do(protocol.ExchangeDeclare, func(e *Event) { e.Exchange, e.Target, e.Options = name, kind, o }, func() error {
 		v := ch.conn.vhost
 		// RabbitMQ checks the type before the name, so "" with an unknown
 		// type is 503, not 403.
@@ -164,9 +164,15 @@ func (ch *Channel) QueueDeclare(name string, o QueueOptions) (QueueInfo, error) 
 			}
 		}
 		q := &brokerQueue{b: ch.b}
-		qq, err := queue.New[*Consumer](q, v.name, name, queue.Options{Durable: durable, Exclusive: o.Exclusive, AutoDelete: o.AutoDelete, Args: o.Args})
+		qq, err := queue.New[*Consumer](q, v.name, name, queue.Options{Durable: durable, Exclusive: o.Exclusive, AutoDelete: o.AutoDelete, Args: o.Args, Rules: ch.b.profile.Queue})
 		if err != nil {
 			return err
+		}
+		// The arguments are checked first (rabbit_amqqueue:declare/7 runs
+		// check_declare_arguments, then is_queue_args_combination_permitted);
+		// a redeclaration of an existing queue never gets here.
+		if ch.b.profile.TransientNonExclusiveDenied && !durable && !o.Exclusive {
+			return protocol.Errorf(protocol.InternalError, protocol.QueueDeclare, "%s", transientNonExclusiveText)
 		}
 		q.Queue = qq
 		q.quorum = qq.Type() == "quorum"
@@ -192,7 +198,9 @@ func (ch *Channel) QueueDeclare(name string, o QueueOptions) (QueueInfo, error) 
 // QueueBind is queue.bind. An empty queue name means the last queue declared
 // on the channel.
 func (ch *Channel) QueueBind(queueName, key, exchangeName string, args Table) error {
-	return ch.do(protocol.QueueBind, func(e *Event) { e.Queue, e.RoutingKey, e.Exchange = queueName, key, exchangeName }, func() error {
+	return ch.do(protocol.QueueBind, func(e *Event) {
+		e.Queue, e.RoutingKey, e.Exchange, e.Options = queueName, key, exchangeName, tableOption(args)
+	}, func() error {
 		x, q, err := ch.bindingEnds(queueName, key, exchangeName, protocol.QueueBind)
 		if err != nil {
 			return err
@@ -210,7 +218,9 @@ func (ch *Channel) QueueBind(queueName, key, exchangeName string, args Table) er
 // QueueUnbind is queue.unbind. Removing a binding that does not exist is not
 // an error.
 func (ch *Channel) QueueUnbind(queueName, key, exchangeName string, args Table) error {
-	return ch.do(protocol.QueueUnbind, func(e *Event) { e.Queue, e.RoutingKey, e.Exchange = queueName, key, exchangeName }, func() error {
+	return ch.do(protocol.QueueUnbind, func(e *Event) {
+		e.Queue, e.RoutingKey, e.Exchange, e.Options = queueName, key, exchangeName, tableOption(args)
+	}, func() error {
 		x, q, err := ch.bindingEnds(queueName, key, exchangeName, protocol.QueueUnbind)
 		if err != nil {
 			return err

@@ -146,7 +146,7 @@ func (b *Broker) planImport(defs *Definitions) (*importPlan, error) {
 		if err != nil {
 			return nil, fmt.Errorf("parameters[%d] %q: %v", i, dp.Name, err)
 		}
-		cp, err := compilePolicy(pol, operatorPolicyChecks, "operator policy")
+		cp, err := b.compilePolicy(pol, operatorPolicyChecks, "operator policy")
 		if err != nil {
 			return nil, fmt.Errorf("parameters[%d] %q: %v", i, dp.Name, strings.TrimPrefix(err.Error(), "sim: "))
 		}
@@ -169,7 +169,7 @@ func (b *Broker) planImport(defs *Definitions) (*importPlan, error) {
 		if err != nil {
 			return nil, fmt.Errorf("policies[%d] %q: definition: %v", i, dp.Name, err)
 		}
-		cp, err := compilePolicy(Policy{Name: dp.Name, Pattern: dp.Pattern, ApplyTo: dp.ApplyTo, Priority: dp.Priority, Definition: def}, policyChecks, "policy")
+		cp, err := b.compilePolicy(Policy{Name: dp.Name, Pattern: dp.Pattern, ApplyTo: dp.ApplyTo, Priority: dp.Priority, Definition: def}, policyChecks, "policy")
 		if err != nil {
 			return nil, fmt.Errorf("policies[%d] %q: %v", i, dp.Name, strings.TrimPrefix(err.Error(), "sim: "))
 		}

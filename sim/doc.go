@@ -71,6 +71,15 @@
 // when the connection is idle (ConnectOptions.Batched, Connection.Idle),
 // coalesced as RabbitMQ's channel coalesces them.
 //
+// # RabbitMQ versions
+//
+// Config.Version picks the release simulated: V3_10 (the default, the
+// one recorded), V3_12, V3_13, V4_0, V4_1, V4_2 or V4_3. Each is a Profile,
+// its differences as data with the rabbitmq-server source each follows;
+// Broker.Profile returns it, and the rest of the broker asks it instead
+// of comparing versions. Config.Permit permits deprecated features a
+// release denies (4.3's transient_nonexcl_queues and global_qos).
+//
 // # Time
 //
 // The broker has one clock, virtual, starting at Config.Start (Epoch() by

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 	"time"
@@ -122,16 +123,20 @@ type Event struct {
 	// publish routes to several queues share it, redeliveries keep it, and
 	// a dead-lettered copy gets a new one.
 	MessageID uint64
-	Body      []byte
-	Reason    string // EventDeadLetter's reason; EventBlocked's and connection.blocked's
+	// Body is a delivery's or a returned message's body, and a publish's
+	// (EventCall basic.publish, EventPublish), with its Properties.
+	Body       []byte
+	Properties *protocol.Properties
+	Reason     string // EventDeadLetter's reason; EventBlocked's and connection.blocked's
 	// Dropped is set on an EventDeadLetter whose queue has no dead-letter
 	// exchange (or one that does not exist): the message is gone.
 	// Otherwise Exchange is the dead-letter exchange.
 	Dropped bool
-	Target  string // EventDeadLetterCycle's skipped queue; exchange.bind's destination
+	Target  string // EventDeadLetterCycle's skipped queue; exchange.bind's destination; exchange.declare's type
 	Err     *Error // why a channel or connection closed
 	// Options is EventCall's options struct (QueueOptions, ConsumeOptions,
-	// ExchangeOptions, PublishOptions, ...), when the method takes one.
+	// ExchangeOptions, PublishOptions, ...), when the method takes one,
+	// or a binding's arguments (a Table), when it has some.
 	Options any
 }
 
@@ -211,6 +216,15 @@ func (e Event) String() string {
 		fmt.Fprintf(&sb, " %d (%s) %s", e.Err.Code, e.Err.Method, e.Err.Text)
 	}
 	return sb.String()
+}
+
+// tableOption is a binding's arguments as Event.Options: nil (no field)
+// when there are none.
+func tableOption(args Table) any {
+	if len(args) == 0 {
+		return nil
+	}
+	return maps.Clone(args)
 }
 
 // queueMethods name a queue, possibly "" (the channel's last queue).

@@ -100,7 +100,7 @@ func TestTraceRecordsCallsAndPushes(t *testing.T) {
 		`0s app/1 channel.open`,
 		`0s app/1 queue.declare queue="q" {Passive:false Durable:false Exclusive:false AutoDelete:false Args:map[]}`,
 		`0s app/1 basic.consume queue="q" ctag=c {Tag:c NoAck:false Exclusive:false Args:map[]}`,
-		`1.5s publish exchange="" key="q"`,
+		`1.5s publish exchange="" key="q" body="hi"`,
 		`1.5s app/1 -> basic.deliver queue="q" key="q" ctag=c tag=1 body="hi"`,
 	}
 	diff(t, "trace", want, got)

@@ -25,8 +25,9 @@ type Policy struct {
 	Priority int
 	// Definition holds policy keys, without the x- prefix: message-ttl,
 	// expires, max-length, max-length-bytes, overflow,
-	// dead-letter-exchange, dead-letter-routing-key (queues) and
-	// alternate-exchange (exchanges).
+	// dead-letter-exchange, dead-letter-routing-key, delivery-limit,
+	// consumer-timeout (3.12+) (queues) and alternate-exchange
+	// (exchanges).
 	Definition Table
 }
 
@@ -79,7 +80,7 @@ func (b *Broker) SetPolicy(vhostName string, p Policy) error {
 	if err != nil {
 		return err
 	}
-	cp, err := compilePolicy(p, policyChecks, "policy")
+	cp, err := b.compilePolicy(p, policyChecks, "policy")
 	if err != nil {
 		return err
 	}
@@ -90,7 +91,7 @@ func (b *Broker) SetPolicy(vhostName string, p Policy) error {
 
 // compilePolicy validates p against checks, the keys its kind ("policy"
 // or "operator policy") may set, and compiles its pattern.
-func compilePolicy(p Policy, checks map[string]func(any) bool, kind string) (*policy, error) {
+func (b *Broker) compilePolicy(p Policy, checks map[string]func(any) bool, kind string) (*policy, error) {
 	if p.ApplyTo == "" {
 		p.ApplyTo = "all"
 	}
@@ -106,6 +107,18 @@ func compilePolicy(p Policy, checks map[string]func(any) bool, kind string) (*po
 	}
 	for k, val := range p.Definition {
 		check, known := checks[k]
+		switch {
+		case k == "consumer-timeout" && kind == "policy" && b.profile.QueueConsumerTimeout:
+			// 3.12+ (Profile.QueueConsumerTimeout): rabbit_policies
+			// validates a non-negative integer.
+			check, known = func(v any) bool { n, ok := protocol.Int(v); return ok && n >= 0 }, true
+		case k == "delivery-limit":
+			// Quorum queues' delivery limit: a non-negative integer, any
+			// integer from 4.0, where a negative one disables the
+			// default (queue.Rules.DefaultDeliveryLimit).
+			negativeOK := b.profile.Queue.DefaultDeliveryLimit != 0
+			check, known = func(v any) bool { n, ok := protocol.Int(v); return ok && (n >= 0 || negativeOK) }, true
+		}
 		switch {
 		case !known:
 			return nil, fmt.Errorf("sim: %s %q: %q is not a %s key amqpsim models", kind, p.Name, k, kind)
@@ -247,7 +260,7 @@ func (b *Broker) SetOperatorPolicy(vhostName string, p Policy) error {
 	if err != nil {
 		return err
 	}
-	cp, err := compilePolicy(p, operatorPolicyChecks, "operator policy")
+	cp, err := b.compilePolicy(p, operatorPolicyChecks, "operator policy")
 	if err != nil {
 		return err
 	}

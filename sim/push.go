@@ -118,6 +118,7 @@ func (ch *Channel) pushDelivery(ctag string, tag uint64, redelivered bool, queue
 	}
 	ch.conn.out.queuePush(it, cons)
 	ch.conn.unsent++
+	ch.delivered(queueName, ctag, true)
 }
 
 // pushFromQueue pushes p on behalf of a queue (basic.cancel of a deleted

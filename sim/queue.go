@@ -35,7 +35,7 @@ func (q *brokerQueue) Now() int64 { return int64(q.b.now.Sub(q.b.cfg.Start)) }
 // asks only for room in the connection's outbox.
 func (q *brokerQueue) CanSend(c *consumer.Consumer[*Consumer]) bool {
 	cs := c.Owner()
-	if cs.ch.closed != nil {
+	if cs.ch.closed != nil || cs.ch.conn.closed != nil { // closing (a fired DeliveryFault)
 		return false
 	}
 	if q.quorum {

@@ -70,13 +70,14 @@ func (ch *Channel) replyToFor(m *Message) error {
 }
 
 // deliverReply sends a message published to the default exchange with a
-// reply name to that name's reply consumer, if it still exists. Like
-// RabbitMQ 3.10 it does not count as routed: a mandatory reply also comes
-// back as basic.return (4.2 changed that). Caller holds the lock.
-func (b *Broker) deliverReply(key string, x *exchange, m Message) {
+// reply name to that name's reply consumer, if it still exists, and
+// reports whether it counts as routed: in RabbitMQ 3.10 it does not, so a
+// mandatory reply also comes back as basic.return; from 4.2 a delivered
+// reply counts (Profile.ReplyToMandatoryRouted). Caller holds the lock.
+func (b *Broker) deliverReply(key string, x *exchange, m Message) (routed bool) {
 	ch := b.replies[key]
 	if ch == nil || ch.closed != nil {
-		return
+		return false
 	}
 	b.nextMessageID++
 	qm := &queue.Message{ID: b.nextMessageID, Exchange: x.name, RoutingKey: key, Body: append([]byte(nil), m.Body...)}
@@ -89,4 +90,5 @@ func (b *Broker) deliverReply(key string, x *exchange, m Message) {
 		reader = ch.reply.cons
 	}
 	ch.pushDelivery(ch.reply.tag, ch.core.NextTag(), false, ReplyTo, qm, reader)
+	return b.profile.ReplyToMandatoryRouted
 }

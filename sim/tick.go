@@ -2,7 +2,9 @@ package sim
 
 import (
 	"fmt"
+	"time"
 
+	"github.com/amqpsim/amqpsim/channel"
 	"github.com/amqpsim/amqpsim/protocol"
 )
 
@@ -19,7 +21,7 @@ import (
 // modelled. Caller holds the lock.
 func (ch *Channel) syncTick() {
 	b := ch.b
-	if b.cfg.ConsumerTimeout < 0 || ch.closed != nil {
+	if b.cfg.ConsumerTimeout < 0 && !b.profile.QueueConsumerTimeout || ch.closed != nil {
 		b.stop(ch.tick)
 		return
 	}
@@ -43,7 +45,11 @@ func (ch *Channel) onTick() {
 	if ch.closed != nil {
 		return
 	}
-	timeout := b.cfg.ConsumerTimeout
+	d := ch.oldestTimed()
+	if d == nil {
+		ch.syncTick()
+		return
+	}
 	// A delivery exactly timeout old times out. RabbitMQ checks
 	// DeliveredAt < Now - Timeout in milliseconds, but the tick is armed
 	// when the delivery wakes the channel, before the delivery is
@@ -51,19 +57,80 @@ func (ch *Channel) onTick() {
 	// it older: measured on RabbitMQ 3.10.8 (timeout 24 s, tick 12 s, six
 	// idle channels), the close came 24.002-24.158 s after the delivery,
 	// never 36 s. With the strict test the simulator closed at T+tick.
-	if d := ch.core.Oldest(); d != nil && !d.At.After(b.now.Add(-timeout)) {
-		ch.fail(ch.consumerTimeoutError())
+	if timeout, ok := ch.timeoutOf(d.Ref.q); ok && !d.At.After(b.now.Add(-timeout)) {
+		ch.fail(ch.consumerTimeoutError(timeout))
 		return
 	}
 	ch.syncTick()
 }
 
+// oldestTimed is the delivery the tick checks: the oldest unacked one,
+// or, where only quorum queues have a consumer timeout (4.3,
+// Profile.ConsumerTimeoutQuorumOnly), the oldest from a quorum queue.
+// Unlike RabbitMQ 4.3, whose quorum queue times a delivery out itself,
+// returns it and cancels the consumer, amqpsim keeps 4.2's channel close
+// for those.
+func (ch *Channel) oldestTimed() *channel.Delivery[delivery] {
+	if !ch.b.profile.ConsumerTimeoutQuorumOnly {
+		return ch.core.Oldest()
+	}
+	for _, d := range ch.core.Deliveries() {
+		if d.Ref.q.quorum {
+			return &d
+		}
+	}
+	return nil
+}
+
+// timeoutOf is the consumer timeout of a delivery from q: the broker's,
+// or from 3.12 the smaller of q's x-consumer-timeout argument and
+// consumer-timeout policy when either is set (RS@v3.12.0
+// rabbit_channel:get_queue_consumer_timeout/2 with
+// rabbit_queue_type_util:args_policy_lookup/3); a value that is not an
+// integer means none, as evaluate_consumer_timeout1 then never fires.
+func (ch *Channel) timeoutOf(q *brokerQueue) (time.Duration, bool) {
+	b := ch.b
+	global := b.cfg.ConsumerTimeout
+	v, found := b.vhosts[q.Vhost()]
+	if !b.profile.QueueConsumerTimeout || q.deleted || !found {
+		// The channel's lookup of a deleted queue fails: the broker's.
+		return global, global >= 0
+	}
+	arg, hasArg := q.Options().Args["x-consumer-timeout"]
+	pol, hasPol := v.policyFor(q.Name(), "queues")["consumer-timeout"]
+	var val any
+	switch {
+	case hasArg && hasPol:
+		a, aInt := protocol.Int(arg)
+		p, pInt := protocol.Int(pol)
+		switch {
+		case aInt && pInt:
+			val = min(a, p)
+		case aInt: // Erlang's min/2: a number is below a binary
+			val = a
+		case pInt:
+			val = p
+		}
+	case hasArg:
+		val = arg
+	case hasPol:
+		val = pol
+	default:
+		return global, global >= 0
+	}
+	n, ok := protocol.Int(val)
+	if !ok {
+		return 0, false
+	}
+	return time.Duration(n) * time.Millisecond, true
+}
+
 // consumerTimeoutError is RabbitMQ's close of a channel whose oldest
-// unacked delivery timed out.
-func (ch *Channel) consumerTimeoutError() *Error {
+// unacked delivery timed out after timeout.
+func (ch *Channel) consumerTimeoutError(timeout time.Duration) *Error {
 	return protocol.Errorf(protocol.PreconditionFailed, protocol.Method{},
 		"delivery acknowledgement on channel %d timed out. Timeout value used: %d ms. This timeout value can be configured, see consumers doc guide to learn more",
-		ch.id, max(ch.b.cfg.ConsumerTimeout, 0).Milliseconds())
+		ch.id, max(timeout, 0).Milliseconds())
 }
 
 // ForceConsumerTimeout closes the channel now as the consumer timeout
@@ -80,7 +147,7 @@ func (ch *Channel) ForceConsumerTimeout() error {
 	if ch.core.Unacked() == 0 {
 		return fmt.Errorf("sim: channel %d holds no unacked delivery to time out", ch.id)
 	}
-	ch.fail(ch.consumerTimeoutError())
+	ch.fail(ch.consumerTimeoutError(max(ch.b.cfg.ConsumerTimeout, 0)))
 	ch.b.flush()
 	return nil
 }

@@ -24,7 +24,9 @@ const (
 	// DefaultHandshakeFailureDelay is RabbitMQ's delay before it drops a
 	// connection whose login failed.
 	DefaultHandshakeFailureDelay = 3 * time.Second
-	// DefaultMaxMessageSize is RabbitMQ's max_message_size (128 MiB).
+	// DefaultMaxMessageSize is RabbitMQ 3.10's max_message_size (128
+	// MiB). A Server's default is its broker's release's instead
+	// (sim.Profile.MaxMessageSize: 16 MiB from 4.0).
 	DefaultMaxMessageSize = 134217728
 )
 
@@ -69,7 +71,9 @@ type Server struct {
 	// after sending connection.close; zero means RabbitMQ's rule: the
 	// negotiated heartbeat if it is between 1 and 30 s, otherwise 30 s.
 	CloseTimeout time.Duration
-	// MaxMessageSize is the largest body accepted; zero means 128 MiB.
+	// MaxMessageSize is the largest body accepted; zero means the
+	// broker's release default (sim.Profile.MaxMessageSize: 128 MiB,
+	// 16 MiB from RabbitMQ 4.0).
 	MaxMessageSize uint64
 	// Logf, if set, receives one line per notable event: refused logins,
 	// connection errors, missed heartbeats.
@@ -123,7 +127,7 @@ func (s *Server) heartbeatSeconds() uint16 {
 
 func (s *Server) maxMessageSize() uint64 {
 	if s.MaxMessageSize == 0 {
-		return DefaultMaxMessageSize
+		return s.Broker.Profile().MaxMessageSize
 	}
 	return s.MaxMessageSize
 }

@@ -114,7 +114,7 @@ func newServerConn(s *Server, nc net.Conn) *serverConn {
 		seq:      connSeq.Add(1),
 		br:       nil, // below: it reads in batches
 		bw:       bufio.NewWriterSize(nc, 32<<10),
-		frameMax: FrameMinSize,
+		frameMax: s.Broker.Profile().FrameMaxBeforeTune,
 		chans:    map[uint16]*chanState{},
 		wake:     make(chan struct{}, 1),
 		done:     make(chan struct{}),

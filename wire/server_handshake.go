@@ -21,15 +21,16 @@ const Version = "0.1.0"
 // serverProperties are connection.start's server-properties as RabbitMQ
 // 3.10.8 sends them (measured: product, version, platform, copyright,
 // cluster_name and capabilities), so that clients that branch on them
-// behave as in production. amqpsim names itself only in information,
+// behave as in production; version is the simulated release's
+// (sim.Profile.ServerVersion). amqpsim names itself only in information,
 // which clients show and do not branch on.
-func serverProperties() protocol.Table {
+func serverProperties(p sim.Profile) protocol.Table {
 	return protocol.Table{
 		"product":      "RabbitMQ",
-		"version":      "3.10.8",
+		"version":      p.ServerVersion,
 		"platform":     "Erlang/OTP 25.2.3",
 		"copyright":    "Copyright (c) 2007-2022 VMware, Inc. or its affiliates.",
-		"information":  "amqpsim " + Version + " (" + runtime.Version() + "), a simulator of RabbitMQ 3.10.8; see https://github.com/amqpsim/amqpsim",
+		"information":  "amqpsim " + Version + " (" + runtime.Version() + "), a simulator of RabbitMQ " + p.ServerVersion + "; see https://github.com/amqpsim/amqpsim",
 		"cluster_name": "rabbit@amqpsim",
 		"capabilities": protocol.Table{
 			"publisher_confirms":           true,
@@ -71,7 +72,7 @@ func (c *serverConn) handshake() bool {
 		c.s.logf("wire: connection from %s: unsupported protocol header %q", c.nc.RemoteAddr(), header[:])
 		return false
 	}
-	if !c.send(0, &ConnectionStart{VersionMajor: 0, VersionMinor: 9, ServerProperties: serverProperties(),
+	if !c.send(0, &ConnectionStart{VersionMajor: 0, VersionMinor: 9, ServerProperties: serverProperties(c.s.Broker.Profile()),
 		Mechanisms: "PLAIN AMQPLAIN", Locales: "en_US"}) {
 		return false
 	}

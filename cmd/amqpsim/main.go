@@ -4,6 +4,7 @@
 //
 //	amqpsim serve  [flags]               serve the simulator over TCP
 //	amqpsim replay [flags] [FILE|DIR...] replay scenarios on the simulator
+//	amqpsim upgrade-check --to V [FILE|DIR...] where another release answers differently
 //	amqpsim record [flags] FILE|DIR...   record scenarios against a broker
 //	amqpsim tune   [flags]               choose a prefetch by simulation
 //	amqpsim tune calibrate --url URL     measure a broker's costs for tune
@@ -30,6 +31,7 @@ type command struct {
 var commands = []command{
 	{"serve", "serve the simulator over TCP", runServe},
 	{"replay", "replay scenarios on the simulator", runReplay},
+	{"upgrade-check", "report where another RabbitMQ release answers scenarios differently", runUpgradeCheck},
 	{"record", "record scenarios against a broker", runRecord},
 	{"tune", "choose a prefetch by simulation", runTune},
 }
@@ -79,6 +81,6 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "usage: amqpsim COMMAND [flags] [args]")
 	fmt.Fprintln(w, "\ncommands:")
 	for _, c := range commands {
-		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+		fmt.Fprintf(w, "  %-13s %s\n", c.name, c.summary)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/amqpsim/amqpsim/scenarios"
+	"github.com/amqpsim/amqpsim/sim"
 )
 
 // runReplay replays scenario files on the simulator: one line per scenario,
@@ -21,13 +22,16 @@ func runReplay(args []string, stdout, stderr io.Writer) error {
 	timeline := fs.Bool("timeline", false, "print, per consumer, what it held and when")
 	svg := fs.String("svg", "", "draw each scenario as an SVG sequence diagram: a FILE for one scenario, a directory for several")
 	verbose := fs.Bool("v", false, "print every step's results")
+	var on sim.Version
+	permit := permitFlag(fs)
+	fs.Var(&on, "rabbitmq", "replay on this RabbitMQ release's profile (3.10 to 4.3) and report, step by step, where it answers\nthe scenarios differently from the release they were recorded on (see also upgrade-check)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: amqpsim replay [--timeline] [--svg FILE|DIR] [-v] [FILE|DIR...]")
+		fmt.Fprintln(stderr, "usage: amqpsim replay [--rabbitmq VERSION] [--timeline] [--svg FILE|DIR] [-v] [FILE|DIR...]")
 		fmt.Fprintln(stderr, "\nReplays scenarios on the simulator and compares the results with the expectations")
 		fmt.Fprintln(stderr, "written in them. With no FILE or DIR it replays the built-in library.")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseInterspersed(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
 		}
@@ -39,6 +43,11 @@ func runReplay(args []string, stdout, stderr io.Writer) error {
 	}
 	if len(list) == 0 {
 		return usageError{"no scenarios (*.txt) found"}
+	}
+	onSet := false
+	fs.Visit(func(f *flag.Flag) { onSet = onSet || f.Name == "rabbitmq" })
+	if onSet {
+		return replayOn(list, on, *permit, stdout)
 	}
 	diverged := 0
 	for i, s := range list {
@@ -113,4 +122,53 @@ func indentLines(s string) string {
 		b.WriteString("    " + l + "\n")
 	}
 	return b.String()
+}
+
+// replayOn replays each scenario on release v and reports every step where
+// v answers differently from the release the scenario was recorded on,
+// then the upgrade summary; a scenario the simulator does not reproduce
+// on its own release is a FAIL. It fails when any scenario differs.
+func replayOn(list []*scenarios.Scenario, v sim.Version, permit []string, stdout io.Writer) error {
+	var cs []*scenarios.Comparison
+	differ := 0
+	for _, s := range list {
+		c, err := scenarios.Compare(s, s.Version, v, permit...)
+		if err != nil {
+			return err
+		}
+		cs = append(cs, c)
+		status := "same"
+		switch {
+		case len(c.Baseline) > 0:
+			status = "FAIL"
+			differ++
+		case len(c.Differences) > 0:
+			status = "DIFF"
+			differ++
+		}
+		fmt.Fprintf(stdout, "%s %-50s %3d steps (recorded on %s)\n", status, s.Name, len(s.Steps), s.Version)
+		for _, m := range c.Baseline {
+			fmt.Fprintf(stdout, "  line %d: %s: the simulator of %s does not answer as recorded: %q instead of %q\n",
+				m.Line, m.Text, s.Version, m.Got, m.Want)
+		}
+		for _, d := range c.Differences {
+			fmt.Fprintf(stdout, "  line %d: %s: %s", d.Line, d.Step, d.Detail)
+			if len(d.Causes) > 0 {
+				fmt.Fprintf(stdout, " [%s]", strings.Join(d.Causes, ", "))
+			}
+			if d.FollowOn {
+				fmt.Fprint(stdout, " (follows from an earlier difference)")
+			}
+			fmt.Fprintln(stdout)
+		}
+	}
+	from := sim.DefaultVersion
+	if len(list) > 0 {
+		from = list[0].Version
+	}
+	fmt.Fprint(stdout, scenarios.Summarize(from, v, cs))
+	if differ > 0 {
+		return fmt.Errorf("%d of %d scenarios answer differently on RabbitMQ %s", differ, len(list), v)
+	}
+	return nil
 }

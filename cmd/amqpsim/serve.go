@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -38,17 +39,22 @@ func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
 // serveOptions are serve's flags.
 type serveOptions struct {
 	addr, clock, user, pass, http string
+	tlsCert, tlsKey               string
 	definitions                   string
 	vhosts                        stringList
 	consumerTimeout               time.Duration
 	seed                          uint64
+	version                       sim.Version
+	permit                        []string
 }
 
 func parseServe(args []string, stderr io.Writer) (serveOptions, error) {
 	var o serveOptions
 	fs := flag.NewFlagSet("amqpsim serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&o.addr, "addr", "127.0.0.1:5672", "TCP address to serve AMQP 0-9-1 on (port 0 picks a free one)")
+	fs.StringVar(&o.addr, "addr", "127.0.0.1:5672", "TCP address to serve AMQP 0-9-1 on (port 0 picks a free one); 127.0.0.1:5671 by default with TLS")
+	fs.StringVar(&o.tlsCert, "tls-cert", "", "PEM certificate (chain) file: serve amqps (AMQP over TLS) instead of amqp; needs --tls-key")
+	fs.StringVar(&o.tlsKey, "tls-key", "", "PEM private key file of --tls-cert")
 	fs.StringVar(&o.clock, "clock", "wall", "broker clock: wall (follows real time) or manual (moves only by POST /api/sim/advance)")
 	fs.StringVar(&o.user, "user", "guest", "user name clients log in with")
 	fs.StringVar(&o.pass, "pass", "guest", "password of --user")
@@ -57,8 +63,10 @@ func parseServe(args []string, stderr io.Writer) (serveOptions, error) {
 	fs.DurationVar(&o.consumerTimeout, "consumer-timeout", 0, "RabbitMQ's consumer_timeout (default 30m; negative disables)")
 	fs.StringVar(&o.http, "http", "", "address for RabbitMQ's management HTTP API and the simulator's controls (POST /api/sim/advance?by=30m), with basic auth; empty: none")
 	fs.Uint64Var(&o.seed, "seed", 0, "seed of the broker's random choices (generated names)")
+	fs.Var(&o.version, "rabbitmq", "the RabbitMQ release to simulate: 3.10 (default), 3.12, 3.13, 4.0, 4.1, 4.2 or 4.3")
+	permit := permitFlag(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: amqpsim serve [flags]\n\nServes the simulated RabbitMQ 3.10 broker over TCP until SIGINT or SIGTERM.\n\nflags:")
+		fmt.Fprintln(stderr, "usage: amqpsim serve [flags]\n\nServes the simulated RabbitMQ broker (3.10 unless --rabbitmq says) over TCP until SIGINT or SIGTERM.\n\nflags:")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -67,6 +75,15 @@ func parseServe(args []string, stderr io.Writer) (serveOptions, error) {
 	if fs.NArg() > 0 {
 		return o, usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
 	}
+	if (o.tlsCert == "") != (o.tlsKey == "") {
+		return o, usageError{"--tls-cert and --tls-key go together"}
+	}
+	addrSet := false
+	fs.Visit(func(f *flag.Flag) { addrSet = addrSet || f.Name == "addr" })
+	if o.tlsCert != "" && !addrSet {
+		o.addr = "127.0.0.1:5671" // the amqps port, as RabbitMQ's ssl_listeners
+	}
+	o.permit = *permit
 	if o.clock != "wall" && o.clock != "manual" {
 		return o, usageError{fmt.Sprintf("--clock must be wall or manual, not %q", o.clock)}
 	}
@@ -79,7 +96,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	cfg := sim.Config{Seed: o.seed, ConsumerTimeout: o.consumerTimeout, NoTrace: true, DefaultUser: o.user, DefaultPass: o.pass}
+	cfg := sim.Config{Seed: o.seed, ConsumerTimeout: o.consumerTimeout, NoTrace: true, Version: o.version, Permit: o.permit, DefaultUser: o.user, DefaultPass: o.pass}
 	if o.definitions != "" {
 		data, err := os.ReadFile(o.definitions)
 		if err != nil {
@@ -105,9 +122,21 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	ws := wire.NewServer(b)
 	ws.Logf = func(format string, args ...any) { fmt.Fprintf(stderr, "amqpsim: "+format+"\n", args...) }
 
+	var tlsConfig *tls.Config
+	if o.tlsCert != "" {
+		cert, err := tls.LoadX509KeyPair(o.tlsCert, o.tlsKey)
+		if err != nil {
+			return fmt.Errorf("TLS: %w", err)
+		}
+		tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
 	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
 		return err
+	}
+	scheme := "amqp"
+	if tlsConfig != nil {
+		ln, scheme = tls.NewListener(ln, tlsConfig), "amqps"
 	}
 	var wg sync.WaitGroup
 	defer wg.Wait()
@@ -121,8 +150,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	defer ws.Close()
 	// The start-up line names the user, never the password: it ends up
 	// in CI logs.
-	u := url.URL{Scheme: "amqp", User: url.User(o.user), Host: ln.Addr().String(), Path: "/"}
-	fmt.Fprintf(stdout, "amqpsim: serving AMQP 0-9-1 on %s (clock %s)\n", u.String(), o.clock)
+	u := url.URL{Scheme: scheme, User: url.User(o.user), Host: ln.Addr().String(), Path: "/"}
+	fmt.Fprintf(stdout, "amqpsim: serving AMQP 0-9-1 on %s (RabbitMQ %s, clock %s)\n", u.String(), b.Profile().ServerVersion, o.clock)
 
 	if o.http != "" {
 		hl, err := net.Listen("tcp", o.http)

@@ -302,3 +302,48 @@ func TestServeHTTPAuthenticates(t *testing.T) {
 		}
 	}
 }
+
+// TestServeCloseAtDelivery: the channel closes at the armed delivery,
+// with the code and text asked for; bad queries are 400.
+func TestServeCloseAtDelivery(t *testing.T) {
+	amqpURL, api := startServe(t, "--addr", "127.0.0.1:0", "--http", "127.0.0.1:0")
+	conn, err := amqp.Dial(amqpURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ch, _ := conn.Channel()
+	closed := ch.NotifyClose(make(chan *amqp.Error, 1))
+	ch.QueueDeclare("cad", false, false, false, false, nil)
+	for _, body := range []string{"m1", "m2", "m3"} {
+		ch.Publish("", "cad", false, false, amqp.Publishing{Body: []byte(body)})
+	}
+	if code := getJSON(t, "POST", api+"/api/sim/close-at-delivery?n=2&queue=cad&code=406&text=boom", nil); code != 200 {
+		t.Fatalf("status %d", code)
+	}
+	ds, err := ch.Consume("cad", "A", false, false, false, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for d := range ds {
+		got = append(got, string(d.Body))
+	}
+	if e := <-closed; e == nil || e.Code != 406 || e.Reason != "PRECONDITION_FAILED - boom" {
+		t.Errorf("closed with %v", e)
+	}
+	// amqp091-go drops the deliveries it still buffers when the channel
+	// closes, so the client may see fewer; never more.
+	if len(got) > 2 {
+		t.Errorf("delivered %v, more than the two before the close", got)
+	}
+	var q map[string]any
+	if getJSON(t, "GET", api+"/api/queues/%2F/cad", &q); q["messages_ready"] != 3.0 || q["consumers"] != 0.0 {
+		t.Errorf("queue %v, want the two deliveries requeued and no consumer", q)
+	}
+	for _, bad := range []string{"?n=0", "?n=x", "?n=1&close=sometimes", "?n=1&code=999"} {
+		if code := getJSON(t, "POST", api+"/api/sim/close-at-delivery"+bad, nil); code != 400 {
+			t.Errorf("%s: status %d, want 400", bad, code)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -42,12 +43,22 @@ func TestWorkerUnderFaults(t *testing.T) {
 }
 
 // runWorker runs the worker over one fault schedule and checks the run.
-func runWorker(sched amqptest.Schedule) error {
+// A failing run is written as a scenario file, with the schedule as its
+// title, and its diagram, into $AMQPSIM_REPORT if set: rapid runs the
+// smallest failing schedule last, so the files show that one.
+func runWorker(sched amqptest.Schedule) (err error) {
 	srv, err := amqptest.Start(amqptest.WithClock(amqptest.WallClock))
 	if err != nil {
 		return err
 	}
 	defer srv.Close()
+	defer func() {
+		if dir := os.Getenv(amqptest.ReportEnv); err != nil && dir != "" {
+			if path, rerr := srv.WriteReport(dir, "TestWorkerUnderFaults", "The worker under the schedule\n"+sched.String()); rerr == nil {
+				err = fmt.Errorf("%w\nthe run: %s", err, path)
+			}
+		}
+	}()
 	b := srv.Broker()
 	if err := declare(b); err != nil {
 		return err
@@ -77,11 +88,17 @@ func runWorker(sched amqptest.Schedule) error {
 			}
 			return nil
 		}}
+	// The closes are armed before the worker consumes, so they land at
+	// their deliveries exactly.
+	waitSchedule, err := srv.StartSchedule(sched)
+	if err != nil {
+		return err
+	}
 	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); w.Run(ctx) }()
 
-	if err := srv.RunSchedule(sched); err != nil {
+	if err := waitSchedule(); err != nil {
 		stop()
 		<-done
 		return err

@@ -1,0 +1,98 @@
+package amqptest
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/amqpsim/amqpsim/scenarios"
+)
+
+// ReportEnv names the environment variable that, set to a directory, has
+// every server NewServer starts write a failure report there, as
+// WithFailureReport does.
+const ReportEnv = "AMQPSIM_REPORT"
+
+// WithFailureReport makes NewServer write, when the test fails, the run as
+// a scenario file and its SVG sequence diagram into dir (created if
+// needed), named after the test: dir/TestName.txt and TestName.svg, and
+// log their paths. The file is the clients' conversation with the broker
+// as the trace recorded it (scenarios.FromTrace): every method they
+// called, and under it what the broker pushed in reaction; replay it with
+// "amqpsim replay FILE", draw it with "amqpsim replay --svg". Without the
+// option, $AMQPSIM_REPORT names the directory, if set. The trace must be
+// on (not sim.Config.NoTrace).
+func WithFailureReport(dir string) Option { return func(c *config) { c.reportDir = dir } }
+
+// reportOnFailure registers, after the server's Close, a cleanup that
+// writes the report if t failed: cleanups run last first, so it sees the
+// broker before Close closes every connection.
+func (s *Server) reportOnFailure(t testing.TB) {
+	dir := s.cfg.reportDir
+	if dir == "" {
+		dir = os.Getenv(ReportEnv)
+	}
+	if dir == "" {
+		return
+	}
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		path, err := s.WriteReport(dir, t.Name(), "The run of "+t.Name()+", which failed.")
+		if err != nil {
+			t.Logf("amqptest: no failure report: %v", err)
+			return
+		}
+		t.Logf("amqptest: the run is in %s (diagram: %s)", path, strings.TrimSuffix(path, ".txt")+".svg")
+	})
+}
+
+// Report writes the run so far as a scenario (scenarios.FromTrace) with
+// title as its leading comment, and returns it with its Result, whose SVG
+// and Timeline draw it.
+func (s *Server) Report(title string) (*scenarios.Scenario, *scenarios.Result, error) {
+	return scenarios.FromTrace(s.broker.Trace(), scenarios.TraceOptions{Name: "run", Title: title,
+		Seed: s.cfg.simConfig.Seed, Final: s.broker})
+}
+
+// WriteReport writes Report(title) into dir as NAME.txt, and its diagram
+// as NAME.svg, and returns the scenario file's path. name is cleaned into
+// a file name ("TestX/case 1" becomes "TestX_case_1"). Use it where no
+// testing.TB fails, for example in a rapid property over Start's servers.
+func (s *Server) WriteReport(dir, name, title string) (string, error) {
+	base := fileName(name)
+	sc, res, err := scenarios.FromTrace(s.broker.Trace(), scenarios.TraceOptions{Name: base, Title: title,
+		Seed: s.cfg.simConfig.Seed, Final: s.broker})
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, base+".txt")
+	if err := os.WriteFile(path, sc.Format(), 0o644); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(dir, base+".svg"), res.SVG(), 0o644); err != nil {
+		return "", err
+	}
+	return path, nil
+}
+
+// fileName turns a test's name into a file name.
+func fileName(name string) string {
+	var b strings.Builder
+	for _, r := range name {
+		if r == '-' || r == '.' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	if b.Len() == 0 {
+		return "run"
+	}
+	return b.String()
+}

@@ -1,0 +1,114 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/amqpsim/amqpsim/scenarios"
+	"github.com/amqpsim/amqpsim/sim"
+)
+
+// runUpgradeCheck replays scenarios on two RabbitMQ profiles and reports
+// where the newer one answers differently: each differing step (unless
+// --summary), then the counts per kind of difference and the files
+// affected. It succeeds whatever it finds: it is a report.
+func runUpgradeCheck(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("upgrade-check", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var from, to sim.Version
+	fs.Var(&from, "from", "the release the scenarios were recorded on (default: each scenario's own, from its source or rabbitmq line)")
+	fs.Var(&to, "to", "the release to check (required): 3.10, 3.12, 3.13, 4.0, 4.1, 4.2 or 4.3")
+	summary := fs.Bool("summary", false, "print only the summary")
+	permit := permitFlag(fs)
+	all := fs.Bool("all", false, "also list the differences that follow from an earlier one in the same scenario")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: amqpsim upgrade-check --to VERSION [--from VERSION] [--summary] [--all] [FILE|DIR...]")
+		fmt.Fprintln(stderr, "\nReplays scenarios on the simulator of two RabbitMQ releases and reports, step by step,")
+		fmt.Fprintln(stderr, "where the newer one answers differently, then a summary. With no FILE or DIR it checks")
+		fmt.Fprintln(stderr, "the built-in library.")
+		fs.PrintDefaults()
+	}
+	if err := parseInterspersed(fs, args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError{err.Error()}
+	}
+	toSet, fromSet := false, false
+	fs.Visit(func(f *flag.Flag) {
+		toSet = toSet || f.Name == "to"
+		fromSet = fromSet || f.Name == "from"
+	})
+	if !toSet {
+		return usageError{"--to VERSION is required"}
+	}
+	list, err := loadScenarios(fs.Args())
+	if err != nil {
+		return err
+	}
+	if len(list) == 0 {
+		return usageError{"no scenarios (*.txt) found"}
+	}
+	var cs []*scenarios.Comparison
+	base := from
+	for _, s := range list {
+		f := s.Version
+		if fromSet {
+			f = from
+		} else {
+			base = f
+		}
+		c, err := scenarios.Compare(s, f, to, *permit...)
+		if err != nil {
+			return err
+		}
+		cs = append(cs, c)
+		if *summary {
+			continue
+		}
+		for _, d := range c.Differences {
+			if d.FollowOn && !*all {
+				continue
+			}
+			fmt.Fprintln(stdout, d)
+		}
+	}
+	fmt.Fprint(stdout, scenarios.Summarize(base, to, cs))
+	return nil
+}
+
+// permitFlag registers --permit, a comma-separated list of deprecated
+// features to permit (sim.Config.Permit), checked as it is parsed.
+func permitFlag(fs *flag.FlagSet) *[]string {
+	var names []string
+	fs.Func("permit", "permit these deprecated features although the release denies them, comma-separated: "+
+		strings.Join(sim.DeprecatedFeatures, ", ")+" (rabbitmq.conf deprecated_features.permit.NAME = true)", func(v string) error {
+		for _, n := range strings.Split(v, ",") {
+			if n = strings.TrimSpace(n); n != "" {
+				names = append(names, n)
+			}
+		}
+		return sim.CheckPermit(names)
+	})
+	return &names
+}
+
+// parseInterspersed parses flags that may come after the positional
+// arguments ("upgrade-check DIR --to 4.3").
+func parseInterspersed(fs *flag.FlagSet, args []string) error {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		pos = append(pos, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	return fs.Parse(pos)
+}

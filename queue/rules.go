@@ -1,0 +1,50 @@
+package queue
+
+// Rules are the queue behaviours that differ between RabbitMQ releases.
+// The zero value is RabbitMQ 3.10's; sim's version profiles fill them in
+// (sim/profile.go, which cites the rabbitmq-server source of each).
+type Rules struct {
+	// GetCountOnlyReturned makes a quorum queue's basic.get add the
+	// x-delivery-count header only once the count is above 0, as a
+	// consumer delivery does (3.12+); 3.10 adds it to every get, 0 on
+	// the first.
+	GetCountOnlyReturned bool
+	// DefaultDeliveryLimit is a quorum queue's delivery limit when neither
+	// x-delivery-limit nor a delivery-limit policy sets one; 0 means none
+	// (3.10). With a default (4.0+), a negative limit disables it, and an
+	// argument and a policy combine as the smaller unless either is
+	// negative, then the larger.
+	DefaultDeliveryLimit int64
+	// QuorumPriorities is how a quorum queue orders messages by their
+	// priority property.
+	QuorumPriorities QuorumPriorities
+	// SplitDeliveryCount is 4.3's split of a quorum message's counts:
+	// acquired_count grows at every return, delivery_count only at a
+	// failed delivery (basic.reject, a channel that closed); the limit is
+	// compared with delivery_count, x-delivery-count shows it and
+	// x-acquired-count shows the other.
+	SplitDeliveryCount bool
+	// OnlyQueueVersion2 refuses x-queue-version 1 (4.3). The version
+	// picks storage only: which one is the default (1 before 4.0, then 2)
+	// changes nothing a client sees.
+	OnlyQueueVersion2 bool
+	// RefuseClassicConsumerTimeout refuses x-consumer-timeout on a
+	// classic queue (4.3, where only quorum queues have a consumer
+	// timeout).
+	RefuseClassicConsumerTimeout bool
+}
+
+// QuorumPriorities names a quorum queue's treatment of message priorities.
+type QuorumPriorities uint8
+
+const (
+	// NoQuorumPriorities ignores priorities: one FIFO (3.x).
+	NoQuorumPriorities QuorumPriorities = iota
+	// TwoQuorumPriorities has two levels, priority > 4 high and the rest
+	// normal, high taken twice for every normal one unless the normal one
+	// is older (4.0–4.2, rabbit_fifo_q).
+	TwoQuorumPriorities
+	// StrictQuorumPriorities has 32 levels, 0..31 (higher clamped to 31,
+	// none counted as 4), always highest first (4.3, rabbit_fifo_pq).
+	StrictQuorumPriorities
+)

@@ -1,0 +1,190 @@
+package scenarios
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+
+	"github.com/amqpsim/amqpsim/sim"
+)
+
+// Alarm raises a node's resource alarm ("alarm memory", "alarm disk") or
+// clears one or both ("alarm clear memory", "alarm clear"). While an
+// alarm is raised, RabbitMQ blocks each connection as it publishes: the
+// client is told connection.blocked and the node reads nothing more from
+// it until the last alarm clears, so only steps that wait for no reply
+// (publish, ack, nack, reject) may follow on a blocked connection until
+// then. On a broker the recorder raises the alarms with rabbitmqctl
+// (set_vm_memory_high_watermark 0.0000001, set_disk_free_limit
+// 1000000GB) and clears them by restoring the values it read first.
+type Alarm struct {
+	Resource string // "memory" or "disk"; "" with Clear: both
+	Clear    bool
+}
+
+func (Alarm) isOp() {}
+
+// String returns the Alarm step line.
+func (o Alarm) String() string {
+	if o.Clear {
+		return line("alarm", "clear", o.Resource)
+	}
+	return line("alarm", o.Resource)
+}
+
+// alarms returns the sim alarms the step names.
+func (o Alarm) alarms() sim.Alarm {
+	switch o.Resource {
+	case "memory":
+		return sim.AlarmMemory
+	case "disk":
+		return sim.AlarmDisk
+	}
+	return sim.AlarmMemory | sim.AlarmDisk
+}
+
+var alarmVerb = &verb{usage: "alarm memory|disk | alarm clear [memory|disk]", minPos: 1, maxPos: 2, build: func(a *argSet) (Op, error) {
+	resource := func(i int) (string, error) {
+		if r := a.str(i); r == "memory" || r == "disk" {
+			return r, nil
+		}
+		return "", a.errAt(a.pos[i], "expected memory or disk, got %q", a.str(i))
+	}
+	if a.str(0) == "clear" {
+		if len(a.pos) == 1 {
+			return Alarm{Clear: true}, nil
+		}
+		r, err := resource(1)
+		return Alarm{Resource: r, Clear: true}, err
+	}
+	if len(a.pos) > 1 {
+		return nil, a.errAt(a.pos[1], "unexpected %q (usage: alarm memory|disk | alarm clear [memory|disk])", a.str(1))
+	}
+	r, err := resource(0)
+	return Alarm{Resource: r}, err
+}}
+
+// set applies an alarm step to a simulator.
+func (o Alarm) set(b *sim.Broker) { b.SetAlarm(o.alarms(), !o.Clear) }
+
+// alarm runs an alarm step on the in-process simulator, then lets the
+// connections it unblocked run the steps they held.
+func (d *simDriver) alarm(o Alarm) error {
+	o.set(d.b)
+	for _, name := range d.connOrder {
+		steps := d.held[name]
+		if len(steps) == 0 || d.conns[name].Blocked() {
+			continue
+		}
+		d.held[name] = nil
+		for i, h := range steps {
+			if err := h(); err != nil && !held(err) {
+				return err
+			}
+			if d.conns[name].Blocked() { // blocked again by a later publish
+				d.held[name] = append(d.held[name], steps[i+1:]...)
+				break
+			}
+		}
+	}
+	return nil
+}
+
+// hold runs f now, or keeps it for when the alarm clears if the
+// connection is blocked, as the node stops reading a blocked client's
+// socket. A publish with a body that blocks the connection is held
+// itself: the node stops after its content header.
+func (d *simDriver) hold(conn string, publish bool, body string, f func() error) error {
+	c := d.conns[conn]
+	if len(d.held[conn]) > 0 || c.Blocked() {
+		d.held[conn] = append(d.held[conn], f)
+		return nil
+	}
+	if publish && c.BlockOnPublish() && body != "" {
+		d.held[conn] = append(d.held[conn], f)
+		return nil
+	}
+	return f()
+}
+
+// alarm runs an alarm step on the simulator behind the wire (whose
+// server holds blocked clients' frames itself) or on a broker through
+// rabbitmqctl.
+func (d *amqpDriver) alarm(o Alarm) error {
+	if d.sim != nil {
+		o.set(d.sim.b)
+		return nil
+	}
+	if d.restore == nil {
+		// Read the node's settings before the first change, to restore
+		// exactly those.
+		mem, err := rabbitmqctlOut("eval", "vm_memory_monitor:get_vm_memory_high_watermark().")
+		if err != nil {
+			return err
+		}
+		disk, err := rabbitmqctlOut("eval", "rabbit_disk_monitor:get_disk_free_limit().")
+		if err != nil {
+			return err
+		}
+		d.restore = map[string][]string{
+			"memory": append([]string{"set_vm_memory_high_watermark"}, settingArgs(mem)...),
+			"disk":   append([]string{"set_disk_free_limit"}, settingArgs(disk)...),
+		}
+		d.raised = map[string]bool{}
+	}
+	resources := []string{o.Resource}
+	if o.Resource == "" {
+		resources = []string{"memory", "disk"}
+	}
+	for _, r := range resources {
+		args := d.restore[r]
+		if !o.Clear {
+			args = map[string][]string{"memory": {"set_vm_memory_high_watermark", "0.0000001"}, "disk": {"set_disk_free_limit", "1000000GB"}}[r]
+		}
+		if err := rabbitmqctl(args...); err != nil {
+			return err
+		}
+		d.raised[r] = !o.Clear
+	}
+	return nil
+}
+
+// clearAlarms restores the settings an unfinished scenario left changed.
+func (d *amqpDriver) clearAlarms() error {
+	var first error
+	for _, r := range []string{"memory", "disk"} {
+		if d.raised[r] {
+			if err := rabbitmqctl(d.restore[r]...); err != nil && first == nil {
+				first = err
+			}
+			d.raised[r] = false
+		}
+	}
+	return first
+}
+
+// settingArgs turns a setting rabbitmqctl eval printed (0.4, 50000000,
+// {absolute,1073741824}, {mem_relative,1.5}) into the set command's
+// arguments.
+func settingArgs(term string) []string {
+	term = strings.TrimSpace(term)
+	if strings.HasPrefix(term, "{") && strings.HasSuffix(term, "}") {
+		kind, value, _ := strings.Cut(strings.Trim(term, "{}"), ",")
+		return []string{strings.TrimSpace(kind), strings.TrimSpace(value)}
+	}
+	return []string{term}
+}
+
+// rabbitmqctlOut runs rabbitmqctl and returns what it printed.
+func rabbitmqctlOut(args ...string) (string, error) {
+	bin := os.Getenv("RABBITMQCTL")
+	if bin == "" {
+		bin = "rabbitmqctl"
+	}
+	out, err := exec.Command(bin, append([]string{"-q"}, args...)...).Output()
+	if err != nil {
+		return "", fmt.Errorf("rabbitmqctl %s: %v", strings.Join(args, " "), err)
+	}
+	return string(out), nil
+}

@@ -1,0 +1,469 @@
+package scenarios
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/amqpsim/amqpsim/protocol"
+	"github.com/amqpsim/amqpsim/sim"
+)
+
+// TraceSource is the source directive of a scenario written by
+// FromTrace: its expectations are what the simulator did in that run.
+const TraceSource = "simulator trace"
+
+// TraceOptions configure FromTrace.
+type TraceOptions struct {
+	Name  string // the scenario's name; "run" when empty
+	Title string // its leading comment
+	// Seed is the run's sim.Config.Seed, written as the seed directive so
+	// that a replay draws the same generated names.
+	Seed uint64
+	// Final, when set, is the broker the run ended on: the file then ends
+	// with a held step and a queue step for every queue the run declared,
+	// showing that broker's counts.
+	Final *sim.Broker
+}
+
+// FromTrace writes a simulator run, from its typed trace (sim.Broker.Trace,
+// through the wire or in process), as a scenario: one step per method a
+// client called, an advance wherever the virtual clock moved, and under
+// each step, as its results, what the broker pushed in reaction in that
+// run. The Result is the same run, for Result.SVG and Result.Timeline.
+//
+// What the format has no step for is written as a comment where it
+// happened: a broker restart, a connection dropped or closed by a fault
+// (its connection.close shows as a result), an alarm raised (its
+// connection.blocked shows). Steps name connections after their
+// connection names (a reconnect gets "-2", "-3") and channels as
+// CONN-chN; Broker.Publish, which has no channel, publishes on a
+// connection "direct" of its own; acks name delivery tags (#N). The
+// queue.declare-ok, purge-ok and delete-ok counts come from replaying the
+// steps on a fresh simulator, the rest from the trace, so a run without
+// faults replays (Replay) to the results written.
+func FromTrace(trace []sim.Event, o TraceOptions) (*Scenario, *Result, error) {
+	if o.Name == "" {
+		o.Name = "run"
+	}
+	w := newTraceWriter(trace)
+	w.walk()
+	if o.Final != nil {
+		w.add(ShowHeld{})
+		for _, q := range w.queues {
+			w.add(ShowQueue{Queue: q})
+		}
+	}
+	s := &Scenario{Name: o.Name, Path: o.Name + ".txt", Source: TraceSource}
+	for _, l := range strings.Split(strings.TrimSpace(o.Title), "\n") {
+		if l != "" {
+			s.items = append(s.items, item{text: "# " + l})
+		}
+	}
+	s.items = append(s.items, item{dir: "source"})
+	if o.Seed != 0 {
+		s.Seed = o.Seed
+		s.items = append(s.items, item{dir: "seed"})
+	}
+	s.items = append(s.items, item{text: ""})
+	for _, st := range w.steps {
+		for _, c := range st.comments {
+			s.items = append(s.items, item{text: "# " + c})
+		}
+		step := &Step{Line: len(s.items) + 1, Text: st.op.String(), Op: st.op}
+		s.Steps = append(s.Steps, step)
+		s.items = append(s.items, item{step: step})
+	}
+	d := &traceDriver{w: w, shadow: newSimDriver(sim.Config{Seed: o.Seed}), final: o.Final}
+	res, err := newRunner(d, s).run()
+	if err != nil {
+		return nil, nil, err
+	}
+	rec := res.Recorded("")
+	res.Scenario = rec
+	return rec, res, nil
+}
+
+// traceStep is a step FromTrace writes, with the trace events that are
+// its results.
+type traceStep struct {
+	op       Op
+	comments []string // written above it
+	events   []int    // indexes into the trace: what the broker pushed in reaction
+}
+
+// traceWriter turns a trace into steps.
+type traceWriter struct {
+	trace []sim.Event
+	steps []*traceStep
+	// evConn and evChan are each event's connection and channel names in
+	// the scenario, as they were when it happened.
+	evConn, evChan []string
+	used           map[string]bool
+	conns          map[string]string    // sim connection name → open scenario connection
+	chans          map[[2]string]string // sim connection name, channel number → open scenario channel
+	direct         string               // the channel of Broker.Publish, once opened
+	queues         []string
+	declared       map[string]bool
+	pending        []string // comments for the next step
+	now            time.Duration
+	// tags renames consumer tags a file could not show readably
+	// (amqp091-go's "ctag-/path/to/binary-1") to ctag1, ctag2, ...
+	tags map[string]string
+}
+
+func newTraceWriter(trace []sim.Event) *traceWriter {
+	return &traceWriter{trace: trace, evConn: make([]string, len(trace)), evChan: make([]string, len(trace)),
+		used: map[string]bool{}, conns: map[string]string{}, chans: map[[2]string]string{}, declared: map[string]bool{},
+		tags: map[string]string{}}
+}
+
+// tag returns the name the file gives consumer tag t: t itself when it
+// is a short plain word, ctagN otherwise, the same for every use.
+func (w *traceWriter) tag(t string) string {
+	if t == "" || len(t) <= 24 && nameRE.MatchString(t) {
+		return t
+	}
+	if n, ok := w.tags[t]; ok {
+		return n
+	}
+	n := w.name(fmt.Sprintf("ctag%d", len(w.tags)+1))
+	w.tags[t] = n
+	return n
+}
+
+// add appends a step. A publish joins the one before it when that one is
+// the same publish of another body and the broker pushed nothing in
+// reaction: "publish ch1 jobs m1 m2 m3".
+func (w *traceWriter) add(op Op) {
+	if p, ok := op.(Publish); ok && len(w.steps) > 0 && len(w.pending) == 0 {
+		last := w.steps[len(w.steps)-1]
+		if lp, ok := last.op.(Publish); ok && len(last.events) == 0 && samePublish(lp, p) {
+			lp.Bodies = append(lp.Bodies, p.Bodies...)
+			last.op = lp
+			return
+		}
+	}
+	w.steps = append(w.steps, &traceStep{op: op, comments: w.pending})
+	w.pending = nil
+}
+
+// samePublish reports whether two publishes differ only in their bodies.
+func samePublish(a, b Publish) bool {
+	a.Bodies, b.Bodies = nil, nil
+	return a.String() == b.String()
+}
+
+// attach makes event i a result of the latest step, first adding an
+// advance when the clock moved since that step.
+func (w *traceWriter) attach(i int) {
+	w.moveTo(w.trace[i].At)
+	if len(w.steps) == 0 {
+		return // before any step: nothing has been pushed
+	}
+	st := w.steps[len(w.steps)-1]
+	st.events = append(st.events, i)
+}
+
+// moveTo adds an advance step when the clock moved past now.
+func (w *traceWriter) moveTo(at time.Duration) {
+	if at > w.now {
+		d := at - w.now
+		w.now = at
+		w.add(Advance{D: d})
+	}
+}
+
+// name returns a fresh scenario name for base.
+func (w *traceWriter) name(base string) string {
+	var b strings.Builder
+	for _, r := range base {
+		if r < 128 && (r == '_' || r == '-' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('-')
+		}
+	}
+	n := strings.Trim(b.String(), "-")
+	if n == "" {
+		n = "c"
+	}
+	name := n
+	for i := 2; w.used[name]; i++ {
+		name = fmt.Sprintf("%s-%d", n, i)
+	}
+	w.used[name] = true
+	return name
+}
+
+// walk turns every event into a step, a result of one, or a comment.
+func (w *traceWriter) walk() {
+	for i, e := range w.trace {
+		w.evConn[i] = w.conns[e.Conn]
+		w.evChan[i] = w.chans[[2]string{e.Conn, fmt.Sprint(e.Channel)}]
+		switch e.Kind {
+		case sim.EventConnectionOpen:
+			w.moveTo(e.At)
+			name := w.name(e.Conn)
+			w.conns[e.Conn] = name
+			if e.Vhost != "/" {
+				w.pending = append(w.pending, fmt.Sprintf("%s connected to vhost %q; scenarios run on \"/\"", name, e.Vhost))
+			}
+			w.add(Conn{Name: name})
+		case sim.EventChannelOpen:
+			w.moveTo(e.At)
+			cn := w.conns[e.Conn]
+			name := w.name(fmt.Sprintf("%s-ch%d", cn, e.Channel))
+			w.chans[[2]string{e.Conn, fmt.Sprint(e.Channel)}] = name
+			w.add(OpenChannel{Conn: cn, Name: name})
+		case sim.EventConnectionClose:
+			if e.Err == nil {
+				w.moveTo(e.At)
+				w.add(Close{Name: w.evConn[i]})
+				w.forget(e.Conn)
+			} else {
+				w.attach(i) // the names go with its connection.close push
+			}
+		case sim.EventPush:
+			w.attach(i)
+			switch e.Method {
+			case protocol.ConnectionClose:
+				w.forget(e.Conn)
+			case protocol.ChannelClose:
+				delete(w.chans, [2]string{e.Conn, fmt.Sprint(e.Channel)})
+			}
+		case sim.EventCall:
+			w.moveTo(e.At)
+			if op := w.call(e, w.evChan[i]); op != nil {
+				w.add(op)
+			} else {
+				w.pending = append(w.pending, fmt.Sprintf("%s called %v, which the format has no step for", w.evChan[i], e.Method))
+			}
+			if e.Method == protocol.ChannelClose {
+				delete(w.chans, [2]string{e.Conn, fmt.Sprint(e.Channel)})
+			}
+		case sim.EventPublish:
+			w.moveTo(e.At)
+			if w.direct == "" {
+				conn := w.name("direct")
+				w.direct = w.name(conn + "-ch1")
+				w.pending = append(w.pending, "Broker.Publish, which has no channel, publishes on a connection of its own")
+				w.add(Conn{Name: conn})
+				w.add(OpenChannel{Conn: conn, Name: w.direct})
+			}
+			if e.Vhost != "/" {
+				w.pending = append(w.pending, fmt.Sprintf("published on vhost %q; scenarios run on \"/\"", e.Vhost))
+			}
+			w.add(publishOp(w.direct, e))
+		case sim.EventRestart:
+			w.moveTo(e.At)
+			w.pending = append(w.pending, "the broker restarted here (a fault): every connection closed with 320, transient queues and messages lost")
+			w.attach(i)
+		default:
+			w.attach(i)
+		}
+	}
+	if len(w.pending) > 0 && len(w.steps) > 0 {
+		// Comments after the last step stay with it.
+		last := w.steps[len(w.steps)-1]
+		last.comments = append(last.comments, w.pending...)
+		w.pending = nil
+	}
+}
+
+// forget drops a closed connection's names.
+func (w *traceWriter) forget(conn string) {
+	delete(w.conns, conn)
+	for k := range w.chans {
+		if k[0] == conn {
+			delete(w.chans, k)
+		}
+	}
+}
+
+// call returns the step of a method a client called on channel ch, or
+// nil if the format has none.
+func (w *traceWriter) call(e sim.Event, ch string) Op {
+	switch e.Method {
+	case protocol.ChannelClose:
+		return Close{Name: ch}
+	case protocol.QueueDeclare:
+		qo, _ := e.Options.(sim.QueueOptions)
+		if !w.declared[e.Queue] && e.Queue != "" {
+			w.declared[e.Queue] = true
+			w.queues = append(w.queues, e.Queue)
+		}
+		return DeclareQueue{Channel: ch, Queue: e.Queue, Passive: qo.Passive, Durable: qo.Durable, Exclusive: qo.Exclusive,
+			AutoDelete: qo.AutoDelete, Args: qo.Args}
+	case protocol.ExchangeDeclare:
+		xo, _ := e.Options.(sim.ExchangeOptions)
+		return DeclareExchange{Channel: ch, Exchange: e.Exchange, Kind: e.Target, Passive: xo.Passive, Durable: xo.Durable,
+			AutoDelete: xo.AutoDelete, Internal: xo.Internal, Args: xo.Args}
+	case protocol.QueueDelete:
+		do, _ := e.Options.(sim.QueueDeleteOptions)
+		return DeleteQueue{Channel: ch, Queue: e.Queue, IfUnused: do.IfUnused, IfEmpty: do.IfEmpty}
+	case protocol.ExchangeDelete:
+		do, _ := e.Options.(sim.ExchangeDeleteOptions)
+		return DeleteExchange{Channel: ch, Exchange: e.Exchange, IfUnused: do.IfUnused}
+	case protocol.QueueBind:
+		args, _ := e.Options.(sim.Table)
+		return Bind{Channel: ch, Queue: e.Queue, Exchange: e.Exchange, Key: e.RoutingKey, Args: args}
+	case protocol.QueueUnbind:
+		args, _ := e.Options.(sim.Table)
+		return Unbind{Channel: ch, Queue: e.Queue, Exchange: e.Exchange, Key: e.RoutingKey, Args: args}
+	case protocol.ExchangeBind:
+		args, _ := e.Options.(sim.Table)
+		return ExchangeBind{Channel: ch, Destination: e.Target, Source: e.Exchange, Key: e.RoutingKey, Args: args}
+	case protocol.ExchangeUnbind:
+		args, _ := e.Options.(sim.Table)
+		return ExchangeUnbind{Channel: ch, Destination: e.Target, Source: e.Exchange, Key: e.RoutingKey, Args: args}
+	case protocol.QueuePurge:
+		return Purge{Channel: ch, Queue: e.Queue}
+	case protocol.BasicQos:
+		return Qos{Channel: ch, Count: e.Count, Global: e.Global}
+	case protocol.BasicConsume:
+		co, _ := e.Options.(sim.ConsumeOptions)
+		return Consume{Channel: ch, Queue: e.Queue, Tag: w.tag(e.ConsumerTag), NoAck: co.NoAck, Exclusive: co.Exclusive, Args: co.Args}
+	case protocol.BasicCancel:
+		return Cancel{Channel: ch, Tag: w.tag(e.ConsumerTag)}
+	case protocol.BasicPublish:
+		return publishOp(ch, e)
+	case protocol.ConfirmSelect:
+		return Confirm{Channel: ch}
+	case protocol.TxSelect:
+		return Tx{Channel: ch, Method: TxSelect}
+	case protocol.TxCommit:
+		return Tx{Channel: ch, Method: TxCommit}
+	case protocol.TxRollback:
+		return Tx{Channel: ch, Method: TxRollback}
+	case protocol.BasicGet:
+		return Get{Channel: ch, Queue: e.Queue, NoAck: e.NoAck}
+	case protocol.BasicAck:
+		return Settle{Method: "ack", Channel: ch, Tag: e.DeliveryTag, Multiple: e.Multiple}
+	case protocol.BasicNack:
+		return Settle{Method: "nack", Channel: ch, Tag: e.DeliveryTag, Multiple: e.Multiple, Requeue: e.Requeue}
+	case protocol.BasicReject:
+		return Settle{Method: "reject", Channel: ch, Tag: e.DeliveryTag, Requeue: e.Requeue}
+	case protocol.BasicRecover:
+		return Recover{Channel: ch, Requeue: e.Requeue}
+	}
+	return nil
+}
+
+// publishOp is the publish step of a publish event.
+func publishOp(ch string, e sim.Event) Publish {
+	p := Publish{Channel: ch, Key: e.RoutingKey, Exchange: e.Exchange, Bodies: []string{string(e.Body)}}
+	if po, ok := e.Options.(sim.PublishOptions); ok {
+		p.Mandatory, p.Immediate = po.Mandatory, po.Immediate
+	}
+	if e.Properties != nil {
+		p.Props = *e.Properties
+	}
+	return p
+}
+
+// traceDriver plays a trace back to the runner: each step's results are
+// the pushes the trace shows after it. The replies the trace does not
+// hold (declare-ok's counts, purge-ok's and delete-ok's) come from the
+// same steps run on a shadow simulator.
+type traceDriver struct {
+	w      *traceWriter
+	shadow *simDriver
+	final  *sim.Broker
+	step   int // the step the next settle ends
+}
+
+func (d *traceDriver) connect(o Conn) error {
+	_ = d.shadow.connect(o)
+	return nil
+}
+
+func (d *traceDriver) openChannel(conn, ch string) error {
+	_ = d.shadow.openChannel(conn, ch)
+	return nil
+}
+
+func (d *traceDriver) closeChannel(ch string) error {
+	_ = d.shadow.closeChannel(ch)
+	return nil
+}
+
+func (d *traceDriver) closeConn(conn string) error {
+	_ = d.shadow.closeConn(conn)
+	return nil
+}
+
+func (d *traceDriver) do(ch string, op Op) (reply, error) {
+	rep, _ := d.shadow.do(ch, op)
+	if _, ok := op.(Get); ok {
+		rep.got, rep.get = false, event{}
+		for _, i := range d.w.steps[d.step].events {
+			if e := d.w.trace[i]; e.Kind == sim.EventPush && e.Method == protocol.BasicGetOk {
+				rep.got = true
+				rep.get = event{kind: evDeliver, tag: e.DeliveryTag, redelivered: e.Redelivered, body: string(e.Body), left: e.Count,
+					exchange: e.Exchange, key: e.RoutingKey}
+			}
+		}
+	}
+	return rep, nil
+}
+
+func (d *traceDriver) advance(dur time.Duration) { d.shadow.advance(dur) }
+func (d *traceDriver) admin(op Op) error         { return d.shadow.admin(op) }
+func (d *traceDriver) alarm(o Alarm) error       { return d.shadow.alarm(o) }
+func (d *traceDriver) finish() error             { return nil }
+
+// settle returns the pushes the trace shows after the current step.
+func (d *traceDriver) settle(bool) []event {
+	d.shadow.settle(false)
+	if d.step >= len(d.w.steps) {
+		return nil
+	}
+	var out []event
+	for _, i := range d.w.steps[d.step].events {
+		e := d.w.trace[i]
+		if e.Kind != sim.EventPush || d.w.evConn[i] == "" {
+			continue
+		}
+		ev := event{conn: d.w.evConn[i], ch: d.w.evChan[i]}
+		switch e.Method {
+		case protocol.BasicDeliver:
+			ev.kind, ev.ctag, ev.tag, ev.redelivered = evDeliver, d.w.tag(e.ConsumerTag), e.DeliveryTag, e.Redelivered
+			ev.body, ev.exchange, ev.key = string(e.Body), e.Exchange, e.RoutingKey
+		case protocol.BasicReturn:
+			ev.kind, ev.body, ev.exchange, ev.key = evReturn, string(e.Body), e.Exchange, e.RoutingKey
+			if e.Err != nil {
+				ev.code, ev.text = e.Err.Code, strings.TrimPrefix(e.Err.Text, protocol.CodeName(e.Err.Code)+" - ")
+			}
+		case protocol.BasicAck, protocol.BasicNack:
+			ev.kind, ev.tag, ev.multiple, ev.nack = evConfirm, e.DeliveryTag, e.Multiple, e.Method == protocol.BasicNack
+		case protocol.BasicCancel:
+			ev.kind, ev.ctag = evCancel, d.w.tag(e.ConsumerTag)
+		case protocol.ChannelClose:
+			ev.kind, ev.code, ev.text, ev.method = evChannelClose, e.Err.Code, e.Err.Text, e.Err.Method.String()
+		case protocol.ConnectionClose:
+			ev.kind, ev.ch, ev.code, ev.text, ev.method = evConnClose, "", e.Err.Code, e.Err.Text, e.Err.Method.String()
+		case protocol.ConnectionBlocked:
+			ev.kind, ev.ch, ev.text = evBlocked, "", e.Reason
+		case protocol.ConnectionUnblock:
+			ev.kind, ev.ch = evUnblocked, ""
+		default:
+			continue
+		}
+		out = append(out, ev)
+	}
+	d.step++
+	return out
+}
+
+// queueState shows the final broker's counts, or the shadow's without one.
+func (d *traceDriver) queueState(q string) (queueState, error) {
+	if d.final == nil {
+		return d.shadow.queueState(q)
+	}
+	st, err := d.final.QueueStats("/", q)
+	if err != nil {
+		return queueState{status: "not found"}, nil
+	}
+	return queueState{ready: st.Ready, consumers: st.Consumers, unacked: st.Unacked}, nil
+}

@@ -1,0 +1,69 @@
+package scenarios_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/amqpsim/amqpsim/protocol"
+	"github.com/amqpsim/amqpsim/scenarios"
+	"github.com/amqpsim/amqpsim/sim"
+)
+
+// TestFromTraceReplays: a run written from its trace parses, and replays
+// on a fresh simulator to the results it shows.
+func TestFromTraceReplays(t *testing.T) {
+	b := sim.New(sim.Config{Seed: 3})
+	conn := b.Connect("app")
+	ch, _ := conn.Channel()
+	ch.QueueDeclare("jobs", sim.QueueOptions{Durable: true, Args: sim.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "failed"}})
+	ch.QueueDeclare("failed", sim.QueueOptions{})
+	ch.Qos(2, 0, false)
+	c, _ := ch.Consume("jobs", sim.ConsumeOptions{Tag: "A"})
+	for _, body := range []string{"m1", "m2", "m3"} {
+		b.Publish("/", "", "jobs", sim.Message{Body: []byte(body), Properties: protocol.Properties{DeliveryMode: 2}})
+	}
+	d, _ := c.Next()
+	ch.Ack(d.DeliveryTag, false)
+	d, _ = c.Next()
+	ch.Reject(d.DeliveryTag, false) // dead-lettered
+	b.Advance(31 * time.Minute)     // the consumer timeout closes the channel
+	ch2, _ := conn.Channel()
+	ch2.Confirm()
+	ch2.Publish("", "nowhere", sim.PublishOptions{Mandatory: true}, sim.Message{Body: []byte("lost")})
+	ch2.Get("jobs", false)
+	conn.Close()
+
+	s, res, err := scenarios.FromTrace(b.Trace(), scenarios.TraceOptions{Name: "worker-run", Title: "a test's run", Seed: 3, Final: b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(s.Format())
+	for _, want := range []string{
+		"# a test's run\nsource simulator trace\nseed 3\n",
+		"conn app\nchannel app.app-ch1\n",
+		"declare-queue app-ch1 jobs durable x-dead-letter-exchange=\"\" x-dead-letter-routing-key=failed\n  declare-ok ready=0 consumers=0\n",
+		"publish direct-ch1 jobs m1 persistent\n  A <- m1 #1\n",
+		"advance 30m0s\n  app-ch1 <- channel.close 406 (none): PRECONDITION_FAILED - delivery acknowledgement on channel 1 timed out.",
+		"app-ch1-2 <- basic.return lost 312 NO_ROUTE exchange=\"\" key=nowhere\n  app-ch1-2 <- confirm ack 1\n",
+		"queue failed\n  failed ready=1 unacked=0 consumers=0\n",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the file lacks\n%s\nin\n%s", want, text)
+		}
+	}
+	back, err := scenarios.Parse("worker-run.txt", s.Format())
+	if err != nil {
+		t.Fatalf("the written file does not parse: %v\n%s", err, text)
+	}
+	replayed, err := scenarios.Replay(back)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := replayed.Diff(); diff != "" {
+		t.Errorf("the replay differs from the run:\n%s\n%s", diff, text)
+	}
+	if svg := string(res.SVG()); !strings.Contains(svg, "<svg") || !strings.Contains(svg, "m1") {
+		t.Errorf("no diagram: %.200s", svg)
+	}
+}

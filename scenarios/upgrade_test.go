@@ -1,0 +1,131 @@
+package scenarios_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/amqpsim/amqpsim/scenarios"
+	"github.com/amqpsim/amqpsim/sim"
+)
+
+func TestVersionDirectives(t *testing.T) {
+	for _, tc := range []struct {
+		src  string
+		want sim.Version
+	}{
+		{"conn c1\n", sim.DefaultVersion},
+		{"source hand-written\nconn c1\n", sim.DefaultVersion},
+		{"source rabbitmq 3.10.8 2026-12-01\nconn c1\n", sim.V3_10},
+		{"source rabbitmq 4.0.9 2026-12-01\nconn c1\n", sim.V4_0},
+		{"rabbitmq 4.3\nconn c1\n", sim.V4_3},
+		// An explicit rabbitmq line wins over the source, either order.
+		{"source rabbitmq 3.10.8 2026-12-01\nrabbitmq 4.2\nconn c1\n", sim.V4_2},
+		{"rabbitmq 4.2\nsource rabbitmq 3.10.8 2026-12-01\nconn c1\n", sim.V4_2},
+	} {
+		s, err := scenarios.Parse("v.txt", []byte(tc.src))
+		if err != nil {
+			t.Fatalf("%q: %v", tc.src, err)
+		}
+		if s.Version != tc.want {
+			t.Errorf("%q: version %v, want %v", tc.src, s.Version, tc.want)
+		}
+		if got := string(s.Format()); got != tc.src {
+			t.Errorf("Format does not round-trip:\n%s\nwant\n%s", got, tc.src)
+		}
+	}
+	for src, want := range map[string]string{
+		"source rabbitmq 3.11.5 2026-12-01\nconn c1\n": `v.txt:1:17: sim: no profile for RabbitMQ "3.11.5"`,
+		"rabbitmq 9.9\nconn c1\n":                      `v.txt:1:10: sim: no profile for RabbitMQ "9.9"`,
+		"conn c1\nrabbitmq 4.3\n":                      "v.txt:2:1: the rabbitmq directive must come before the first step",
+	} {
+		if _, err := scenarios.Parse("v.txt", []byte(src)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: error %v, want %q", src, err, want)
+		}
+	}
+}
+
+// A scenario with a rabbitmq line replays on that profile, over the wire
+// too: on 4.3 a transient queue is refused.
+func TestReplayUsesTheScenarioVersion(t *testing.T) {
+	src := "rabbitmq 4.3\nconn c1\nchannel c1.ch1\ndeclare-queue ch1 q\n" +
+		"  c1 <- connection.close 541 (queue.declare): INTERNAL_ERROR - Feature `transient_nonexcl_queues` is deprecated.\\n" +
+		"By default, this feature is not permitted anymore.\\nThe feature will be removed from a future major RabbitMQ version, " +
+		"regardless of the configuration; actual version to be determined.\\nTo...\n"
+	s, err := scenarios.Parse("v43.txt", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	scenarios.Check(t, s)
+	scenarios.CheckWire(t, s)
+}
+
+// Compare finds each difference and its cause; the replay on the
+// release the scenario was recorded on must match the file.
+func TestCompareNamesCauses(t *testing.T) {
+	s, err := scenarios.ParseFS(scenarios.Library(), "quorum-get.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := scenarios.Compare(s, sim.V3_10, sim.V3_12)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Baseline) != 0 {
+		t.Errorf("quorum-get does not replay on 3.10: %v", c.Baseline)
+	}
+	if len(c.Differences) != 2 {
+		t.Fatalf("differences: %v", c.Differences)
+	}
+	for _, d := range c.Differences {
+		if d.Kind != "headers: x-delivery-count" || len(d.Causes) != 1 || d.Causes[0] != "quorum basic.get without x-delivery-count 0" || d.FollowOn {
+			t.Errorf("difference %+v", d)
+		}
+	}
+	if c, _ := scenarios.Compare(s, sim.V3_10, sim.V3_10); len(c.Differences) != 0 {
+		t.Errorf("3.10 differs from itself: %v", c.Differences)
+	}
+}
+
+// The upgrade check of a scenario recorded on RabbitMQ 3.10.8: what 4.3
+// answers differently, and why.
+func ExampleCompare() {
+	s, _ := scenarios.Parse("orders.txt", []byte(`source rabbitmq 3.10.8 2026-12-01
+conn c1
+channel c1.ch1
+declare-queue ch1 orders
+  declare-ok ready=0 consumers=0
+qos ch1 1 global
+consume ch1 orders tag=A
+consume ch1 orders tag=B
+publish ch1 orders m1 m2
+  A <- m1 #1
+`))
+	c, _ := scenarios.Compare(s, sim.V3_10, sim.V4_3, "transient_nonexcl_queues")
+	for _, d := range c.Differences {
+		fmt.Println(d)
+	}
+	fmt.Print(scenarios.Summarize(sim.V3_10, sim.V4_3, []*scenarios.Comparison{c}))
+	// Output:
+	// orders.txt:9: publish ch1 orders m1 m2: 4.3 answers B <- m2 #2 instead of nothing [global_qos denied]
+	// upgrade check 3.10 -> 4.3: 1 of 1 scenarios answer differently, 1 steps (0 follow from an earlier difference)
+	//      1  global_qos denied  (1 files: orders)
+	//         basic.qos global=true sets the per-consumer prefetch instead of a channel-wide limit; permit the feature to keep it (from 4.3)
+}
+
+// Recording a file whose rabbitmq line names another release than the
+// broker's fails: its expectations would not be that release's.
+func TestRecordRefusesAnotherRelease(t *testing.T) {
+	url := brokerURL(t)
+	s, err := scenarios.Parse("v43.txt", []byte("rabbitmq 4.3\nconn c1\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := scenarios.Record(s, scenarios.RecordOptions{URL: url}); err == nil || !strings.Contains(err.Error(), "its rabbitmq line says 4.3") {
+		t.Errorf("Record: %v", err)
+	}
+	s, _ = scenarios.Parse("v310.txt", []byte("rabbitmq 3.10\nconn c1\n"))
+	if _, _, err := scenarios.Record(s, scenarios.RecordOptions{URL: url}); err != nil {
+		t.Errorf("Record on the named release: %v", err)
+	}
+}

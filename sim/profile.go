@@ -1,0 +1,328 @@
+package sim
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/amqpsim/amqpsim/queue"
+)
+
+// Version names the RabbitMQ release series a Broker simulates
+// (Config.Version). The zero value is DefaultVersion.
+type Version struct{ major, minor uint8 }
+
+// The release series amqpsim has a profile of. 3.10 is the one measured:
+// every scenario of the library was recorded on RabbitMQ 3.10.8. The
+// others follow the rabbitmq-server source at the tag each Profile names.
+var (
+	V3_10 = Version{3, 10}
+	V3_12 = Version{3, 12}
+	V3_13 = Version{3, 13}
+	V4_0  = Version{4, 0}
+	V4_1  = Version{4, 1}
+	V4_2  = Version{4, 2}
+	V4_3  = Version{4, 3}
+)
+
+// DefaultVersion is the profile of a Config without a Version: 3.10, the
+// only release amqpsim's behaviour is recorded from (a zero Config has
+// always meant it), so that what the simulator does by default is
+// measured, not read; Config.Version picks a newer one.
+var DefaultVersion = V3_10
+
+// Versions returns the versions that have a profile, oldest first.
+func Versions() []Version { return []Version{V3_10, V3_12, V3_13, V4_0, V4_1, V4_2, V4_3} }
+
+// ParseVersion reads "4.3", or a release such as "3.10.8" or "4.0.9",
+// whose series it names. A series without a profile is an error that
+// lists the ones there are; 3.11 behaves as 3.10 for every rule amqpsim
+// models but the vhost default queue type, which amqpsim does not model.
+func ParseVersion(s string) (Version, error) {
+	parts := strings.Split(strings.TrimSpace(s), ".")
+	if len(parts) >= 2 && len(parts) <= 3 {
+		var nums [3]uint64
+		ok := true
+		for i, p := range parts {
+			n, err := strconv.ParseUint(p, 10, 8)
+			if err != nil {
+				ok = false
+				break
+			}
+			nums[i] = n
+		}
+		v := Version{uint8(nums[0]), uint8(nums[1])}
+		for _, known := range Versions() {
+			if ok && v == known {
+				return v, nil
+			}
+		}
+	}
+	names := make([]string, 0, 7)
+	for _, v := range Versions() {
+		names = append(names, v.String())
+	}
+	return Version{}, fmt.Errorf("sim: no profile for RabbitMQ %q (profiles: %s)", s, strings.Join(names, ", "))
+}
+
+// String returns "4.3".
+func (v Version) String() string {
+	if v == (Version{}) {
+		v = DefaultVersion
+	}
+	return fmt.Sprintf("%d.%d", v.major, v.minor)
+}
+
+// Set parses a flag value (flag.Value).
+func (v *Version) Set(s string) error {
+	p, err := ParseVersion(s)
+	if err != nil {
+		return err
+	}
+	*v = p
+	return nil
+}
+
+// atLeast reports whether v is the series major.minor or later; only
+// Profile below uses it, so that the rest of the code asks the profile.
+func (v Version) atLeast(major, minor uint8) bool {
+	return v.major > major || v.major == major && v.minor >= minor
+}
+
+// Profile is what a RabbitMQ release does differently, as data: the
+// broker, its queues and the wire server ask it and never compare
+// versions. Each field names the rabbitmq-server source it follows, "RS@vX
+// module:function" at that release tag (deps/rabbit/src), or its release
+// notes (release-notes/X.Y.Z.md).
+type Profile struct {
+	Version Version
+	// ServerVersion is connection.start's "version" server property: the
+	// release the profile's rules were read at.
+	ServerVersion string
+
+	// QueueConsumerTimeout enables the per-queue consumer timeout, the
+	// x-consumer-timeout argument and the consumer-timeout policy key,
+	// the smaller winning (3.12+; RS@v3.12.0
+	// rabbit_channel:get_queue_consumer_timeout/2). The argument is not
+	// validated: a non-integer means none.
+	QueueConsumerTimeout bool
+	// ConsumerTimeoutQuorumOnly is 4.3's move of the consumer timeout
+	// into the queue: classic queues have none and refuse the
+	// x-consumer-timeout argument (RS@v4.3.5 rabbit_classic_queue:
+	// capabilities/0 does not list it; release-notes/4.3.0.md "Consumer
+	// Timeouts are No Longer Evaluated for Classic Queues and Streams").
+	ConsumerTimeoutQuorumOnly bool
+
+	// LastDeathHeaders adds x-last-death-reason, -queue and -exchange to
+	// a dead-lettered message, updated at every death (3.13+; RS@v3.13.7
+	// mc_amqpl:deaths_to_headers/2). The 3.13 profile follows 3.13.3+,
+	// which fixed the x-death count of TTL expiry
+	// (release-notes/3.13.3.md).
+	LastDeathHeaders bool
+	// IgnorePublisherDeaths drops an x-death header a publisher set
+	// instead of extending it (4.0+; release-notes/4.0.1.md "AMQP 0.9.1
+	// x-death header", RS@v4.0.9 mc_amqpl:init/1 keeps x-death as an
+	// internal header).
+	IgnorePublisherDeaths bool
+
+	// MaxMessageSize is max_message_size's default: 128 MiB, 16 MiB from
+	// 4.0 (release-notes/4.0.1.md; RS@v4.0.9 deps/rabbit/Makefile). The
+	// wire server refuses a larger body with 406 (RS@v4.0.9
+	// rabbit_channel:check_msg_size/2).
+	MaxMessageSize uint64
+	// FrameMaxBeforeTune is the largest frame accepted before
+	// connection.tune-ok: 4096, 8192 from 4.1 (release-notes/4.1.0.md;
+	// RS@v4.1.8 rabbit_reader:start_connection/5, initial_frame_max).
+	FrameMaxBeforeTune uint32
+
+	// ReplyToMandatoryRouted counts a publish to a direct reply-to name
+	// as routed, so a mandatory one is not returned (4.2+;
+	// release-notes/4.2.0.md, direct reply-to as a volatile queue).
+	ReplyToMandatoryRouted bool
+	// TransientNonExclusiveDenied refuses queue.declare of a classic
+	// queue that is neither durable nor exclusive with 541, closing the
+	// connection (4.3+: the transient_nonexcl_queues deprecated feature is
+	// denied by default; RS@v4.3.5 rabbit_amqqueue:declare/7,
+	// is_queue_args_combination_permitted/2, and
+	// rabbit_deprecated_features:get_warning/2 for the text).
+	TransientNonExclusiveDenied bool
+	// GlobalQosDenied takes basic.qos global=true as global=false (4.3+:
+	// global_qos denied by default; RS@v4.3.5 rabbit_channel:
+	// handle_method(#'basic.qos'{global = true}), is_global_qos_permitted/0).
+	GlobalQosDenied bool
+
+	// Queue holds the rules the queues follow (queue.Rules):
+	//   - GetCountOnlyReturned (3.12+): RS@v3.12.0
+	//     rabbit_fifo_client:add_delivery_count_header/2; 3.10's
+	//     dequeue/3 adds the header to every get.
+	//   - DefaultDeliveryLimit 20 (4.0+): RS@v4.0.9 rabbit_quorum_queue
+	//     ?DEFAULT_DELIVERY_LIMIT and resolve_delivery_limit/2; returns go
+	//     to the head while a limit is set (rabbit_fifo:return/8).
+	//   - QuorumPriorities: two levels in 4.0–4.2 (RS@v4.0.9 rabbit_fifo_q,
+	//     rabbit_fifo:priority_tag/1), strict 0..31 in 4.3 (RS@v4.3.5
+	//     rabbit_fifo_pq, rabbit_fifo:msg_priority/1).
+	//   - SplitDeliveryCount (4.3+): RS@v4.3.5 rabbit_channel:
+	//     handle_method(#'basic.reject'|#'basic.nack') and
+	//     rabbit_fifo:return_one/...; release-notes/4.3.0.md.
+	//   - OnlyQueueVersion2 (4.3+): RS@v4.3.5
+	//     rabbit_amqqueue:check_queue_version/2; the refusal's text is
+	//     assumed to be 3.10's (not read).
+	//   - RefuseClassicConsumerTimeout: as ConsumerTimeoutQuorumOnly.
+	Queue queue.Rules
+}
+
+// transientNonExclusiveText is the deprecation message of
+// transient_nonexcl_queues when denied (RS@v4.3.5
+// rabbit_deprecated_features:get_warning/2, phase denied_by_default);
+// the reply text cuts it at 255 bytes.
+const transientNonExclusiveText = "Feature `transient_nonexcl_queues` is deprecated.\n" +
+	"By default, this feature is not permitted anymore.\n" +
+	"The feature will be removed from a future major RabbitMQ version, regardless of the configuration; actual version to be determined.\n" +
+	"To continue using this feature when it is not permitted by default, set the following parameter in your configuration:\n" +
+	"    \"deprecated_features.permit.transient_nonexcl_queues = true\""
+
+// Profile returns the rules of the release series v.
+func (v Version) Profile() Profile {
+	if v == (Version{}) {
+		v = DefaultVersion
+	}
+	p := Profile{
+		Version:            v,
+		MaxMessageSize:     134217728,
+		FrameMaxBeforeTune: 4096,
+	}
+	switch v {
+	case V3_10:
+		p.ServerVersion = "3.10.8"
+	case V3_12:
+		p.ServerVersion = "3.12.0"
+	case V3_13:
+		p.ServerVersion = "3.13.7"
+	case V4_0:
+		p.ServerVersion = "4.0.9"
+	case V4_1:
+		p.ServerVersion = "4.1.8"
+	case V4_2:
+		p.ServerVersion = "4.2.0"
+	case V4_3:
+		p.ServerVersion = "4.3.5"
+	}
+	if v.atLeast(3, 12) {
+		p.QueueConsumerTimeout = true
+		p.Queue.GetCountOnlyReturned = true
+	}
+	if v.atLeast(3, 13) {
+		p.LastDeathHeaders = true
+	}
+	if v.atLeast(4, 0) {
+		p.IgnorePublisherDeaths = true
+		p.MaxMessageSize = 16777216
+		p.Queue.DefaultDeliveryLimit = 20
+		p.Queue.QuorumPriorities = queue.TwoQuorumPriorities
+	}
+	if v.atLeast(4, 1) {
+		p.FrameMaxBeforeTune = 8192
+	}
+	if v.atLeast(4, 2) {
+		p.ReplyToMandatoryRouted = true
+	}
+	if v.atLeast(4, 3) {
+		p.TransientNonExclusiveDenied = true
+		p.GlobalQosDenied = true
+		p.ConsumerTimeoutQuorumOnly = true
+		p.Queue.QuorumPriorities = queue.StrictQuorumPriorities
+		p.Queue.SplitDeliveryCount = true
+		p.Queue.OnlyQueueVersion2 = true
+		p.Queue.RefuseClassicConsumerTimeout = true
+	}
+	return p
+}
+
+// Change is one rule of Profile that some release changed, named for
+// reports (the upgrade check attributes each difference it finds to the
+// change that, undone, removes it).
+type Change struct {
+	Name  string  // e.g. "transient_nonexcl_queues denied"
+	Since Version // the first release with the change
+	Why   string  // what it does to a client, in a sentence
+	undo  func(p *Profile, base Profile)
+}
+
+// Undo returns p with this change as it is in base (an older release's
+// profile).
+func (c Change) Undo(p, base Profile) Profile {
+	c.undo(&p, base)
+	return p
+}
+
+// Changes lists the rules the profiles differ by, oldest first.
+func Changes() []Change {
+	return []Change{
+		{"per-queue consumer timeout", V3_12, "x-consumer-timeout and the consumer-timeout policy set a queue's consumer timeout",
+			func(p *Profile, b Profile) { p.QueueConsumerTimeout = b.QueueConsumerTimeout }},
+		{"quorum basic.get without x-delivery-count 0", V3_12, "a quorum basic.get carries x-delivery-count only after a return",
+			func(p *Profile, b Profile) { p.Queue.GetCountOnlyReturned = b.Queue.GetCountOnlyReturned }},
+		{"x-last-death headers", V3_13, "dead-lettered messages carry x-last-death-reason, -queue and -exchange",
+			func(p *Profile, b Profile) { p.LastDeathHeaders = b.LastDeathHeaders }},
+		{"publisher's x-death ignored", V4_0, "an x-death header set by a publisher is overwritten, not extended",
+			func(p *Profile, b Profile) { p.IgnorePublisherDeaths = b.IgnorePublisherDeaths }},
+		{"max_message_size 16 MiB", V4_0, "a larger message closes the channel with 406",
+			func(p *Profile, b Profile) { p.MaxMessageSize = b.MaxMessageSize }},
+		{"quorum delivery limit 20", V4_0, "quorum queues dead-letter or drop a message returned more than 20 times, and requeue to the head",
+			func(p *Profile, b Profile) { p.Queue.DefaultDeliveryLimit = b.Queue.DefaultDeliveryLimit }},
+		{"quorum priorities", V4_0, "quorum queues order messages by priority (two levels in 4.0-4.2, 0..31 in 4.3)",
+			func(p *Profile, b Profile) { p.Queue.QuorumPriorities = b.Queue.QuorumPriorities }},
+		{"frame_max 8192 before tune", V4_1, "frames up to 8192 bytes are accepted before connection.tune-ok",
+			func(p *Profile, b Profile) { p.FrameMaxBeforeTune = b.FrameMaxBeforeTune }},
+		{"mandatory reply-to routed", V4_2, "a mandatory publish to a direct reply-to name is not returned",
+			func(p *Profile, b Profile) { p.ReplyToMandatoryRouted = b.ReplyToMandatoryRouted }},
+		{"transient_nonexcl_queues denied", V4_3, "a queue neither durable nor exclusive is refused with 541, closing the connection; declare it durable or exclusive, or permit the feature",
+			func(p *Profile, b Profile) { p.TransientNonExclusiveDenied = b.TransientNonExclusiveDenied }},
+		{"global_qos denied", V4_3, "basic.qos global=true sets the per-consumer prefetch instead of a channel-wide limit; permit the feature to keep it",
+			func(p *Profile, b Profile) { p.GlobalQosDenied = b.GlobalQosDenied }},
+		{"consumer timeout on quorum queues only", V4_3, "classic queues have no consumer timeout and refuse x-consumer-timeout",
+			func(p *Profile, b Profile) {
+				p.ConsumerTimeoutQuorumOnly = b.ConsumerTimeoutQuorumOnly
+				p.Queue.RefuseClassicConsumerTimeout = b.Queue.RefuseClassicConsumerTimeout
+			}},
+		{"basic.reject and basic.nack counted apart", V4_3, "on quorum queues only basic.reject and channel closes count towards the delivery limit and x-delivery-count; x-acquired-count counts every return",
+			func(p *Profile, b Profile) { p.Queue.SplitDeliveryCount = b.Queue.SplitDeliveryCount }},
+		{"x-queue-version 2 only", V4_3, "x-queue-version 1 is refused",
+			func(p *Profile, b Profile) { p.Queue.OnlyQueueVersion2 = b.Queue.OnlyQueueVersion2 }},
+	}
+}
+
+// DeprecatedFeatures are the deprecated features Config.Permit can
+// permit again.
+var DeprecatedFeatures = []string{"global_qos", "transient_nonexcl_queues"}
+
+// CheckPermit reports the first name that is not one of
+// DeprecatedFeatures.
+func CheckPermit(names []string) error {
+	for _, n := range names {
+		if !slices.Contains(DeprecatedFeatures, n) {
+			return fmt.Errorf("sim: %q is not a deprecated feature amqpsim models (%s)", n, strings.Join(DeprecatedFeatures, ", "))
+		}
+	}
+	return nil
+}
+
+// permit lifts the denials of the named deprecated features
+// (rabbit_deprecated_features:is_permitted/1 reads
+// deprecated_features.permit.NAME).
+func (p Profile) permit(names []string) Profile {
+	for _, n := range names {
+		switch n {
+		case "global_qos":
+			p.GlobalQosDenied = false
+		case "transient_nonexcl_queues":
+			p.TransientNonExclusiveDenied = false
+		}
+	}
+	return p
+}
+
+// Profile returns the rules of the release the broker simulates, with
+// Config.Permit applied.
+func (b *Broker) Profile() Profile { return b.profile }

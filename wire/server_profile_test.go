@@ -1,0 +1,102 @@
+package wire
+
+import (
+	"strings"
+	"testing"
+	"testing/synctest"
+
+	"github.com/amqpsim/amqpsim/protocol"
+	"github.com/amqpsim/amqpsim/sim"
+)
+
+func newProfileServer(t *testing.T, v sim.Version) *Server {
+	t.Helper()
+	s := NewServer(sim.New(sim.Config{Version: v}))
+	s.Logf = t.Logf
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// connection.start reports the simulated release (sim.Profile.ServerVersion;
+// RabbitMQ's rabbit_reader:server_properties/1 sends rabbit_misc:version()).
+func TestServerPropertiesReportProfileVersion(t *testing.T) {
+	for _, tc := range []struct {
+		v    sim.Version
+		want string
+	}{{sim.Version{}, "3.10.8"}, {sim.V3_13, "3.13.7"}, {sim.V4_3, "4.3.5"}} {
+		synctest.Test(t, func(t *testing.T) {
+			c := dialRaw(t, newProfileServer(t, tc.v))
+			c.fw.WriteProtocolHeader()
+			start := c.expect().(*ConnectionStart)
+			if got := start.ServerProperties["version"]; got != tc.want {
+				t.Errorf("%v: version = %v, want %s", tc.v, got, tc.want)
+			}
+			if info, _ := start.ServerProperties["information"].(string); !strings.Contains(info, "RabbitMQ "+tc.want) {
+				t.Errorf("%v: information = %q", tc.v, info)
+			}
+		})
+	}
+}
+
+// Before connection.tune-ok the largest frame is 4096 bytes until 4.1 and
+// 8192 from 4.1 (RS@v4.1.8 rabbit_reader:start_connection/5,
+// initial_frame_max; release-notes/4.1.0.md): a connection.start-ok of
+// about 6000 bytes is refused on 4.0 and answered with connection.tune
+// on 4.1.
+func TestFrameMaxBeforeTune41(t *testing.T) {
+	big := protocol.Table{"product": strings.Repeat("x", 6000)}
+	for _, tc := range []struct {
+		v        sim.Version
+		accepted bool
+	}{{sim.V4_0, false}, {sim.V4_1, true}} {
+		synctest.Test(t, func(t *testing.T) {
+			c := dialRaw(t, newProfileServer(t, tc.v))
+			c.fw.SetFrameMax(1 << 20)
+			c.fw.WriteProtocolHeader()
+			c.expect()
+			c.send(0, &ConnectionStartOk{ClientProperties: big, Mechanism: "PLAIN", Response: "\x00guest\x00guest"})
+			_, tuned := c.next().(*ConnectionTune)
+			if tuned != tc.accepted {
+				t.Errorf("%v: a 6000-byte start-ok answered with tune = %t, want %t", tc.v, tuned, tc.accepted)
+			}
+		})
+	}
+}
+
+// From 4.0 max_message_size defaults to 16 MiB (release-notes/4.0.1.md;
+// RS@v4.0.9 rabbit_channel:check_msg_size/2): a body of 16 MiB + 1 closes
+// the channel with 406; on 3.13 the limit is 128 MiB and it is taken.
+func TestMaxMessageSize40(t *testing.T) {
+	const size = 16777217
+	for _, tc := range []struct {
+		v       sim.Version
+		refused bool
+	}{{sim.V3_13, false}, {sim.V4_0, true}} {
+		synctest.Test(t, func(t *testing.T) {
+			s := newProfileServer(t, tc.v)
+			c := dialRaw(t, s)
+			c.ready()
+			openChannel(c, 1)
+			c.send(1, &QueueDeclare{Queue: "big", Durable: true})
+			c.expect()
+			c.send(1, &BasicPublish{RoutingKey: "big"})
+			c.raw(FrameHeader, 1, header(60, size))
+			chunk := make([]byte, 131072-FrameOverhead)
+			for sent := 0; sent < size; sent += len(chunk) {
+				c.raw(FrameBody, 1, chunk[:min(len(chunk), size-sent)])
+			}
+			c.send(1, &QueueDeclare{Queue: "big", Passive: true})
+			m := c.expect()
+			if tc.refused {
+				want := "PRECONDITION_FAILED - message size 16777217 is larger than configured max size 16777216"
+				if cl, ok := m.(*ChannelClose); !ok || cl.ReplyCode != 406 || cl.ReplyText != want {
+					t.Fatalf("%v: got %#v, want channel.close 406 %q", tc.v, m, want)
+				}
+				return
+			}
+			if ok, _ := m.(*QueueDeclareOk); ok == nil || ok.MessageCount != 1 {
+				t.Fatalf("%v: got %#v, want declare-ok with the message", tc.v, m)
+			}
+		})
+	}
+}

@@ -74,6 +74,15 @@
 // examples/worker package). CheckQueue, CheckCounts and CheckMessages
 // assert the broker's state with a diff.
 //
+// # Management API
+//
+// Management is RabbitMQ's management HTTP API for the broker (package
+// mgmt) as an http.Handler, and ManagementURL serves it on loopback, for
+// code and tools that list queues or connections, declare through HTTP or
+// close connections by name (DELETE /api/connections/NAME, 320
+// CONNECTION_FORCED with the X-Reason text), authenticated as the URL's
+// user.
+//
 // # TLS and failure reports
 //
 // WithTLS serves amqps with a certificate generated in memory, and
@@ -91,11 +100,14 @@ import (
 	"crypto/tls"
 	"fmt"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/amqpsim/amqpsim/mgmt"
 	"github.com/amqpsim/amqpsim/protocol"
 	"github.com/amqpsim/amqpsim/sim"
 	"github.com/amqpsim/amqpsim/wire"
@@ -194,6 +206,12 @@ type Server struct {
 	refuseUntil time.Time
 	transports  []*faultConn
 
+	// mgmt is the management API's handler; httpOnce starts httpSrv, its
+	// loopback listener, at the first ManagementURL.
+	mgmt     *mgmt.Handler
+	httpOnce sync.Once
+	httpSrv  *httptest.Server
+
 	closeOnce sync.Once
 }
 
@@ -259,7 +277,7 @@ func Start(opts ...Option) (*Server, error) {
 	ws := wire.NewServer(b)
 	ws.Heartbeat = cfg.heartbeat
 	ws.Logf = cfg.logf
-	s := &Server{cfg: cfg, broker: b, wire: ws}
+	s := &Server{cfg: cfg, broker: b, wire: ws, mgmt: mgmt.NewHandler(b, mgmt.WithClockControl(cfg.clock != WallClock))}
 	if cfg.tls {
 		var err error
 		if s.tlsServer, s.tlsClient, err = newTLS(); err != nil {
@@ -340,6 +358,25 @@ func (s *Server) Dial(network, addr string) (net.Conn, error) {
 	return cc, nil
 }
 
+// Management returns the broker's management HTTP API (package mgmt):
+// RabbitMQ's /api/... resources, with basic authentication as the URL's
+// user (or any broker user with a management tag). Serve it yourself, or
+// call it in process with httptest.NewRecorder, which also works inside
+// a synctest bubble.
+func (s *Server) Management() http.Handler { return s.mgmt }
+
+// ManagementURL serves Management on a loopback TCP listener, started at
+// the first call and closed by Close, and returns its base URL
+// ("http://127.0.0.1:PORT", no trailing slash, no credentials), the
+// address of RabbitMQ's port 15672. Outside a synctest bubble only.
+func (s *Server) ManagementURL() string {
+	s.httpOnce.Do(func() { s.httpSrv = httptest.NewServer(s.mgmt) })
+	if s.httpSrv == nil {
+		panic("amqptest: ManagementURL after Close")
+	}
+	return s.httpSrv.URL
+}
+
 // Broker returns the simulated broker, to inspect and drive directly.
 func (s *Server) Broker() *sim.Broker { return s.broker }
 
@@ -353,6 +390,10 @@ func (s *Server) Wire() *wire.Server { return s.wire }
 func (s *Server) Close() {
 	s.closeOnce.Do(func() {
 		s.dropStalled()
+		s.httpOnce.Do(func() {}) // no listener from now on
+		if s.httpSrv != nil {
+			s.httpSrv.Close()
+		}
 		s.wire.Close()
 		if s.served != nil {
 			<-s.served // Serve's ErrServerClosed, or an earlier accept error

@@ -96,7 +96,7 @@ func (ch *Channel) Consume(queueName string, o ConsumeOptions) (*Consumer, error
 		if !o.NoAck {
 			s.Prefetch = ch.core.Prefetch()
 		}
-		cs = &Consumer{ch: ch, q: q}
+		cs = &Consumer{ch: ch, q: q, args: o.Args}
 		cs.core = consumer.New(s, g, cs)
 		ch.consumers[tag] = cs
 		ch.order = append(ch.order, cs)

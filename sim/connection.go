@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
+	"time"
 
 	"github.com/amqpsim/amqpsim/protocol"
 )
@@ -50,6 +51,21 @@ type ConnectOptions struct {
 	// writer is blocked. 0 means DefaultMaxUnsent for a shell (Notify set)
 	// and no bound in process; negative means no bound.
 	MaxUnsent int
+	// ClientProperties, PeerName ("host:port" of the client's end of the
+	// socket), SockName (the broker's end), AuthMechanism, FrameMax and
+	// Heartbeat (the negotiated ones) describe the connection for
+	// inspection (Connection.Info, the management API); the broker does
+	// not use them.
+	ClientProperties   Table
+	PeerName, SockName string
+	AuthMechanism      string
+	FrameMax           uint32
+	Heartbeat          time.Duration
+	// Direct marks a connection a plugin opens inside the broker for a
+	// user it has authenticated itself (the management API's, for its
+	// declare, delete and get), as RabbitMQ's direct connections: no
+	// password is checked, and it is not a client's network connection.
+	Direct bool
 	// Batched is set by shells that call Connection.Idle when the
 	// client's frames run out: publisher confirms then wait for it and go
 	// out coalesced, as RabbitMQ's channel sends what is ready when its
@@ -81,6 +97,8 @@ type Connection struct {
 	// blocked: a resource alarm stopped the connection's publishes.
 	blocked bool
 	closed  error
+	// connectedAt is the virtual time it opened.
+	connectedAt time.Time
 }
 
 // Connect opens a connection to the default vhost as the default user; it
@@ -109,6 +127,10 @@ func (b *Broker) Dial(o ConnectOptions) (*Connection, error) {
 		if _, ok := b.users[o.User]; !ok {
 			return nil, &LoginError{User: o.User, Reason: fmt.Sprintf("user '%s' - invalid credentials", o.User)}
 		}
+	} else if o.Direct {
+		if _, ok := b.users[o.User]; !ok {
+			return nil, &LoginError{User: o.User, Reason: fmt.Sprintf("user '%s' - invalid credentials", o.User)}
+		}
 	} else if _, err := b.authenticate(o.User, o.Password, o.LocalAddr); err != nil {
 		return nil, err
 	}
@@ -123,7 +145,7 @@ func (b *Broker) Dial(o ConnectOptions) (*Connection, error) {
 	if o.Name == "" {
 		o.Name = fmt.Sprintf("conn%d", b.nextConnID)
 	}
-	c := &Connection{b: b, id: b.nextConnID, name: o.Name, vhost: v, user: o.User, opts: o, channels: map[uint16]*Channel{}}
+	c := &Connection{b: b, id: b.nextConnID, name: o.Name, vhost: v, user: o.User, opts: o, channels: map[uint16]*Channel{}, connectedAt: b.now}
 	c.out.notify = o.Notify
 	b.conns = append(b.conns, c)
 	b.record(connEvent(EventConnectionOpen, c, 0))

@@ -21,6 +21,8 @@ type Consumer struct {
 	unread    []uint64
 	read      int
 	cancelled bool
+	// args are basic.consume's arguments, for inspection.
+	args Table
 }
 
 // Tag returns the consumer tag.
@@ -132,6 +134,7 @@ func (c *Consumer) stats() ConsumerStats {
 	return ConsumerStats{
 		Tag: cc.Tag, Queue: c.q.Name(), Channel: c.ch.id, Prefetch: prefetch, Outstanding: cc.Outstanding(),
 		NoAck: cc.NoAck, Priority: cc.Priority, Blocked: cc.Blocked(), Active: active && !c.cancelled,
+		Exclusive: cc.Exclusive, Args: c.args,
 	}
 }
 

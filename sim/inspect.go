@@ -82,7 +82,7 @@ func (ch *Channel) Stats() ChannelStats {
 	s := ChannelStats{
 		Channel: ch.id, Prefetch: ch.core.Prefetch(), GlobalLimit: limit, GlobalVolume: volume,
 		Unacked: ch.core.Unacked(), NextTag: ch.core.LastTag() + 1,
-		Confirming: ch.confirming, LastPublishTag: ch.publishTag,
+		Confirming: ch.confirming, LastPublishTag: ch.publishTag, Transactional: ch.tx != nil,
 	}
 	for _, cs := range ch.order {
 		if !cs.cancelled {

@@ -43,7 +43,7 @@ func TestChannelAndConsumerStats(t *testing.T) {
 		Channel: 1, Prefetch: 0, GlobalLimit: 5, GlobalVolume: 1, Unacked: 1, NextTag: 4,
 		Consumers: []sim.ConsumerStats{
 			{Tag: "a", Queue: "q", Channel: 1, Prefetch: 1, Outstanding: 1, Blocked: true, Active: true},
-			{Tag: "b", Queue: "q", Channel: 1, NoAck: true, Priority: -2, Active: true},
+			{Tag: "b", Queue: "q", Channel: 1, NoAck: true, Priority: -2, Active: true, Args: sim.Table{"x-priority": int32(-2)}},
 		},
 	}
 	diff(t, "channel stats", want, e.ch.Stats())

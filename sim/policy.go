@@ -206,6 +206,21 @@ func (v *vhost) policyFor(name, kind string) Table {
 // pickPolicy returns the definition of the highest-priority policy of
 // policies that applies to name, or nil.
 func pickPolicy(policies map[string]*policy, name, kind string) Table {
+	if p := bestOf(policies, name, kind); p != nil {
+		return p.Definition
+	}
+	return nil
+}
+
+// bestPolicy returns the (user) policy that applies to the queue or
+// exchange name, or nil; bestOperatorPolicy the operator policy.
+func (v *vhost) bestPolicy(name, kind string) *policy { return bestOf(v.policies, name, kind) }
+
+func (v *vhost) bestOperatorPolicy(name string) *policy { return bestOf(v.opPolicies, name, "queues") }
+
+// bestOf returns the highest-priority policy of policies that applies to
+// name, or nil.
+func bestOf(policies map[string]*policy, name, kind string) *policy {
 	var best *policy
 	for _, p := range policies {
 		if (p.ApplyTo != "all" && p.ApplyTo != kind) || !p.re.MatchString(name) {
@@ -215,10 +230,7 @@ func pickPolicy(policies map[string]*policy, name, kind string) Table {
 			best = p
 		}
 	}
-	if best == nil {
-		return nil
-	}
-	return best.Definition
+	return best
 }
 
 // applyPolicies makes the vhost's policies take effect on its queues and

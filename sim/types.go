@@ -163,6 +163,8 @@ type ConsumerStats struct {
 	Priority    int
 	Blocked     bool // out of the rotation until credit returns
 	Active      bool // false for a waiting single-active-consumer
+	Exclusive   bool
+	Args        Table // basic.consume's arguments
 }
 
 // ChannelStats is one channel's delivery state.
@@ -176,6 +178,7 @@ type ChannelStats struct {
 	NextTag        uint64 // tag of the next deliver or get-ok; 1 on a new channel
 	Confirming     bool
 	LastPublishTag uint64
+	Transactional  bool // tx.select was called
 }
 
 // Epoch returns where the virtual clock starts unless Config.Start says

@@ -145,6 +145,13 @@ func (c *serverConn) handshake() bool {
 		Notify:          c.signal,
 		AwaitCloseOk:    true,
 		Batched:         true,
+		// For inspection (the management API's connection list).
+		ClientProperties: startOk.ClientProperties,
+		PeerName:         c.nc.RemoteAddr().String(),
+		SockName:         c.nc.LocalAddr().String(),
+		AuthMechanism:    startOk.Mechanism,
+		FrameMax:         c.frameMax,
+		Heartbeat:        c.heartbeat,
 	})
 	if le := (*sim.LoginError)(nil); errors.As(err, &le) {
 		// The user went between start-ok and open.

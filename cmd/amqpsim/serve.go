@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"crypto/tls"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -13,13 +12,12 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
-	"github.com/amqpsim/amqpsim/protocol"
+	"github.com/amqpsim/amqpsim/mgmt"
 	"github.com/amqpsim/amqpsim/sim"
 	"github.com/amqpsim/amqpsim/wire"
 )
@@ -63,7 +61,7 @@ func parseServe(args []string, stderr io.Writer) (serveOptions, error) {
 	fs.StringVar(&o.definitions, "definitions", "", "RabbitMQ definitions file (JSON, as rabbitmqctl export_definitions writes it) to import at start")
 	fs.Var(&o.vhosts, "vhost", "extra virtual host besides \"/\" (repeatable)")
 	fs.DurationVar(&o.consumerTimeout, "consumer-timeout", 0, "RabbitMQ's consumer_timeout (default 30m; negative disables)")
-	fs.StringVar(&o.http, "http", "", "address for the HTTP API (GET /api/queues, POST /api/sim/advance?by=30m); empty: none")
+	fs.StringVar(&o.http, "http", "", "address for RabbitMQ's management HTTP API and the simulator's controls (POST /api/sim/advance?by=30m), with basic auth; empty: none")
 	fs.Uint64Var(&o.seed, "seed", 0, "seed of the broker's random choices (generated names)")
 	fs.Var(&o.version, "rabbitmq", "the RabbitMQ release to simulate: 3.10 (default), 3.12, 3.13, 4.0, 4.1, 4.2 or 4.3")
 	permit := permitFlag(fs)
@@ -160,14 +158,15 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		hs := &http.Server{Handler: apiHandler(b, o.clock == "manual"), ReadHeaderTimeout: 10 * time.Second}
+		h := mgmt.NewHandler(b, mgmt.WithClockControl(o.clock == "manual"))
+		hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			_ = hs.Serve(hl)
 		}()
 		defer hs.Close()
-		fmt.Fprintf(stdout, "amqpsim: HTTP API on http://%s/api/queues\n", hl.Addr())
+		fmt.Fprintf(stdout, "amqpsim: management HTTP API on http://%s/api/ (basic auth as %s)\n", hl.Addr(), o.user)
 	}
 
 	if o.clock == "wall" {
@@ -197,181 +196,4 @@ func followWallClock(ctx context.Context, b *sim.Broker) {
 			last = now
 		}
 	}
-}
-
-// queueJSON is a queue as RabbitMQ's management API shows it (the fields
-// amqpsim knows).
-type queueJSON struct {
-	Name                   string `json:"name"`
-	Vhost                  string `json:"vhost"`
-	Messages               int    `json:"messages"`
-	MessagesReady          int    `json:"messages_ready"`
-	MessagesUnacknowledged int    `json:"messages_unacknowledged"`
-	MessageBytesReady      int64  `json:"message_bytes_ready"`
-	Consumers              int    `json:"consumers"`
-}
-
-func toJSON(s sim.QueueStats) queueJSON {
-	return queueJSON{Name: s.Name, Vhost: s.Vhost, Messages: s.Ready + s.Unacked, MessagesReady: s.Ready,
-		MessagesUnacknowledged: s.Unacked, MessageBytesReady: s.Bytes, Consumers: s.Consumers}
-}
-
-// apiHandler serves a small part of RabbitMQ's management API, and the
-// simulator's clock control.
-func apiHandler(b *sim.Broker, manual bool) http.Handler {
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /api/queues", func(w http.ResponseWriter, r *http.Request) {
-		out := []queueJSON{}
-		for _, s := range b.Queues() {
-			out = append(out, toJSON(s))
-		}
-		writeJSON(w, http.StatusOK, out)
-	})
-	// ServeMux patterns cannot match the escaped "/" of vhost "/" (%2F), so
-	// the segments are split from the escaped path by hand.
-	mux.HandleFunc("GET /api/queues/", func(w http.ResponseWriter, r *http.Request) {
-		var segs []string
-		for _, s := range strings.Split(strings.TrimPrefix(r.URL.EscapedPath(), "/api/queues/"), "/") {
-			u, err := url.PathUnescape(s)
-			if err != nil {
-				segs = nil
-				break
-			}
-			segs = append(segs, u)
-		}
-		switch len(segs) {
-		case 1:
-			out := []queueJSON{}
-			for _, s := range b.Queues() {
-				if s.Vhost == segs[0] {
-					out = append(out, toJSON(s))
-				}
-			}
-			writeJSON(w, http.StatusOK, out)
-		case 2:
-			if s, err := b.QueueStats(segs[0], segs[1]); err == nil {
-				writeJSON(w, http.StatusOK, toJSON(s))
-				return
-			}
-			fallthrough
-		default:
-			writeJSON(w, http.StatusNotFound, map[string]string{"error": "Object Not Found", "reason": "Not Found"})
-		}
-	})
-	mux.HandleFunc("GET /api/sim/now", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]string{"now": b.Now().Format(time.RFC3339Nano)})
-	})
-	mux.HandleFunc("POST /api/sim/advance", func(w http.ResponseWriter, r *http.Request) {
-		if !manual {
-			writeJSON(w, http.StatusConflict, map[string]string{"error": "the clock follows the wall clock; start with --clock manual to advance it"})
-			return
-		}
-		d, err := time.ParseDuration(r.URL.Query().Get("by"))
-		if err != nil || d < 0 {
-			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "by must be a non-negative duration such as 30m"})
-			return
-		}
-		if err := b.Advance(d); err != nil {
-			writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
-			return
-		}
-		writeJSON(w, http.StatusOK, map[string]string{"now": b.Now().Format(time.RFC3339Nano)})
-	})
-	// Faults, for clients in any language (amqptest has the same for Go).
-	mux.HandleFunc("POST /api/sim/restart", func(w http.ResponseWriter, r *http.Request) {
-		b.Restart()
-		writeJSON(w, http.StatusOK, map[string]string{"restarted": "true"})
-	})
-	mux.HandleFunc("POST /api/sim/close-connections", func(w http.ResponseWriter, r *http.Request) {
-		reason := r.URL.Query().Get("reason")
-		if reason == "" {
-			// The management API's default (rabbit_mgmt_wm_connection's
-			// force_close_connection, without an X-Reason header).
-			reason = "Closed via management plugin"
-		}
-		n := 0
-		for _, c := range b.Connections() {
-			if c.CloseWithError(sim.Forced(reason)) {
-				n++
-			}
-		}
-		writeJSON(w, http.StatusOK, map[string]int{"closed": n})
-	})
-	mux.HandleFunc("POST /api/sim/alarm", func(w http.ResponseWriter, r *http.Request) {
-		q := r.URL.Query()
-		alarms := map[string]sim.Alarm{"memory": sim.AlarmMemory, "disk": sim.AlarmDisk}
-		a, okA := alarms[q.Get("resource")]
-		on, err := strconv.ParseBool(q.Get("on"))
-		if !okA || err != nil {
-			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "want resource=memory or disk and on=true or false"})
-			return
-		}
-		b.SetAlarm(a, on)
-		writeJSON(w, http.StatusOK, map[string]bool{"memory": b.Alarms()&sim.AlarmMemory != 0, "disk": b.Alarms()&sim.AlarmDisk != 0})
-	})
-	mux.HandleFunc("POST /api/sim/close-at-delivery", func(w http.ResponseWriter, r *http.Request) {
-		f, err := deliveryFault(r.URL.Query())
-		if err == nil {
-			err = b.CloseAtDelivery(f)
-		}
-		if err != nil {
-			writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
-			return
-		}
-		writeJSON(w, http.StatusOK, map[string]int{"armed": b.ArmedFaults()})
-	})
-	mux.HandleFunc("POST /api/sim/nack-publishes", func(w http.ResponseWriter, r *http.Request) {
-		n, err := strconv.Atoi(r.URL.Query().Get("n"))
-		if err != nil || n < 0 {
-			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "n must be a non-negative integer"})
-			return
-		}
-		b.NackPublishes(n)
-		writeJSON(w, http.StatusOK, map[string]int{"nack": n})
-	})
-	return mux
-}
-
-// deliveryFault reads close-at-delivery's query: n, close=channel (the
-// default), connection, every or consumer-timeout, optional queue and
-// consumer to count only their deliveries, and the close's code and text
-// (by default 406 for a channel, 320 for a connection, "fault injected").
-func deliveryFault(q url.Values) (sim.DeliveryFault, error) {
-	var f sim.DeliveryFault
-	n, err := strconv.Atoi(q.Get("n"))
-	if err != nil || n < 1 {
-		return f, errors.New("n must be a positive integer: the fault fires at the nth delivery from now")
-	}
-	f.N, f.Queue, f.ConsumerTag = n, q.Get("queue"), q.Get("consumer")
-	code := protocol.ConnectionForced
-	switch q.Get("close") {
-	case "", "channel":
-		f.Action, code = sim.FaultCloseChannel, protocol.PreconditionFailed
-	case "connection":
-		f.Action = sim.FaultCloseConnection
-	case "every":
-		f.Action = sim.FaultCloseEveryConnection
-	case "consumer-timeout":
-		f.Action = sim.FaultConsumerTimeout
-		return f, nil
-	default:
-		return f, errors.New("close must be channel, connection, every or consumer-timeout")
-	}
-	if c := q.Get("code"); c != "" {
-		if code, err = strconv.Atoi(c); err != nil || protocol.CodeName(code) == "" {
-			return f, fmt.Errorf("code %q is not an AMQP reply code", c)
-		}
-	}
-	text := q.Get("text")
-	if text == "" {
-		text = "fault injected"
-	}
-	f.Err = protocol.Errorf(code, protocol.Method{}, "%s", text)
-	return f, nil
-}
-
-func writeJSON(w http.ResponseWriter, code int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(code)
-	_ = json.NewEncoder(w).Encode(v)
 }

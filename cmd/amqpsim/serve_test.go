@@ -60,7 +60,7 @@ func startServe(t *testing.T, args ...string) (amqpURL, apiURL string) {
 			want--
 		}
 		if _, rest, ok := strings.Cut(l, "HTTP API on "); ok {
-			apiURL = strings.TrimSuffix(rest, "/api/queues")
+			apiURL, _, _ = strings.Cut(rest, "/api/ ")
 			want--
 		}
 	}
@@ -74,6 +74,7 @@ func startServe(t *testing.T, args ...string) (amqpURL, apiURL string) {
 func getJSON(t *testing.T, method, url string, v any) int {
 	t.Helper()
 	req, _ := http.NewRequest(method, url, nil)
+	req.SetBasicAuth("guest", "guest")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -268,6 +269,36 @@ func TestServeFaults(t *testing.T) {
 	for _, bad := range []string{"/api/sim/alarm?resource=cpu&on=true", "/api/sim/alarm?resource=disk&on=maybe", "/api/sim/nack-publishes?n=-1"} {
 		if code := getJSON(t, "POST", api+bad, nil); code != 400 {
 			t.Errorf("%s: status %d, want 400", bad, code)
+		}
+	}
+}
+
+// TestServeHTTPAuthenticates: the management API and the simulator's
+// controls answer only the broker's users, as RabbitMQ's plugin does.
+func TestServeHTTPAuthenticates(t *testing.T) {
+	_, api := startServe(t, "--addr", "127.0.0.1:0", "--http", "127.0.0.1:0", "--clock", "manual", "--user", "ops", "--pass", "s3cret")
+	for _, c := range []struct {
+		method, path, user, pass string
+		want                     int
+	}{
+		{"GET", "/api/overview", "", "", 401},
+		{"GET", "/api/overview", "ops", "wrong", 401},
+		{"POST", "/api/sim/advance?by=1m", "", "", 401},
+		{"POST", "/api/sim/restart", "ops", "wrong", 401},
+		{"GET", "/api/overview", "ops", "s3cret", 200},
+		{"POST", "/api/sim/advance?by=1m", "ops", "s3cret", 200},
+	} {
+		req, _ := http.NewRequest(c.method, api+c.path, nil)
+		if c.user != "" {
+			req.SetBasicAuth(c.user, c.pass)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != c.want {
+			t.Errorf("%s %s as %q: %d, want %d", c.method, c.path, c.user, resp.StatusCode, c.want)
 		}
 	}
 }

@@ -117,6 +117,7 @@ type mCons struct {
 	q           *mQueue
 	noAck       bool
 	exclusive   bool
+	args        sim.Table // basic.consume's arguments, shown in ConsumerStats
 	prio        int
 	prefetch    int
 	outstanding int

@@ -231,6 +231,7 @@ func (m *model) observe(r result) observation {
 					st.Consumers = append(st.Consumers, sim.ConsumerStats{
 						Tag: c.tag, Queue: c.q.name, Channel: ch.id, Prefetch: c.prefetch, Outstanding: c.outstanding,
 						NoAck: c.noAck, Priority: c.prio, Blocked: c.blocked, Active: !c.q.sac || c.q.active == c,
+						Exclusive: c.exclusive, Args: c.args,
 					})
 				}
 			}

@@ -27,7 +27,7 @@ func (m *model) consume(ch *mChan, o scenarios.Consume) *errInfo {
 	if q.exclusive || o.Exclusive && (len(q.consumers) > 0 || q.sac) {
 		return protoErr(403, "basic.consume", "%s in exclusive use", m.resource(q.name))
 	}
-	c := &mCons{tag: o.Tag, ch: ch, q: q, noAck: o.NoAck, exclusive: o.Exclusive, prio: xPriority(o)}
+	c := &mCons{tag: o.Tag, ch: ch, q: q, noAck: o.NoAck, exclusive: o.Exclusive, args: o.Args, prio: xPriority(o)}
 	if !o.NoAck { // no-ack consumers get no credit entry: unlimited
 		c.prefetch = ch.prefetch
 		if m.mutant {

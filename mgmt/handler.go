@@ -1,0 +1,421 @@
+package mgmt
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/amqpsim/amqpsim/sim"
+)
+
+// Option configures a handler.
+type Option func(*Handler)
+
+// WithClockControl says whether POST /api/sim/advance may move the
+// broker's virtual clock (the default); false answers it with 409, for a
+// server whose clock follows the wall clock.
+func WithClockControl(ok bool) Option { return func(h *Handler) { h.advance = ok } }
+
+// Handler serves the management API for one broker. It is safe for
+// concurrent use.
+type Handler struct {
+	b       *sim.Broker
+	advance bool
+	routes  []route
+}
+
+// NewHandler returns the management API of b.
+func NewHandler(b *sim.Broker, opts ...Option) *Handler {
+	h := &Handler{b: b, advance: true}
+	for _, o := range opts {
+		o(h)
+	}
+	h.routes = h.table()
+	return h
+}
+
+// access is what a route requires of the user, by RabbitMQ's management
+// tags: management ⊂ policymaker ⊂ administrator. (Monitoring, which
+// management ⊂ monitoring ⊂ administrator, widens what a user sees, not
+// what it may call: see seesAll.)
+type access int
+
+const (
+	needManagement access = iota
+	needPolicymaker
+	needAdministrator
+)
+
+// route is one resource: a path pattern ("{}" matches one segment) and a
+// function per method.
+type route struct {
+	pattern []string
+	methods map[string]endpoint
+}
+
+type endpoint struct {
+	need access
+	fn   func(r *request) response
+}
+
+// request is a request matched to its route.
+type request struct {
+	*http.Request
+	h    *Handler
+	args []string // the "{}" segments, unescaped
+	user sim.User
+}
+
+// response is what an endpoint answers: a status and a JSON body (nil for
+// none).
+type response struct {
+	status int
+	body   any
+	header http.Header
+}
+
+func ok(body any) response { return response{status: http.StatusOK, body: body} }
+
+var noContent = response{status: http.StatusNoContent}
+
+// apiError is RabbitMQ's error body.
+func apiError(status int, errName string, reason any) response {
+	return response{status: status, body: map[string]any{"error": errName, "reason": reason}}
+}
+
+// notFound is the answer for a missing object or path.
+var notFound = apiError(http.StatusNotFound, "Object Not Found", "Not Found")
+
+func badRequest(reason any) response { return apiError(http.StatusBadRequest, "bad_request", reason) }
+
+func notAuthorised(reason string) response {
+	return apiError(http.StatusUnauthorized, "not_authorised", reason)
+}
+
+// internalError is RabbitMQ's answer when a handler crashes on input it
+// did not expect (a body field of the wrong type, an unknown ackmode):
+// 500 with no body. The handler gives it where RabbitMQ 3.10.8 does
+// (recorded), never by panicking.
+var internalError = response{status: http.StatusInternalServerError}
+
+// ServeHTTP dispatches a request as RabbitMQ's management plugin does
+// (cowboy_rest's order): an unknown path is 404, a known one with a
+// method it lacks 405 (before authentication), then the credentials and
+// the user's tags, then the resource.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	segs, okPath := splitPath(r.URL.EscapedPath())
+	var rt *route
+	var args []string
+	if okPath {
+		for i := range h.routes {
+			if a, match := h.routes[i].match(segs); match {
+				rt, args = &h.routes[i], a
+				break
+			}
+		}
+	}
+	if rt == nil {
+		write(w, notFound)
+		return
+	}
+	method := r.Method
+	if method == http.MethodHead {
+		method = http.MethodGet
+	}
+	ep, has := rt.methods[method]
+	if !has {
+		w.Header().Set("Allow", rt.allow())
+		write(w, response{status: http.StatusMethodNotAllowed})
+		return
+	}
+	u, denied := h.authenticate(r, ep.need)
+	if denied != nil {
+		write(w, *denied)
+		return
+	}
+	write(w, ep.fn(&request{Request: r, h: h, args: args, user: u}))
+}
+
+// splitPath splits an escaped path into unescaped segments, so that the
+// vhost "/" can be written %2F.
+func splitPath(p string) ([]string, bool) {
+	p = strings.TrimSuffix(p, "/")
+	var out []string
+	for _, s := range strings.Split(strings.TrimPrefix(p, "/"), "/") {
+		u, err := url.PathUnescape(s)
+		if err != nil {
+			return nil, false
+		}
+		out = append(out, u)
+	}
+	return out, true
+}
+
+func (rt *route) match(segs []string) ([]string, bool) {
+	if len(segs) != len(rt.pattern) {
+		return nil, false
+	}
+	var args []string
+	for i, p := range rt.pattern {
+		switch {
+		case p == "{}":
+			args = append(args, segs[i])
+		case p != segs[i]:
+			return nil, false
+		}
+	}
+	return args, true
+}
+
+// allow is the Allow header of a 405, in the order RabbitMQ lists them.
+func (rt *route) allow() string {
+	out := []string{"HEAD"}
+	for _, m := range []string{"GET", "POST", "PUT", "DELETE"} {
+		if _, ok := rt.methods[m]; ok {
+			out = append(out, m)
+		}
+	}
+	return strings.Join(append(out, "OPTIONS"), ", ")
+}
+
+// authenticate checks the request's basic credentials against the
+// broker's users and the user's tags against need. RabbitMQ's answers
+// (recorded): no credentials is 401 with no body, wrong ones "Login
+// failed" (spelled not_authorized, unlike the others), both with a
+// WWW-Authenticate challenge; a user without a management tag "Not
+// management user", without the challenge.
+func (h *Handler) authenticate(r *http.Request, need access) (sim.User, *response) {
+	challenge := http.Header{"Www-Authenticate": {`Basic realm="RabbitMQ Management"`}}
+	name, pass, has := r.BasicAuth()
+	if !has {
+		return sim.User{}, &response{status: http.StatusUnauthorized, header: challenge}
+	}
+	u, err := h.b.Authenticate(name, pass, remoteLocal(r))
+	if err != nil {
+		e := apiError(http.StatusUnauthorized, "not_authorized", "Login failed")
+		e.header = challenge
+		return sim.User{}, &e
+	}
+	admin := u.HasTag(sim.TagAdministrator)
+	monitoring := admin || u.HasTag(sim.TagMonitoring)
+	policymaker := admin || u.HasTag(sim.TagPolicymaker)
+	management := monitoring || policymaker || u.HasTag(sim.TagManagement)
+	var deny string
+	switch {
+	case !management:
+		deny = "Not management user"
+	case need == needPolicymaker && !policymaker:
+		deny = "User not authorised to access object"
+	case need == needAdministrator && !admin:
+		deny = "Not administrator user"
+	}
+	if deny != "" {
+		e := notAuthorised(deny)
+		return sim.User{}, &e
+	}
+	return u, nil
+}
+
+// remoteLocal is the address the HTTP client connected to, for the
+// loopback rule of guest.
+func remoteLocal(r *http.Request) netip.Addr {
+	if a, ok := r.Context().Value(http.LocalAddrContextKey).(interface{ String() string }); ok {
+		if ap, err := netip.ParseAddrPort(a.String()); err == nil {
+			return ap.Addr()
+		}
+	}
+	return netip.Addr{}
+}
+
+func write(w http.ResponseWriter, resp response) {
+	for k, v := range resp.header {
+		w.Header()[k] = v
+	}
+	if resp.body == nil {
+		w.WriteHeader(resp.status)
+		return
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(resp.body); err != nil {
+		w.WriteHeader(http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(resp.status)
+	_, _ = w.Write(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+}
+
+// maxBody bounds a request body: a definitions file of a large broker
+// fits; a client cannot make the handler hold more.
+const maxBody = 64 << 20
+
+// decodeObject reads the request body as a JSON object, numbers kept
+// exact; RabbitMQ's answer for anything else is "not_json".
+func (r *request) decodeObject() (map[string]any, *response) {
+	raw, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	if err != nil || len(raw) > maxBody {
+		e := badRequest("not_json")
+		return nil, &e
+	}
+	var m map[string]any
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&m); err != nil || m == nil || dec.More() {
+		e := badRequest("not_json")
+		return nil, &e
+	}
+	return m, nil
+}
+
+// keysMissing is RabbitMQ's 400 for required body keys that are absent,
+// or nil when all are there.
+func keysMissing(m map[string]any, keys ...string) *response {
+	var missing []string
+	for _, k := range keys {
+		if _, ok := m[k]; !ok {
+			missing = append(missing, "{key_missing,"+k+"}")
+		}
+	}
+	if missing == nil {
+		return nil
+	}
+	e := badRequest("[" + strings.Join(missing, ",") + "]")
+	return &e
+}
+
+// boolField reads an optional boolean body field; RabbitMQ's error for
+// another type is ["not_boolean", value].
+func boolField(m map[string]any, k string) (bool, *response) {
+	v, has := m[k]
+	if !has {
+		return false, nil
+	}
+	b, isBool := v.(bool)
+	if !isBool {
+		e := badRequest([]any{"not_boolean", v})
+		return false, &e
+	}
+	return b, nil
+}
+
+// tableField reads an optional "arguments" object as an AMQP table.
+// RabbitMQ crashes (500) on a non-object.
+func tableField(m map[string]any, k string) (sim.Table, *response) {
+	v, has := m[k]
+	if !has || v == nil {
+		return sim.Table{}, nil
+	}
+	obj, isObj := v.(map[string]any)
+	if !isObj {
+		return nil, &internalError
+	}
+	return toTable(obj), nil
+}
+
+// toTable converts decoded JSON to an AMQP table: integers become int64
+// (RabbitMQ's long), other numbers float64.
+func toTable(m map[string]any) sim.Table {
+	t := sim.Table{}
+	for k, v := range m {
+		t[k] = toAMQP(v)
+	}
+	return t
+}
+
+func toAMQP(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		if n, err := x.Int64(); err == nil {
+			return n
+		}
+		f, _ := x.Float64()
+		return f
+	case map[string]any:
+		return toTable(x)
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = toAMQP(e)
+		}
+		return out
+	}
+	return v
+}
+
+// fromTable converts an AMQP table to JSON values ([]byte as a string).
+func fromTable(t sim.Table) map[string]any {
+	out := map[string]any{}
+	for k, v := range t {
+		out[k] = fromAMQP(v)
+	}
+	return out
+}
+
+func fromAMQP(v any) any {
+	switch x := v.(type) {
+	case sim.Table:
+		return fromTable(x)
+	case map[string]any:
+		return fromTable(sim.Table(x))
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = fromAMQP(e)
+		}
+		return out
+	case []byte:
+		return string(x)
+	case fmt.Stringer:
+		return x.String()
+	}
+	return v
+}
+
+// vhostExists reports whether the broker has the vhost.
+func (h *Handler) vhostExists(name string) bool { return slices.Contains(h.b.Vhosts(), name) }
+
+// canAccessVhost: administrators and monitors see every vhost, other
+// users those they have permissions in.
+func (r *request) canAccessVhost(vhost string) bool {
+	if r.user.HasTag(sim.TagAdministrator) || r.user.HasTag(sim.TagMonitoring) {
+		return true
+	}
+	_, ok := r.h.b.UserPermissions(vhost, r.user.Name)
+	return ok
+}
+
+// seesAll: monitoring users and administrators see every connection,
+// channel and consumer; others only their own.
+func (r *request) seesAll() bool {
+	return r.user.HasTag(sim.TagAdministrator) || r.user.HasTag(sim.TagMonitoring)
+}
+
+// vhostDenied is the answer for a vhost the user has no permissions in.
+var vhostDenied = notAuthorised("User not authorised to access virtual host")
+
+// brokerError turns an AMQP error from a management operation into
+// RabbitMQ's HTTP answer: 403 ACCESS_REFUSED is 401 "Access refused.",
+// others 400 with the reply text less its code name.
+func brokerError(err error) response {
+	var perr *sim.Error
+	if !errors.As(err, &perr) {
+		return badRequest(err.Error())
+	}
+	if perr.Code == 403 {
+		return notAuthorised("Access refused.")
+	}
+	text := perr.Text
+	if _, rest, found := strings.Cut(text, " - "); found {
+		text = rest
+	}
+	return badRequest(text)
+}

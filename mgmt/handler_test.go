@@ -1,0 +1,166 @@
+package mgmt_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/amqpsim/amqpsim/mgmt"
+	"github.com/amqpsim/amqpsim/sim"
+)
+
+// call serves one request in process and returns the status and the
+// decoded body.
+func call(t *testing.T, h http.Handler, method, path, user, body string) (int, any) {
+	t.Helper()
+	req := httptest.NewRequest(method, path, strings.NewReader(body))
+	if u, p, ok := strings.Cut(user, ":"); ok {
+		req.SetBasicAuth(u, p)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	var v any
+	if rec.Body.Len() > 0 {
+		if err := json.Unmarshal(rec.Body.Bytes(), &v); err != nil {
+			t.Fatalf("%s %s: body %q: %v", method, path, rec.Body, err)
+		}
+	}
+	return rec.Code, v
+}
+
+// TestAlarmsCheck: with a resource alarm raised the health check fails
+// with 503 and lists it, as rabbit_mgmt_wm_health_check_alarms answers;
+// cleared, it is 200 again.
+func TestAlarmsCheck(t *testing.T) {
+	b := sim.New(sim.Config{})
+	h := mgmt.NewHandler(b)
+	b.SetAlarm(sim.AlarmMemory, true)
+	code, body := call(t, h, "GET", "/api/health/checks/alarms", guest, "")
+	want := map[string]any{"status": "failed", "reason": "resource alarm(s) in effect in the cluster",
+		"alarms": []any{map[string]any{"node": "rabbit@amqpsim", "resource": "memory"}}}
+	if code != 503 || !cmp.Equal(body, want) {
+		t.Errorf("with a memory alarm: %d %v, want 503 %v", code, body, want)
+	}
+	b.SetAlarm(sim.AlarmMemory, false)
+	if code, body := call(t, h, "GET", "/api/health/checks/alarms", guest, ""); code != 200 {
+		t.Errorf("after clearing: %d %v", code, body)
+	}
+}
+
+// TestSimControlsNeedAdministrator: the simulator's controls are
+// authenticated like the rest of the API, and need the administrator tag.
+func TestSimControlsNeedAdministrator(t *testing.T) {
+	b := sim.New(sim.Config{})
+	if err := b.PutUser(sim.User{Name: "watcher", Password: "pw", Tags: []string{sim.TagMonitoring}}); err != nil {
+		t.Fatal(err)
+	}
+	h := mgmt.NewHandler(b)
+	for _, path := range []string{"/api/sim/advance?by=1m", "/api/sim/restart", "/api/sim/close-connections", "/api/sim/alarm?resource=disk&on=true", "/api/sim/nack-publishes?n=1", "/api/sim/close-at-delivery?n=1"} {
+		if code, _ := call(t, h, "POST", path, "", ""); code != 401 {
+			t.Errorf("POST %s without credentials: %d, want 401", path, code)
+		}
+		code, body := call(t, h, "POST", path, "watcher:pw", "")
+		if want := map[string]any{"error": "not_authorised", "reason": "Not administrator user"}; code != 401 || !cmp.Equal(body, want) {
+			t.Errorf("POST %s as a monitoring user: %d %v, want 401 %v", path, code, body, want)
+		}
+	}
+	if b.Alarms() != 0 {
+		t.Error("a refused request raised an alarm")
+	}
+	if code, body := call(t, h, "POST", "/api/sim/advance?by=90s", guest, ""); code != 200 || body.(map[string]any)["now"] != "2024-01-01T00:01:30Z" {
+		t.Errorf("advance as guest: %d %v", code, body)
+	}
+	if code, _ := call(t, mgmt.NewHandler(b, mgmt.WithClockControl(false)), "POST", "/api/sim/advance?by=1m", guest, ""); code != 409 {
+		t.Errorf("advance without clock control: %d, want 409", code)
+	}
+}
+
+// TestInProcessConnectionNames: connections without socket addresses get
+// distinct RabbitMQ-shaped names, so each can be found and closed by name.
+func TestInProcessConnectionNames(t *testing.T) {
+	b := sim.New(sim.Config{})
+	c1, c2 := b.Connect("a"), b.Connect("b")
+	h := mgmt.NewHandler(b)
+	_, body := call(t, h, "GET", "/api/connections", guest, "")
+	list := body.([]any)
+	if len(list) != 2 {
+		t.Fatalf("%d connections listed, want 2", len(list))
+	}
+	n1, n2 := list[0].(map[string]any)["name"], list[1].(map[string]any)["name"]
+	if n1 == n2 || !nameShape.MatchString(n1.(string)) {
+		t.Errorf("names %q and %q: want distinct, of RabbitMQ's shape", n1, n2)
+	}
+	if code, _ := call(t, h, "DELETE", "/api/connections/"+strings.ReplaceAll(n2.(string), " ", "%20"), guest, ""); code != 204 {
+		t.Errorf("DELETE %s: %d", n2, code)
+	}
+	if c1.Err() != nil || c2.Err() == nil {
+		t.Errorf("after closing %s: a: %v, b: %v", n2, c1.Err(), c2.Err())
+	}
+	if !strings.Contains(c2.Err().Error(), "CONNECTION_FORCED - Closed via management plugin") {
+		t.Errorf("b closed with %v", c2.Err())
+	}
+}
+
+// TestHead: HEAD is GET without a body, as cowboy serves it.
+func TestHead(t *testing.T) {
+	h := mgmt.NewHandler(sim.New(sim.Config{}))
+	req := httptest.NewRequest("HEAD", "/api/overview", nil)
+	req.SetBasicAuth("guest", "guest")
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	if rec.Code != 200 {
+		t.Errorf("HEAD /api/overview: %d", rec.Code)
+	}
+}
+
+// FuzzHandler: no path, method or body makes the handler panic, and it
+// answers only with statuses RabbitMQ's API uses.
+func FuzzHandler(f *testing.F) {
+	for _, s := range []struct{ method, path, body string }{
+		{"PUT", "/api/queues/%2F/q", `{"durable":true,"arguments":{"x-message-ttl":1000}}`},
+		{"PUT", "/api/queues/%2F/q", `{"arguments":{"x-max-length":"x"}}`},
+		{"PUT", "/api/queues/%2F/q", `{"arguments":{"x-queue-type":"quorum"}}`},
+		{"POST", "/api/queues/%2F/q/get", `{"count":1e3,"ackmode":"ack_requeue_false","encoding":"auto","truncate":-1}`},
+		{"POST", "/api/queues/%2F/q/get", `{"count":-1,"ackmode":"ack_requeue_true","encoding":"base64"}`},
+		{"PUT", "/api/exchanges/%2F/x", `{"type":7}`},
+		{"PUT", "/api/policies/%2F/p", `{"pattern":".*","definition":{"max-length":-1},"priority":"high"}`},
+		{"PUT", "/api/policies/%2F/p", `{"pattern":7,"definition":[]}`},
+		{"PUT", "/api/users/u", `{"password":1,"tags":["a",2]}`},
+		{"PUT", "/api/permissions/%2F/guest", `{"configure":1,"write":"","read":""}`},
+		{"PUT", "/api/vhosts/v", `{"tags":{}}`},
+		{"POST", "/api/definitions", `{"queues":[{"name":1}]}`},
+		{"DELETE", "/api/connections/%ZZ", ""},
+		{"GET", "/api/queues/%2F/q/get/extra", ""},
+		{"DELETE", "/api/queues/%2F/amq.gen%2F", ""},
+	} {
+		f.Add(s.method, s.path, s.body)
+	}
+	f.Fuzz(func(t *testing.T, method, path, body string) {
+		if !strings.HasPrefix(path, "/") || strings.ContainsAny(path, " \t\r\n#?") {
+			return
+		}
+		switch method {
+		case "GET", "PUT", "POST", "DELETE", "HEAD":
+		default:
+			return
+		}
+		b := sim.New(sim.Config{})
+		h := mgmt.NewHandler(b)
+		req, err := http.NewRequest(method, "http://amqpsim"+path, strings.NewReader(body))
+		if err != nil {
+			return
+		}
+		req.SetBasicAuth("guest", "guest")
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		switch rec.Code {
+		case 200, 201, 204, 400, 401, 404, 405, 500, 503:
+		default:
+			t.Errorf("%s %s %q: status %d", method, path, body, rec.Code)
+		}
+	})
+}

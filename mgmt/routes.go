@@ -1,0 +1,58 @@
+package mgmt
+
+import "strings"
+
+// table is every resource the handler serves, with the tag each method
+// needs (RabbitMQ's rabbit_mgmt_wm_* modules' is_authorized).
+func (h *Handler) table() []route {
+	m, pol, adm := needManagement, needPolicymaker, needAdministrator
+	get := func(need access, fn func(*request) response) map[string]endpoint {
+		return map[string]endpoint{"GET": {need, fn}}
+	}
+	r := func(path string, methods map[string]endpoint) route {
+		return route{pattern: strings.Split(strings.TrimPrefix(path, "/"), "/"), methods: methods}
+	}
+	return []route{
+		r("/api/overview", get(m, (*request).overview)),
+		r("/api/whoami", get(m, (*request).whoami)),
+		r("/api/vhosts", get(m, (*request).vhosts)),
+		r("/api/vhosts/{}", map[string]endpoint{"GET": {m, (*request).vhost}, "PUT": {adm, (*request).putVhost}, "DELETE": {adm, (*request).deleteVhost}}),
+		r("/api/users", get(adm, (*request).users)),
+		r("/api/users/{}", map[string]endpoint{"GET": {adm, (*request).userGet}, "PUT": {adm, (*request).putUser}, "DELETE": {adm, (*request).deleteUser}}),
+		r("/api/users/{}/permissions", get(adm, (*request).userPermissions)),
+		r("/api/permissions", get(adm, (*request).permissions)),
+		r("/api/permissions/{}/{}", map[string]endpoint{"GET": {adm, (*request).permission}, "PUT": {adm, (*request).putPermission}, "DELETE": {adm, (*request).deletePermission}}),
+		r("/api/exchanges", get(m, (*request).exchanges)),
+		r("/api/exchanges/{}", get(m, (*request).exchanges)),
+		r("/api/exchanges/{}/{}", map[string]endpoint{"GET": {m, (*request).exchange}, "PUT": {m, (*request).putExchange}, "DELETE": {m, (*request).deleteExchange}}),
+		r("/api/queues", get(m, (*request).queues)),
+		r("/api/queues/{}", get(m, (*request).queues)),
+		r("/api/queues/{}/{}", map[string]endpoint{"GET": {m, (*request).queue}, "PUT": {m, (*request).putQueue}, "DELETE": {m, (*request).deleteQueue}}),
+		r("/api/queues/{}/{}/contents", map[string]endpoint{"DELETE": {m, (*request).purgeQueue}}),
+		r("/api/queues/{}/{}/get", map[string]endpoint{"POST": {m, (*request).getMessages}}),
+		r("/api/queues/{}/{}/bindings", get(m, (*request).queueBindings)),
+		r("/api/bindings", get(m, (*request).bindings)),
+		r("/api/bindings/{}", get(m, (*request).bindings)),
+		r("/api/connections", get(m, (*request).connections)),
+		r("/api/connections/{}", map[string]endpoint{"GET": {m, (*request).connection}, "DELETE": {m, (*request).closeConnection}}),
+		r("/api/connections/{}/channels", get(m, (*request).connectionChannels)),
+		r("/api/channels", get(m, (*request).channels)),
+		r("/api/consumers", get(m, (*request).consumers)),
+		r("/api/consumers/{}", get(m, (*request).consumers)),
+		r("/api/policies", get(m, (*request).policies)),
+		r("/api/policies/{}", get(m, (*request).policies)),
+		r("/api/policies/{}/{}", map[string]endpoint{"GET": {m, (*request).policy}, "PUT": {pol, (*request).putPolicy}, "DELETE": {pol, (*request).deletePolicy}}),
+		r("/api/definitions", map[string]endpoint{"GET": {adm, (*request).definitions}, "POST": {adm, (*request).postDefinitions}}),
+		r("/api/definitions/{}", get(adm, (*request).vhostDefinitions)),
+		r("/api/aliveness-test/{}", get(m, (*request).aliveness)),
+		r("/api/health/checks/alarms", get(m, (*request).alarms)),
+		// The simulator's own controls.
+		r("/api/sim/now", get(adm, (*request).simNow)),
+		r("/api/sim/advance", map[string]endpoint{"POST": {adm, (*request).simAdvance}}),
+		r("/api/sim/restart", map[string]endpoint{"POST": {adm, (*request).simRestart}}),
+		r("/api/sim/close-connections", map[string]endpoint{"POST": {adm, (*request).simCloseConnections}}),
+		r("/api/sim/alarm", map[string]endpoint{"POST": {adm, (*request).simAlarm}}),
+		r("/api/sim/close-at-delivery", map[string]endpoint{"POST": {adm, (*request).simCloseAtDelivery}}),
+		r("/api/sim/nack-publishes", map[string]endpoint{"POST": {adm, (*request).simNackPublishes}}),
+	}
+}

@@ -1,0 +1,129 @@
+package mgmt
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/amqpsim/amqpsim/protocol"
+	"github.com/amqpsim/amqpsim/sim"
+)
+
+// The simulator's own controls, under /api/sim/, for clients in any
+// language (amqptest has the same for Go). They need the administrator
+// tag.
+
+func (r *request) simNow() response {
+	return ok(map[string]string{"now": r.h.b.Now().Format(time.RFC3339Nano)})
+}
+
+func (r *request) simAdvance() response {
+	if !r.h.advance {
+		return response{status: http.StatusConflict, body: map[string]string{"error": "the clock follows the wall clock; start with --clock manual to advance it"}}
+	}
+	d, err := time.ParseDuration(r.URL.Query().Get("by"))
+	if err != nil || d < 0 {
+		return response{status: http.StatusBadRequest, body: map[string]string{"error": "by must be a non-negative duration such as 30m"}}
+	}
+	if err := r.h.b.Advance(d); err != nil {
+		return response{status: http.StatusConflict, body: map[string]string{"error": err.Error()}}
+	}
+	return r.simNow()
+}
+
+func (r *request) simRestart() response {
+	r.h.b.Restart()
+	return ok(map[string]string{"restarted": "true"})
+}
+
+// simCloseConnections closes every client connection as `rabbitmqctl
+// close_connection` does; reason defaults to the management API's text.
+func (r *request) simCloseConnections() response {
+	reason := r.URL.Query().Get("reason")
+	if reason == "" {
+		reason = "Closed via management plugin"
+	}
+	n := 0
+	for _, c := range r.h.b.Connections() {
+		if c.CloseWithError(sim.Forced(reason)) {
+			n++
+		}
+	}
+	return ok(map[string]int{"closed": n})
+}
+
+func (r *request) simAlarm() response {
+	q := r.URL.Query()
+	alarms := map[string]sim.Alarm{"memory": sim.AlarmMemory, "disk": sim.AlarmDisk}
+	a, known := alarms[q.Get("resource")]
+	on, err := strconv.ParseBool(q.Get("on"))
+	if !known || err != nil {
+		return response{status: http.StatusBadRequest, body: map[string]string{"error": "want resource=memory or disk and on=true or false"}}
+	}
+	r.h.b.SetAlarm(a, on)
+	now := r.h.b.Alarms()
+	return ok(map[string]bool{"memory": now&sim.AlarmMemory != 0, "disk": now&sim.AlarmDisk != 0})
+}
+
+func (r *request) simNackPublishes() response {
+	n, err := strconv.Atoi(r.URL.Query().Get("n"))
+	if err != nil || n < 0 {
+		return response{status: http.StatusBadRequest, body: map[string]string{"error": "n must be a non-negative integer"}}
+	}
+	r.h.b.NackPublishes(n)
+	return ok(map[string]int{"nack": n})
+}
+
+// simCloseAtDelivery arms a fault at the nth delivery from now
+// (sim.Broker.CloseAtDelivery).
+func (r *request) simCloseAtDelivery() response {
+	f, err := deliveryFault(r.URL.Query())
+	if err == nil {
+		err = r.h.b.CloseAtDelivery(f)
+	}
+	if err != nil {
+		return response{status: http.StatusBadRequest, body: map[string]string{"error": err.Error()}}
+	}
+	return ok(map[string]int{"armed": r.h.b.ArmedFaults()})
+}
+
+// deliveryFault reads close-at-delivery's query: n, close=channel (the
+// default), connection, every or consumer-timeout, optional queue and
+// consumer to count only their deliveries, and the close's code and text
+// (by default 406 for a channel, 320 for a connection, "fault injected").
+func deliveryFault(q url.Values) (sim.DeliveryFault, error) {
+	var f sim.DeliveryFault
+	n, err := strconv.Atoi(q.Get("n"))
+	if err != nil || n < 1 {
+		return f, errors.New("n must be a positive integer: the fault fires at the nth delivery from now")
+	}
+	f.N, f.Queue, f.ConsumerTag = n, q.Get("queue"), q.Get("consumer")
+	code := protocol.ConnectionForced
+	switch q.Get("close") {
+	case "", "channel":
+		f.Action, code = sim.FaultCloseChannel, protocol.PreconditionFailed
+	case "connection":
+		f.Action = sim.FaultCloseConnection
+	case "every":
+		f.Action = sim.FaultCloseEveryConnection
+	case "consumer-timeout":
+		f.Action = sim.FaultConsumerTimeout
+		return f, nil
+	default:
+		return f, errors.New("close must be channel, connection, every or consumer-timeout")
+	}
+	if c := q.Get("code"); c != "" {
+		if code, err = strconv.Atoi(c); err != nil || protocol.CodeName(code) == "" {
+			return f, fmt.Errorf("code %q is not an AMQP reply code", c)
+		}
+	}
+	text := q.Get("text")
+	if text == "" {
+		text = "fault injected"
+	}
+	f.Err = protocol.Errorf(code, protocol.Method{}, "%s", text)
+	return f, nil
+}

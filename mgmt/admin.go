@@ -295,19 +295,9 @@ func (r *request) deletePermission() response {
 }
 
 func (r *request) policies() response {
-	var vhosts []string
-	if len(r.args) == 1 {
-		v, denied := r.vhostArg(0)
-		if denied != nil {
-			return *denied
-		}
-		vhosts = []string{v}
-	} else {
-		for _, v := range r.h.b.Vhosts() {
-			if r.canAccessVhost(v) {
-				vhosts = append(vhosts, v)
-			}
-		}
+	vhosts, denied := r.listedVhosts()
+	if denied != nil {
+		return *denied
 	}
 	out := []any{}
 	for _, v := range vhosts {

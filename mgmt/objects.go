@@ -286,20 +286,29 @@ func propertiesJSON(p sim.Properties) map[string]any {
 	return out
 }
 
-func (r *request) exchanges() response {
-	var vhosts []string
+// listedVhosts are the vhosts a listing covers: the one in the path
+// (GET /api/exchanges/V), or every vhost the user may access.
+func (r *request) listedVhosts() ([]string, *response) {
 	if len(r.args) == 1 {
 		v, denied := r.vhostArg(0)
 		if denied != nil {
-			return *denied
+			return nil, denied
 		}
-		vhosts = []string{v}
-	} else {
-		for _, v := range r.h.b.Vhosts() {
-			if r.canAccessVhost(v) {
-				vhosts = append(vhosts, v)
-			}
+		return []string{v}, nil
+	}
+	var vhosts []string
+	for _, v := range r.h.b.Vhosts() {
+		if r.canAccessVhost(v) {
+			vhosts = append(vhosts, v)
 		}
+	}
+	return vhosts, nil
+}
+
+func (r *request) exchanges() response {
+	vhosts, denied := r.listedVhosts()
+	if denied != nil {
+		return *denied
 	}
 	out := []any{}
 	for _, v := range vhosts {
@@ -406,19 +415,9 @@ func (r *request) deleteExchange() response {
 }
 
 func (r *request) bindings() response {
-	var vhosts []string
-	if len(r.args) == 1 {
-		v, denied := r.vhostArg(0)
-		if denied != nil {
-			return *denied
-		}
-		vhosts = []string{v}
-	} else {
-		for _, v := range r.h.b.Vhosts() {
-			if r.canAccessVhost(v) {
-				vhosts = append(vhosts, v)
-			}
-		}
+	vhosts, denied := r.listedVhosts()
+	if denied != nil {
+		return *denied
 	}
 	out := []any{}
 	for _, v := range vhosts {

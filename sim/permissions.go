@@ -68,21 +68,30 @@ func (p *permission) allows(kind, name string) bool {
 // as rabbitmqctl set_permissions refuses it ({invalid_regexp, ...}).
 func compilePermission(p Permissions) (*permission, error) {
 	out := &permission{Permissions: p}
-	for _, f := range []struct {
-		kind string
-		src  string
-		re   **regexp.Regexp
-	}{{permConfigure, p.Configure, &out.configure}, {permWrite, p.Write, &out.write}, {permRead, p.Read, &out.read}} {
-		if f.src == "" {
-			continue
-		}
-		re, err := regexp.Compile(f.src)
-		if err != nil {
-			return nil, fmt.Errorf("sim: %s permission: invalid regular expression '%s': %v", f.kind, f.src, err)
-		}
-		*f.re = re
+	var err error
+	if out.configure, err = permissionRegexp(permConfigure, p.Configure); err != nil {
+		return nil, err
+	}
+	if out.write, err = permissionRegexp(permWrite, p.Write); err != nil {
+		return nil, err
+	}
+	if out.read, err = permissionRegexp(permRead, p.Read); err != nil {
+		return nil, err
 	}
 	return out, nil
+}
+
+// permissionRegexp compiles one permission's expression; "" grants
+// nothing (nil).
+func permissionRegexp(what, src string) (*regexp.Regexp, error) {
+	if src == "" {
+		return nil, nil
+	}
+	re, err := regexp.Compile(src)
+	if err != nil {
+		return nil, fmt.Errorf("sim: %s permission: invalid regular expression '%s': %v", what, src, err)
+	}
+	return re, nil
 }
 
 // SetPermissions sets a user's permissions in a vhost, replacing any, as
@@ -304,18 +313,12 @@ func (b *Broker) SetTopicPermissions(tp TopicPermissions) error {
 
 func compileTopicPermission(tp TopicPermissions) (*topicPermission, error) {
 	out := &topicPermission{TopicPermissions: tp}
-	for _, f := range []struct {
-		kind, src string
-		re        **regexp.Regexp
-	}{{permWrite, tp.Write, &out.write}, {permRead, tp.Read, &out.read}} {
-		if f.src == "" {
-			continue
-		}
-		re, err := regexp.Compile(f.src)
-		if err != nil {
-			return nil, fmt.Errorf("sim: topic %s permission: invalid regular expression '%s': %v", f.kind, f.src, err)
-		}
-		*f.re = re
+	var err error
+	if out.write, err = permissionRegexp("topic "+permWrite, tp.Write); err != nil {
+		return nil, err
+	}
+	if out.read, err = permissionRegexp("topic "+permRead, tp.Read); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

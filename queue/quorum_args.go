@@ -55,6 +55,14 @@ func (d *declared) validateQuorum() error {
 	if err := d.refuse(notQuorum, "rabbit_quorum_queue"); err != nil {
 		return err
 	}
+	return d.checkReplicatedProperties()
+}
+
+// checkReplicatedProperties refuses what quorum queues and streams cannot
+// be: auto-delete, exclusive, non-durable, in that order
+// (rabbit_queue_type_util:check_auto_delete, check_exclusive,
+// check_non_durable).
+func (d *declared) checkReplicatedProperties() error {
 	for _, p := range []struct {
 		bad  bool
 		name string

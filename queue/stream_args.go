@@ -61,13 +61,8 @@ func (d *declared) validateStream() error {
 	if err := d.refuse(keys, "rabbit_stream_queue"); err != nil {
 		return err
 	}
-	for _, p := range []struct {
-		bad  bool
-		name string
-	}{{d.opts.AutoDelete, "auto-delete"}, {d.opts.Exclusive, "exclusive-owner"}, {!d.opts.Durable, "non-durable"}} {
-		if p.bad {
-			return protocol.Errorf(protocol.PreconditionFailed, protocol.QueueDeclare, "invalid property '%s' for %s", p.name, d.Resource())
-		}
+	if err := d.checkReplicatedProperties(); err != nil {
+		return err
 	}
 	if n, ok := protocol.Int(d.opts.Args["x-stream-max-segment-size-bytes"]); ok && n > maxSegmentSize {
 		return protocol.Errorf(protocol.PreconditionFailed, protocol.QueueDeclare, "Exceeded max value for x-stream-max-segment-size-bytes")

@@ -182,6 +182,11 @@ const transientNonExclusiveText = "Feature `transient_nonexcl_queues` is depreca
 	"To continue using this feature when it is not permitted by default, set the following parameter in your configuration:\n" +
 	"    \"deprecated_features.permit.transient_nonexcl_queues = true\""
 
+// serverVersions are the releases connection.start reports: the newest
+// patch release of each line the docs were read at.
+var serverVersions = map[Version]string{V3_10: "3.10.8", V3_12: "3.12.0", V3_13: "3.13.7",
+	V4_0: "4.0.9", V4_1: "4.1.8", V4_2: "4.2.0", V4_3: "4.3.5"}
+
 // Profile returns the rules of the release series v.
 func (v Version) Profile() Profile {
 	if v == (Version{}) {
@@ -191,22 +196,7 @@ func (v Version) Profile() Profile {
 		Version:            v,
 		MaxMessageSize:     134217728,
 		FrameMaxBeforeTune: 4096,
-	}
-	switch v {
-	case V3_10:
-		p.ServerVersion = "3.10.8"
-	case V3_12:
-		p.ServerVersion = "3.12.0"
-	case V3_13:
-		p.ServerVersion = "3.13.7"
-	case V4_0:
-		p.ServerVersion = "4.0.9"
-	case V4_1:
-		p.ServerVersion = "4.1.8"
-	case V4_2:
-		p.ServerVersion = "4.2.0"
-	case V4_3:
-		p.ServerVersion = "4.3.5"
+		ServerVersion:      serverVersions[v],
 	}
 	if v.atLeast(3, 12) {
 		p.QueueConsumerTimeout = true

@@ -341,7 +341,11 @@ func (r *UpgradeReport) String() string {
 		if len(files) > 5 {
 			list += fmt.Sprintf(", and %d more", len(files)-5)
 		}
-		fmt.Fprintf(&b, "  %4d  %s  (%d files: %s)\n", r.Kinds[k], k, len(files), list)
+		noun := "files"
+		if len(files) == 1 {
+			noun = "file"
+		}
+		fmt.Fprintf(&b, "  %4d  %s  (%d %s: %s)\n", r.Kinds[k], k, len(files), noun, list)
 		for _, ch := range sim.Changes() {
 			if ch.Name == k {
 				fmt.Fprintf(&b, "        %s (from %s)\n", ch.Why, ch.Since)

@@ -109,7 +109,7 @@ publish ch1 orders m1 m2
 	// Output:
 	// orders.txt:9: publish ch1 orders m1 m2: 4.3 answers B <- m2 #2 instead of nothing [global_qos denied]
 	// upgrade check 3.10 -> 4.3: 1 of 1 scenarios answer differently, 1 steps (0 follow from an earlier difference)
-	//      1  global_qos denied  (1 files: orders)
+	//      1  global_qos denied  (1 file: orders)
 	//         basic.qos global=true sets the per-consumer prefetch instead of a channel-wide limit; permit the feature to keep it (from 4.3)
 }
 

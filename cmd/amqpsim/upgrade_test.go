@@ -45,7 +45,7 @@ func TestReplayOnAnotherRelease(t *testing.T) {
 		"line 4: declare-queue ch1 q: 4.3 closes the connection with 541 INTERNAL_ERROR - Feature `transient_nonexcl_queues` is deprecated.",
 		"[transient_nonexcl_queues denied]",
 		"line 6: consume ch1 q tag=A: on 4.3 the channel or connection is already closed [transient_nonexcl_queues denied] (follows from an earlier difference)",
-		"1  transient_nonexcl_queues denied  (1 files: transient)",
+		"1  transient_nonexcl_queues denied  (1 file: transient)",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
@@ -97,8 +97,8 @@ func TestUpgradeCheck(t *testing.T) {
 // refuses the transient queues most scenarios declare.
 func TestUpgradeCheckLibrary(t *testing.T) {
 	code, out, errOut := runCmd("upgrade-check", "--to", "3.12", "--summary")
-	if code != 0 || !strings.Contains(out, ": 2 of ") || !strings.Contains(out, "quorum basic.get without x-delivery-count 0  (1 files: quorum-get)") ||
-		!strings.Contains(out, "per-queue consumer timeout  (1 files: consumer-timeout-argument-ignored)") {
+	if code != 0 || !strings.Contains(out, ": 2 of ") || !strings.Contains(out, "quorum basic.get without x-delivery-count 0  (1 file: quorum-get)") ||
+		!strings.Contains(out, "per-queue consumer timeout  (1 file: consumer-timeout-argument-ignored)") {
 		t.Errorf("3.12: exit %d\n%s%s", code, out, errOut)
 	}
 	_, out, _ = runCmd("upgrade-check", "--to", "4.3", "--summary")

@@ -11,9 +11,6 @@ import (
 	"github.com/amqpsim/amqpsim/sim"
 )
 
-// The version the handler reports: amqpsim simulates RabbitMQ 3.10.
-const rabbitVersion = "3.10.8"
-
 var exchangeTypes = []any{
 	map[string]any{"name": "direct", "description": "AMQP direct exchange, as per the AMQP specification", "enabled": true},
 	map[string]any{"name": "fanout", "description": "AMQP fanout exchange, as per the AMQP specification", "enabled": true},
@@ -45,11 +42,12 @@ func (r *request) overview() response {
 			exchanges += len(xs)
 		}
 	}
+	version := b.Profile().ServerVersion // the simulated release's
 	return ok(map[string]any{
-		"management_version": rabbitVersion, "rates_mode": "basic",
+		"management_version": version, "rates_mode": "basic",
 		"sample_retention_policies": map[string]any{"global": []int{600, 3600, 28800, 86400}, "basic": []int{600, 3600}, "detailed": []int{600}},
-		"exchange_types":            exchangeTypes, "product_version": rabbitVersion, "product_name": "RabbitMQ",
-		"rabbitmq_version": rabbitVersion, "cluster_name": node, "erlang_version": "amqpsim",
+		"exchange_types":            exchangeTypes, "product_version": version, "product_name": "RabbitMQ",
+		"rabbitmq_version": version, "cluster_name": node, "erlang_version": "amqpsim",
 		"erlang_full_version": "amqpsim, an AMQP 0-9-1 broker simulator", "release_series_support_status": "supported",
 		"disable_stats": false, "enable_queue_totals": false, "message_stats": noStats, "churn_rates": noStats,
 		"queue_totals": map[string]any{"messages": ready + unacked, "messages_details": rate, "messages_ready": ready,
@@ -393,8 +391,9 @@ func (r *request) definitions() response {
 	if err != nil {
 		return internalError
 	}
-	m["rabbit_version"], m["rabbitmq_version"] = rabbitVersion, rabbitVersion
-	m["product_name"], m["product_version"] = "RabbitMQ", rabbitVersion
+	v := r.h.b.Profile().ServerVersion
+	m["rabbit_version"], m["rabbitmq_version"] = v, v
+	m["product_name"], m["product_version"] = "RabbitMQ", v
 	r.h.markInternal(m)
 	return ok(m)
 }
@@ -434,7 +433,7 @@ func (r *request) vhostDefinitions() response {
 		return internalError
 	}
 	r.h.markInternal(all)
-	out := map[string]any{"rabbit_version": rabbitVersion}
+	out := map[string]any{"rabbit_version": r.h.b.Profile().ServerVersion}
 	for _, k := range []string{"bindings", "exchanges", "parameters", "policies", "queues"} {
 		list := []any{}
 		entries, _ := all[k].([]any)

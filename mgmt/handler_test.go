@@ -164,3 +164,21 @@ func FuzzHandler(f *testing.F) {
 		}
 	})
 }
+
+// The API reports the simulated release, as connection.start does.
+func TestOverviewReportsTheProfile(t *testing.T) {
+	h := mgmt.NewHandler(sim.New(sim.Config{Version: sim.V4_3}))
+	for _, path := range []string{"/api/overview", "/api/definitions"} {
+		req := httptest.NewRequest("GET", path, nil)
+		req.SetBasicAuth("guest", "guest")
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		var body map[string]any
+		if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		if body["rabbitmq_version"] != "4.3.5" || body["product_version"] != "4.3.5" {
+			t.Errorf("%s: rabbitmq_version %v, product_version %v; want 4.3.5", path, body["rabbitmq_version"], body["product_version"])
+		}
+	}
+}

@@ -22,7 +22,7 @@ import (
 func (b *Broker) ExportDefinitions() *Definitions {
 	b.mu.Lock()
 	defer b.mu.unlockView()
-	d := &Definitions{RabbitVersion: "3.10.8", RabbitMQVersion: "3.10.8",
+	d := &Definitions{RabbitVersion: b.profile.ServerVersion, RabbitMQVersion: b.profile.ServerVersion,
 		Users: []DefinedUser{}, Vhosts: []DefinedVhost{}, Permissions: []DefinedPermission{}, TopicPermissions: []DefinedTopicPermission{},
 		Parameters: []DefinedParameter{}, GlobalParameters: []DefinedGlobalParameter{}, Policies: []DefinedPolicy{},
 		Queues: []DefinedQueue{}, Exchanges: []DefinedExchange{}, Bindings: []DefinedBinding{}}

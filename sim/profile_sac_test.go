@@ -70,10 +70,16 @@ func TestQuorumSACPriority40(t *testing.T) {
 			e.must(e.ch.Ack(1, false))
 			diff(t, "B after one ack", tc.bGetsBefore, unread(b))
 			e.must(e.ch.Ack(2, false))
+			// The hand-over delivers at once what waited (m3), before any
+			// other publish.
+			bGot := unread(b)
+			if tc.v == sim.V4_0 {
+				diff(t, "B right after the second ack", []string{"m3"}, bGot)
+			}
 			e.publish("q", "m4")
 			aGot = append(aGot, unread(a)...)
 			diff(t, "A", tc.aGets, aGot)
-			diff(t, "B after both acks", tc.bAfter, unread(b))
+			diff(t, "B after both acks", tc.bAfter, append(bGot, unread(b)...))
 			// declare-ok counts the active consumer only.
 			if s := e.stats("q"); s.Consumers != 1 {
 				t.Errorf("consumers = %d, want 1", s.Consumers)
@@ -237,5 +243,30 @@ func TestConsumerMaxPerChannelConfig(t *testing.T) {
 	}
 	if _, err := sim.Open(sim.Config{Version: sim.V4_3, ConsumerMaxPerChannel: 1}); err != nil {
 		t.Error(err)
+	}
+}
+
+// 4.0: the quiescing consumer also hands over when it gives its last
+// message back (nack with requeue) or its channel closes; the message
+// goes to the new active consumer, redelivered. Source as above: return/8
+// and handle_down/3 run update_or_remove_con/4 or cancel_consumer/5, then
+// activate_next_consumer/2 (after a return only from machine version 7,
+// the stored source; see TestQuorumSACPriority40).
+func TestQuorumSACHandOverOnReturn40(t *testing.T) {
+	for _, closeChannel := range []bool{false, true} {
+		e := newEnvOn(t, sim.V4_0)
+		e.declare("q", quorumSAC)
+		ch1 := e.channel(e.conn)
+		e.consume(ch1, "q", "A", sim.ConsumeOptions{})
+		e.publish("q", "m1")
+		b := e.consume(e.ch, "q", "B", prio(10))
+		diff(t, "B while A holds m1", []string{}, unread(b))
+		if closeChannel {
+			e.must(ch1.Close())
+		} else {
+			e.must(ch1.Nack(1, false, true))
+		}
+		got := brief(b.Deliveries())
+		diff(t, "B after A gave m1 back", []dv{{1, "m1", true}}, got)
 	}
 }

@@ -179,7 +179,10 @@ func TestQuorumSACQuiescingOutlivesItsCause40(t *testing.T) {
 // and the global_qos deprecation, so 4.0–4.2) and rabbit_queue_type.erl;
 // not verified: that v4.0.9 itself has this function (the index holds no
 // file at that tag), nor the registry's value for quorum (assumed
-// <<"quorum">>, the alias x-queue-type takes).
+// <<"quorum">>, the alias x-queue-type takes: queue types register binary
+// names, as rabbit_registry:register(queue, <<"qos0">>, ...) does in the
+// MQTT suites). On the 3.10.8 broker here, io_lib:format("~p",
+// [<<"quorum">>]) gives <<"quorum">>; its registry has no queue types.
 func TestQuorumSACGetText40(t *testing.T) {
 	for v, want := range map[sim.Version]string{
 		sim.V3_10: "RESOURCE_LOCKED - cannot obtain access to locked queue 'q' in vhost '/'. basic.get operations are not supported by quorum queues with single active consumer",

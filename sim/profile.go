@@ -147,7 +147,8 @@ type Profile struct {
 	// single active consumer queue: the queue type is printed with ~p
 	// from rabbit_queue_type:short_alias_of/1, a binary, so it reads
 	// <<"quorum">> (RS@v4.0.9 rabbit_channel:
-	// unsupported_single_active_consumer_error/1; 3.10 writes "quorum
+	// unsupported_single_active_consumer_error/1, read in a 4.x
+	// rabbit_channel, the tag not confirmed; 3.10 writes "quorum
 	// queues", recorded in quorum-single-active-consumer.txt).
 	SACGetNamesQueueType bool
 
@@ -180,7 +181,10 @@ type Profile struct {
 	//   - QuorumSACPriority (4.0+): RS@v4.0.9 rabbit_fifo:
 	//     activate_next_consumer/2, update_or_remove_con/4 (quiescing),
 	//     sort_waiting/1, checkout_one/4 (no delivery to a consumer that
-	//     is not up); release-notes/4.0.1.md.
+	//     is not up); release-notes/4.0.1.md. Read in a rabbit_fifo of
+	//     machine version 7 (the v4.0.9 file is not in the index), where
+	//     a return hands over too; a 4.0.x broker may do so only at its
+	//     next settle or consume.
 	//   - SplitDeliveryCount (4.3+): RS@v4.3.5 rabbit_channel:
 	//     handle_method(#'basic.reject'|#'basic.nack') and
 	//     rabbit_fifo:return_one/...; release-notes/4.3.0.md.

@@ -41,9 +41,13 @@ type quorum[T any] struct {
 	// on one channel).
 	gets int
 	// singleActive is x-single-active-consumer: only active takes
-	// messages; the others wait in registration order.
+	// messages; the others wait in registration order (3.10) or by
+	// priority (Rules.QuorumSACPriority). quiescing is set while a
+	// waiting consumer of higher priority waits for active to settle
+	// what it holds; active gets no new message meanwhile.
 	singleActive bool
 	active       *consumer.Consumer[T]
+	quiescing    bool
 	// rejecting is set while x-overflow reject-publish refuses
 	// publishes; ttlDue is when the TTL timer is set to fire, when ttlSet.
 	rejecting bool
@@ -229,7 +233,7 @@ func (q *quorum[T]) Dispatch() int {
 		}
 		var c *consumer.Consumer[T]
 		if q.singleActive {
-			if q.active == nil || !q.rotation.Offer(q.active, q.canSend) {
+			if q.active == nil || q.quiescing || !q.rotation.Offer(q.active, q.canSend) {
 				break
 			}
 			c = q.active
@@ -300,6 +304,7 @@ func (q *quorum[T]) Settle(ds []Settled[T], how Settlement) {
 	q.rotation.Credit(settled)
 	clear(settled)
 	q.settled = settled[:0]
+	q.maybeHandOver()
 	q.evaluateLimit()
 }
 
@@ -375,6 +380,7 @@ func (q *quorum[T]) Return(ms []*Message) {
 		}
 		q.giveBack(m, false, true)
 	}
+	q.maybeHandOver()
 	q.evaluateLimit()
 }
 

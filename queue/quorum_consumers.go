@@ -54,10 +54,68 @@ func (q *quorum[T]) AddConsumer(c *consumer.Consumer[T]) {
 	}
 	q.consumers = append(q.consumers, c)
 	q.hadConsumer = true
-	if q.singleActive && q.active == nil {
-		q.active = c
+	if q.singleActive {
+		switch {
+		case q.active == nil:
+			q.active = c
+		case q.opts.Rules.QuorumSACPriority && !q.quiescing && c.Priority > q.active.Priority:
+			// rabbit_fifo:activate_next_consumer/2 (4.0+): a waiting
+			// consumer of higher priority takes over at once from an
+			// active one with nothing checked out; otherwise the active
+			// one quiesces until it has settled what it holds. (While it
+			// quiesces, every waiting consumer above it has a higher
+			// priority: the choice waits for maybeHandOver.)
+			if q.held[q.active] == 0 {
+				q.active = c
+			} else {
+				q.quiescing = true
+			}
+		}
 	}
 	q.rotation.Add(c)
+}
+
+// maybeHandOver ends a quiescence once the active consumer holds
+// nothing: rabbit_fifo:update_or_remove_con/4 puts a quiescing consumer
+// with no checked-out message back among the waiting ones, and
+// activate_next_consumer/2 activates the first of them, which may be it
+// again if the consumer that outranked it has gone.
+func (q *quorum[T]) maybeHandOver() {
+	if q.quiescing && q.held[q.active] == 0 {
+		q.quiescing = false
+		q.active = q.nextActive()
+	}
+}
+
+// nextActive is the consumer a single active consumer queue activates
+// among the registered ones: in 3.10 the one registered first; with
+// Rules.QuorumSACPriority the head of rabbit_fifo's waiting list as
+// sort_waiting/1 orders it, highest priority first, then most credit (a
+// waiting consumer's credit is its whole prefetch), then the first
+// registered (the consumer key is the Raft index of its checkout).
+func (q *quorum[T]) nextActive() *consumer.Consumer[T] {
+	if len(q.consumers) == 0 {
+		return nil
+	}
+	best := q.consumers[0]
+	if !q.opts.Rules.QuorumSACPriority {
+		return best
+	}
+	for _, c := range q.consumers[1:] {
+		if c.Priority > best.Priority || c.Priority == best.Priority && waitingCredit(c) > waitingCredit(best) {
+			best = c
+		}
+	}
+	return best
+}
+
+// waitingCredit is a waiting consumer's credit: its prefetch, 2000 for
+// prefetch 0 (AddConsumer's rule, which a no-ack consumer shares here).
+func waitingCredit[T any](c *consumer.Consumer[T]) int {
+	if c.Prefetch == 0 {
+		return quorumDefaultCredit
+	}
+	return c.Prefetch
 }
 
 // RemoveConsumer unregisters a consumer (basic.cancel, channel close). Its
@@ -77,11 +135,11 @@ func (q *quorum[T]) RemoveConsumer(c *consumer.Consumer[T]) {
 	if q.active == c {
 		// 3.10 activates the waiting consumer registered first, whatever
 		// its priority (quorum-single-active-consumer.txt); 4.0 orders
-		// them by priority.
-		q.active = nil
-		if len(q.consumers) > 0 {
-			q.active = q.consumers[0]
-		}
+		// them by priority (nextActive). A cancelled quiescing consumer
+		// hands over at once: rabbit_fifo:active_consumer/1 skips a
+		// cancelled one.
+		q.quiescing = false
+		q.active = q.nextActive()
 	}
 }
 

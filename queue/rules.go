@@ -32,6 +32,15 @@ type Rules struct {
 	// classic queue (4.3, where only quorum queues have a consumer
 	// timeout).
 	RefuseClassicConsumerTimeout bool
+	// QuorumSACPriority makes a quorum single active consumer queue
+	// honour x-priority (4.0+): the consumer activated when the active
+	// one goes is the waiting one of highest priority, then most credit,
+	// then registered first; and a consumer of higher priority than the
+	// active one takes over as soon as the active one holds no unsettled
+	// message, the active one getting nothing new meanwhile. Without it
+	// (3.10) the waiting consumers take over in registration order and
+	// priority is ignored (quorum-single-active-consumer.txt).
+	QuorumSACPriority bool
 	// StreamFiltering turns on 3.13's stream filtering: a stream reads
 	// x-stream-filter-value from published messages' headers and gives a
 	// consumer with x-stream-filter only the messages whose value it

@@ -24,8 +24,15 @@ func (ch *Channel) Consume(queueName string, o ConsumeOptions) (*Consumer, error
 		// RabbitMQ checks a client-chosen tag before it looks the queue up
 		// (rabbit_channel, basic.consume): reusing a tag against a missing
 		// queue is 530, not 404 (checked against RabbitMQ 3.10.8).
-		if _, dup := ch.consumers[o.Tag]; dup && o.Tag != "" {
+		_, dup := ch.consumers[o.Tag]
+		if dup && o.Tag != "" {
 			return protocol.Errorf(protocol.NotAllowed, protocol.BasicConsume, "attempt to reuse consumer tag '%s'", o.Tag)
+		}
+		// 4.0's consumer_max_per_channel, checked first when the tag is
+		// new, for the reply-to pseudo queue too, which is not counted
+		// (rabbit_channel: maps:size(ConsumerMapping) >= MaxConsumers).
+		if max := ch.b.cfg.ConsumerMaxPerChannel; max > 0 && !dup && len(ch.consumers) >= max {
+			return protocol.Errorf(protocol.NotAllowed, protocol.BasicConsume, "reached maximum (%d) of consumers per channel", max)
 		}
 		if queueName == ReplyTo {
 			var err error
@@ -342,10 +349,15 @@ func (ch *Channel) Get(queueName string, noAck bool) (d Delivery, ok bool, err e
 			return protocol.Errorf(protocol.NotImplemented, protocol.BasicGet, "basic.get not supported by stream queues %s", q.Resource())
 		}
 		// rabbit_quorum_queue:dequeue/4 in 3.10
-		// (quorum-single-active-consumer.txt).
+		// (quorum-single-active-consumer.txt); the 4.x channel prints the
+		// type's short alias, a binary, with ~p (Profile.SACGetNamesQueueType).
 		if q.quorum && q.SingleActive() {
+			kind := "quorum"
+			if ch.b.profile.SACGetNamesQueueType {
+				kind = `<<"quorum">>`
+			}
 			return protocol.Errorf(protocol.ResourceLocked, protocol.BasicGet,
-				"cannot obtain access to locked %s. basic.get operations are not supported by quorum queues with single active consumer", q.Resource())
+				"cannot obtain access to locked %s. basic.get operations are not supported by %s queues with single active consumer", q.Resource(), kind)
 		}
 		ok = q.Get(!noAck, func(m *queue.Message, redelivered bool) {
 			tag := ch.core.NextTag()

@@ -44,6 +44,14 @@ type Config struct {
 	// next tick. Zero means RabbitMQ's default, 30 minutes; negative
 	// disables it (RabbitMQ: a non-integer setting).
 	ConsumerTimeout time.Duration
+	// ConsumerMaxPerChannel is RabbitMQ's consumer_max_per_channel
+	// (4.0+): a basic.consume on a channel that already has this many
+	// consumers closes the connection with 530 NOT_ALLOWED. Zero means
+	// RabbitMQ's default, infinity. Releases before 4.0 have no such
+	// setting (their rabbitmq.conf schema refuses the key), so Open
+	// returns an error for a positive value on their profiles; a
+	// negative value is an error everywhere.
+	ConsumerMaxPerChannel int
 	// ChannelTickInterval is how often a channel checks the consumer
 	// timeout (RabbitMQ's channel_tick_interval); zero means 60 s.
 	ChannelTickInterval time.Duration
@@ -85,6 +93,18 @@ func (cfg Config) profile() Profile {
 		p = *cfg.Profile
 	}
 	return p.permit(cfg.Permit)
+}
+
+// checkConsumerMax refuses a consumer_max_per_channel the profile does
+// not have, and a negative one.
+func (cfg Config) checkConsumerMax() error {
+	switch n := cfg.ConsumerMaxPerChannel; {
+	case n < 0:
+		return fmt.Errorf("sim: Config.ConsumerMaxPerChannel is %d; want 0 (no limit) or more", n)
+	case n > 0 && !cfg.profile().ConsumerMaxPerChannel:
+		return fmt.Errorf("sim: Config.ConsumerMaxPerChannel: RabbitMQ %v has no consumer_max_per_channel (4.0+)", cfg.profile().Version)
+	}
+	return nil
 }
 
 // DefaultConsumerTimeout is RabbitMQ's default consumer_timeout.
@@ -155,8 +175,8 @@ type Broker struct {
 
 // New returns a broker with the virtual clock at cfg.Start (or Epoch()).
 // It panics if cfg is invalid (an invalid DefaultPermissions expression,
-// or Definitions that do not import); use Open for a Config built from
-// input.
+// a ConsumerMaxPerChannel the release lacks, or Definitions that do not
+// import); use Open for a Config built from input.
 func New(cfg Config) *Broker {
 	b, err := Open(cfg)
 	if err != nil {
@@ -166,7 +186,8 @@ func New(cfg Config) *Broker {
 }
 
 // Open is New for a Config that may be invalid: it returns an error for
-// an invalid DefaultPermissions expression or DefaultPass, and for
+// an invalid DefaultPermissions expression or DefaultPass, for a
+// ConsumerMaxPerChannel below 0 or set on a release before 4.0, and for
 // Definitions that do not import, naming the bad entry.
 func Open(cfg Config) (*Broker, error) {
 	if cfg.Start.IsZero() {
@@ -180,6 +201,9 @@ func Open(cfg Config) (*Broker, error) {
 	}
 	if cfg.ChannelTickInterval <= 0 {
 		cfg.ChannelTickInterval = DefaultChannelTickInterval
+	}
+	if err := cfg.checkConsumerMax(); err != nil {
+		return nil, err
 	}
 	cfg.DefaultUser = cmp.Or(cfg.DefaultUser, "guest")
 	cfg.DefaultPass = cmp.Or(cfg.DefaultPass, "guest")

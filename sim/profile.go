@@ -136,6 +136,22 @@ type Profile struct {
 	// RS@v4.1.8 rabbit_reader:start_connection/5, initial_frame_max).
 	FrameMaxBeforeTune uint32
 
+	// ConsumerMaxPerChannel is the consumer_max_per_channel setting
+	// (Config.ConsumerMaxPerChannel), 4.0+: basic.consume on a channel
+	// that has that many consumers closes the connection with 530
+	// (RS@v4.0.9 rabbit_channel:handle_method(#'basic.consume'{}), the
+	// #conf{max_consumers} it reads at channel start; the stored source
+	// read is a 4.x rabbit_channel, the tag not confirmed).
+	ConsumerMaxPerChannel bool
+	// SACGetNamesQueueType is 4.x's text for basic.get on a quorum
+	// single active consumer queue: the queue type is printed with ~p
+	// from rabbit_queue_type:short_alias_of/1, a binary, so it reads
+	// <<"quorum">> (RS@v4.0.9 rabbit_channel:
+	// unsupported_single_active_consumer_error/1, read in a 4.x
+	// rabbit_channel, the tag not confirmed; 3.10 writes "quorum
+	// queues", recorded in quorum-single-active-consumer.txt).
+	SACGetNamesQueueType bool
+
 	// ReplyToMandatoryRouted counts a publish to a direct reply-to name
 	// as routed, so a mandatory one is not returned (4.2+;
 	// release-notes/4.2.0.md, direct reply-to as a volatile queue).
@@ -162,6 +178,13 @@ type Profile struct {
 	//   - QuorumPriorities: two levels in 4.0–4.2 (RS@v4.0.9 rabbit_fifo_q,
 	//     rabbit_fifo:priority_tag/1), strict 0..31 in 4.3 (RS@v4.3.5
 	//     rabbit_fifo_pq, rabbit_fifo:msg_priority/1).
+	//   - QuorumSACPriority (4.0+): RS@v4.0.9 rabbit_fifo:
+	//     activate_next_consumer/2, update_or_remove_con/4 (quiescing),
+	//     sort_waiting/1, checkout_one/4 (no delivery to a consumer that
+	//     is not up); release-notes/4.0.1.md. Read in a rabbit_fifo of
+	//     machine version 7 (the v4.0.9 file is not in the index), where
+	//     a return hands over too; a 4.0.x broker may do so only at its
+	//     next settle or consume.
 	//   - SplitDeliveryCount (4.3+): RS@v4.3.5 rabbit_channel:
 	//     handle_method(#'basic.reject'|#'basic.nack') and
 	//     rabbit_fifo:return_one/...; release-notes/4.3.0.md.
@@ -211,6 +234,9 @@ func (v Version) Profile() Profile {
 		p.MaxMessageSize = 16777216
 		p.Queue.DefaultDeliveryLimit = 20
 		p.Queue.QuorumPriorities = queue.TwoQuorumPriorities
+		p.Queue.QuorumSACPriority = true
+		p.ConsumerMaxPerChannel = true
+		p.SACGetNamesQueueType = true
 	}
 	if v.atLeast(4, 1) {
 		p.FrameMaxBeforeTune = 8192
@@ -266,6 +292,12 @@ func Changes() []Change {
 			func(p *Profile, b Profile) { p.Queue.DefaultDeliveryLimit = b.Queue.DefaultDeliveryLimit }},
 		{"quorum priorities", V4_0, "quorum queues order messages by priority (two levels in 4.0-4.2, 0..31 in 4.3)",
 			func(p *Profile, b Profile) { p.Queue.QuorumPriorities = b.Queue.QuorumPriorities }},
+		{"quorum single active consumer by priority", V4_0, "on a quorum single active consumer queue a consumer of higher x-priority takes over once the active one has settled what it holds, and the next active consumer is the waiting one of highest priority, not the first registered",
+			func(p *Profile, b Profile) { p.Queue.QuorumSACPriority = b.Queue.QuorumSACPriority }},
+		{"basic.get on quorum SAC text", V4_0, "basic.get on a quorum single active consumer queue is still refused with 405, its text naming the type as <<\"quorum\">>",
+			func(p *Profile, b Profile) { p.SACGetNamesQueueType = b.SACGetNamesQueueType }},
+		{"consumer_max_per_channel", V4_0, "with consumer_max_per_channel set, a basic.consume beyond it closes the connection with 530",
+			func(p *Profile, b Profile) { p.ConsumerMaxPerChannel = b.ConsumerMaxPerChannel }},
 		{"frame_max 8192 before tune", V4_1, "frames up to 8192 bytes are accepted before connection.tune-ok",
 			func(p *Profile, b Profile) { p.FrameMaxBeforeTune = b.FrameMaxBeforeTune }},
 		{"mandatory reply-to routed", V4_2, "a mandatory publish to a direct reply-to name is not returned",

@@ -38,3 +38,19 @@ func ExampleParseVersion() {
 	// 4.3 true
 	// sim: no profile for RabbitMQ "3.11" (profiles: 3.10, 3.12, 3.13, 4.0, 4.1, 4.2, 4.3)
 }
+
+// Config.ConsumerMaxPerChannel is 4.0's consumer_max_per_channel: the
+// consume past it closes the connection. 3.10 has no such setting.
+func ExampleConfig_consumerMaxPerChannel() {
+	b := sim.New(sim.Config{Version: sim.V4_0, ConsumerMaxPerChannel: 1})
+	ch, _ := b.Connect("app").Channel()
+	ch.QueueDeclare("jobs", sim.QueueOptions{Durable: true})
+	ch.Consume("jobs", sim.ConsumeOptions{Tag: "w1"})
+	_, err := ch.Consume("jobs", sim.ConsumeOptions{Tag: "w2"})
+	fmt.Println(err)
+	_, err = sim.Open(sim.Config{ConsumerMaxPerChannel: 1})
+	fmt.Println(err)
+	// Output:
+	// connection error 530 (basic.consume): NOT_ALLOWED - reached maximum (1) of consumers per channel
+	// sim: Config.ConsumerMaxPerChannel: RabbitMQ 3.10 has no consumer_max_per_channel (4.0+)
+}

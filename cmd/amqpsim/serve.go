@@ -43,6 +43,7 @@ type serveOptions struct {
 	definitions                   string
 	vhosts                        stringList
 	consumerTimeout               time.Duration
+	consumerMax                   int
 	seed                          uint64
 	version                       sim.Version
 	permit                        []string
@@ -61,6 +62,7 @@ func parseServe(args []string, stderr io.Writer) (serveOptions, error) {
 	fs.StringVar(&o.definitions, "definitions", "", "RabbitMQ definitions file (JSON, as rabbitmqctl export_definitions writes it) to import at start")
 	fs.Var(&o.vhosts, "vhost", "extra virtual host besides \"/\" (repeatable)")
 	fs.DurationVar(&o.consumerTimeout, "consumer-timeout", 0, "RabbitMQ's consumer_timeout (default 30m; negative disables)")
+	fs.IntVar(&o.consumerMax, "consumer-max-per-channel", 0, "RabbitMQ's consumer_max_per_channel, 4.0+ (default 0: no limit)")
 	fs.StringVar(&o.http, "http", "", "address for RabbitMQ's management HTTP API and the simulator's controls (POST /api/sim/advance?by=30m), with basic auth; empty: none")
 	fs.Uint64Var(&o.seed, "seed", 0, "seed of the broker's random choices (generated names)")
 	fs.Var(&o.version, "rabbitmq", "the RabbitMQ release to simulate: 3.10 (default), 3.12, 3.13, 4.0, 4.1, 4.2 or 4.3")
@@ -96,7 +98,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	cfg := sim.Config{Seed: o.seed, ConsumerTimeout: o.consumerTimeout, NoTrace: true, Version: o.version, Permit: o.permit, DefaultUser: o.user, DefaultPass: o.pass}
+	cfg := sim.Config{Seed: o.seed, ConsumerTimeout: o.consumerTimeout, ConsumerMaxPerChannel: o.consumerMax, NoTrace: true, Version: o.version, Permit: o.permit, DefaultUser: o.user, DefaultPass: o.pass}
 	if o.definitions != "" {
 		data, err := os.ReadFile(o.definitions)
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"os/exec"
@@ -345,5 +346,40 @@ func TestServeCloseAtDelivery(t *testing.T) {
 		if code := getJSON(t, "POST", api+"/api/sim/close-at-delivery"+bad, nil); code != 400 {
 			t.Errorf("%s: status %d, want 400", bad, code)
 		}
+	}
+}
+
+// --consumer-max-per-channel sets 4.0's consumer_max_per_channel: the
+// consume past it closes the connection with 530. 3.10 has no such
+// setting, so serve refuses the flag there.
+func TestServeConsumerMaxPerChannel(t *testing.T) {
+	err := serve(context.Background(), []string{"--addr", "127.0.0.1:0", "--consumer-max-per-channel", "1"}, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "consumer_max_per_channel") {
+		t.Errorf("3.10 with --consumer-max-per-channel: %v", err)
+	}
+	amqpURL, _ := startServe(t, "--addr", "127.0.0.1:0", "--rabbitmq", "4.0", "--consumer-max-per-channel", "1")
+	conn, err := amqp.Dial(amqpURL + "?heartbeat=0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ch, err := conn.Channel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ch.QueueDeclare("q", false, false, false, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ch.Consume("q", "a", false, false, false, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	_, err = ch.Consume("q", "b", false, false, false, false, nil)
+	var aerr *amqp.Error
+	if !errors.As(err, &aerr) || aerr.Code != 530 || aerr.Reason != "NOT_ALLOWED - reached maximum (1) of consumers per channel" {
+		t.Fatalf("second consume: %v", err)
+	}
+	<-conn.NotifyClose(make(chan *amqp.Error, 1))
+	if !conn.IsClosed() {
+		t.Error("the connection is open after a 530")
 	}
 }

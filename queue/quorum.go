@@ -71,6 +71,8 @@ type quorum[T any] struct {
 	dlx      []*pendingDL
 	dlxBytes int64
 	dlxTimer bool
+	// copies makes the counted copies handOut returns.
+	copies quorumCopies
 }
 
 func newQuorum[T any](env Env[T], d declared) (*quorum[T], error) {
@@ -150,7 +152,7 @@ func (q *quorum[T]) Publish(m *Message, ttl int64, hasTTL bool) bool {
 		q.env.Refused(m, "rejected")
 		return false
 	}
-	m.Expiry, m.Expires = q.expiryAt(q.env.Now(), ttl, hasTTL)
+	m.Expiry, m.Expires = q.expiryAt(ttl, hasTTL)
 	q.nextSeq++
 	m.Seq = q.nextSeq
 	q.messages.pushBack(m)
@@ -198,12 +200,13 @@ func (q *quorum[T]) handOut(m *Message, get bool) (out *Message, redelivered boo
 	if !redelivered && !zeroOnGet {
 		return m, false
 	}
-	c := *m
+	c := q.copies.message(m)
 	if !m.hasPlain {
 		c.plain, c.hasPlain = m.Properties, true
 	}
-	c.Properties = withCounts(c.plain, m.deliveryCount, m.deliveryCount > 0 || zeroOnGet, m.acquiredCount, r.SplitDeliveryCount && m.acquiredCount > 0)
-	return &c, redelivered
+	c.Properties = q.copies.withCounts(c.plain, countKey{dc: m.deliveryCount, hasDC: m.deliveryCount > 0 || zeroOnGet,
+		ac: m.acquiredCount, hasAC: r.SplitDeliveryCount && m.acquiredCount > 0})
+	return c, redelivered
 }
 
 // publisherCopy is m with the publisher's properties, for dead-lettering.

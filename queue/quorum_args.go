@@ -102,18 +102,23 @@ func withCounts(p *protocol.Properties, dc int64, hasDC bool, ac int64, hasAC bo
 	if p != nil {
 		c = *p
 	}
-	h := make(protocol.Table, len(c.Headers)+2)
-	for k, v := range c.Headers {
-		h[k] = v
-	}
-	if hasDC {
-		h["x-delivery-count"] = dc
-	}
-	if hasAC {
-		h["x-acquired-count"] = ac
-	}
-	c.Headers = h
+	c.Headers = countHeaders(c.Headers, countKey{dc: dc, hasDC: hasDC, ac: ac, hasAC: hasAC})
 	return &c
+}
+
+// countHeaders returns a copy of headers with the counts of k added.
+func countHeaders(headers protocol.Table, k countKey) protocol.Table {
+	h := make(protocol.Table, len(headers)+2)
+	for name, v := range headers {
+		h[name] = v
+	}
+	if k.hasDC {
+		h["x-delivery-count"] = k.dc
+	}
+	if k.hasAC {
+		h["x-acquired-count"] = k.ac
+	}
+	return h
 }
 
 // resolveLimit is the delivery limit from the x-delivery-limit argument

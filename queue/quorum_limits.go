@@ -8,10 +8,10 @@ package queue
 // its limits (is_below_soft_limit/1).
 const quorumLowLimit = 0.8
 
-// expiryAt returns the expiry of a message enqueued at now: the smaller of
+// expiryAt returns the expiry of a message enqueued now: the smaller of
 // x-message-ttl and the message's own expiration, when either is set
 // (rabbit_fifo stores it in the message header at enqueue).
-func (q *quorum[T]) expiryAt(now, ttl int64, hasTTL bool) (int64, bool) {
+func (q *quorum[T]) expiryAt(ttl int64, hasTTL bool) (int64, bool) {
 	l := q.limits
 	d, ok := int64(l.MessageTTL), l.HasMessageTTL
 	if hasTTL && (!ok || ttl < d) {
@@ -20,7 +20,7 @@ func (q *quorum[T]) expiryAt(now, ttl int64, hasTTL bool) (int64, bool) {
 	if !ok {
 		return 0, false
 	}
-	return now + d, true
+	return q.env.Now() + d, true
 }
 
 // expire is rabbit_fifo:expire_msgs/4: while the next message to take
@@ -29,12 +29,19 @@ func (q *quorum[T]) expiryAt(now, ttl int64, hasTTL bool) (int64, bool) {
 // message behind a live one waits (quorum-ttl.txt: p3 behind p2 stays
 // until p2 is taken); a returned message keeps its expiry and expires
 // once it is the head (quorum-ttl-returns.txt). It then sets the TTL
-// timer for the new head's expiry.
+// timer for the new head's expiry. The clock is read only for a head
+// that can expire: dispatch runs this before every message.
 func (q *quorum[T]) expire() {
-	now := q.env.Now()
+	now, read := int64(0), false
 	for {
 		m := q.head()
-		if m == nil || !m.Expires || m.Expiry > now {
+		if m == nil || !m.Expires {
+			break
+		}
+		if !read {
+			now, read = q.env.Now(), true
+		}
+		if m.Expiry > now {
 			break
 		}
 		q.take()

@@ -424,3 +424,38 @@ func TestQuorumDeadLetterAtLeastOnce(t *testing.T) {
 		t.Fatalf("dead %v, want %v", e2.dead, want)
 	}
 }
+
+// The counted copies a quorum queue hands out come from shared blocks and
+// tables: each keeps the count it was handed out with, and none changes
+// the publisher's properties, with or without headers.
+func TestQuorumCountedCopiesStayApart(t *testing.T) {
+	q, _ := newQuorum(t, nil)
+	plain := &protocol.Properties{ContentType: "text/plain"}
+	headed := &protocol.Properties{Headers: protocol.Table{"a": "b"}}
+	q.Publish(&queue.Message{Body: []byte("none")}, 0, false)
+	q.Publish(&queue.Message{Body: []byte("plain"), Properties: plain}, 0, false)
+	q.Publish(&queue.Message{Body: []byte("headed"), Properties: headed}, 0, false)
+	var rounds [][]*queue.Message
+	for round := 0; round < 3; round++ {
+		_, ms := fetch(q, 3)
+		rounds = append(rounds, ms)
+		requeue(q, ms...)
+	}
+	for round, ms := range rounds {
+		for _, m := range ms {
+			if v, _ := deliveryCount(m); v != int64(round) {
+				t.Errorf("round %d, %s: x-delivery-count %v", round, m.Body, v)
+			}
+		}
+		if ct := ms[1].Properties.ContentType; ct != "text/plain" {
+			t.Errorf("round %d: content type %q", round, ct)
+		}
+		if h := ms[2].Properties.Headers["a"]; h != "b" {
+			t.Errorf("round %d: publisher's header a = %v", round, h)
+		}
+	}
+	check(t, "publisher's headers", protocol.Table{"a": "b"}, headed.Headers)
+	if plain.Headers != nil {
+		t.Errorf("publisher's properties got headers %v", plain.Headers)
+	}
+}

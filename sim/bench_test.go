@@ -2,11 +2,42 @@ package sim_test
 
 import (
 	"fmt"
+	"maps"
 	"runtime"
 	"testing"
 
 	"github.com/amqpsim/amqpsim/sim"
 )
+
+// queueKind is a queue type the dispatch and settlement benchmarks run on,
+// each as a sub-benchmark of its own.
+type queueKind struct {
+	name string
+	opts sim.QueueOptions
+}
+
+var queueKinds = []queueKind{
+	{"classic", sim.QueueOptions{}},
+	{"quorum", sim.QueueOptions{Durable: true, Args: sim.Table{"x-queue-type": "quorum"}}},
+}
+
+// with returns the kind's options with extra arguments added.
+func (k queueKind) with(extra sim.Table) sim.QueueOptions {
+	o := k.opts
+	o.Args = maps.Clone(o.Args)
+	if o.Args == nil {
+		o.Args = sim.Table{}
+	}
+	maps.Copy(o.Args, extra)
+	return o
+}
+
+// forEachKind runs body as a sub-benchmark per queue kind.
+func forEachKind(b *testing.B, body func(b *testing.B, k queueKind)) {
+	for _, k := range queueKinds {
+		b.Run(k.name, func(b *testing.B) { body(b, k) })
+	}
+}
 
 // lifecycle is a queue "work" with consumers on their own channels.
 type lifecycle struct {
@@ -16,7 +47,7 @@ type lifecycle struct {
 	msg       sim.Message
 }
 
-func newLifecycle(tb testing.TB, consumers, prefetch int) *lifecycle {
+func newLifecycle(tb testing.TB, opts sim.QueueOptions, consumers, prefetch int) *lifecycle {
 	l := &lifecycle{b: sim.New(sim.Config{NoTrace: true}), msg: sim.Message{Body: make([]byte, 128)}}
 	conn := l.b.Connect("bench")
 	for i := 0; i < consumers; i++ {
@@ -25,7 +56,7 @@ func newLifecycle(tb testing.TB, consumers, prefetch int) *lifecycle {
 			tb.Fatal(err)
 		}
 		if i == 0 {
-			if _, err := ch.QueueDeclare("work", sim.QueueOptions{}); err != nil {
+			if _, err := ch.QueueDeclare("work", opts); err != nil {
 				tb.Fatal(err)
 			}
 		}
@@ -54,90 +85,113 @@ func (l *lifecycle) next(tb testing.TB) (*sim.Channel, sim.Delivery) {
 }
 
 // BenchmarkLifecycle measures publish → deliver → ack of one message with 4
-// consumers of prefetch 100 on one queue.
+// consumers of prefetch 100 on one queue, per queue type.
 func BenchmarkLifecycle(b *testing.B) {
-	l := newLifecycle(b, 4, 100)
-	b.ReportAllocs()
-	for b.Loop() {
-		if err := l.b.Publish("/", "", "work", l.msg); err != nil {
-			b.Fatal(err)
+	forEachKind(b, func(b *testing.B, k queueKind) {
+		l := newLifecycle(b, k.opts, 4, 100)
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := l.b.Publish("/", "", "work", l.msg); err != nil {
+				b.Fatal(err)
+			}
+			ch, d := l.next(b)
+			if err := ch.Ack(d.DeliveryTag, false); err != nil {
+				b.Fatal(err)
+			}
 		}
-		ch, d := l.next(b)
-		if err := ch.Ack(d.DeliveryTag, false); err != nil {
-			b.Fatal(err)
-		}
-	}
+	})
 }
 
 // BenchmarkDeepQueue runs the lifecycle with a deep backlog: every step
-// publishes at the tail, nacks a delivery back to its original place at the
-// head, and acks its redelivery. Cost per message must not grow with depth.
+// publishes at the tail, nacks a delivery with requeue, and acks a
+// redelivery. The first consumer takes every step's deliveries: it holds
+// one of them unread and unsettled throughout, so that a nacked message's
+// redelivery, at the end of its window, comes up for the ack, and each
+// message is returned once (with an even window it would come up for a
+// nack again, and its delivery count would grow without end). On a
+// classic queue the nacked message goes back to its
+// original place at the head; on a quorum queue it is a return, served
+// before the backlog, which in 3.10 takes a delivery limit (without one
+// rabbit_fifo re-enqueues a nacked message at the tail). Cost per message
+// must not grow with depth.
 func BenchmarkDeepQueue(b *testing.B) {
-	for _, depth := range []int{1e3, 1e4, 1e5, 1e6} {
-		b.Run(fmt.Sprint(depth), func(b *testing.B) {
-			l := newLifecycle(b, 4, 100)
-			for i := 0; i < depth+400; i++ {
-				if err := l.b.Publish("/", "", "work", l.msg); err != nil {
-					b.Fatal(err)
+	forEachKind(b, func(b *testing.B, k queueKind) {
+		opts := k.opts
+		if k.name == "quorum" {
+			opts = k.with(sim.Table{"x-delivery-limit": int64(1 << 40)})
+		}
+		for _, depth := range []int{1e3, 1e4, 1e5, 1e6} {
+			b.Run(fmt.Sprint(depth), func(b *testing.B) {
+				l := newLifecycle(b, opts, 4, 100)
+				for i := 0; i < depth+400; i++ {
+					if err := l.b.Publish("/", "", "work", l.msg); err != nil {
+						b.Fatal(err)
+					}
 				}
-			}
-			b.ReportAllocs()
-			for b.Loop() {
-				if err := l.b.Publish("/", "", "work", l.msg); err != nil {
-					b.Fatal(err)
+				l.consumers[0].Next() // held
+				b.ReportAllocs()
+				for b.Loop() {
+					if err := l.b.Publish("/", "", "work", l.msg); err != nil {
+						b.Fatal(err)
+					}
+					ch, d := l.next(b)
+					if err := ch.Nack(d.DeliveryTag, false, true); err != nil {
+						b.Fatal(err)
+					}
+					ch, d = l.next(b)
+					if err := ch.Ack(d.DeliveryTag, false); err != nil {
+						b.Fatal(err)
+					}
 				}
-				ch, d := l.next(b)
-				if err := ch.Nack(d.DeliveryTag, false, true); err != nil {
-					b.Fatal(err)
-				}
-				ch, d = l.next(b)
-				if err := ch.Ack(d.DeliveryTag, false); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
+			})
+		}
+	})
 }
 
 // BenchmarkManyConsumers measures a delivery and its ack when all consumers
-// but one hold a full window: blocked consumers must cost nothing.
+// but one hold a full window, per queue type: blocked consumers must cost
+// nothing.
 func BenchmarkManyConsumers(b *testing.B) {
-	for _, n := range []int{1, 10, 100, 1000} {
-		b.Run(fmt.Sprint(n), func(b *testing.B) {
-			bk := sim.New(sim.Config{NoTrace: true})
-			conn := bk.Connect("bench")
-			msg := sim.Message{Body: make([]byte, 128)}
-			var active *sim.Consumer
-			var activeCh *sim.Channel
-			for i := 0; i < n; i++ {
-				ch, _ := conn.Channel()
-				if i == 0 {
-					ch.QueueDeclare("work", sim.QueueOptions{})
+	forEachKind(b, func(b *testing.B, k queueKind) {
+		for _, n := range []int{1, 10, 100, 1000} {
+			b.Run(fmt.Sprint(n), func(b *testing.B) {
+				bk := sim.New(sim.Config{NoTrace: true})
+				conn := bk.Connect("bench")
+				msg := sim.Message{Body: make([]byte, 128)}
+				var active *sim.Consumer
+				var activeCh *sim.Channel
+				for i := 0; i < n; i++ {
+					ch, _ := conn.Channel()
+					if i == 0 {
+						if _, err := ch.QueueDeclare("work", k.opts); err != nil {
+							b.Fatal(err)
+						}
+					}
+					ch.Qos(1, 0, false)
+					c, err := ch.Consume("work", sim.ConsumeOptions{})
+					if err != nil {
+						b.Fatal(err)
+					}
+					bk.Publish("/", "", "work", msg) // fills this consumer's window of 1
+					active, activeCh = c, ch
 				}
-				ch.Qos(1, 0, false)
-				c, err := ch.Consume("work", sim.ConsumeOptions{})
-				if err != nil {
-					b.Fatal(err)
+				// The last consumer is the active one: it acks what it got and
+				// takes the next message each time.
+				d, _ := active.Next()
+				b.ReportAllocs()
+				for b.Loop() {
+					if err := activeCh.Ack(d.DeliveryTag, false); err != nil {
+						b.Fatal(err)
+					}
+					bk.Publish("/", "", "work", msg)
+					var ok bool
+					if d, ok = active.Next(); !ok {
+						b.Fatal("the active consumer got nothing")
+					}
 				}
-				bk.Publish("/", "", "work", msg) // fills this consumer's window of 1
-				active, activeCh = c, ch
-			}
-			// The last consumer is the active one: it acks what it got and
-			// takes the next message each time.
-			d, _ := active.Next()
-			b.ReportAllocs()
-			for b.Loop() {
-				if err := activeCh.Ack(d.DeliveryTag, false); err != nil {
-					b.Fatal(err)
-				}
-				bk.Publish("/", "", "work", msg)
-				var ok bool
-				if d, ok = active.Next(); !ok {
-					b.Fatal("the active consumer got nothing")
-				}
-			}
-		})
-	}
+			})
+		}
+	})
 }
 
 // BenchmarkMemory reports the heap held per ready message beyond its body,

@@ -26,8 +26,8 @@ type Message struct {
 }
 
 // Delivery is a message as the broker hands it to a client, by basic.deliver
-// to a consumer or basic.get-ok. Body is shared with the broker and must not
-// be modified.
+// to a consumer or basic.get-ok. Body and the Headers table are shared with
+// the broker, and with other deliveries, and must not be modified.
 type Delivery struct {
 	ConsumerTag string // "" for basic.get
 	DeliveryTag uint64

@@ -188,6 +188,13 @@ func (o *outbox) compact() {
 	switch {
 	case o.head == len(o.items):
 		o.items, o.head = o.items[:0], 0
+	case o.head > 64 && o.head*2 > len(o.items):
+		// A reader that stays behind by a push or two never empties the
+		// outbox: move what waits to the front rather than let the taken
+		// prefix grow with every push.
+		n := copy(o.items, o.items[o.head:])
+		clear(o.items[n:])
+		o.items, o.head = o.items[:n], 0
 	case o.taken > 64 && o.taken*2 > len(o.items)-o.head:
 		kept := o.items[:0]
 		for _, it := range o.items[o.head:] {

@@ -215,7 +215,8 @@ func publisherCopy(m *Message) *Message {
 // Dispatch hands ready messages to consumers while one has credit
 // (rabbit_fifo:checkout_one/4): the head of the service queue of the
 // highest priority takes the next message and goes to the tail of its
-// priority, as the classic rotation does.
+// priority while it has credit left; one whose credit ran out leaves the
+// rotation until a settlement gives it credit (Rotation.Spent).
 //
 // Before each message the expired head messages go (checkout_one/4 runs
 // expire_msgs/4 first), also when no consumer can take one: the broker
@@ -238,6 +239,7 @@ func (q *quorum[T]) Dispatch() int {
 		}
 		m, redelivered := q.handOut(q.take(), false)
 		q.rotation.Delivered(c)
+		q.rotation.Spent(c)
 		if !c.NoAck {
 			q.unacked++
 			q.held[c]++

@@ -147,6 +147,13 @@ func (h *harness) openChannel(conn string) {
 }
 
 func (h *harness) declare(t *rapid.T, ch *mChan, name string) {
+	q := h.model.queues[name]
+	// A quorum queue is redeclared as it is (the harness does not model
+	// the errors of a redeclaration that changes the queue type).
+	if q != nil && q.args.Quorum || q == nil && oneIn(t, 3, "quorum?") {
+		h.declareQuorum(t, ch, name, q)
+		return
+	}
 	// 40% plain, 25% priority, 35% single active consumer.
 	var args qArgs
 	switch "nnnnppPssSsSpPSnsn-n"[rapid.IntRange(0, 19).Draw(t, "args")] {
@@ -190,11 +197,34 @@ func (h *harness) declare(t *rapid.T, ch *mChan, name string) {
 	}
 	// Auto-delete queues go when their last consumer does (section 5).
 	autoDelete := oneIn(t, 8, "auto-delete?")
-	if q := h.model.queues[name]; q != nil && !oneIn(t, 5, "inequivalent?") {
+	if q != nil && !oneIn(t, 5, "inequivalent?") {
 		args, autoDelete = q.args, q.autoDel // mostly an equivalent redeclaration
 	}
 	passive := oneIn(t, 20, "passive?")
 	h.step(scenarios.DeclareQueue{Channel: ch.name, Queue: name, Passive: passive, AutoDelete: autoDelete, Args: argTable(args)})
+}
+
+// declareQuorum declares a quorum queue (durable, as it must be), with
+// x-delivery-limit 0-2 or none and dead-lettering as a classic queue's,
+// or redeclares q as it is.
+func (h *harness) declareQuorum(t *rapid.T, ch *mChan, name string, q *mQueue) {
+	var args qArgs
+	if q != nil {
+		args = q.args
+	} else {
+		args.Quorum = true
+		if !oneIn(t, 4, "noDeliveryLimit?") {
+			args.HasLimit, args.Limit = true, rapid.IntRange(0, 2).Draw(t, "x-delivery-limit")
+		}
+		if oneIn(t, 2, "x-dead-letter-exchange?") {
+			i := slices.Index(queueNames, name)
+			next, other := queueNames[(i+1)%3], queueNames[(i+2)%3]
+			args.DLX = true
+			args.DLRK = rapid.SampledFrom([]string{next, next, other, name, "", "nosuch"}).Draw(t, "x-dead-letter-routing-key")
+		}
+	}
+	passive := oneIn(t, 20, "passive?")
+	h.step(scenarios.DeclareQueue{Channel: ch.name, Queue: name, Passive: passive, Durable: true, Args: argTable(args)})
 }
 
 func (h *harness) setup(t *rapid.T) {
@@ -246,7 +276,8 @@ func (h *harness) publish(t *rapid.T, viaBroker bool) {
 		if oneIn(t, 4, "priority?") {
 			o.Props.Priority = uint8(rapid.IntRange(1, 6).Draw(t, "priority"))
 		}
-		if oneIn(t, 4, "expiration?") {
+		// Quorum queues get no per-message TTL here (not modelled).
+		if q := h.model.queues[o.Key]; (q == nil || !q.args.Quorum) && oneIn(t, 4, "expiration?") {
 			o.Props.Expiration = rapid.SampledFrom([]string{"1000", "0", "1", "5000", "60000"}).Draw(t, "expiration")
 		}
 		if !viaBroker {

@@ -71,7 +71,11 @@ func (m *model) closeChannel(ch *mChan, cause *errInfo) {
 		for _, d := range unacked {
 			if d.q == q {
 				q.unacked--
-				m.insertReady(q, d.msg)
+				if q.quorum {
+					m.giveBack(q, d.msg, false)
+				} else {
+					m.insertReady(q, d.msg)
+				}
 			}
 		}
 		m.dropOverLimit(q)
@@ -253,7 +257,7 @@ func (m *model) observe(r result) observation {
 	slices.Sort(names)
 	for _, n := range names {
 		q := m.queues[n]
-		st := sim.QueueStats{Vhost: "/", Name: n, Ready: len(q.ready), Unacked: q.unacked, Consumers: len(q.consumers)}
+		st := sim.QueueStats{Vhost: "/", Name: n, Ready: len(q.ready), Unacked: q.unacked, Consumers: m.consumerCount(q)}
 		var bodies []string
 		for _, msg := range q.ready {
 			st.Bytes += int64(len(msg.body))

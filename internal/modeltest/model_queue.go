@@ -25,6 +25,10 @@ func (m *model) publish(o scenarios.Publish) (routed, rejected bool) {
 // deliver_or_enqueue), ttl being the message's own TTL in ms. It reports
 // false if q refused it (reject-publish).
 func (m *model) enqueue(q *mQueue, msg *mMsg, ttl int, hasTTL bool) bool {
+	if q.quorum {
+		m.enqueueQuorum(q, msg)
+		return true
+	}
 	a := q.args
 	// reject-publish looks before anything else, even with a consumer
 	// waiting: one more ready message must fit.

@@ -1,0 +1,207 @@
+package modeltest
+
+import (
+	"maps"
+
+	"github.com/amqpsim/amqpsim/scenarios"
+	"github.com/amqpsim/amqpsim/sim"
+)
+
+// The model's quorum queues: RabbitMQ 3.10's rabbit_fifo as an AMQP 0-9-1
+// client sees it on one node, re-stated from the recordings in
+// scenarios/library/quorum-*.txt, not from queue/quorum*.go.
+//
+//   - A queue's ready slice is its returns (the first q.returns entries,
+//     served first, in the order they came back) followed by its other
+//     messages in enqueue order. No priorities, no TTL, no length limits
+//     (the generators declare none).
+//   - A consumer's credit is its prefetch, 2000 for prefetch 0; a no-ack
+//     consumer's never runs out. A consumer whose credit runs out leaves
+//     the round robin at once and rejoins at the tail of its priority when
+//     a settlement gives it credit (quorum-credit-rejoin.txt). The
+//     channel-wide limiter is never asked, and basic.consume on a channel
+//     with a global limit closes the connection with 540
+//     (quorum-errors.txt); settlements still lower the limiter's volume
+//     (quorum-global-qos-after-consume.txt).
+//   - Every return (nack, reject or recover with requeue, a channel that
+//     closed) raises the message's delivery count; a message whose count
+//     passes x-delivery-limit is dead-lettered with reason delivery_limit,
+//     or dropped (quorum-delivery-limit.txt). Otherwise a channel close
+//     puts its unacked messages at the tail of the returns
+//     (quorum-close-returns.txt, quorum-return-order.txt); nack, reject and
+//     recover do too when the queue has a delivery limit
+//     (quorum-requeue-with-limit.txt) and, without one, enqueue the message
+//     again at the tail (quorum-requeue-positions.txt,
+//     quorum-recover-nack-multiple.txt).
+//   - A delivery is redelivered exactly when its count is above 0, and
+//     then carries x-delivery-count; a basic.get always carries it, 0 the
+//     first time (quorum-get.txt). A dead-lettered message leaves without
+//     it (quorum-delivery-limit.txt).
+//   - queue.declare-ok and the queue's stats count as consumers the live
+//     ones, the cancelled ones still holding messages, and each unsettled
+//     basic.get (quorum-errors.txt, quorum-purge-delete-noack.txt).
+//   - An exclusive consume is not exclusive (quorum-errors.txt);
+//     queue.delete with if-unused or if-empty closes the connection with
+//     540, if-unused looked at first (rabbit_quorum_queue:delete/4's
+//     clause order).
+
+// enqueueQuorum appends a message that reached a quorum queue.
+func (m *model) enqueueQuorum(q *mQueue, msg *mMsg) {
+	q.seq++
+	msg.seq, msg.prio, msg.delivered, msg.count, msg.expires = q.seq, 0, false, 0, false
+	q.ready = append(q.ready, msg)
+	m.markDirty(q)
+}
+
+// takeQuorum removes the head of a quorum queue and reports whether it is
+// a redelivery.
+func (m *model) takeQuorum(q *mQueue, msg *mMsg) bool {
+	if q.returns > 0 {
+		q.returns--
+		m.cover["quorum return served first"]++
+	}
+	return msg.count > 0
+}
+
+// withDeliveryCount adds x-delivery-count to a quorum delivery: to every
+// basic.get, else once the message came back.
+func withDeliveryCount(d sim.Delivery, msg *mMsg, get bool) sim.Delivery {
+	if msg.count == 0 && !get {
+		return d
+	}
+	h := sim.Table{}
+	maps.Copy(h, d.Headers)
+	h["x-delivery-count"] = msg.count
+	d.Headers = h
+	return d
+}
+
+// consumeQuorum registers a consumer of a quorum queue.
+func (m *model) consumeQuorum(ch *mChan, q *mQueue, o scenarios.Consume) *errInfo {
+	if ch.limit != 0 {
+		m.cover["quorum consume refused: global qos"]++
+		return protoErr(540, "basic.consume", "queue '%s' in vhost '/' does not support global qos", q.name)
+	}
+	c := &mCons{tag: o.Tag, ch: ch, q: q, noAck: o.NoAck, exclusive: o.Exclusive, args: o.Args, prio: xPriority(o)}
+	if !o.NoAck {
+		c.prefetch = ch.prefetch
+		if c.prefetch == 0 {
+			c.prefetch = 2000 // rabbit_quorum_queue:consume/3, 3.10
+		}
+		if m.mutant {
+			c.prefetch++
+		}
+	}
+	if o.Exclusive && len(q.consumers) > 0 {
+		m.cover["quorum exclusive consume beside another"]++
+	}
+	q.consumers = append(q.consumers, c)
+	q.hadCons = true
+	q.bands[c.prio] = append(q.bands[c.prio], c)
+	ch.consumers = append(ch.consumers, c)
+	ch.live[c.tag] = c
+	m.cons[len(m.cons)-1] = c
+	m.markDirty(q)
+	return nil
+}
+
+// getQuorum is basic.get of a quorum queue with a message ready.
+func (m *model) getQuorum(ch *mChan, q *mQueue, o scenarios.Get, r *result) {
+	msg := q.ready[0]
+	q.ready = q.ready[1:]
+	redelivered := m.takeQuorum(q, msg)
+	ch.lastTag++
+	if !o.NoAck {
+		q.unacked++
+		ch.ledger = append(ch.ledger, mEntry{at: m.now, tag: ch.lastTag, q: q, msg: msg})
+		m.syncTick(ch)
+	}
+	d := withDeliveryCount(delivery("", ch.lastTag, redelivered, q.name, msg), msg, true)
+	d.MessageCount = len(q.ready)
+	r.GetOK, r.Get = true, &d
+	m.noteDelivery(msg)
+	m.markDirty(q)
+}
+
+// settleQuorum settles one delivery of a quorum queue: an ack forgets it,
+// a reject without requeue dead-letters it, a requeue gives it back.
+func (m *model) settleQuorum(q *mQueue, msg *mMsg, requeue, reject bool) {
+	switch {
+	case requeue:
+		m.giveBack(q, msg, !q.args.HasLimit)
+	case reject:
+		m.deadLetter(q, msg, "rejected")
+	}
+}
+
+// giveBack returns a message to a quorum queue: its count goes up; past
+// the delivery limit it is dead-lettered (or dropped); else it joins the
+// returns, or with toBack the tail as a new message.
+func (m *model) giveBack(q *mQueue, msg *mMsg, toBack bool) {
+	msg.count++
+	if msg.count > 1 {
+		m.cover["quorum message returned twice"]++
+	}
+	if a := q.args; a.HasLimit && msg.count > int64(a.Limit) {
+		m.cover["quorum delivery limit reached"]++
+		if a.DLX {
+			m.cover["quorum delivery limit dead-lettered"]++
+		}
+		m.deadLetter(q, msg, "delivery_limit")
+		return
+	}
+	if toBack {
+		q.seq++
+		msg.seq = q.seq
+		q.ready = append(q.ready, msg)
+		m.cover["quorum requeue to the tail"]++
+		return
+	}
+	q.ready = append(q.ready[:q.returns], append([]*mMsg{msg}, q.ready[q.returns:]...)...)
+	q.returns++
+	m.cover["quorum return"]++
+}
+
+// consumerCount is the consumers queue.declare-ok and the stats report.
+// A quorum queue also counts its cancelled consumers that still hold
+// messages and its unsettled basic.gets (each a one-shot consumer).
+func (m *model) consumerCount(q *mQueue) int {
+	n := len(q.consumers)
+	if !q.quorum {
+		return n
+	}
+	holding := map[*mCons]bool{}
+	for _, ch := range m.chans {
+		if ch == nil || ch.closed {
+			continue
+		}
+		for _, e := range ch.ledger {
+			switch {
+			case e.q != q:
+			case e.cons == nil:
+				n++
+			case e.cons.cancelled && !holding[e.cons]:
+				holding[e.cons] = true
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// quorumDeleteFlags is queue.delete's refusal of if-unused and if-empty on
+// a quorum queue.
+func quorumDeleteFlags(q *mQueue, o scenarios.DeleteQueue) *errInfo {
+	if !q.quorum {
+		return nil
+	}
+	for _, f := range []struct {
+		on   bool
+		name string
+	}{{o.IfUnused, "if-unused"}, {o.IfEmpty, "if-empty"}} {
+		if f.on {
+			return protoErr(540, "queue.delete", "cannot delete %s. queue.delete operations with %s flag set are not supported by quorum queues", "queue '"+q.name+"' in vhost '/'", f.name)
+		}
+	}
+	return nil
+}

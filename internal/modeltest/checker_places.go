@@ -352,6 +352,9 @@ func (k *checker) checkPlaces(obs observation) {
 			}
 		}
 		if q.args.Quorum {
+			if q.args.SAC {
+				consumers = min(consumers, 1) // waiting ones do not count
+			}
 			consumers += k.quorumHolders(q)
 		}
 		if st.Unacked != unacked || st.Consumers != consumers {
@@ -411,7 +414,7 @@ func (k *checker) checkConsumers(obs observation) {
 				}
 			}
 		}
-		if q.args.SAC && st.Consumers > 0 && active != 1 {
+		if q.args.SAC && k.consumed(q) && active != 1 {
 			k.fail("single active consumer queue %s has %d active consumers of %d", st.Name, active, st.Consumers)
 		}
 	}

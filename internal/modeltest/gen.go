@@ -204,8 +204,9 @@ func (h *harness) declare(t *rapid.T, ch *mChan, name string) {
 	h.step(scenarios.DeclareQueue{Channel: ch.name, Queue: name, Passive: passive, AutoDelete: autoDelete, Args: argTable(args)})
 }
 
-// declareQuorum declares a quorum queue (durable, as it must be), with
-// x-delivery-limit 0-2 or none and dead-lettering as a classic queue's,
+// declareQuorum declares a quorum queue (durable, as it must be), maybe
+// single active consumer, with x-delivery-limit 0-2 or none and
+// dead-lettering as a classic queue's,
 // or redeclares q as it is.
 func (h *harness) declareQuorum(t *rapid.T, ch *mChan, name string, q *mQueue) {
 	var args qArgs
@@ -213,6 +214,7 @@ func (h *harness) declareQuorum(t *rapid.T, ch *mChan, name string, q *mQueue) {
 		args = q.args
 	} else {
 		args.Quorum = true
+		args.SAC = oneIn(t, 3, "x-single-active-consumer?")
 		if !oneIn(t, 4, "noDeliveryLimit?") {
 			args.HasLimit, args.Limit = true, rapid.IntRange(0, 2).Draw(t, "x-delivery-limit")
 		}

@@ -67,6 +67,8 @@ func TestCoverage(t *testing.T) {
 		"quorum consume refused: global qos",
 		"quorum exclusive consume beside another",
 		"error 540 queue.delete",
+		"error 405 basic.get",
+		"quorum single active consumer promoted",
 	} {
 		if total[want] == 0 {
 			t.Errorf("no sequence reached %q", want)

@@ -194,7 +194,7 @@ func newModel(seed uint64) *model {
 func (m *model) resource(q string) string { return fmt.Sprintf("queue '%s' in vhost '/'", q) }
 
 func protoErr(code int, method, format string, args ...any) *errInfo {
-	names := map[int]string{403: "ACCESS_REFUSED", 404: "NOT_FOUND", 406: "PRECONDITION_FAILED", 530: "NOT_ALLOWED", 540: "NOT_IMPLEMENTED"}
+	names := map[int]string{403: "ACCESS_REFUSED", 404: "NOT_FOUND", 405: "RESOURCE_LOCKED", 406: "PRECONDITION_FAILED", 530: "NOT_ALLOWED", 540: "NOT_IMPLEMENTED"}
 	return &errInfo{Code: code, Text: names[code] + " - " + fmt.Sprintf(format, args...), Method: method, Hard: code >= 500}
 }
 
@@ -376,6 +376,10 @@ func (m *model) method(ch *mChan, op scenarios.Op, r *result) *errInfo {
 		q := m.queues[o.Queue]
 		if q == nil {
 			return protoErr(404, "basic.get", "no queue '%s' in vhost '/'", o.Queue)
+		}
+		if q.quorum && q.sac {
+			m.cover["quorum basic.get refused: single active consumer"]++
+			return protoErr(405, "basic.get", "cannot obtain access to locked queue '%s' in vhost '/'. basic.get operations are not supported by quorum queues with single active consumer", q.name)
 		}
 		m.touchExpires(q) // basic.get restarts x-expires
 		// The head is taken even if it has expired.

@@ -101,6 +101,15 @@ func (m *model) forget(c *mCons) {
 // single active consumer queue are never offered a message, so they never
 // move within their band: its order is the order they registered in.)
 func (m *model) handOver(q *mQueue) {
+	if q.quorum {
+		// 3.10's rabbit_fifo activates the waiting consumer registered
+		// first, whatever its priority (quorum-single-active-consumer.txt).
+		if len(q.consumers) > 0 {
+			q.active = q.consumers[0]
+			m.cover["quorum single active consumer promoted"]++
+		}
+		return
+	}
 	waiting := slices.Clone(q.consumers) // in registration order
 	slices.SortStableFunc(waiting, func(a, b *mCons) int { return b.prio - a.prio })
 	if len(waiting) > 0 {

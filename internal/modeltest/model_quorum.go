@@ -40,6 +40,10 @@ import (
 //   - queue.declare-ok and the queue's stats count as consumers the live
 //     ones, the cancelled ones still holding messages, and each unsettled
 //     basic.get (quorum-errors.txt, quorum-purge-delete-noack.txt).
+//   - With x-single-active-consumer only the active consumer takes
+//     messages and counts as a consumer; when it goes, the waiting one
+//     registered first takes over, whatever its priority; basic.get is
+//     refused with 405 (quorum-single-active-consumer.txt).
 //   - An exclusive consume is not exclusive (quorum-errors.txt);
 //     queue.delete with if-unused or if-empty closes the connection with
 //     540, if-unused looked at first (rabbit_quorum_queue:delete/4's
@@ -98,6 +102,9 @@ func (m *model) consumeQuorum(ch *mChan, q *mQueue, o scenarios.Consume) *errInf
 	q.consumers = append(q.consumers, c)
 	q.hadCons = true
 	q.bands[c.prio] = append(q.bands[c.prio], c)
+	if q.sac && q.active == nil {
+		q.active = c
+	}
 	ch.consumers = append(ch.consumers, c)
 	ch.live[c.tag] = c
 	m.cons[len(m.cons)-1] = c
@@ -169,6 +176,13 @@ func (m *model) consumerCount(q *mQueue) int {
 	n := len(q.consumers)
 	if !q.quorum {
 		return n
+	}
+	if q.sac {
+		// Waiting consumers do not count (quorum-single-active-consumer.txt).
+		n = 0
+		if q.active != nil {
+			n = 1
+		}
 	}
 	holding := map[*mCons]bool{}
 	for _, ch := range m.chans {

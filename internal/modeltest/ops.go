@@ -44,7 +44,8 @@ type qArgs struct {
 	DLRK        string // x-dead-letter-routing-key; "": absent
 	// Quorum is x-queue-type=quorum (declared durable); a quorum queue
 	// takes no other argument above but the dead-letter ones and
-	// x-delivery-limit = Limit when HasLimit.
+	// x-single-active-consumer, and x-delivery-limit = Limit when
+	// HasLimit.
 	Quorum   bool
 	HasLimit bool
 	Limit    int

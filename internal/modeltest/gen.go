@@ -215,7 +215,7 @@ func (h *harness) declareQuorum(t *rapid.T, ch *mChan, name string, q *mQueue) {
 	} else {
 		args.Quorum = true
 		args.SAC = oneIn(t, 3, "x-single-active-consumer?")
-		if !oneIn(t, 4, "noDeliveryLimit?") {
+		if rapid.Bool().Draw(t, "deliveryLimit?") {
 			args.HasLimit, args.Limit = true, rapid.IntRange(0, 2).Draw(t, "x-delivery-limit")
 		}
 		if oneIn(t, 2, "x-dead-letter-exchange?") {

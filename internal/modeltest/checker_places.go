@@ -30,7 +30,7 @@ func (k *checker) arrive() {
 	m.expires, m.expiry = has, p.at+time.Duration(ttl)*time.Millisecond
 	m.count = 0
 	if q.args.Quorum {
-		m.prio, m.expires = 0, false // no priorities, no TTL (not generated)
+		m.prio = 0 // no priorities in 3.10
 		q.ready = append(q.ready, m)
 		m.state = stReady
 		return

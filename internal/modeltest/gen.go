@@ -205,8 +205,8 @@ func (h *harness) declare(t *rapid.T, ch *mChan, name string) {
 }
 
 // declareQuorum declares a quorum queue (durable, as it must be), maybe
-// single active consumer, with x-delivery-limit 0-2 or none and
-// dead-lettering as a classic queue's,
+// single active consumer or with x-message-ttl, with x-delivery-limit 0-2
+// or none and dead-lettering as a classic queue's,
 // or redeclares q as it is.
 func (h *harness) declareQuorum(t *rapid.T, ch *mChan, name string, q *mQueue) {
 	var args qArgs
@@ -215,6 +215,9 @@ func (h *harness) declareQuorum(t *rapid.T, ch *mChan, name string, q *mQueue) {
 	} else {
 		args.Quorum = true
 		args.SAC = oneIn(t, 3, "x-single-active-consumer?")
+		if oneIn(t, 3, "x-message-ttl?") {
+			args.HasTTL, args.TTL = true, rapid.SampledFrom([]int{1000, 0, 1, 60000}).Draw(t, "x-message-ttl")
+		}
 		if rapid.Bool().Draw(t, "deliveryLimit?") {
 			args.HasLimit, args.Limit = true, rapid.IntRange(0, 2).Draw(t, "x-delivery-limit")
 		}
@@ -278,8 +281,7 @@ func (h *harness) publish(t *rapid.T, viaBroker bool) {
 		if oneIn(t, 4, "priority?") {
 			o.Props.Priority = uint8(rapid.IntRange(1, 6).Draw(t, "priority"))
 		}
-		// Quorum queues get no per-message TTL here (not modelled).
-		if q := h.model.queues[o.Key]; (q == nil || !q.args.Quorum) && oneIn(t, 4, "expiration?") {
+		if oneIn(t, 4, "expiration?") {
 			o.Props.Expiration = rapid.SampledFrom([]string{"1000", "0", "1", "5000", "60000"}).Draw(t, "expiration")
 		}
 		if !viaBroker {

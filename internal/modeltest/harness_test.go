@@ -69,6 +69,8 @@ func TestCoverage(t *testing.T) {
 		"error 540 queue.delete",
 		"error 405 basic.get",
 		"quorum single active consumer promoted",
+		"quorum message expired at the head",
+		"quorum returned message expired",
 	} {
 		if total[want] == 0 {
 			t.Errorf("no sequence reached %q", want)

@@ -382,6 +382,9 @@ func (m *model) method(ch *mChan, op scenarios.Op, r *result) *errInfo {
 			return protoErr(405, "basic.get", "cannot obtain access to locked queue '%s' in vhost '/'. basic.get operations are not supported by quorum queues with single active consumer", q.name)
 		}
 		m.touchExpires(q) // basic.get restarts x-expires
+		if q.quorum {
+			m.expireQuorum(q) // a quorum queue's expired head goes first
+		}
 		// The head is taken even if it has expired.
 		if len(q.ready) == 0 {
 			return nil
@@ -433,6 +436,9 @@ func (m *model) method(ch *mChan, op scenarios.Op, r *result) *errInfo {
 		}
 		r.N = len(q.ready)
 		q.ready, q.returns = nil, 0
+		if q.quorum {
+			m.syncQuorumTTL(q)
+		}
 	case scenarios.DeleteQueue:
 		q := m.queues[o.Queue]
 		if q == nil {

@@ -177,6 +177,9 @@ func (m *model) fire(t *mTimer) {
 	for _, q := range m.queues {
 		switch t {
 		case &q.ttl:
+			if q.quorum {
+				m.expireQuorum(q)
+			}
 			m.dropExpired(q)
 			m.markDirty(q)
 			return

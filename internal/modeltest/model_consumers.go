@@ -394,6 +394,9 @@ func (m *model) dispatch(q *mQueue) {
 // every delivery (the delivered head itself may have expired).
 func (m *model) deliverReady(q *mQueue, expire bool) {
 	for {
+		if q.quorum {
+			m.expireQuorum(q) // rabbit_fifo:checkout_one/4 expires first
+		}
 		if len(q.ready) == 0 {
 			return
 		}

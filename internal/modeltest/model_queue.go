@@ -26,7 +26,7 @@ func (m *model) publish(o scenarios.Publish) (routed, rejected bool) {
 // false if q refused it (reject-publish).
 func (m *model) enqueue(q *mQueue, msg *mMsg, ttl int, hasTTL bool) bool {
 	if q.quorum {
-		m.enqueueQuorum(q, msg)
+		m.enqueueQuorum(q, msg, ttl, hasTTL)
 		return true
 	}
 	a := q.args
@@ -112,7 +112,7 @@ func (m *model) dropOverLimit(q *mQueue) bool {
 // timer is already set no more than 1 ms after it. An empty queue is left
 // alone.
 func (m *model) dropExpired(q *mQueue) {
-	if len(q.ready) == 0 {
+	if len(q.ready) == 0 || q.quorum { // a quorum queue: expireQuorum
 		return
 	}
 	for len(q.ready) > 0 && q.ready[0].expires && q.ready[0].expiry <= m.now {

@@ -2,6 +2,7 @@ package modeltest
 
 import (
 	"maps"
+	"time"
 
 	"github.com/amqpsim/amqpsim/scenarios"
 	"github.com/amqpsim/amqpsim/sim"
@@ -13,8 +14,12 @@ import (
 //
 //   - A queue's ready slice is its returns (the first q.returns entries,
 //     served first, in the order they came back) followed by its other
-//     messages in enqueue order. No priorities, no TTL, no length limits
-//     (the generators declare none).
+//     messages in enqueue order. No priorities, no length limits (the
+//     generators declare none).
+//   - A message's expiry is fixed when it arrives (the smaller of
+//     x-message-ttl and its expiration) and kept when it comes back. Only
+//     the head expires: before every checkout and basic.get and when the
+//     TTL timer, kept at the head's expiry, fires (expireQuorum).
 //   - A consumer's credit is its prefetch, 2000 for prefetch 0; a no-ack
 //     consumer's never runs out. A consumer whose credit runs out leaves
 //     the round robin at once and rejoins at the tail of its priority when
@@ -49,12 +54,49 @@ import (
 //     540, if-unused looked at first (rabbit_quorum_queue:delete/4's
 //     clause order).
 
-// enqueueQuorum appends a message that reached a quorum queue.
-func (m *model) enqueueQuorum(q *mQueue, msg *mMsg) {
+// enqueueQuorum appends a message that reached a quorum queue, ttl being
+// its own TTL in ms: its expiry is the smaller of that and the queue's.
+func (m *model) enqueueQuorum(q *mQueue, msg *mMsg, ttl int, hasTTL bool) {
+	if a := q.args; a.HasTTL && (!hasTTL || a.TTL < ttl) {
+		ttl, hasTTL = a.TTL, true
+	}
 	q.seq++
-	msg.seq, msg.prio, msg.delivered, msg.count, msg.expires = q.seq, 0, false, 0, false
+	msg.seq, msg.prio, msg.delivered, msg.count = q.seq, 0, false, 0
+	msg.expires, msg.expiry = hasTTL, m.now+time.Duration(ttl)*time.Millisecond
 	q.ready = append(q.ready, msg)
+	m.syncQuorumTTL(q)
 	m.markDirty(q)
+}
+
+// expireQuorum drops the head while it has expired (its expiry has come,
+// the same millisecond included): only the next message to take, returns
+// first, is looked at, so an expired message behind a live one waits
+// (quorum-ttl.txt, quorum-ttl-returns.txt). Then the TTL timer follows
+// the new head.
+func (m *model) expireQuorum(q *mQueue) {
+	for len(q.ready) > 0 && q.ready[0].expires && q.ready[0].expiry <= m.now {
+		msg := q.ready[0]
+		q.ready = q.ready[1:]
+		m.takeQuorum(q, msg)
+		m.cover["quorum message expired at the head"]++
+		if msg.count > 0 {
+			m.cover["quorum returned message expired"]++
+		}
+		m.deadLetter(q, msg, "expired")
+	}
+	m.syncQuorumTTL(q)
+}
+
+// syncQuorumTTL sets the TTL timer for the head's expiry, unless it is set
+// for that time already, or stops it if the head has none.
+func (m *model) syncQuorumTTL(q *mQueue) {
+	if len(q.ready) > 0 && q.ready[0].expires {
+		if e := q.ready[0].expiry; !q.ttl.on || q.ttl.due != e {
+			m.setTimer(&q.ttl, e)
+		}
+		return
+	}
+	q.ttl.on = false
 }
 
 // takeQuorum removes the head of a quorum queue and reports whether it is

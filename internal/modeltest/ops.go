@@ -43,9 +43,9 @@ type qArgs struct {
 	DLX         bool   // x-dead-letter-exchange = ""
 	DLRK        string // x-dead-letter-routing-key; "": absent
 	// Quorum is x-queue-type=quorum (declared durable); a quorum queue
-	// takes no other argument above but the dead-letter ones and
-	// x-single-active-consumer, and x-delivery-limit = Limit when
-	// HasLimit.
+	// takes no other argument above but x-message-ttl, the dead-letter
+	// ones and x-single-active-consumer, and x-delivery-limit = Limit
+	// when HasLimit.
 	Quorum   bool
 	HasLimit bool
 	Limit    int

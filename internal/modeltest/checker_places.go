@@ -174,7 +174,18 @@ func (k *checker) closeChannel(h int) {
 			c.live = false
 		}
 	}
-	for _, x := range ch.unacked {
+	// A quorum queue takes its messages back holder by holder: the
+	// basic.get ones, then each consumer's by tag, each in delivery order
+	// (the other queues' keep their order: the key is "" for all).
+	entries := slices.Clone(ch.unacked)
+	holder := func(x cEntry) string {
+		if !x.msg.q.args.Quorum || x.cons < 0 {
+			return ""
+		}
+		return "tag " + k.cons[x.cons].tag
+	}
+	sort.SliceStable(entries, func(i, j int) bool { return holder(entries[i]) < holder(entries[j]) })
+	for _, x := range entries {
 		if q := x.msg.q; q.autoDel && q.hadCons && k.queues[q.name] == q && !k.consumed(q) {
 			if x.cons >= 0 {
 				k.cons[x.cons].outstanding--

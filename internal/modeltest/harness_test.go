@@ -71,6 +71,8 @@ func TestCoverage(t *testing.T) {
 		"quorum single active consumer promoted",
 		"quorum message expired at the head",
 		"quorum returned message expired",
+		"quorum TTL 0",
+		"quorum close returns from several holders",
 	} {
 		if total[want] == 0 {
 			t.Errorf("no sequence reached %q", want)

@@ -68,14 +68,13 @@ func (m *model) closeChannel(ch *mChan, cause *errInfo) {
 			m.deleteQueue(q)
 			continue
 		}
+		if q.quorum {
+			m.returnAll(q, unacked)
+		}
 		for _, d := range unacked {
-			if d.q == q {
+			if d.q == q && !q.quorum {
 				q.unacked--
-				if q.quorum {
-					m.giveBack(q, d.msg, false)
-				} else {
-					m.insertReady(q, d.msg)
-				}
+				m.insertReady(q, d.msg)
 			}
 		}
 		m.dropOverLimit(q)

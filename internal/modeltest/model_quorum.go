@@ -2,6 +2,7 @@ package modeltest
 
 import (
 	"maps"
+	"sort"
 	"time"
 
 	"github.com/amqpsim/amqpsim/scenarios"
@@ -19,7 +20,8 @@ import (
 //   - A message's expiry is fixed when it arrives (the smaller of
 //     x-message-ttl and its expiration) and kept when it comes back. Only
 //     the head expires: before every checkout and basic.get and when the
-//     TTL timer, kept at the head's expiry, fires (expireQuorum).
+//     TTL timer, kept at the head's expiry, fires (expireQuorum). A TTL
+//     of 0 is 1 ms (quorum-ttl-zero.txt).
 //   - A consumer's credit is its prefetch, 2000 for prefetch 0; a no-ack
 //     consumer's never runs out. A consumer whose credit runs out leaves
 //     the round robin at once and rejoins at the tail of its priority when
@@ -32,8 +34,10 @@ import (
 //     closed) raises the message's delivery count; a message whose count
 //     passes x-delivery-limit is dead-lettered with reason delivery_limit,
 //     or dropped (quorum-delivery-limit.txt). Otherwise a channel close
-//     puts its unacked messages at the tail of the returns
-//     (quorum-close-returns.txt, quorum-return-order.txt); nack, reject and
+//     puts its unacked messages at the tail of the returns, basic.get ones
+//     first, then consumer by consumer in tag order
+//     (quorum-close-returns.txt, quorum-return-order.txt,
+//     quorum-close-return-order.txt); nack, reject and
 //     recover do too when the queue has a delivery limit
 //     (quorum-requeue-with-limit.txt) and, without one, enqueue the message
 //     again at the tail (quorum-requeue-positions.txt,
@@ -59,6 +63,10 @@ import (
 func (m *model) enqueueQuorum(q *mQueue, msg *mMsg, ttl int, hasTTL bool) {
 	if a := q.args; a.HasTTL && (!hasTTL || a.TTL < ttl) {
 		ttl, hasTTL = a.TTL, true
+	}
+	if hasTTL && ttl == 0 {
+		ttl = 1 // rabbit_fifo:update_expiry_header/3 (quorum-ttl-zero.txt)
+		m.cover["quorum TTL 0"]++
 	}
 	q.seq++
 	msg.seq, msg.prio, msg.delivered, msg.count = q.seq, 0, false, 0
@@ -209,6 +217,35 @@ func (m *model) giveBack(q *mQueue, msg *mMsg, toBack bool) {
 	q.ready = append(q.ready[:q.returns], append([]*mMsg{msg}, q.ready[q.returns:]...)...)
 	q.returns++
 	m.cover["quorum return"]++
+}
+
+// returnAll gives back to a quorum queue what a closed channel held of it:
+// its basic.get deliveries first, then each consumer's, consumers by tag
+// (rabbit_fifo's consumers map is keyed by {Tag, Pid}), each consumer's
+// in the order it got them (quorum-close-return-order.txt).
+func (m *model) returnAll(q *mQueue, unacked []mEntry) {
+	var mine []mEntry
+	for _, d := range unacked {
+		if d.q == q {
+			mine = append(mine, d)
+		}
+	}
+	key := func(d mEntry) string {
+		if d.cons == nil {
+			return ""
+		}
+		return "tag " + d.cons.tag
+	}
+	sort.SliceStable(mine, func(i, j int) bool { return key(mine[i]) < key(mine[j]) })
+	tags := map[string]bool{}
+	for _, d := range mine {
+		tags[key(d)] = true
+		q.unacked--
+		m.giveBack(q, d.msg, false)
+	}
+	if len(tags) > 1 {
+		m.cover["quorum close returns from several holders"]++
+	}
 }
 
 // consumerCount is the consumers queue.declare-ok and the stats report.

@@ -23,8 +23,8 @@ import (
 // A message is in exactly one place: ready in a queue, unacked on a
 // channel, or gone for good - acknowledged, taken with no-ack, rejected,
 // dropped from the head (max-length), expired, refused at publish
-// (reject-publish), purged, deleted with its queue, or dead-lettered to no
-// queue. Dead-lettered into a queue, it is ready there: the same message
+// (reject-publish), purged, deleted with its queue, dropped past a quorum
+// queue's delivery limit, or dead-lettered to no queue. Dead-lettered into a queue, it is ready there: the same message
 // (bodies are unique) in a new place.
 type checker struct {
 	op      scenarios.Op  // the step being checked

@@ -122,6 +122,20 @@ func (r *Rotation[T]) block(c *Consumer[T]) {
 	}
 }
 
+// Spent takes c out of its band at once if its window is full, as
+// rabbit_fifo does: checkout_one/4 puts a consumer back in the service
+// queue only while it has credit left, and a settlement that gives it
+// credit appends it at the tail (update_or_remove_sub/5). A classic queue
+// instead blocks a consumer lazily, when it reaches the head without
+// credit. The order shows: a consumer that ran out and got credit back
+// goes behind the others of its priority
+// (scenarios/library/quorum-credit-rejoin.txt).
+func (r *Rotation[T]) Spent(c *Consumer[T]) {
+	if c.state == active && !c.HasCredit() {
+		r.block(c)
+	}
+}
+
 // Delivered records a delivery to c: an ack-mode consumer uses one credit.
 func (r *Rotation[T]) Delivered(c *Consumer[T]) {
 	if !c.NoAck {

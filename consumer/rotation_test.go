@@ -80,6 +80,31 @@ func TestRotationLazyBlocking(t *testing.T) {
 	}
 }
 
+// Spent blocks a consumer whose window filled at once (rabbit_fifo's
+// checkout_one/4): given credit back it rejoins behind the others, where
+// lazy blocking would have left it ahead (quorum-credit-rejoin.txt).
+func TestRotationSpent(t *testing.T) {
+	var r consumer.Rotation[int]
+	g := &consumer.Group[int]{}
+	a := add(&r, g, "a", 0, 1)
+	b := add(&r, g, "b", 0, 2)
+	var got []string
+	for range 2 {
+		c := r.Pick(nil)
+		r.Delivered(c)
+		r.Spent(c)
+		got = append(got, c.Tag)
+	}
+	check(t, "fill", []string{"a", "b"}, got)
+	if !a.Blocked() || b.Blocked() {
+		t.Fatalf("a blocked=%t b blocked=%t, want a only", a.Blocked(), b.Blocked())
+	}
+	if !r.Credit([]*consumer.Consumer[int]{a}) {
+		t.Fatal("Credit reported no rejoin")
+	}
+	check(t, "after credit", []string{"b", "a"}, picks(&r, 2, nil))
+}
+
 // Consumers regaining credit rejoin at the tail of their band, in the order they were blocked, not the order settled.
 func TestRotationRejoinAtTailInBlockOrder(t *testing.T) {
 	var r consumer.Rotation[int]

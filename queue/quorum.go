@@ -1,6 +1,10 @@
 package queue
 
 import (
+	"cmp"
+	"slices"
+	"strings"
+
 	"github.com/amqpsim/amqpsim/consumer"
 	"github.com/amqpsim/amqpsim/protocol"
 )
@@ -222,7 +226,8 @@ func publisherCopy(m *Message) *Message {
 // Dispatch hands ready messages to consumers while one has credit
 // (rabbit_fifo:checkout_one/4): the head of the service queue of the
 // highest priority takes the next message and goes to the tail of its
-// priority, as the classic rotation does.
+// priority while it has credit left; one whose credit ran out leaves the
+// rotation until a settlement gives it credit (Rotation.Spent).
 //
 // Before each message the expired head messages go (checkout_one/4 runs
 // expire_msgs/4 first), also when no consumer can take one: the broker
@@ -245,6 +250,7 @@ func (q *quorum[T]) Dispatch() int {
 		}
 		m, redelivered := q.handOut(q.take(), false)
 		q.rotation.Delivered(c)
+		q.rotation.Spent(c)
 		if !c.NoAck {
 			q.unacked++
 			q.held[c]++
@@ -368,11 +374,15 @@ func (q *quorum[T]) release(c *consumer.Consumer[T]) {
 }
 
 // Return takes back the unacked messages of a channel that closed: they
-// join returns, ahead of the other messages, in the order given (the
-// channel's delivery order), whether or not a delivery limit is set
-// (rabbit_fifo:return_all/5 after the consumer's process went down;
-// quorum-close-returns.txt).
+// join returns, ahead of the other messages, whether or not a delivery
+// limit is set (rabbit_fifo:return_all/5 after the consumer's process
+// went down; quorum-close-returns.txt). rabbit_fifo returns them consumer
+// by consumer in the order of its consumers map, keyed by {Tag, Pid}: the
+// basic.get messages first, then each consumer's by consumer tag, each in
+// the order it took them (quorum-close-return-order.txt). ms, in the
+// channel's delivery order, is sorted so.
 func (q *quorum[T]) Return(ms []*Message) {
+	slices.SortStableFunc(ms, q.returnOrder)
 	for _, m := range ms {
 		q.unacked--
 		if c, ok := q.owner[m]; ok {
@@ -385,6 +395,24 @@ func (q *quorum[T]) Return(ms []*Message) {
 	}
 	q.maybeHandOver()
 	q.evaluateLimit()
+}
+
+// returnOrder orders a closed channel's messages as rabbit_fifo returns
+// them: basic.get ones (no owner) first, then by the holder's tag.
+func (q *quorum[T]) returnOrder(a, b *Message) int {
+	ca, heldA := q.owner[a]
+	cb, heldB := q.owner[b]
+	if !heldA || !heldB {
+		return cmp.Compare(btoi(heldA), btoi(heldB))
+	}
+	return strings.Compare(ca.Tag, cb.Tag)
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // Purge removes the ready messages, returns and messages alike; checked

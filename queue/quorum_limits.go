@@ -3,6 +3,8 @@ package queue
 // Message TTL and length limits of a quorum queue, as RabbitMQ 3.10.8's
 // rabbit_fifo applies them.
 
+import "time"
+
 // quorumLowLimit is rabbit_fifo's ?LOW_LIMIT: a queue refusing publishes
 // under reject-publish takes them again once it is down to this share of
 // its limits (is_below_soft_limit/1).
@@ -10,7 +12,10 @@ const quorumLowLimit = 0.8
 
 // expiryAt returns the expiry of a message enqueued now: the smaller of
 // x-message-ttl and the message's own expiration, when either is set
-// (rabbit_fifo stores it in the message header at enqueue).
+// (rabbit_fifo stores it in the message header at enqueue). A TTL of 0
+// expires one millisecond later, so a consumer waiting on an empty queue
+// still gets the message (rabbit_fifo:update_expiry_header/3 adds 1 for
+// TTL 0; quorum-ttl-zero.txt).
 func (q *quorum[T]) expiryAt(ttl int64, hasTTL bool) (int64, bool) {
 	l := q.limits
 	d, ok := int64(l.MessageTTL), l.HasMessageTTL
@@ -19,6 +24,9 @@ func (q *quorum[T]) expiryAt(ttl int64, hasTTL bool) (int64, bool) {
 	}
 	if !ok {
 		return 0, false
+	}
+	if d == 0 {
+		d = int64(time.Millisecond)
 	}
 	return q.env.Now() + d, true
 }

@@ -23,8 +23,8 @@ import (
 // A message is in exactly one place: ready in a queue, unacked on a
 // channel, or gone for good - acknowledged, taken with no-ack, rejected,
 // dropped from the head (max-length), expired, refused at publish
-// (reject-publish), purged, deleted with its queue, or dead-lettered to no
-// queue. Dead-lettered into a queue, it is ready there: the same message
+// (reject-publish), purged, deleted with its queue, dropped past a quorum
+// queue's delivery limit, or dead-lettered to no queue. Dead-lettered into a queue, it is ready there: the same message
 // (bodies are unique) in a new place.
 type checker struct {
 	op      scenarios.Op  // the step being checked
@@ -52,15 +52,17 @@ type cQueue struct {
 	hadCons bool // a consumer has consumed from it
 	seq     int
 	ready   []*cMsg // in delivery order
+	returns int     // a quorum queue's: the first returns of ready
 }
 
 type msgState string
 
 const (
-	stReady    msgState = "ready"
-	stUnacked  msgState = "unacked"
-	stArriving msgState = "on its way into a queue"
-	stRejected msgState = "rejected" // until its dead-letter event
+	stReady     msgState = "ready"
+	stUnacked   msgState = "unacked"
+	stArriving  msgState = "on its way into a queue"
+	stRejected  msgState = "rejected"                // until its dead-letter event
+	stOverLimit msgState = "over its delivery limit" // until its dead-letter event
 )
 
 // Places a message never leaves.
@@ -76,6 +78,7 @@ const (
 	stDeleted   msgState = "deleted with its queue"
 	stSettled   msgState = "rejected (no dead-letter exchange)"
 	stDiscarded msgState = "discarded (x-message-ttl 0)"
+	stLimitDrop msgState = "dropped (delivery limit, no dead-letter exchange)"
 )
 
 type cMsg struct {
@@ -90,6 +93,7 @@ type cMsg struct {
 	fetched bool // delivered or got from this queue before
 	expires bool
 	expiry  time.Duration
+	count   int // returns to a quorum queue (its delivery count)
 }
 
 // before reports whether m comes out of its queue before n.
@@ -209,6 +213,9 @@ func (k *checker) check(op scenarios.Op, obs observation, trace []sim.Event) []s
 	for _, m := range k.msgs {
 		if m.state == stRejected {
 			k.fail("%q was rejected without a dead-letter event", m.body)
+		}
+		if m.state == stOverLimit {
+			k.fail("%q passed the delivery limit of %s without a dead-letter event", m.body, m.q.name)
 		}
 	}
 	k.checkDeliveries(obs)
@@ -343,7 +350,7 @@ func (k *checker) event(obs observation, e sim.Event) {
 		if len(q.ready) != obs.Result.N {
 			k.fail("%s: purge-ok says %d messages, %d were ready", k.op, obs.Result.N, len(q.ready))
 		}
-		q.ready = nil
+		q.ready, q.returns = nil, 0
 
 	case e.Kind == sim.EventQueueDeleted:
 		q := k.queues[e.Queue]

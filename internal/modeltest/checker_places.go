@@ -28,6 +28,13 @@ func (k *checker) arrive() {
 		ttl, has = a.TTL, true
 	}
 	m.expires, m.expiry = has, p.at+time.Duration(ttl)*time.Millisecond
+	m.count = 0
+	if q.args.Quorum {
+		m.prio = 0 // no priorities in 3.10
+		q.ready = append(q.ready, m)
+		m.state = stReady
+		return
+	}
 	k.makeReady(m)
 }
 
@@ -59,6 +66,9 @@ func (k *checker) take(m *cMsg, why string) {
 		}
 	}
 	q.ready = slices.Delete(q.ready, i, i+1)
+	if i < q.returns {
+		q.returns--
+	}
 }
 
 // deliver takes a delivery (consumer handle cons, or -1 for basic.get) out
@@ -83,8 +93,13 @@ func (k *checker) deliver(h, cons int, q *cQueue, noAck bool, e sim.Event) sim.D
 		return d
 	}
 	k.take(m, "delivered")
-	// Invariant 5: redelivered exactly when fetched from this queue before.
-	if d.Redelivered != m.fetched {
+	// Invariant 5: redelivered exactly when fetched from this queue before
+	// (from a quorum queue: when it came back to it before).
+	if q.args.Quorum {
+		if d.Redelivered != (m.count > 0) {
+			k.fail("invariant 5: %q delivered from quorum queue %s with redelivered=%t after %d returns", m.body, q.name, d.Redelivered, m.count)
+		}
+	} else if d.Redelivered != m.fetched {
 		k.fail("invariant 5: %q delivered with redelivered=%t, fetched before: %t", m.body, d.Redelivered, m.fetched)
 	}
 	m.fetched = true
@@ -134,6 +149,8 @@ func (k *checker) settle(x cEntry, requeue, ack, closing bool) {
 	switch {
 	case k.queues[m.q.name] != m.q:
 		m.state = stDeleted // its queue was deleted
+	case requeue && m.q.args.Quorum:
+		k.giveBack(m, closing)
 	case requeue:
 		k.makeReady(m)
 		if closing {
@@ -157,7 +174,18 @@ func (k *checker) closeChannel(h int) {
 			c.live = false
 		}
 	}
-	for _, x := range ch.unacked {
+	// A quorum queue takes its messages back holder by holder: the
+	// basic.get ones, then each consumer's by tag, each in delivery order
+	// (the other queues' keep their order: the key is "" for all).
+	entries := slices.Clone(ch.unacked)
+	holder := func(x cEntry) string {
+		if !x.msg.q.args.Quorum || x.cons < 0 {
+			return ""
+		}
+		return "tag " + k.cons[x.cons].tag
+	}
+	sort.SliceStable(entries, func(i, j int) bool { return holder(entries[i]) < holder(entries[j]) })
+	for _, x := range entries {
 		if q := x.msg.q; q.autoDel && q.hadCons && k.queues[q.name] == q && !k.consumed(q) {
 			if x.cons >= 0 {
 				k.cons[x.cons].outstanding--
@@ -212,6 +240,8 @@ func (k *checker) deadLetter(obs observation, e sim.Event) {
 		gone = stRefused
 	case reason == "rejected" && m.state == stRejected:
 		gone = stSettled
+	case reason == "delivery_limit" && m.state == stOverLimit:
+		gone = stLimitDrop
 	default:
 		k.fail("%s: %q is %s", e, m.body, m.state)
 		return
@@ -261,7 +291,9 @@ func (k *checker) checkDeliveries(obs observation) {
 				k.fail("consumer handle %d got tag %d %q, the trace shows tag %d %q", i, d.DeliveryTag, d.Body, want[j].DeliveryTag, want[j].Body)
 			}
 		}
-		if c := k.cons[i]; c != nil {
+		// A quorum queue's deliveries do not count in the limiter's
+		// volume: it never asks the limiter.
+		if c := k.cons[i]; c != nil && !c.q.args.Quorum {
 			perCh[c.ch] = append(perCh[c.ch], co.New...)
 			for _, d := range co.New {
 				ackMode[uint64(c.ch)<<32|d.DeliveryTag] = !c.noAck
@@ -330,6 +362,12 @@ func (k *checker) checkPlaces(obs observation) {
 				consumers++
 			}
 		}
+		if q.args.Quorum {
+			if q.args.SAC {
+				consumers = min(consumers, 1) // waiting ones do not count
+			}
+			consumers += k.quorumHolders(q)
+		}
 		if st.Unacked != unacked || st.Consumers != consumers {
 			k.fail("invariant 4: %s has unacked=%d consumers=%d, want %d and %d", q.name, st.Unacked, st.Consumers, unacked, consumers)
 		}
@@ -382,12 +420,12 @@ func (k *checker) checkConsumers(obs observation) {
 					active++
 				}
 				credit := cs.NoAck || cs.Prefetch == 0 || cs.Outstanding < cs.Prefetch
-				if st.Ready > 0 && cs.Active && credit && !limited[fmt.Sprint(i, cs.Tag)] {
+				if st.Ready > 0 && cs.Active && credit && (q.args.Quorum || !limited[fmt.Sprint(i, cs.Tag)]) {
 					k.fail("invariant 6: %s has %d ready messages while consumer %s (channel handle %d) could take one", st.Name, st.Ready, cs.Tag, i)
 				}
 			}
 		}
-		if q.args.SAC && st.Consumers > 0 && active != 1 {
+		if q.args.SAC && k.consumed(q) && active != 1 {
 			k.fail("single active consumer queue %s has %d active consumers of %d", st.Name, active, st.Consumers)
 		}
 	}
@@ -402,3 +440,50 @@ func bytesOf(ms []*cMsg) int {
 }
 
 func joinLines(ss []string) string { return strings.Join(ss, "\n") }
+
+// giveBack returns a message to its quorum queue: one more return; past
+// the delivery limit it waits for its dead-letter event; else it goes to
+// the tail of the returns (a channel close, or any return with a delivery
+// limit) or of the queue.
+func (k *checker) giveBack(m *cMsg, closing bool) {
+	q := m.q
+	m.count++
+	if a := q.args; a.HasLimit && m.count > a.Limit {
+		m.state = stOverLimit
+		return
+	}
+	m.state = stReady
+	if closing || q.args.HasLimit {
+		q.ready = slices.Insert(q.ready, q.returns, m)
+		q.returns++
+		if closing {
+			k.closeRequeued[m] = true
+		}
+		return
+	}
+	q.ready = append(q.ready, m)
+}
+
+// quorumHolders counts what a quorum queue reports as consumers besides
+// its live ones: each cancelled consumer that holds messages of it and
+// each unsettled basic.get.
+func (k *checker) quorumHolders(q *cQueue) int {
+	n := 0
+	holding := map[int]bool{}
+	for _, ch := range k.chans {
+		if ch == nil || !ch.open {
+			continue
+		}
+		for _, e := range ch.unacked {
+			switch {
+			case e.msg.q != q:
+			case e.cons < 0:
+				n++
+			case !k.cons[e.cons].live && !holding[e.cons]:
+				holding[e.cons] = true
+				n++
+			}
+		}
+	}
+	return n
+}

@@ -17,6 +17,12 @@
 // and dead-letter through the default exchange to another queue, to
 // themselves, or nowhere, so chains and cycles happen; messages may have a
 // priority and an expiration; the clock advances by 1 ms to 31 minutes.
+// About a third of the queues are quorum queues (x-queue-type=quorum,
+// durable) with x-delivery-limit 0-2 or none, maybe
+// x-single-active-consumer and x-message-ttl, and the same dead-lettering:
+// the model (model_quorum.go) restates rabbit_fifo's returns, credit,
+// delivery count and limit, head-only expiry and consumer counts from the
+// recordings in scenarios/library/quorum-*.txt.
 // The broker's own publish (Broker.Publish, no channel) is a publish on
 // channel BrokerChannel of connection BrokerConn, opened where first used.
 //
@@ -33,8 +39,12 @@
 //   - checks invariants 1-7 and 9 from the simulator's observations and
 //     its typed trace alone (checker*.go), among them conservation: every
 //     routed message is in exactly one place - ready, unacked, or gone as
-//     acknowledged, rejected, expired, dropped, refused at publish, purged
-//     or deleted - and a dead-lettered one moves on to its next queue;
+//     acknowledged, rejected, expired, dropped, refused at publish, purged,
+//     deleted, or over a quorum queue's delivery limit with no dead-letter
+//     exchange - and a dead-lettered one (reason delivery_limit too)
+//     moves on to its next queue; a quorum queue's ready list is checked
+//     in its own order (returns first, tail requeues without a delivery
+//     limit) and its redelivered flag against the message's returns;
 //
 // and at the end of a sequence it replays the operations on a fresh broker
 // and requires the same trace (invariant 10). Invariant 8 (round robin) is

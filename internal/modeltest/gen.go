@@ -147,6 +147,13 @@ func (h *harness) openChannel(conn string) {
 }
 
 func (h *harness) declare(t *rapid.T, ch *mChan, name string) {
+	q := h.model.queues[name]
+	// A quorum queue is redeclared as it is (the harness does not model
+	// the errors of a redeclaration that changes the queue type).
+	if q != nil && q.args.Quorum || q == nil && oneIn(t, 3, "quorum?") {
+		h.declareQuorum(t, ch, name, q)
+		return
+	}
 	// 40% plain, 25% priority, 35% single active consumer.
 	var args qArgs
 	switch "nnnnppPssSsSpPSnsn-n"[rapid.IntRange(0, 19).Draw(t, "args")] {
@@ -190,11 +197,39 @@ func (h *harness) declare(t *rapid.T, ch *mChan, name string) {
 	}
 	// Auto-delete queues go when their last consumer does (section 5).
 	autoDelete := oneIn(t, 8, "auto-delete?")
-	if q := h.model.queues[name]; q != nil && !oneIn(t, 5, "inequivalent?") {
+	if q != nil && !oneIn(t, 5, "inequivalent?") {
 		args, autoDelete = q.args, q.autoDel // mostly an equivalent redeclaration
 	}
 	passive := oneIn(t, 20, "passive?")
 	h.step(scenarios.DeclareQueue{Channel: ch.name, Queue: name, Passive: passive, AutoDelete: autoDelete, Args: argTable(args)})
+}
+
+// declareQuorum declares a quorum queue (durable, as it must be), maybe
+// single active consumer or with x-message-ttl, with x-delivery-limit 0-2
+// or none and dead-lettering as a classic queue's,
+// or redeclares q as it is.
+func (h *harness) declareQuorum(t *rapid.T, ch *mChan, name string, q *mQueue) {
+	var args qArgs
+	if q != nil {
+		args = q.args
+	} else {
+		args.Quorum = true
+		args.SAC = oneIn(t, 3, "x-single-active-consumer?")
+		if oneIn(t, 3, "x-message-ttl?") {
+			args.HasTTL, args.TTL = true, rapid.SampledFrom([]int{1000, 0, 1, 60000}).Draw(t, "x-message-ttl")
+		}
+		if rapid.Bool().Draw(t, "deliveryLimit?") {
+			args.HasLimit, args.Limit = true, rapid.IntRange(0, 2).Draw(t, "x-delivery-limit")
+		}
+		if oneIn(t, 2, "x-dead-letter-exchange?") {
+			i := slices.Index(queueNames, name)
+			next, other := queueNames[(i+1)%3], queueNames[(i+2)%3]
+			args.DLX = true
+			args.DLRK = rapid.SampledFrom([]string{next, next, other, name, "", "nosuch"}).Draw(t, "x-dead-letter-routing-key")
+		}
+	}
+	passive := oneIn(t, 20, "passive?")
+	h.step(scenarios.DeclareQueue{Channel: ch.name, Queue: name, Passive: passive, Durable: true, Args: argTable(args)})
 }
 
 func (h *harness) setup(t *rapid.T) {

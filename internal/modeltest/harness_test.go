@@ -58,6 +58,21 @@ func TestCoverage(t *testing.T) {
 		"queue deleted by x-expires",
 		"auto-delete queue deleted by a cancel",
 		"auto-delete queue deleted by a channel close",
+		"quorum return",
+		"quorum return served first",
+		"quorum requeue to the tail",
+		"quorum message returned twice",
+		"quorum delivery limit reached",
+		"quorum delivery limit dead-lettered",
+		"quorum consume refused: global qos",
+		"quorum exclusive consume beside another",
+		"error 540 queue.delete",
+		"error 405 basic.get",
+		"quorum single active consumer promoted",
+		"quorum message expired at the head",
+		"quorum returned message expired",
+		"quorum TTL 0",
+		"quorum close returns from several holders",
 	} {
 		if total[want] == 0 {
 			t.Errorf("no sequence reached %q", want)

@@ -153,6 +153,10 @@ type mQueue struct {
 	bands     map[int][]*mCons // live, unblocked consumers per priority, head first
 	active    *mCons           // the single active consumer
 	exclusive bool             // an exclusive consumer holds the queue
+	// quorum is x-queue-type=quorum (model_quorum.go); returns counts the
+	// ready messages at the head that are returns, served first.
+	quorum  bool
+	returns int
 }
 
 type mMsg struct {
@@ -167,6 +171,7 @@ type mMsg struct {
 	first     mDeath   // the first death (x-first-death-*)
 	seq       int
 	delivered bool
+	count     int64 // a quorum queue's delivery count (x-delivery-count)
 }
 
 // mDeath is an x-death entry. Dead-lettering always uses the default
@@ -189,7 +194,7 @@ func newModel(seed uint64) *model {
 func (m *model) resource(q string) string { return fmt.Sprintf("queue '%s' in vhost '/'", q) }
 
 func protoErr(code int, method, format string, args ...any) *errInfo {
-	names := map[int]string{403: "ACCESS_REFUSED", 404: "NOT_FOUND", 406: "PRECONDITION_FAILED", 530: "NOT_ALLOWED", 540: "NOT_IMPLEMENTED"}
+	names := map[int]string{403: "ACCESS_REFUSED", 404: "NOT_FOUND", 405: "RESOURCE_LOCKED", 406: "PRECONDITION_FAILED", 530: "NOT_ALLOWED", 540: "NOT_IMPLEMENTED"}
 	return &errInfo{Code: code, Text: names[code] + " - " + fmt.Sprintf(format, args...), Method: method, Hard: code >= 500}
 }
 
@@ -320,12 +325,12 @@ func (m *model) method(ch *mChan, op scenarios.Op, r *result) *errInfo {
 			}
 		} else if q == nil {
 			m.qids++
-			q = &mQueue{id: m.qids, name: o.Queue, args: args, autoDel: o.AutoDelete, maxPrio: args.MaxPrio, sac: args.SAC, bands: map[int][]*mCons{}}
+			q = &mQueue{id: m.qids, name: o.Queue, args: args, autoDel: o.AutoDelete, maxPrio: args.MaxPrio, sac: args.SAC, bands: map[int][]*mCons{}, quorum: args.Quorum}
 			m.queues[o.Queue] = q
 		} else if err := inequivalent(q, o.AutoDelete, args); err != nil {
 			return err
 		}
-		r.Info = &sim.QueueInfo{Name: q.name, Ready: len(q.ready), Consumers: len(q.consumers)}
+		r.Info = &sim.QueueInfo{Name: q.name, Ready: len(q.ready), Consumers: m.consumerCount(q)}
 		m.touchExpires(q) // any declare, passive or not, restarts x-expires
 	case scenarios.Publish:
 		if o.Exchange != "" {
@@ -372,9 +377,20 @@ func (m *model) method(ch *mChan, op scenarios.Op, r *result) *errInfo {
 		if q == nil {
 			return protoErr(404, "basic.get", "no queue '%s' in vhost '/'", o.Queue)
 		}
+		if q.quorum && q.sac {
+			m.cover["quorum basic.get refused: single active consumer"]++
+			return protoErr(405, "basic.get", "cannot obtain access to locked queue '%s' in vhost '/'. basic.get operations are not supported by quorum queues with single active consumer", q.name)
+		}
 		m.touchExpires(q) // basic.get restarts x-expires
+		if q.quorum {
+			m.expireQuorum(q) // a quorum queue's expired head goes first
+		}
 		// The head is taken even if it has expired.
 		if len(q.ready) == 0 {
+			return nil
+		}
+		if q.quorum {
+			m.getQuorum(ch, q, o, r)
 			return nil
 		}
 		msg := q.ready[0]
@@ -419,11 +435,17 @@ func (m *model) method(ch *mChan, op scenarios.Op, r *result) *errInfo {
 			return protoErr(404, "queue.purge", "no queue '%s' in vhost '/'", o.Queue)
 		}
 		r.N = len(q.ready)
-		q.ready = nil
+		q.ready, q.returns = nil, 0
+		if q.quorum {
+			m.syncQuorumTTL(q)
+		}
 	case scenarios.DeleteQueue:
 		q := m.queues[o.Queue]
 		if q == nil {
 			return nil // deleting a missing queue is not an error
+		}
+		if err := quorumDeleteFlags(q, o); err != nil {
+			return err
 		}
 		if o.IfEmpty && len(q.ready) > 0 { // if-empty is checked first
 			return protoErr(406, "queue.delete", "%s not empty", m.resource(q.name))
@@ -466,7 +488,8 @@ func inequivalent(q *mQueue, autoDelete bool, args qArgs) *errInfo {
 		return fmt.Sprintf("the value '%v' of type '%s'", v, t)
 	}
 	for _, key := range []string{"x-expires", "x-message-ttl", "x-dead-letter-exchange", "x-dead-letter-routing-key",
-		"x-max-length", "x-max-length-bytes", "x-max-priority", "x-overflow", "x-single-active-consumer"} {
+		"x-max-length", "x-max-length-bytes", "x-max-priority", "x-overflow", "x-single-active-consumer",
+		"x-queue-type", "x-delivery-limit"} {
 		r, rok := received[key]
 		c, cok := current[key]
 		if !rok && !cok || rok && cok && r == c {

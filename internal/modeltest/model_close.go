@@ -68,8 +68,11 @@ func (m *model) closeChannel(ch *mChan, cause *errInfo) {
 			m.deleteQueue(q)
 			continue
 		}
+		if q.quorum {
+			m.returnAll(q, unacked)
+		}
 		for _, d := range unacked {
-			if d.q == q {
+			if d.q == q && !q.quorum {
 				q.unacked--
 				m.insertReady(q, d.msg)
 			}
@@ -173,6 +176,9 @@ func (m *model) fire(t *mTimer) {
 	for _, q := range m.queues {
 		switch t {
 		case &q.ttl:
+			if q.quorum {
+				m.expireQuorum(q)
+			}
 			m.dropExpired(q)
 			m.markDirty(q)
 			return
@@ -253,7 +259,7 @@ func (m *model) observe(r result) observation {
 	slices.Sort(names)
 	for _, n := range names {
 		q := m.queues[n]
-		st := sim.QueueStats{Vhost: "/", Name: n, Ready: len(q.ready), Unacked: q.unacked, Consumers: len(q.consumers)}
+		st := sim.QueueStats{Vhost: "/", Name: n, Ready: len(q.ready), Unacked: q.unacked, Consumers: m.consumerCount(q)}
 		var bodies []string
 		for _, msg := range q.ready {
 			st.Bytes += int64(len(msg.body))

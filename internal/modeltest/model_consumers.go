@@ -24,6 +24,9 @@ func (m *model) consume(ch *mChan, o scenarios.Consume) *errInfo {
 	if q == nil {
 		return protoErr(404, "basic.consume", "no queue '%s' in vhost '/'", o.Queue)
 	}
+	if q.quorum {
+		return m.consumeQuorum(ch, q, o)
+	}
 	if q.exclusive || o.Exclusive && (len(q.consumers) > 0 || q.sac) {
 		return protoErr(403, "basic.consume", "%s in exclusive use", m.resource(q.name))
 	}
@@ -98,6 +101,15 @@ func (m *model) forget(c *mCons) {
 // single active consumer queue are never offered a message, so they never
 // move within their band: its order is the order they registered in.)
 func (m *model) handOver(q *mQueue) {
+	if q.quorum {
+		// 3.10's rabbit_fifo activates the waiting consumer registered
+		// first, whatever its priority (quorum-single-active-consumer.txt).
+		if len(q.consumers) > 0 {
+			q.active = q.consumers[0]
+			m.cover["quorum single active consumer promoted"]++
+		}
+		return
+	}
 	waiting := slices.Clone(q.consumers) // in registration order
 	slices.SortStableFunc(waiting, func(a, b *mCons) int { return b.prio - a.prio })
 	if len(waiting) > 0 {
@@ -176,6 +188,10 @@ func (m *model) settle(ch *mChan, ds []mEntry, requeue, reject bool) {
 		}
 		for _, d := range g.ds {
 			q.unacked--
+			if q.quorum {
+				m.settleQuorum(q, d.msg, requeue, reject)
+				continue
+			}
 			if requeue {
 				m.insertReady(q, d.msg)
 			} else if reject {
@@ -325,6 +341,9 @@ func (m *model) canTake(c *mCons) bool {
 	if ch.closed || ch.suspended[c.q] || !c.hasCredit() {
 		return false
 	}
+	if c.q.quorum {
+		return true // a quorum queue never asks the channel-wide limiter
+	}
 	if ch.limit != 0 {
 		if ch.volume >= ch.limit {
 			ch.suspended[c.q] = true
@@ -375,6 +394,9 @@ func (m *model) dispatch(q *mQueue) {
 // every delivery (the delivered head itself may have expired).
 func (m *model) deliverReady(q *mQueue, expire bool) {
 	for {
+		if q.quorum {
+			m.expireQuorum(q) // rabbit_fifo:checkout_one/4 expires first
+		}
 		if len(q.ready) == 0 {
 			return
 		}
@@ -385,6 +407,9 @@ func (m *model) deliverReady(q *mQueue, expire bool) {
 		msg := q.ready[0]
 		q.ready = q.ready[1:]
 		redelivered := msg.delivered
+		if q.quorum {
+			redelivered = m.takeQuorum(q, msg)
+		}
 		msg.delivered = true
 		ch := c.ch
 		ch.lastTag++
@@ -394,7 +419,14 @@ func (m *model) deliverReady(q *mQueue, expire bool) {
 			ch.ledger = append(ch.ledger, mEntry{at: m.now, tag: ch.lastTag, q: q, msg: msg, cons: c})
 			m.syncTick(ch)
 		}
-		c.inbox = append(c.inbox, delivery(c.tag, ch.lastTag, redelivered, q.name, msg))
+		d := delivery(c.tag, ch.lastTag, redelivered, q.name, msg)
+		if q.quorum {
+			d = withDeliveryCount(d, msg, false)
+			if !c.hasCredit() {
+				m.block(c) // rabbit_fifo drops it from the service queue at once
+			}
+		}
+		c.inbox = append(c.inbox, d)
 		if redelivered {
 			m.cover["redelivery to a consumer"]++
 		}

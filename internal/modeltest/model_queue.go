@@ -25,6 +25,10 @@ func (m *model) publish(o scenarios.Publish) (routed, rejected bool) {
 // deliver_or_enqueue), ttl being the message's own TTL in ms. It reports
 // false if q refused it (reject-publish).
 func (m *model) enqueue(q *mQueue, msg *mMsg, ttl int, hasTTL bool) bool {
+	if q.quorum {
+		m.enqueueQuorum(q, msg, ttl, hasTTL)
+		return true
+	}
 	a := q.args
 	// reject-publish looks before anything else, even with a consumer
 	// waiting: one more ready message must fit.
@@ -108,7 +112,7 @@ func (m *model) dropOverLimit(q *mQueue) bool {
 // timer is already set no more than 1 ms after it. An empty queue is left
 // alone.
 func (m *model) dropExpired(q *mQueue) {
-	if len(q.ready) == 0 {
+	if len(q.ready) == 0 || q.quorum { // a quorum queue: expireQuorum
 		return
 	}
 	for len(q.ready) > 0 && q.ready[0].expires && q.ready[0].expiry <= m.now {

@@ -42,6 +42,13 @@ type qArgs struct {
 	Overflow    string // x-overflow; "": absent (drop-head)
 	DLX         bool   // x-dead-letter-exchange = ""
 	DLRK        string // x-dead-letter-routing-key; "": absent
+	// Quorum is x-queue-type=quorum (declared durable); a quorum queue
+	// takes no other argument above but x-message-ttl, the dead-letter
+	// ones and x-single-active-consumer, and x-delivery-limit = Limit
+	// when HasLimit.
+	Quorum   bool
+	HasLimit bool
+	Limit    int
 }
 
 // dropHead reports whether the queue drops from the head when over a limit.
@@ -70,6 +77,8 @@ func argList(a qArgs) []argKV {
 	add(a.MaxPrio > 0, "x-max-priority", int32(a.MaxPrio))
 	add(a.Overflow != "", "x-overflow", a.Overflow)
 	add(a.SAC, "x-single-active-consumer", true)
+	add(a.Quorum, "x-queue-type", "quorum")
+	add(a.HasLimit, "x-delivery-limit", int32(a.Limit))
 	return out
 }
 
@@ -116,7 +125,8 @@ func argsOf(t protocol.Table) qArgs {
 	for k := range t {
 		switch k {
 		case "x-expires", "x-message-ttl", "x-max-length", "x-max-length-bytes", "x-max-priority",
-			"x-overflow", "x-dead-letter-exchange", "x-dead-letter-routing-key", "x-single-active-consumer":
+			"x-overflow", "x-dead-letter-exchange", "x-dead-letter-routing-key", "x-single-active-consumer",
+			"x-queue-type", "x-delivery-limit":
 		default:
 			panic(fmt.Sprintf("modeltest: queue argument %s is not one the harness models", k))
 		}
@@ -128,6 +138,13 @@ func argsOf(t protocol.Table) qArgs {
 	a.MaxPrio, _ = num("x-max-priority")
 	a.Overflow, _ = str("x-overflow")
 	a.DLRK, _ = str("x-dead-letter-routing-key")
+	a.Limit, a.HasLimit = num("x-delivery-limit")
+	if x, ok := str("x-queue-type"); ok {
+		if x != "quorum" {
+			panic("modeltest: the harness declares classic and quorum queues only")
+		}
+		a.Quorum = true
+	}
 	if x, ok := str("x-dead-letter-exchange"); ok {
 		if x != "" {
 			panic("modeltest: dead-lettering goes through the default exchange only")

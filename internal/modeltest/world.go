@@ -50,7 +50,7 @@ func (w *world) apply(op scenarios.Op) result {
 			err = w.conns[w.connBy[o.Name]].Close()
 		}
 	case scenarios.DeclareQueue:
-		info, e := ch(o.Channel).QueueDeclare(o.Queue, sim.QueueOptions{Passive: o.Passive, AutoDelete: o.AutoDelete, Args: o.Args})
+		info, e := ch(o.Channel).QueueDeclare(o.Queue, sim.QueueOptions{Passive: o.Passive, Durable: o.Durable, AutoDelete: o.AutoDelete, Args: o.Args})
 		if e == nil {
 			r.Info = &info
 		}

@@ -292,6 +292,24 @@ func keysMissing(m map[string]any, keys ...string) *response {
 	return &e
 }
 
+// flagField is a boolean field of a declare's body and where it goes.
+type flagField struct {
+	key string
+	to  *bool
+}
+
+// declareFields reads a declare's boolean fields and its arguments.
+func declareFields(body map[string]any, flags []flagField) (sim.Table, *response) {
+	for _, f := range flags {
+		v, bad := boolField(body, f.key)
+		if bad != nil {
+			return nil, bad
+		}
+		*f.to = v
+	}
+	return tableField(body, "arguments")
+}
+
 // boolField reads an optional boolean body field; RabbitMQ's error for
 // another type is ["not_boolean", value].
 func boolField(m map[string]any, k string) (bool, *response) {

@@ -97,17 +97,7 @@ func (r *request) putQueue() response {
 		return vhostDenied
 	}
 	var o sim.QueueOptions
-	for _, f := range []struct {
-		key string
-		to  *bool
-	}{{"durable", &o.Durable}, {"auto_delete", &o.AutoDelete}, {"exclusive", &o.Exclusive}} {
-		v, bad := boolField(body, f.key)
-		if bad != nil {
-			return *bad
-		}
-		*f.to = v
-	}
-	args, bad := tableField(body, "arguments")
+	args, bad := declareFields(body, []flagField{{"durable", &o.Durable}, {"auto_delete", &o.AutoDelete}, {"exclusive", &o.Exclusive}})
 	if bad != nil {
 		return *bad
 	}
@@ -377,17 +367,7 @@ func (r *request) putExchange() response {
 		return badRequest("invalid exchange type '" + kind + "'")
 	}
 	var o sim.ExchangeOptions
-	for _, f := range []struct {
-		key string
-		to  *bool
-	}{{"durable", &o.Durable}, {"auto_delete", &o.AutoDelete}, {"internal", &o.Internal}} {
-		v, bad := boolField(body, f.key)
-		if bad != nil {
-			return *bad
-		}
-		*f.to = v
-	}
-	args, bad := tableField(body, "arguments")
+	args, bad := declareFields(body, []flagField{{"durable", &o.Durable}, {"auto_delete", &o.AutoDelete}, {"internal", &o.Internal}})
 	if bad != nil {
 		return *bad
 	}

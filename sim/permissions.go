@@ -103,12 +103,9 @@ func permissionRegexp(what, src string) (*regexp.Regexp, error) {
 func (b *Broker) SetPermissions(vhostName, userName string, p Permissions) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	v, err := b.lookupVhost(vhostName)
+	v, err := b.userVhost(vhostName, userName)
 	if err != nil {
 		return err
-	}
-	if _, ok := b.users[userName]; !ok {
-		return fmt.Errorf("%w %q", ErrNoUser, userName)
 	}
 	cp, err := compilePermission(p)
 	if err != nil {
@@ -118,18 +115,28 @@ func (b *Broker) SetPermissions(vhostName, userName string, p Permissions) error
 	return nil
 }
 
+// userVhost looks up a vhost for a permission of a user who must exist.
+// Caller holds the lock.
+func (b *Broker) userVhost(vhostName, userName string) (*vhost, error) {
+	v, err := b.lookupVhost(vhostName)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := b.users[userName]; !ok {
+		return nil, fmt.Errorf("%w %q", ErrNoUser, userName)
+	}
+	return v, nil
+}
+
 // ClearPermissions removes a user's permissions in a vhost, as rabbitmqctl
 // clear_permissions does; the user can no longer open connections to it.
 // Clearing permissions that are not set does nothing.
 func (b *Broker) ClearPermissions(vhostName, userName string) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	v, err := b.lookupVhost(vhostName)
+	v, err := b.userVhost(vhostName, userName)
 	if err != nil {
 		return err
-	}
-	if _, ok := b.users[userName]; !ok {
-		return fmt.Errorf("%w %q", ErrNoUser, userName)
 	}
 	delete(v.perms, userName)
 	return nil
@@ -328,12 +335,9 @@ func compileTopicPermission(tp TopicPermissions) (*topicPermission, error) {
 func (b *Broker) ClearTopicPermissions(vhostName, userName, exchange string) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	v, err := b.lookupVhost(vhostName)
+	v, err := b.userVhost(vhostName, userName)
 	if err != nil {
 		return err
-	}
-	if _, ok := b.users[userName]; !ok {
-		return fmt.Errorf("%w %q", ErrNoUser, userName)
 	}
 	if exchange == "" {
 		delete(v.topicPerms, userName)

@@ -82,6 +82,8 @@ func Errorf(code int, m Method, format string, args ...any) *Error {
 	return &Error{Code: code, Text: text, Method: m, Hard: IsHard(code)}
 }
 
+// Error says whether the error closes a channel or a connection, with its
+// code, the method and RabbitMQ's text.
 func (e *Error) Error() string {
 	scope := "channel"
 	if e.Hard {

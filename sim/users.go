@@ -249,6 +249,7 @@ type LoginError struct {
 	Reason string
 }
 
+// Error says why the login was refused, as RabbitMQ's log does.
 func (e *LoginError) Error() string { return "sim: login refused: " + e.Reason }
 
 // Refusal is the connection.close RabbitMQ 3.10 sends after start-ok to a

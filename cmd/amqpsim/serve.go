@@ -56,7 +56,7 @@ func parseServe(args []string, stderr io.Writer) (serveOptions, error) {
 	fs.StringVar(&o.addr, "addr", "127.0.0.1:5672", "TCP address to serve AMQP 0-9-1 on (port 0 picks a free one); 127.0.0.1:5671 by default with TLS")
 	fs.StringVar(&o.tlsCert, "tls-cert", "", "PEM certificate (chain) file: serve amqps (AMQP over TLS) instead of amqp; needs --tls-key")
 	fs.StringVar(&o.tlsKey, "tls-key", "", "PEM private key file of --tls-cert")
-	fs.StringVar(&o.clock, "clock", "wall", "broker clock: wall (follows real time) or manual (moves only by POST /api/sim/advance)")
+	fs.StringVar(&o.clock, "clock", "wall", "broker clock: wall (starts at the real time and follows it) or manual (starts at sim.Epoch, 2024-01-01, and moves only by POST /api/sim/advance)")
 	fs.StringVar(&o.user, "user", "guest", "user name clients log in with")
 	fs.StringVar(&o.pass, "pass", "guest", "password of --user")
 	fs.StringVar(&o.definitions, "definitions", "", "RabbitMQ definitions file (JSON, as rabbitmqctl export_definitions writes it) to import at start")
@@ -99,6 +99,12 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	cfg := sim.Config{Seed: o.seed, ConsumerTimeout: o.consumerTimeout, ConsumerMaxPerChannel: o.consumerMax, NoTrace: true, Version: o.version, Permit: o.permit, DefaultUser: o.user, DefaultPass: o.pass}
+	if o.clock == "wall" {
+		// The virtual clock starts at the real time, so that what clients
+		// read of it (a stream's x-stream-offset timestamps, the
+		// management API's idle_since) is today's.
+		cfg.Start = time.Now()
+	}
 	if o.definitions != "" {
 		data, err := os.ReadFile(o.definitions)
 		if err != nil {

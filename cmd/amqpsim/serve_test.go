@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 )
@@ -151,10 +152,22 @@ func TestServe(t *testing.T) {
 	}
 }
 
-func TestServeWallClockRefusesAdvance(t *testing.T) {
+// With the wall clock the virtual clock starts at the real time (so a
+// stream's timestamp offsets and the API's times are today's) and cannot
+// be advanced by hand.
+func TestServeWallClock(t *testing.T) {
+	before := time.Now()
 	_, api := startServe(t, "--addr", "127.0.0.1:0", "--http", "127.0.0.1:0")
 	if code := getJSON(t, "POST", api+"/api/sim/advance?by=1m", nil); code != 409 {
 		t.Errorf("status %d, want 409", code)
+	}
+	var now map[string]string
+	getJSON(t, "GET", api+"/api/sim/now", &now)
+	after := time.Now()
+	got, err := time.Parse(time.RFC3339Nano, now["now"])
+	// RFC 3339 may drop sub-second digits: a second's slack either side.
+	if err != nil || got.Before(before.Add(-time.Second)) || got.After(after.Add(time.Second)) {
+		t.Errorf("now %q (%v), want between %v and %v", now["now"], err, before, after)
 	}
 }
 

@@ -28,7 +28,8 @@ func runUpgradeCheck(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stderr, "usage: amqpsim upgrade-check --to VERSION [--from VERSION] [--summary] [--all] [FILE|DIR...]")
 		fmt.Fprintln(stderr, "\nReplays scenarios on the simulator of two RabbitMQ releases and reports, step by step,")
 		fmt.Fprintln(stderr, "where the newer one answers differently, then a summary. With no FILE or DIR it checks")
-		fmt.Fprintln(stderr, "the built-in library.")
+		fmt.Fprintln(stderr, "the built-in library. It exits 1 when any scenario answers differently, so a CI job")
+		fmt.Fprintln(stderr, "can gate on it.")
 		fs.PrintDefaults()
 	}
 	if err := parseInterspersed(fs, args); err != nil {
@@ -77,6 +78,15 @@ func runUpgradeCheck(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	fmt.Fprint(stdout, scenarios.Summarize(base, to, cs))
+	differ := 0
+	for _, c := range cs {
+		if len(c.Differences) > 0 || len(c.Baseline) > 0 {
+			differ++
+		}
+	}
+	if differ > 0 {
+		return fmt.Errorf("%d of %d scenarios answer differently on %v", differ, len(cs), to)
+	}
 	return nil
 }
 

@@ -66,8 +66,10 @@ func TestReplayOnAnotherRelease(t *testing.T) {
 
 func TestUpgradeCheck(t *testing.T) {
 	dir := writeScenario(t, "transient.txt", transientScenario)
+	// A difference exits 1, so that a CI job can gate on the check; no
+	// difference (4.2 below) exits 0.
 	code, out, errOut := runCmd("upgrade-check", dir, "--from", "3.10", "--to", "4.3")
-	if code != 0 {
+	if code != 1 || !strings.Contains(errOut, "1 of 1 scenarios answer differently on 4.3") {
 		t.Fatalf("exit %d\n%s%s", code, out, errOut)
 	}
 	for _, want := range []string{
@@ -97,7 +99,7 @@ func TestUpgradeCheck(t *testing.T) {
 // refuses the transient queues most scenarios declare.
 func TestUpgradeCheckLibrary(t *testing.T) {
 	code, out, errOut := runCmd("upgrade-check", "--to", "3.12", "--summary")
-	if code != 0 || !strings.Contains(out, ": 2 of ") || !strings.Contains(out, "quorum basic.get without x-delivery-count 0  (1 file: quorum-get)") ||
+	if code != 1 || !strings.Contains(out, ": 2 of ") || !strings.Contains(out, "quorum basic.get without x-delivery-count 0  (1 file: quorum-get)") ||
 		!strings.Contains(out, "per-queue consumer timeout  (1 file: consumer-timeout-argument-ignored)") {
 		t.Errorf("3.12: exit %d\n%s%s", code, out, errOut)
 	}

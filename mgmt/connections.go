@@ -106,8 +106,7 @@ func (r *request) consumers() response {
 		if vhost != "" && c.info.Vhost != vhost {
 			continue
 		}
-		name, peerHost, peerPort, _, _ := apiName(c.info)
-		ref := connRef{name: name, user: c.info.User, peerHost: peerHost, peerPort: peerPort}
+		ref := refOf(c.info)
 		for _, ch := range c.c.Channels() {
 			for _, cs := range ch.Stats().Consumers {
 				if cs.Queue == sim.ReplyTo {

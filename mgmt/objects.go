@@ -46,8 +46,7 @@ func (h *Handler) connRefs() map[uint64]connRef {
 	out := map[uint64]connRef{}
 	for _, c := range h.b.Connections() {
 		ci := c.Info()
-		name, peerHost, peerPort, _, _ := apiName(ci)
-		out[ci.ID] = connRef{name: name, user: ci.User, peerHost: peerHost, peerPort: peerPort}
+		out[ci.ID] = refOf(ci)
 	}
 	return out
 }

@@ -93,13 +93,9 @@ func (r *request) channels() response {
 }
 
 func (r *request) consumers() response {
-	vhost := ""
-	if len(r.args) == 1 {
-		v, denied := r.vhostArg(0)
-		if denied != nil {
-			return *denied
-		}
-		vhost = v
+	vhost, denied := r.optionalVhost()
+	if denied != nil {
+		return *denied
 	}
 	out := []any{}
 	for _, c := range r.visibleConns() {

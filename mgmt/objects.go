@@ -40,6 +40,15 @@ func (r *request) vhostArg(i int) (string, *response) {
 	return v, nil
 }
 
+// optionalVhost is the vhost of a listing's optional /VHOST segment, ""
+// without one.
+func (r *request) optionalVhost() (string, *response) {
+	if len(r.args) == 1 {
+		return r.vhostArg(0)
+	}
+	return "", nil
+}
+
 // connRefs maps connection numbers to what their channels and consumers
 // repeat of them.
 func (h *Handler) connRefs() map[uint64]connRef {
@@ -52,13 +61,9 @@ func (h *Handler) connRefs() map[uint64]connRef {
 }
 
 func (r *request) queues() response {
-	vhost := ""
-	if len(r.args) == 1 {
-		v, denied := r.vhostArg(0)
-		if denied != nil {
-			return *denied
-		}
-		vhost = v
+	vhost, denied := r.optionalVhost()
+	if denied != nil {
+		return *denied
 	}
 	now := r.h.b.Now()
 	out := []any{}
@@ -278,11 +283,10 @@ func propertiesJSON(p sim.Properties) map[string]any {
 // listedVhosts are the vhosts a listing covers: the one in the path
 // (GET /api/exchanges/V), or every vhost the user may access.
 func (r *request) listedVhosts() ([]string, *response) {
-	if len(r.args) == 1 {
-		v, denied := r.vhostArg(0)
-		if denied != nil {
-			return nil, denied
-		}
+	switch v, denied := r.optionalVhost(); {
+	case denied != nil:
+		return nil, denied
+	case v != "":
 		return []string{v}, nil
 	}
 	var vhosts []string

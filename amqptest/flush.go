@@ -23,10 +23,7 @@ import (
 // polling.
 func (s *Server) WaitFlushed(t testing.TB) {
 	t.Helper()
-	timeout := s.cfg.waitTimeout
-	if timeout <= 0 {
-		timeout = DefaultWaitTimeout
-	}
+	timeout := s.waitTimeout()
 	expired := false
 	timer := time.AfterFunc(timeout, func() {
 		s.io.mu.Lock()

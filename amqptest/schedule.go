@@ -295,10 +295,7 @@ func (s *Server) RunSchedule(sched Schedule) error {
 // within the wait timeout (WithWaitTimeout; after a restart, counted from
 // the end of its downtime): the code under test stopped consuming.
 func (s *Server) StartSchedule(sched Schedule) (wait func() error, err error) {
-	timeout := s.cfg.waitTimeout
-	if timeout <= 0 {
-		timeout = DefaultWaitTimeout
-	}
+	timeout := s.waitTimeout()
 	var later Schedule // faults wait injects itself, and exact ones already due
 	last := 0          // the latest trigger: once reached, every armed fault has fired
 	for _, f := range sched {

@@ -17,6 +17,14 @@ const DefaultWaitTimeout = 10 * time.Second
 // the test; the default is DefaultWaitTimeout.
 func WithWaitTimeout(d time.Duration) Option { return func(c *config) { c.waitTimeout = d } }
 
+// waitTimeout is WithWaitTimeout's, or the default.
+func (s *Server) waitTimeout() time.Duration {
+	if s.cfg.waitTimeout <= 0 {
+		return DefaultWaitTimeout
+	}
+	return s.cfg.waitTimeout
+}
+
 // Wait blocks until cond holds for the broker and fails the test, saying
 // it waited for what, if it does not within the wait timeout. It is woken
 // by the broker's own changes (sim.Broker.WaitFor), never by polling, so
@@ -36,10 +44,7 @@ func (s *Server) Wait(t testing.TB, what string, cond func(b *sim.Broker) bool) 
 
 func (s *Server) wait(t testing.TB, what func() string, cond func(b *sim.Broker) bool) {
 	t.Helper()
-	timeout := s.cfg.waitTimeout
-	if timeout <= 0 {
-		timeout = DefaultWaitTimeout
-	}
+	timeout := s.waitTimeout()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	if err := s.broker.WaitFor(ctx, cond); err != nil {

@@ -104,7 +104,7 @@ func TestWaitFlushedOutsideBubble(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const n = 200
+	const n = 3 * sim.DefaultMaxUnsent // past the flow bound: the barrier must see what the bound held back
 	for i := range n {
 		if err := srv.Broker().Publish("/", "", "q", sim.Message{Body: []byte(fmt.Sprint(i))}); err != nil {
 			t.Fatal(err)

@@ -93,21 +93,16 @@ func (r *request) channels() response {
 }
 
 func (r *request) consumers() response {
-	vhost := ""
-	if len(r.args) == 1 {
-		v, denied := r.vhostArg(0)
-		if denied != nil {
-			return *denied
-		}
-		vhost = v
+	vhost, denied := r.optionalVhost()
+	if denied != nil {
+		return *denied
 	}
 	out := []any{}
 	for _, c := range r.visibleConns() {
 		if vhost != "" && c.info.Vhost != vhost {
 			continue
 		}
-		name, peerHost, peerPort, _, _ := apiName(c.info)
-		ref := connRef{name: name, user: c.info.User, peerHost: peerHost, peerPort: peerPort}
+		ref := refOf(c.info)
 		for _, ch := range c.c.Channels() {
 			for _, cs := range ch.Stats().Consumers {
 				if cs.Queue == sim.ReplyTo {

@@ -167,6 +167,11 @@ type connRef struct {
 	peerPort             int
 }
 
+func refOf(ci sim.ConnectionInfo) connRef {
+	name, peerHost, peerPort, _, _ := apiName(ci)
+	return connRef{name: name, user: ci.User, peerHost: peerHost, peerPort: peerPort}
+}
+
 // apiName is RabbitMQ's name of a network connection, "PEER -> SOCK"
 // ("127.0.0.1:54321 -> 127.0.0.1:5672"). A connection without socket
 // addresses (in process) or over the in-memory transport gets its

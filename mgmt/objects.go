@@ -40,26 +40,30 @@ func (r *request) vhostArg(i int) (string, *response) {
 	return v, nil
 }
 
+// optionalVhost is the vhost of a listing's optional /VHOST segment, ""
+// without one.
+func (r *request) optionalVhost() (string, *response) {
+	if len(r.args) == 1 {
+		return r.vhostArg(0)
+	}
+	return "", nil
+}
+
 // connRefs maps connection numbers to what their channels and consumers
 // repeat of them.
 func (h *Handler) connRefs() map[uint64]connRef {
 	out := map[uint64]connRef{}
 	for _, c := range h.b.Connections() {
 		ci := c.Info()
-		name, peerHost, peerPort, _, _ := apiName(ci)
-		out[ci.ID] = connRef{name: name, user: ci.User, peerHost: peerHost, peerPort: peerPort}
+		out[ci.ID] = refOf(ci)
 	}
 	return out
 }
 
 func (r *request) queues() response {
-	vhost := ""
-	if len(r.args) == 1 {
-		v, denied := r.vhostArg(0)
-		if denied != nil {
-			return *denied
-		}
-		vhost = v
+	vhost, denied := r.optionalVhost()
+	if denied != nil {
+		return *denied
 	}
 	now := r.h.b.Now()
 	out := []any{}
@@ -279,11 +283,10 @@ func propertiesJSON(p sim.Properties) map[string]any {
 // listedVhosts are the vhosts a listing covers: the one in the path
 // (GET /api/exchanges/V), or every vhost the user may access.
 func (r *request) listedVhosts() ([]string, *response) {
-	if len(r.args) == 1 {
-		v, denied := r.vhostArg(0)
-		if denied != nil {
-			return nil, denied
-		}
+	switch v, denied := r.optionalVhost(); {
+	case denied != nil:
+		return nil, denied
+	case v != "":
 		return []string{v}, nil
 	}
 	var vhosts []string

@@ -168,14 +168,14 @@ func scenarioConnections(tg *target) {
 	tg.do("GET", "/api/queues/%2F/mgmt-rec-cq", guest, "")
 	closed := c.NotifyClose(make(chan *amqp.Error, 1))
 	tg.do("DELETE", "/api/connections/"+name, guest, "", "X-Reason", "mgmt-rec closing it")
-	tg.note("close of mgmt-rec-c1", closeNote(closed))
+	tg.note("close of mgmt-rec-c1", tg.closeNote(closed))
 
 	c2 := tg.connect("mgmt-rec-c2")
 	tg.settle()
 	name2 := tg.connName("mgmt-rec-c2")
 	closed2 := c2.NotifyClose(make(chan *amqp.Error, 1))
 	tg.do("DELETE", "/api/connections/"+name2, guest, "")
-	tg.note("close of mgmt-rec-c2", closeNote(closed2))
+	tg.note("close of mgmt-rec-c2", tg.closeNote(closed2))
 	tg.settle()
 	tg.do("GET", "/api/connections/"+name2, guest, "")
 	tg.do("GET", "/api/queues/%2F/mgmt-rec-cq", guest, "")
@@ -233,8 +233,6 @@ func (tg *target) connName(clientName string) string {
 	tg.t.Fatalf("no connection named %s in %v", clientName, ex.Response.Body)
 	return ""
 }
-
-func closeNote(ch chan *amqp.Error) map[string]any { return closeErrorFrom(ch) }
 
 // scenarioUsers: management tags and permissions decide what a user may
 // see and do.

@@ -24,10 +24,6 @@ const (
 	// DefaultHandshakeFailureDelay is RabbitMQ's delay before it drops a
 	// connection whose login failed.
 	DefaultHandshakeFailureDelay = 3 * time.Second
-	// DefaultMaxMessageSize is RabbitMQ 3.10's max_message_size (128
-	// MiB). A Server's default is its broker's release's instead
-	// (sim.Profile.MaxMessageSize: 16 MiB from 4.0).
-	DefaultMaxMessageSize = 134217728
 )
 
 // ErrServerClosed is returned by Serve and ServeConn after Close.

@@ -136,7 +136,7 @@ func (c *serverConn) writePush(p *sim.Push) error {
 // batches, until the reader finishes or a write fails.
 func (c *serverConn) writeLoop() {
 	defer c.wg.Done()
-	defer c.setWriting(false)
+	defer c.doneWriting()
 	var batch []outItem
 	for {
 		c.mu.Lock()
@@ -156,6 +156,7 @@ func (c *serverConn) writeLoop() {
 		}
 		batch, c.out = c.out, batch[:0]
 		c.writing = true
+		sc := c.sc // set before the broker pushes anything
 		c.mu.Unlock()
 
 		final, data, delivered := false, false, 0
@@ -191,18 +192,16 @@ func (c *serverConn) writeLoop() {
 			c.closeTransport()
 			return
 		}
-		c.setWriting(false)
 		if data {
 			c.sent.Add(1)
 		}
 		if delivered > 0 {
 			// The deliveries reached the socket: the broker may send more
-			// (sim.ConnectOptions.MaxUnsent).
-			c.mu.Lock()
-			sc := c.sc
-			c.mu.Unlock()
+			// (sim.ConnectOptions.MaxUnsent). Before doneWriting, so that
+			// Server.Flushed sees what the bound held back, now pushed.
 			sc.Written(delivered)
 		}
+		c.doneWriting()
 		if final {
 			c.closeLater()
 			return
@@ -210,13 +209,13 @@ func (c *serverConn) writeLoop() {
 	}
 }
 
-// setWriting records whether the writer holds a batch it has not yet
-// flushed (Server.Flushed), and tells Server.OnWritten when it is done.
-func (c *serverConn) setWriting(on bool) {
+// doneWriting records that the writer holds no batch it has not yet
+// flushed (Server.Flushed), and tells Server.OnWritten.
+func (c *serverConn) doneWriting() {
 	c.mu.Lock()
-	c.writing = on
+	c.writing = false
 	c.mu.Unlock()
-	if !on && c.s.OnWritten != nil {
+	if c.s.OnWritten != nil {
 		c.s.OnWritten()
 	}
 }

@@ -44,9 +44,7 @@ func runReplay(args []string, stdout, stderr io.Writer) error {
 	if len(list) == 0 {
 		return usageError{"no scenarios (*.txt) found"}
 	}
-	onSet := false
-	fs.Visit(func(f *flag.Flag) { onSet = onSet || f.Name == "rabbitmq" })
-	if onSet {
+	if isSet(fs, "rabbitmq") {
 		return replayOn(list, on, *permit, stdout)
 	}
 	diverged := 0

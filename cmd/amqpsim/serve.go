@@ -80,9 +80,7 @@ func parseServe(args []string, stderr io.Writer) (serveOptions, error) {
 	if (o.tlsCert == "") != (o.tlsKey == "") {
 		return o, usageError{"--tls-cert and --tls-key go together"}
 	}
-	addrSet := false
-	fs.Visit(func(f *flag.Flag) { addrSet = addrSet || f.Name == "addr" })
-	if o.tlsCert != "" && !addrSet {
+	if o.tlsCert != "" && !isSet(fs, "addr") {
 		o.addr = "127.0.0.1:5671" // the amqps port, as RabbitMQ's ssl_listeners
 	}
 	o.permit = *permit

@@ -14,7 +14,8 @@ import (
 // runUpgradeCheck replays scenarios on two RabbitMQ profiles and reports
 // where the newer one answers differently: each differing step (unless
 // --summary), then the counts per kind of difference and the files
-// affected. It succeeds whatever it finds: it is a report.
+// affected. It fails when any scenario answers differently, so that CI can
+// gate on it.
 func runUpgradeCheck(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("upgrade-check", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -38,12 +39,8 @@ func runUpgradeCheck(args []string, stdout, stderr io.Writer) error {
 		}
 		return usageError{err.Error()}
 	}
-	toSet, fromSet := false, false
-	fs.Visit(func(f *flag.Flag) {
-		toSet = toSet || f.Name == "to"
-		fromSet = fromSet || f.Name == "from"
-	})
-	if !toSet {
+	fromSet := isSet(fs, "from")
+	if !isSet(fs, "to") {
 		return usageError{"--to VERSION is required"}
 	}
 	list, err := loadScenarios(fs.Args())
@@ -104,6 +101,14 @@ func permitFlag(fs *flag.FlagSet) *[]string {
 		return sim.CheckPermit(names)
 	})
 	return &names
+}
+
+// isSet reports whether the command line set the flag, as opposed to its
+// zero value standing.
+func isSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 // parseInterspersed parses flags that may come after the positional

@@ -194,7 +194,7 @@ type Server struct {
 	// tlsServer and tlsClient are WithTLS's configurations (tls.go).
 	tlsServer, tlsClient *tls.Config
 	served               chan error
-	// stopClock ends runClock, clockDone says it has.
+	// stopClock ends FollowClock, clockDone says it has.
 	stopClock context.CancelFunc
 	clockDone chan struct{}
 
@@ -277,7 +277,7 @@ func Start(opts ...Option) (*Server, error) {
 	ws := wire.NewServer(b)
 	ws.Heartbeat = cfg.heartbeat
 	ws.Logf = cfg.logf
-	s := &Server{cfg: cfg, broker: b, wire: ws, mgmt: mgmt.NewHandler(b, mgmt.WithClockControl(cfg.clock != WallClock))}
+	s := &Server{cfg: cfg, broker: b, wire: ws, mgmt: mgmt.NewHandler(b)}
 	if cfg.tls {
 		var err error
 		if s.tlsServer, s.tlsClient, err = newTLS(); err != nil {
@@ -291,7 +291,7 @@ func Start(opts ...Option) (*Server, error) {
 		s.stopClock, s.clockDone = cancel, make(chan struct{})
 		go func() {
 			defer close(s.clockDone)
-			runClock(ctx, b)
+			FollowClock(ctx, b)
 		}()
 	}
 	if cfg.tcp {

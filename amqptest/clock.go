@@ -27,12 +27,14 @@ const (
 // its timers (NextTimer, Sync) by the test.
 func WithClock(c Clock) Option { return func(cfg *config) { cfg.clock = c } }
 
-// runClock is the one goroutine that wakes a broker whose clock follows
-// Config.Clock when its next timer falls due: sim has no goroutines, and a
-// broker nobody calls does not look at the clock. It waits, on the
-// broker's own changes, for the next timer to change or fall due, then
-// makes the broker catch up (Sync), until ctx ends.
-func runClock(ctx context.Context, b *sim.Broker) {
+// FollowClock wakes b, a broker whose clock follows Config.Clock (the
+// time package's, in WithClock(WallClock) and `amqpsim serve --clock
+// wall`), whenever its next timer falls due, until ctx ends: sim has no
+// goroutines, and a broker nobody calls does not look at the clock. It
+// waits, on the broker's own changes, for the next timer to change or
+// fall due, then makes the broker catch up (Sync). Run it in its own
+// goroutine.
+func FollowClock(ctx context.Context, b *sim.Broker) {
 	for ctx.Err() == nil {
 		due, ok := b.NextTimer()
 		wctx, cancel := ctx, context.CancelFunc(func() {})

@@ -15,28 +15,16 @@ import (
 	"github.com/amqpsim/amqpsim/sim"
 )
 
-// Option configures a handler.
-type Option func(*Handler)
-
-// WithClockControl says whether POST /api/sim/advance may move the
-// broker's virtual clock (the default); false answers it with 409, for a
-// server whose clock follows the wall clock.
-func WithClockControl(ok bool) Option { return func(h *Handler) { h.advance = ok } }
-
 // Handler serves the management API for one broker. It is safe for
 // concurrent use.
 type Handler struct {
-	b       *sim.Broker
-	advance bool
-	routes  []route
+	b      *sim.Broker
+	routes []route
 }
 
 // NewHandler returns the management API of b.
-func NewHandler(b *sim.Broker, opts ...Option) *Handler {
-	h := &Handler{b: b, advance: true}
-	for _, o := range opts {
-		o(h)
-	}
+func NewHandler(b *sim.Broker) *Handler {
+	h := &Handler{b: b}
 	h.routes = h.table()
 	return h
 }

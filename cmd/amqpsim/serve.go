@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/amqpsim/amqpsim/amqptest"
 	"github.com/amqpsim/amqpsim/mgmt"
 	"github.com/amqpsim/amqpsim/sim"
 	"github.com/amqpsim/amqpsim/wire"
@@ -98,10 +99,10 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	cfg := sim.Config{Seed: o.seed, ConsumerTimeout: o.consumerTimeout, ConsumerMaxPerChannel: o.consumerMax, NoTrace: true, Version: o.version, Permit: o.permit, DefaultUser: o.user, DefaultPass: o.pass}
 	if o.clock == "wall" {
-		// The virtual clock starts at the real time, so that what clients
-		// read of it (a stream's x-stream-offset timestamps, the
-		// management API's idle_since) is today's.
-		cfg.Start = time.Now()
+		// The virtual clock is the real one (so that what clients read of
+		// it, a stream's x-stream-offset timestamps, the management API's
+		// idle_since, is today's), as amqptest.WithClock(WallClock) does.
+		cfg.Clock = time.Now
 	}
 	if o.definitions != "" {
 		data, err := os.ReadFile(o.definitions)
@@ -164,7 +165,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		h := mgmt.NewHandler(b, mgmt.WithClockControl(o.clock == "manual"))
+		h := mgmt.NewHandler(b)
 		hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 		wg.Add(1)
 		go func() {
@@ -179,27 +180,10 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			followWallClock(ctx, b)
+			amqptest.FollowClock(ctx, b)
 		}()
 	}
 	<-ctx.Done()
 	fmt.Fprintln(stdout, "amqpsim: shutting down")
 	return nil
-}
-
-// followWallClock advances the broker's virtual clock with real time, in
-// steps of 100 ms, until ctx is done.
-func followWallClock(ctx context.Context, b *sim.Broker) {
-	t := time.NewTicker(100 * time.Millisecond)
-	defer t.Stop()
-	last := time.Now()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case now := <-t.C:
-			_ = b.Advance(now.Sub(last)) // fails only after sim.MaxClock
-			last = now
-		}
-	}
 }

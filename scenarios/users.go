@@ -1,7 +1,6 @@
 package scenarios
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -139,8 +138,10 @@ func addUserVerbs(verbs map[string]*verb) {
 // simAdmin runs an operator step on a simulator, on the vhost "/".
 func simAdmin(b *sim.Broker, op Op) error {
 	switch o := op.(type) {
-	case SetPolicy, ClearPolicy:
-		return simPolicy(b, op)
+	case SetPolicy:
+		return b.SetPolicy("/", sim.Policy{Name: o.Name, Pattern: o.Pattern, ApplyTo: o.ApplyTo, Priority: o.Priority, Definition: o.Definition})
+	case ClearPolicy:
+		return b.ClearPolicy("/", o.Name)
 	case AddUser:
 		return b.AddUser(sim.User{Name: o.Name, Password: o.Password, Tags: o.Tags})
 	case DeleteUser:
@@ -180,20 +181,8 @@ func (d *amqpDriver) admin(op Op) error {
 	case ClearPermissions:
 		return rabbitmqctl("clear_permissions", "-p", "/", d.user(o.User))
 	case SetOperatorPolicy:
-		def, err := json.Marshal(d.policyDefinition(o.Definition))
-		if err != nil {
-			return err
-		}
-		args := []string{"set_operator_policy", "-p", "/"}
-		if o.ApplyTo != "" {
-			args = append(args, "--apply-to", o.ApplyTo)
-		}
-		if o.Priority != 0 {
-			args = append(args, "--priority", fmt.Sprint(o.Priority))
-		}
-		args = append(args, d.p(o.Name), d.pattern(o.Pattern), string(def))
 		d.opPolicies = append(d.opPolicies, d.p(o.Name))
-		return rabbitmqctl(args...)
+		return d.setPolicy("set_operator_policy", SetPolicy(o), d.pattern(o.Pattern))
 	case ClearOperatorPolicy:
 		return rabbitmqctl("clear_operator_policy", "-p", "/", d.p(o.Name))
 	}

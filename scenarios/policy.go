@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -63,14 +64,26 @@ func (d *amqpDriver) policyDefinition(def protocol.Table) map[string]any {
 	return out
 }
 
+// rabbitmqctl runs rabbitmqctl for its effect.
 func rabbitmqctl(args ...string) error {
+	_, err := rabbitmqctlOut(args...)
+	return err
+}
+
+// rabbitmqctlOut runs rabbitmqctl and returns what it printed; a failure's
+// error carries what it printed, stderr included.
+func rabbitmqctlOut(args ...string) (string, error) {
 	bin := os.Getenv("RABBITMQCTL")
 	if bin == "" {
 		bin = "rabbitmqctl"
 	}
-	out, err := exec.Command(bin, append([]string{"-q"}, args...)...).CombinedOutput()
+	out, err := exec.Command(bin, append([]string{"-q"}, args...)...).Output()
 	if err != nil {
-		return fmt.Errorf("rabbitmqctl %s: %v: %s", strings.Join(args, " "), err, out)
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			out = append(out, exit.Stderr...)
+		}
+		return "", fmt.Errorf("rabbitmqctl %s: %v: %s", strings.Join(args, " "), err, out)
 	}
-	return nil
+	return string(out), nil
 }

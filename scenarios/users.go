@@ -84,16 +84,6 @@ func (o SetOperatorPolicy) String() string {
 // String returns the ClearOperatorPolicy step line.
 func (o ClearOperatorPolicy) String() string { return line("clear-operator-policy", word(o.Name)) }
 
-// isAdmin reports whether op is a step of the broker's operator (policies,
-// users, permissions) rather than of a client.
-func isAdmin(op Op) bool {
-	switch op.(type) {
-	case SetPolicy, ClearPolicy, AddUser, DeleteUser, SetPermissions, ClearPermissions, SetOperatorPolicy, ClearOperatorPolicy:
-		return true
-	}
-	return false
-}
-
 // addUserVerbs registers the steps above.
 func addUserVerbs(verbs map[string]*verb) {
 	verbs["user"] = &verb{usage: "user NAME PASSWORD [tags=T,T]", minPos: 2, maxPos: 2, options: []string{"tags"},

@@ -18,13 +18,26 @@ func MaxUnacked(trace []sim.Event, n int) error {
 	held := map[key]int{}
 	owner := map[key]map[uint64]string{} // (conn, channel) → tag → consumer
 	chKey := func(e sim.Event) key { return key{e.Conn, e.Channel, ""} }
+	// noAck has every consumer whose tag is known; a consumer whose tag
+	// the broker chose waits in untagged (its channel's, in consume order)
+	// until its first delivery names it, as Lint's replay does.
 	noAck := map[key]bool{}
+	untagged := map[key][]bool{}
 	for i, e := range trace {
 		switch {
-		case e.Kind == sim.EventCall && e.Method == protocol.BasicConsume && e.NoAck:
-			noAck[key{e.Conn, e.Channel, e.ConsumerTag}] = true
+		case e.Kind == sim.EventCall && e.Method == protocol.BasicConsume:
+			if e.ConsumerTag == "" {
+				untagged[chKey(e)] = append(untagged[chKey(e)], e.NoAck)
+			} else {
+				noAck[key{e.Conn, e.Channel, e.ConsumerTag}] = e.NoAck
+			}
 		case e.Kind == sim.EventPush && e.Method == protocol.BasicDeliver:
 			k := key{e.Conn, e.Channel, e.ConsumerTag}
+			if _, known := noAck[k]; !known {
+				if u := untagged[chKey(e)]; len(u) > 0 {
+					noAck[k], untagged[chKey(e)] = u[0], u[1:]
+				}
+			}
 			if noAck[k] {
 				continue
 			}
@@ -48,6 +61,7 @@ func MaxUnacked(trace []sim.Event, n int) error {
 				}
 			}
 			delete(owner, chKey(e))
+			delete(untagged, chKey(e))
 		case e.Kind == sim.EventConnectionClose:
 			for k := range held {
 				if k.conn == e.Conn {
@@ -57,6 +71,11 @@ func MaxUnacked(trace []sim.Event, n int) error {
 			for k := range owner {
 				if k.conn == e.Conn {
 					delete(owner, k)
+				}
+			}
+			for k := range untagged {
+				if k.conn == e.Conn {
+					delete(untagged, k)
 				}
 			}
 		}

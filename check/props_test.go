@@ -28,6 +28,32 @@ func TestMaxUnacked(t *testing.T) {
 	}
 }
 
+// A consumer whose tag the broker chose is known by its first delivery:
+// a no-ack one holds nothing, a manual-ack one on the same channel still
+// counts.
+func TestMaxUnackedBrokerChosenTags(t *testing.T) {
+	r := newRun(t, nil)
+	if _, err := r.ch.QueueDeclare("q2", sim.QueueOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.ch.Consume("q", sim.ConsumeOptions{NoAck: true}); err != nil {
+		t.Fatal(err)
+	}
+	r.publish(5)
+	if err := check.MaxUnacked(r.b.Trace(), 1); err != nil {
+		t.Errorf("a no-ack consumer with a broker-chosen tag: %v", err)
+	}
+	if _, err := r.ch.Consume("q2", sim.ConsumeOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		r.b.Publish("/", "", "q2", sim.Message{Body: []byte("x")})
+	}
+	if err := check.MaxUnacked(r.b.Trace(), 1); err == nil || !strings.Contains(err.Error(), "holds 2 unacked") {
+		t.Errorf("a manual-ack consumer with a broker-chosen tag, over 1: %v", err)
+	}
+}
+
 func TestAtMostDeliveries(t *testing.T) {
 	r := newRun(t, nil)
 	r.publish(1)

@@ -1,9 +1,6 @@
 package scenarios
 
 import (
-	"fmt"
-	"os"
-	"os/exec"
 	"strings"
 
 	"github.com/amqpsim/amqpsim/sim"
@@ -174,17 +171,4 @@ func settingArgs(term string) []string {
 		return []string{strings.TrimSpace(kind), strings.TrimSpace(value)}
 	}
 	return []string{term}
-}
-
-// rabbitmqctlOut runs rabbitmqctl and returns what it printed.
-func rabbitmqctlOut(args ...string) (string, error) {
-	bin := os.Getenv("RABBITMQCTL")
-	if bin == "" {
-		bin = "rabbitmqctl"
-	}
-	out, err := exec.Command(bin, append([]string{"-q"}, args...)...).Output()
-	if err != nil {
-		return "", fmt.Errorf("rabbitmqctl %s: %v", strings.Join(args, " "), err)
-	}
-	return string(out), nil
 }

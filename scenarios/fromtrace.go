@@ -100,9 +100,9 @@ type traceWriter struct {
 	// the scenario, as they were when it happened.
 	evConn, evChan []string
 	used           map[string]bool
-	conns          map[string]string    // sim connection name → open scenario connection
-	chans          map[[2]string]string // sim connection name, channel number → open scenario channel
-	direct         string               // the channel of Broker.Publish, once opened
+	conns          map[string]string  // sim connection name → open scenario connection
+	chans          map[simChan]string // sim connection name and channel number → open scenario channel
+	direct         string             // the channel of Broker.Publish, once opened
 	queues         []string
 	declared       map[string]bool
 	pending        []string // comments for the next step
@@ -112,9 +112,15 @@ type traceWriter struct {
 	tags map[string]string
 }
 
+// simChan names a channel of the traced run.
+type simChan struct {
+	conn string
+	id   uint16
+}
+
 func newTraceWriter(trace []sim.Event) *traceWriter {
 	return &traceWriter{trace: trace, evConn: make([]string, len(trace)), evChan: make([]string, len(trace)),
-		used: map[string]bool{}, conns: map[string]string{}, chans: map[[2]string]string{}, declared: map[string]bool{},
+		used: map[string]bool{}, conns: map[string]string{}, chans: map[simChan]string{}, declared: map[string]bool{},
 		tags: map[string]string{}}
 }
 
@@ -200,7 +206,7 @@ func (w *traceWriter) name(base string) string {
 func (w *traceWriter) walk() {
 	for i, e := range w.trace {
 		w.evConn[i] = w.conns[e.Conn]
-		w.evChan[i] = w.chans[[2]string{e.Conn, fmt.Sprint(e.Channel)}]
+		w.evChan[i] = w.chans[simChan{e.Conn, e.Channel}]
 		switch e.Kind {
 		case sim.EventConnectionOpen:
 			w.moveTo(e.At)
@@ -214,7 +220,7 @@ func (w *traceWriter) walk() {
 			w.moveTo(e.At)
 			cn := w.conns[e.Conn]
 			name := w.name(fmt.Sprintf("%s-ch%d", cn, e.Channel))
-			w.chans[[2]string{e.Conn, fmt.Sprint(e.Channel)}] = name
+			w.chans[simChan{e.Conn, e.Channel}] = name
 			w.add(OpenChannel{Conn: cn, Name: name})
 		case sim.EventConnectionClose:
 			if e.Err == nil {
@@ -230,7 +236,7 @@ func (w *traceWriter) walk() {
 			case protocol.ConnectionClose:
 				w.forget(e.Conn)
 			case protocol.ChannelClose:
-				delete(w.chans, [2]string{e.Conn, fmt.Sprint(e.Channel)})
+				delete(w.chans, simChan{e.Conn, e.Channel})
 			}
 		case sim.EventCall:
 			w.moveTo(e.At)
@@ -240,7 +246,7 @@ func (w *traceWriter) walk() {
 				w.pending = append(w.pending, fmt.Sprintf("%s called %v, which the format has no step for", w.evChan[i], e.Method))
 			}
 			if e.Method == protocol.ChannelClose {
-				delete(w.chans, [2]string{e.Conn, fmt.Sprint(e.Channel)})
+				delete(w.chans, simChan{e.Conn, e.Channel})
 			}
 		case sim.EventPublish:
 			w.moveTo(e.At)
@@ -275,7 +281,7 @@ func (w *traceWriter) walk() {
 func (w *traceWriter) forget(conn string) {
 	delete(w.conns, conn)
 	for k := range w.chans {
-		if k[0] == conn {
+		if k.conn == conn {
 			delete(w.chans, k)
 		}
 	}

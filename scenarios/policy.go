@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -11,37 +12,37 @@ import (
 	"github.com/amqpsim/amqpsim/protocol"
 )
 
-// policy runs a policy step: on the simulator behind the wire directly;
-// against a broker through rabbitmqctl (AMQP 0-9-1 cannot set policies),
-// which must run on the broker's machine ($RABBITMQCTL names it if it is
-// not on the PATH). Names get the run's prefix, the pattern after its ^.
+// policy runs a policy step against a broker through rabbitmqctl (AMQP
+// 0-9-1 cannot set policies), which must run on the broker's machine
+// ($RABBITMQCTL names it if it is not on the PATH). Names get the run's
+// prefix, the pattern after its ^.
 func (d *amqpDriver) policy(op Op) error {
-	if d.sim != nil {
-		return simPolicy(d.sim.b, op)
-	}
-	var args []string
 	switch o := op.(type) {
 	case SetPolicy:
-		def, err := json.Marshal(d.policyDefinition(o.Definition))
-		if err != nil {
-			return err
-		}
-		args = []string{"set_policy", "-p", "/"}
-		if o.ApplyTo != "" {
-			args = append(args, "--apply-to", o.ApplyTo)
-		}
-		if o.Priority != 0 {
-			args = append(args, "--priority", fmt.Sprint(o.Priority))
-		}
-		pattern := "^" + regexp.QuoteMeta(d.prefix) + strings.TrimPrefix(o.Pattern, "^")
-		args = append(args, d.p(o.Name), pattern, string(def))
 		d.policies = append(d.policies, d.p(o.Name))
+		return d.setPolicy("set_policy", o, "^"+regexp.QuoteMeta(d.prefix)+strings.TrimPrefix(o.Pattern, "^"))
 	case ClearPolicy:
-		args = []string{"clear_policy", "-p", "/", d.p(o.Name)}
-	default:
-		return fmt.Errorf("not a policy step: %v", op)
+		return rabbitmqctl("clear_policy", "-p", "/", d.p(o.Name))
 	}
-	return rabbitmqctl(args...)
+	return fmt.Errorf("not a policy step: %v", op)
+}
+
+// setPolicy sets a policy (cmd set_policy) or an operator policy
+// (set_operator_policy) of "/" through rabbitmqctl, with the run's prefix
+// on its name and on the names its definition refers to.
+func (d *amqpDriver) setPolicy(cmd string, o SetPolicy, pattern string) error {
+	def, err := json.Marshal(d.policyDefinition(o.Definition))
+	if err != nil {
+		return err
+	}
+	args := []string{cmd, "-p", "/"}
+	if o.ApplyTo != "" {
+		args = append(args, "--apply-to", o.ApplyTo)
+	}
+	if o.Priority != 0 {
+		args = append(args, "--priority", fmt.Sprint(o.Priority))
+	}
+	return rabbitmqctl(append(args, d.p(o.Name), pattern, string(def))...)
 }
 
 // policyDefinition converts a definition for rabbitmqctl's JSON, prefixing
@@ -63,14 +64,26 @@ func (d *amqpDriver) policyDefinition(def protocol.Table) map[string]any {
 	return out
 }
 
+// rabbitmqctl runs rabbitmqctl for its effect.
 func rabbitmqctl(args ...string) error {
+	_, err := rabbitmqctlOut(args...)
+	return err
+}
+
+// rabbitmqctlOut runs rabbitmqctl and returns what it printed; a failure's
+// error carries what it printed, stderr included.
+func rabbitmqctlOut(args ...string) (string, error) {
 	bin := os.Getenv("RABBITMQCTL")
 	if bin == "" {
 		bin = "rabbitmqctl"
 	}
-	out, err := exec.Command(bin, append([]string{"-q"}, args...)...).CombinedOutput()
+	out, err := exec.Command(bin, append([]string{"-q"}, args...)...).Output()
 	if err != nil {
-		return fmt.Errorf("rabbitmqctl %s: %v: %s", strings.Join(args, " "), err, out)
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			out = append(out, exit.Stderr...)
+		}
+		return "", fmt.Errorf("rabbitmqctl %s: %v: %s", strings.Join(args, " "), err, out)
 	}
-	return nil
+	return string(out), nil
 }

@@ -2,11 +2,12 @@ package scenarios
 
 import (
 	"fmt"
-	"github.com/amqpsim/amqpsim/sim"
 	"strings"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/amqpsim/amqpsim/sim"
 )
 
 // Result is what one run of a scenario observed: the result lines of every

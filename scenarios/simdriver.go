@@ -112,17 +112,6 @@ func (d *simDriver) advance(dur time.Duration) { d.b.Advance(dur) }
 func (d *simDriver) finish() error             { return nil }
 func (d *simDriver) admin(op Op) error         { return simAdmin(d.b, op) }
 
-// simPolicy runs a policy step on a simulator.
-func simPolicy(b *sim.Broker, op Op) error {
-	switch o := op.(type) {
-	case SetPolicy:
-		return b.SetPolicy("/", sim.Policy{Name: o.Name, Pattern: o.Pattern, ApplyTo: o.ApplyTo, Priority: o.Priority, Definition: o.Definition})
-	case ClearPolicy:
-		return b.ClearPolicy("/", o.Name)
-	}
-	return fmt.Errorf("not a policy step: %v", op)
-}
-
 func (d *simDriver) settle(bool) []event {
 	for _, name := range d.connOrder {
 		d.collect(name, d.conns[name].Drain(nil))

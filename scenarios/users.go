@@ -1,7 +1,6 @@
 package scenarios
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -85,16 +84,6 @@ func (o SetOperatorPolicy) String() string {
 // String returns the ClearOperatorPolicy step line.
 func (o ClearOperatorPolicy) String() string { return line("clear-operator-policy", word(o.Name)) }
 
-// isAdmin reports whether op is a step of the broker's operator (policies,
-// users, permissions) rather than of a client.
-func isAdmin(op Op) bool {
-	switch op.(type) {
-	case SetPolicy, ClearPolicy, AddUser, DeleteUser, SetPermissions, ClearPermissions, SetOperatorPolicy, ClearOperatorPolicy:
-		return true
-	}
-	return false
-}
-
 // addUserVerbs registers the steps above.
 func addUserVerbs(verbs map[string]*verb) {
 	verbs["user"] = &verb{usage: "user NAME PASSWORD [tags=T,T]", minPos: 2, maxPos: 2, options: []string{"tags"},
@@ -139,8 +128,10 @@ func addUserVerbs(verbs map[string]*verb) {
 // simAdmin runs an operator step on a simulator, on the vhost "/".
 func simAdmin(b *sim.Broker, op Op) error {
 	switch o := op.(type) {
-	case SetPolicy, ClearPolicy:
-		return simPolicy(b, op)
+	case SetPolicy:
+		return b.SetPolicy("/", sim.Policy{Name: o.Name, Pattern: o.Pattern, ApplyTo: o.ApplyTo, Priority: o.Priority, Definition: o.Definition})
+	case ClearPolicy:
+		return b.ClearPolicy("/", o.Name)
 	case AddUser:
 		return b.AddUser(sim.User{Name: o.Name, Password: o.Password, Tags: o.Tags})
 	case DeleteUser:
@@ -180,20 +171,8 @@ func (d *amqpDriver) admin(op Op) error {
 	case ClearPermissions:
 		return rabbitmqctl("clear_permissions", "-p", "/", d.user(o.User))
 	case SetOperatorPolicy:
-		def, err := json.Marshal(d.policyDefinition(o.Definition))
-		if err != nil {
-			return err
-		}
-		args := []string{"set_operator_policy", "-p", "/"}
-		if o.ApplyTo != "" {
-			args = append(args, "--apply-to", o.ApplyTo)
-		}
-		if o.Priority != 0 {
-			args = append(args, "--priority", fmt.Sprint(o.Priority))
-		}
-		args = append(args, d.p(o.Name), d.pattern(o.Pattern), string(def))
 		d.opPolicies = append(d.opPolicies, d.p(o.Name))
-		return rabbitmqctl(args...)
+		return d.setPolicy("set_operator_policy", SetPolicy(o), d.pattern(o.Pattern))
 	case ClearOperatorPolicy:
 		return rabbitmqctl("clear_operator_policy", "-p", "/", d.p(o.Name))
 	}

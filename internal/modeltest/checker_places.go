@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/amqpsim/amqpsim/scenarios"
@@ -438,8 +437,6 @@ func bytesOf(ms []*cMsg) int {
 	}
 	return n
 }
-
-func joinLines(ss []string) string { return strings.Join(ss, "\n") }
 
 // giveBack returns a message to its quorum queue: one more return; past
 // the delivery limit it waits for its dead-letter event; else it goes to

@@ -187,14 +187,7 @@ func (h *harness) declare(t *rapid.T, ch *mChan, name string) {
 	if args.HasMaxLen || args.HasMaxBytes || oneIn(t, 20, "x-overflow?") {
 		args.Overflow = rapid.SampledFrom([]string{"", "reject-publish", "reject-publish-dlx", "drop-head"}).Draw(t, "x-overflow")
 	}
-	if oneIn(t, 2, "x-dead-letter-exchange?") {
-		// Mostly the next queue in the ring q1 -> q2 -> q3 -> q1, which
-		// makes chains and cycles.
-		i := slices.Index(queueNames, name)
-		next, other := queueNames[(i+1)%3], queueNames[(i+2)%3]
-		args.DLX = true
-		args.DLRK = rapid.SampledFrom([]string{next, next, other, name, "", "nosuch"}).Draw(t, "x-dead-letter-routing-key")
-	}
+	drawDeadLetter(t, name, &args)
 	// Auto-delete queues go when their last consumer does (section 5).
 	autoDelete := oneIn(t, 8, "auto-delete?")
 	if q != nil && !oneIn(t, 5, "inequivalent?") {
@@ -221,15 +214,22 @@ func (h *harness) declareQuorum(t *rapid.T, ch *mChan, name string, q *mQueue) {
 		if rapid.Bool().Draw(t, "deliveryLimit?") {
 			args.HasLimit, args.Limit = true, rapid.IntRange(0, 2).Draw(t, "x-delivery-limit")
 		}
-		if oneIn(t, 2, "x-dead-letter-exchange?") {
-			i := slices.Index(queueNames, name)
-			next, other := queueNames[(i+1)%3], queueNames[(i+2)%3]
-			args.DLX = true
-			args.DLRK = rapid.SampledFrom([]string{next, next, other, name, "", "nosuch"}).Draw(t, "x-dead-letter-routing-key")
-		}
+		drawDeadLetter(t, name, &args)
 	}
 	passive := oneIn(t, 20, "passive?")
 	h.step(scenarios.DeclareQueue{Channel: ch.name, Queue: name, Passive: passive, Durable: true, Args: argTable(args)})
+}
+
+// drawDeadLetter maybe gives queue name's args dead-lettering through the
+// default exchange: mostly to the next queue in the ring q1 -> q2 -> q3 ->
+// q1, which makes chains and cycles.
+func drawDeadLetter(t *rapid.T, name string, args *qArgs) {
+	if oneIn(t, 2, "x-dead-letter-exchange?") {
+		i := slices.Index(queueNames, name)
+		next, other := queueNames[(i+1)%3], queueNames[(i+2)%3]
+		args.DLX = true
+		args.DLRK = rapid.SampledFrom([]string{next, next, other, name, "", "nosuch"}).Draw(t, "x-dead-letter-routing-key")
+	}
 }
 
 func (h *harness) setup(t *rapid.T) {

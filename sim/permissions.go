@@ -302,12 +302,9 @@ type topicPermission struct {
 func (b *Broker) SetTopicPermissions(tp TopicPermissions) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	v, err := b.lookupVhost(tp.Vhost)
+	v, err := b.userVhost(tp.Vhost, tp.User)
 	if err != nil {
 		return err
-	}
-	if _, ok := b.users[tp.User]; !ok {
-		return fmt.Errorf("%w %q", ErrNoUser, tp.User)
 	}
 	ctp, err := compileTopicPermission(tp)
 	if err != nil {

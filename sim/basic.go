@@ -155,7 +155,7 @@ func (ch *Channel) Cancel(tag string) error {
 func (ch *Channel) Publish(exchangeName, key string, o PublishOptions, m Message) error {
 	return ch.do(protocol.BasicPublish, func(e *Event) {
 		e.Exchange, e.RoutingKey, e.Options = exchangeName, key, o
-		e.Body, e.Properties = published(m)
+		e.Body, e.Properties = ownCopy(m)
 	}, func() error {
 		if o.Immediate {
 			return protocol.Errorf(protocol.NotImplemented, protocol.BasicPublish, "immediate=true")
@@ -255,7 +255,7 @@ func (b *Broker) Publish(vhostName, exchangeName, key string, m Message) error {
 	}
 	if b.tracing() {
 		e := Event{Kind: EventPublish, Vhost: v.name, Exchange: exchangeName, RoutingKey: key}
-		e.Body, e.Properties = published(m)
+		e.Body, e.Properties = ownCopy(m)
 		b.record(e)
 	}
 	b.publish(v, x, key, m, ttl, hasTTL)
@@ -288,16 +288,9 @@ func (b *Broker) enqueue(queues []*brokerQueue, x *exchange, key string, m Messa
 	if len(queues) == 0 {
 		return 0, false
 	}
-	body := append([]byte(nil), m.Body...)
-	var props *protocol.Properties
-	if !isZeroProperties(&m.Properties) {
-		p := m.Properties
-		if len(p.Headers) > 0 {
-			// The broker keeps its own copy: the publisher may reuse its map.
-			p.Headers = maps.Clone(p.Headers)
-			delete(p.Headers, "BCC")
-		}
-		props = &p
+	body, props := ownCopy(m)
+	if props != nil {
+		delete(props.Headers, "BCC")
 	}
 	b.nextMessageID++
 	id := b.nextMessageID
@@ -314,9 +307,10 @@ func (b *Broker) enqueue(queues []*brokerQueue, x *exchange, key string, m Messa
 	return routed, rejected
 }
 
-// published returns the trace's copies of a published message's body and
-// properties (nil when it has none): the publisher may reuse both.
-func published(m Message) ([]byte, *protocol.Properties) {
+// ownCopy returns the broker's copies of a published message's body and
+// properties (nil when it has none), for the queues and the trace: the
+// publisher may reuse its buffer and its headers map once Publish returns.
+func ownCopy(m Message) ([]byte, *protocol.Properties) {
 	body := append([]byte{}, m.Body...)
 	if isZeroProperties(&m.Properties) {
 		return body, nil

@@ -53,16 +53,12 @@ func (ch *Channel) Consume(queueName string, o ConsumeOptions) (*Consumer, error
 		if _, dup := ch.consumers[tag]; dup {
 			return protocol.Errorf(protocol.NotAllowed, protocol.BasicConsume, "attempt to reuse consumer tag '%s'", tag)
 		}
-		// A stream refuses the consumer arguments of other queue types
-		// before any value is read; classic and quorum queues check
-		// x-priority's value first (stream-consume-args.txt).
-		if q.stream {
-			if err := queue.CheckConsumeArgs(q.Type(), q.Resource(), o.Args); err != nil {
-				return err
-			}
-		}
+		// Classic and quorum queues check x-priority's value before the
+		// other arguments; a stream, which does not take x-priority,
+		// refuses it with the others before any value is read
+		// (stream-consume-args.txt).
 		priority := 0
-		if v, ok := o.Args["x-priority"]; ok {
+		if v, ok := o.Args["x-priority"]; ok && !q.stream {
 			n, isInt := protocol.Int(v)
 			if !isInt {
 				// rabbit_amqqueue:check_int_arg formats "expected integer,
@@ -72,15 +68,13 @@ func (ch *Channel) Consume(queueName string, o ConsumeOptions) (*Consumer, error
 			}
 			priority = int(n)
 		}
+		if err := queue.CheckConsumeArgs(q.Type(), q.Resource(), o.Args); err != nil {
+			return err
+		}
 		// rabbit_quorum_queue:consume/3 refuses a channel-wide limit
 		// (3.10: {error, global_qos_not_supported_for_queue_type}), a
 		// hard error (quorum-errors.txt).
-		if !q.stream {
-			if err := queue.CheckConsumeArgs(q.Type(), q.Resource(), o.Args); err != nil {
-				return err
-			}
-		}
-		if limit, _ := ch.core.GlobalLimit(); limit > 0 && q.Type() == "quorum" {
+		if limit, _ := ch.core.GlobalLimit(); limit > 0 && q.quorum {
 			return protocol.Errorf(protocol.NotImplemented, protocol.BasicConsume, "%s does not support global qos", q.Resource())
 		}
 		var from queue.Offset

@@ -1,6 +1,8 @@
 package queue
 
 import (
+	"slices"
+
 	"github.com/amqpsim/amqpsim/protocol"
 )
 
@@ -41,14 +43,7 @@ func CheckConsumeArgs(queueType, resource string, args protocol.Table) error {
 		}
 	}
 	for _, a := range consumerArgs {
-		if _, ok := args[a.key]; !ok {
-			continue
-		}
-		taken := false
-		for _, t := range a.types {
-			taken = taken || t == queueType
-		}
-		if !taken {
+		if _, ok := args[a.key]; ok && !slices.Contains(a.types, queueType) {
 			return protocol.Errorf(protocol.PreconditionFailed, protocol.BasicConsume,
 				"invalid arg '%s' for %s of queue type %s", a.key, resource, typeModules[queueType])
 		}

@@ -100,7 +100,9 @@ func newQuorum[T any](env Env[T], d declared) (*quorum[T], error) {
 func (q *quorum[T]) Equivalent(o Options) error { return q.equivalent(o, quorumArgs) }
 
 // ApplyPolicy recomputes the limits from the arguments and the policy as
-// rabbit_quorum_queue does in 3.10 (semantics doc §7, §11; not recorded):
+// rabbit_quorum_queue does in 3.10 (semantics doc §7, §11; the overflow,
+// max-length and delivery-limit rules measured on 3.10.8 with the policy
+// set before the declare, the others not recorded):
 // message-ttl, expires, max-length and max-length-bytes take the smaller
 // value and the queue's own dead-letter arguments win, as for a classic
 // queue, but the policy's overflow wins (policy_has_precedence), and

@@ -53,16 +53,12 @@ func (ch *Channel) Consume(queueName string, o ConsumeOptions) (*Consumer, error
 		if _, dup := ch.consumers[tag]; dup {
 			return protocol.Errorf(protocol.NotAllowed, protocol.BasicConsume, "attempt to reuse consumer tag '%s'", tag)
 		}
-		// A stream refuses the consumer arguments of other queue types
-		// before any value is read; classic and quorum queues check
-		// x-priority's value first (stream-consume-args.txt).
-		if q.stream {
-			if err := queue.CheckConsumeArgs(q.Type(), q.Resource(), o.Args); err != nil {
-				return err
-			}
-		}
+		// Classic and quorum queues check x-priority's value before the
+		// other arguments; a stream, which does not take x-priority,
+		// refuses it with the others before any value is read
+		// (stream-consume-args.txt).
 		priority := 0
-		if v, ok := o.Args["x-priority"]; ok {
+		if v, ok := o.Args["x-priority"]; ok && !q.stream {
 			n, isInt := protocol.Int(v)
 			if !isInt {
 				// rabbit_amqqueue:check_int_arg formats "expected integer,
@@ -72,15 +68,13 @@ func (ch *Channel) Consume(queueName string, o ConsumeOptions) (*Consumer, error
 			}
 			priority = int(n)
 		}
+		if err := queue.CheckConsumeArgs(q.Type(), q.Resource(), o.Args); err != nil {
+			return err
+		}
 		// rabbit_quorum_queue:consume/3 refuses a channel-wide limit
 		// (3.10: {error, global_qos_not_supported_for_queue_type}), a
 		// hard error (quorum-errors.txt).
-		if !q.stream {
-			if err := queue.CheckConsumeArgs(q.Type(), q.Resource(), o.Args); err != nil {
-				return err
-			}
-		}
-		if limit, _ := ch.core.GlobalLimit(); limit > 0 && q.Type() == "quorum" {
+		if limit, _ := ch.core.GlobalLimit(); limit > 0 && q.quorum {
 			return protocol.Errorf(protocol.NotImplemented, protocol.BasicConsume, "%s does not support global qos", q.Resource())
 		}
 		var from queue.Offset
@@ -155,7 +149,7 @@ func (ch *Channel) Cancel(tag string) error {
 func (ch *Channel) Publish(exchangeName, key string, o PublishOptions, m Message) error {
 	return ch.do(protocol.BasicPublish, func(e *Event) {
 		e.Exchange, e.RoutingKey, e.Options = exchangeName, key, o
-		e.Body, e.Properties = published(m)
+		e.Body, e.Properties = ownCopy(m)
 	}, func() error {
 		if o.Immediate {
 			return protocol.Errorf(protocol.NotImplemented, protocol.BasicPublish, "immediate=true")
@@ -255,7 +249,7 @@ func (b *Broker) Publish(vhostName, exchangeName, key string, m Message) error {
 	}
 	if b.tracing() {
 		e := Event{Kind: EventPublish, Vhost: v.name, Exchange: exchangeName, RoutingKey: key}
-		e.Body, e.Properties = published(m)
+		e.Body, e.Properties = ownCopy(m)
 		b.record(e)
 	}
 	b.publish(v, x, key, m, ttl, hasTTL)
@@ -288,16 +282,9 @@ func (b *Broker) enqueue(queues []*brokerQueue, x *exchange, key string, m Messa
 	if len(queues) == 0 {
 		return 0, false
 	}
-	body := append([]byte(nil), m.Body...)
-	var props *protocol.Properties
-	if !isZeroProperties(&m.Properties) {
-		p := m.Properties
-		if len(p.Headers) > 0 {
-			// The broker keeps its own copy: the publisher may reuse its map.
-			p.Headers = maps.Clone(p.Headers)
-			delete(p.Headers, "BCC")
-		}
-		props = &p
+	body, props := ownCopy(m)
+	if props != nil {
+		delete(props.Headers, "BCC")
 	}
 	b.nextMessageID++
 	id := b.nextMessageID
@@ -314,9 +301,10 @@ func (b *Broker) enqueue(queues []*brokerQueue, x *exchange, key string, m Messa
 	return routed, rejected
 }
 
-// published returns the trace's copies of a published message's body and
-// properties (nil when it has none): the publisher may reuse both.
-func published(m Message) ([]byte, *protocol.Properties) {
+// ownCopy returns the broker's copies of a published message's body and
+// properties (nil when it has none), for the queues and the trace: the
+// publisher may reuse its buffer and its headers map once Publish returns.
+func ownCopy(m Message) ([]byte, *protocol.Properties) {
 	body := append([]byte{}, m.Body...)
 	if isZeroProperties(&m.Properties) {
 		return body, nil

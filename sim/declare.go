@@ -165,9 +165,7 @@ func (ch *Channel) QueueDeclare(name string, o QueueOptions) (QueueInfo, error) 
 				return err
 			}
 		}
-		q := &brokerQueue{b: ch.b}
-		qq, err := queue.New[*Consumer](q, v.name, name, queue.Options{Durable: durable, Exclusive: o.Exclusive, AutoDelete: o.AutoDelete, Args: o.Args, Rules: ch.b.profile.Queue,
-			Epoch: ch.b.cfg.Start})
+		q, err := ch.b.newQueue(v.name, name, queue.Options{Durable: durable, Exclusive: o.Exclusive, AutoDelete: o.AutoDelete, Args: o.Args})
 		if err != nil {
 			return err
 		}
@@ -177,9 +175,6 @@ func (ch *Channel) QueueDeclare(name string, o QueueOptions) (QueueInfo, error) 
 		if ch.b.profile.TransientNonExclusiveDenied && !durable && !o.Exclusive {
 			return protocol.Errorf(protocol.InternalError, protocol.QueueDeclare, "%s", transientNonExclusiveText)
 		}
-		q.Queue = qq
-		q.quorum = qq.Type() == "quorum"
-		q.stream = qq.Type() == "stream"
 		if o.Exclusive {
 			q.owner = ch.conn
 		}

@@ -234,8 +234,7 @@ func (b *Broker) planImport(defs *Definitions) (*importPlan, error) {
 			}
 			args["x-queue-type"] = dq.Type
 		}
-		q := &brokerQueue{b: b}
-		qq, err := queue.New[*Consumer](q, dq.Vhost, dq.Name, queue.Options{Durable: dq.Durable, AutoDelete: dq.AutoDelete, Args: args})
+		q, err := b.newQueue(dq.Vhost, dq.Name, queue.Options{Durable: dq.Durable, AutoDelete: dq.AutoDelete, Args: args})
 		if err != nil {
 			return nil, fmt.Errorf("queues[%d] %q: %s", i, dq.Name, errText(err))
 		}
@@ -244,8 +243,6 @@ func (b *Broker) planImport(defs *Definitions) (*importPlan, error) {
 			continue
 		}
 		fileQueues[key] = true
-		q.Queue = qq
-		q.quorum = qq.Type() == "quorum"
 		p.queues = append(p.queues, struct {
 			vhost string
 			q     *brokerQueue

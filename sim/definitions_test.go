@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/amqpsim/amqpsim/protocol"
 )
 
 // normalJSON decodes a definitions file to generic JSON with every list
@@ -213,4 +215,51 @@ func FuzzImportDefinitions(f *testing.F) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// An imported queue is made as a declared one is: under the broker's
+// profile (4.0's default quorum delivery limit) and with its type's
+// rules (a stream refuses basic.get).
+func TestImportedQueueIsDeclaredQueue(t *testing.T) {
+	b := New(Config{Version: V4_0})
+	ch, _ := b.Connect("c").Channel()
+	quorum := QueueOptions{Durable: true, Args: Table{"x-queue-type": "quorum"}}
+	if _, err := ch.QueueDeclare("declared", quorum); err != nil {
+		t.Fatal(err)
+	}
+	defs, err := ParseDefinitions([]byte(`{"queues":[
+		{"name":"imported","vhost":"/","durable":true,"auto_delete":false,"arguments":{"x-queue-type":"quorum"}},
+		{"name":"s","vhost":"/","durable":true,"auto_delete":false,"arguments":{"x-queue-type":"stream"}}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.ImportDefinitions(defs); err != nil {
+		t.Fatal(err)
+	}
+	gets := func(name string) int {
+		if err := b.Publish("/", "", name, Message{Body: []byte("m")}); err != nil {
+			t.Fatal(err)
+		}
+		for n := range 100 {
+			d, ok, err := ch.Get(name, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !ok {
+				return n
+			}
+			if err := ch.Reject(d.DeliveryTag, true); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return 100
+	}
+	if d, i := gets("declared"), gets("imported"); d != i || d == 100 {
+		t.Errorf("gets until the delivery limit dropped the message: declared %d, imported %d", d, i)
+	}
+	_, _, err = ch.Get("s", false)
+	want := "NOT_IMPLEMENTED - basic.get not supported by stream queues queue 's' in vhost '/'"
+	if perr, ok := err.(*protocol.Error); !ok || perr.Text != want {
+		t.Errorf("basic.get of an imported stream: %v, want %q", err, want)
+	}
 }

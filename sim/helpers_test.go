@@ -21,7 +21,13 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	b := sim.New(sim.Config{})
+	return newEnvConfig(t, sim.Config{})
+}
+
+// newEnvConfig is newEnv with a configured broker.
+func newEnvConfig(t *testing.T, cfg sim.Config) *env {
+	t.Helper()
+	b := sim.New(cfg)
 	conn := b.Connect("app")
 	e := &env{t: t, b: b, conn: conn}
 	e.ch = e.channel(conn)

@@ -235,13 +235,18 @@ func (ch *Channel) checkAccess(m protocol.Method, kind, resource, name string) e
 	if p, ok := c.vhost.perms[c.user]; !ok || !p.allows(kind, name) {
 		return protocol.Errorf(protocol.AccessRefused, m, "access to %s '%s' in vhost '%s' refused for user '%s'", resource, name, c.vhost.name, c.user)
 	}
-	// A hit does not move to the front: rabbit_channel prepends misses
-	// only, dropping the oldest.
-	if len(ch.permCache) == permCacheSize {
-		ch.permCache = ch.permCache[:permCacheSize-1]
-	}
-	ch.permCache = slices.Insert(ch.permCache, 0, key)
+	ch.permCache = remember(ch.permCache, key)
 	return nil
+}
+
+// remember prepends a successful check to a channel's cache, dropping the
+// oldest beyond permCacheSize. A hit does not move to the front:
+// rabbit_channel prepends misses only.
+func remember(cache []permCheck, k permCheck) []permCheck {
+	if len(cache) == permCacheSize {
+		cache = cache[:permCacheSize-1]
+	}
+	return slices.Insert(cache, 0, k)
 }
 
 // checkTopicAccess is rabbit_channel's check_topic_authorisation: for a
@@ -268,10 +273,7 @@ func (ch *Channel) checkTopicAccess(m protocol.Method, kind string, x *exchange,
 	if re == nil || !re.MatchString(key) {
 		return protocol.Errorf(protocol.AccessRefused, m, "access to topic '%s' in exchange '%s' in vhost '%s' refused for user '%s'", key, x.name, c.vhost.name, c.user)
 	}
-	if len(ch.topicCache) == permCacheSize {
-		ch.topicCache = ch.topicCache[:permCacheSize-1]
-	}
-	ch.topicCache = slices.Insert(ch.topicCache, 0, ck)
+	ch.topicCache = remember(ch.topicCache, ck)
 	return nil
 }
 
@@ -300,12 +302,9 @@ type topicPermission struct {
 func (b *Broker) SetTopicPermissions(tp TopicPermissions) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	v, err := b.lookupVhost(tp.Vhost)
+	v, err := b.userVhost(tp.Vhost, tp.User)
 	if err != nil {
 		return err
-	}
-	if _, ok := b.users[tp.User]; !ok {
-		return fmt.Errorf("%w %q", ErrNoUser, tp.User)
 	}
 	ctp, err := compileTopicPermission(tp)
 	if err != nil {

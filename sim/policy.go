@@ -160,17 +160,12 @@ func (b *Broker) ClearPolicy(vhostName, name string) error {
 // Policies returns a vhost's policies by name.
 func (b *Broker) Policies(vhostName string) []Policy {
 	b.mu.Lock()
-	defer b.mu.Unlock()
+	defer b.mu.unlockView()
 	v, ok := b.vhosts[vhostName]
 	if !ok {
 		return nil
 	}
-	var out []Policy
-	for _, p := range v.policies {
-		out = append(out, p.Policy)
-	}
-	slices.SortFunc(out, func(a, c Policy) int { return cmp.Compare(a.Name, c.Name) })
-	return out
+	return sortedPolicies(v.policies)
 }
 
 // policyFor returns the definition of the policy that applies to the

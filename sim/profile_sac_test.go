@@ -208,7 +208,7 @@ func TestQuorumSACGetText40(t *testing.T) {
 // rabbit_channel.erl; not verified: the v4.0.9 tag itself (the semantics
 // doc's §10 and release-notes/4.0.1.md place it in 4.0).
 func TestConsumerMaxPerChannel40(t *testing.T) {
-	e := newEnvWith(t, sim.Config{Version: sim.V4_0, ConsumerMaxPerChannel: 2})
+	e := newEnvConfig(t, sim.Config{Version: sim.V4_0, ConsumerMaxPerChannel: 2})
 	e.declare("q", sim.QueueOptions{})
 	e.consume(e.ch, "q", "a", sim.ConsumeOptions{})
 	e.consume(e.ch, "q", "b", sim.ConsumeOptions{})
@@ -217,7 +217,7 @@ func TestConsumerMaxPerChannel40(t *testing.T) {
 	_, err := e.ch.Consume("q", sim.ConsumeOptions{Tag: "a"})
 	wantErr(t, err, 530, "NOT_ALLOWED - attempt to reuse consumer tag 'a'", protocol.BasicConsume)
 
-	e = newEnvWith(t, sim.Config{Version: sim.V4_0, ConsumerMaxPerChannel: 2})
+	e = newEnvConfig(t, sim.Config{Version: sim.V4_0, ConsumerMaxPerChannel: 2})
 	e.declare("q", sim.QueueOptions{})
 	e.consume(e.ch, "q", "a", sim.ConsumeOptions{})
 	e.consume(e.ch, "q", "b", sim.ConsumeOptions{})

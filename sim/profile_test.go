@@ -14,16 +14,7 @@ import (
 // Each runs the same calls on the release before the change and on the
 // release that made it.
 
-func newEnvWith(t *testing.T, cfg sim.Config) *env {
-	t.Helper()
-	b := sim.New(cfg)
-	conn := b.Connect("app")
-	e := &env{t: t, b: b, conn: conn}
-	e.ch = e.channel(conn)
-	return e
-}
-
-func newEnvOn(t *testing.T, v sim.Version) *env { return newEnvWith(t, sim.Config{Version: v}) }
+func newEnvOn(t *testing.T, v sim.Version) *env { return newEnvConfig(t, sim.Config{Version: v}) }
 
 func TestParseVersion(t *testing.T) {
 	for in, want := range map[string]sim.Version{"3.10": sim.V3_10, "3.10.8": sim.V3_10, "3.13.2": sim.V3_13,
@@ -90,7 +81,7 @@ func TestQueueConsumerTimeout312(t *testing.T) {
 		{"4.2 argument", sim.V4_2, int64(5000), nil, true, 5000},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e := newEnvWith(t, sim.Config{Version: tc.v, ChannelTickInterval: time.Second})
+			e := newEnvConfig(t, sim.Config{Version: tc.v, ChannelTickInterval: time.Second})
 			args := sim.Table{}
 			if tc.arg != nil {
 				args["x-consumer-timeout"] = tc.arg
@@ -141,7 +132,7 @@ func TestConsumerTimeoutPolicyKey312(t *testing.T) {
 // an argument of another queue type (RS@v4.3.5 rabbit_classic_queue:
 // capabilities/0; release-notes/4.3.0.md).
 func TestConsumerTimeoutQuorumOnly43(t *testing.T) {
-	e := newEnvWith(t, sim.Config{Version: sim.V4_3, ConsumerTimeout: 5 * time.Second, ChannelTickInterval: time.Second})
+	e := newEnvConfig(t, sim.Config{Version: sim.V4_3, ConsumerTimeout: 5 * time.Second, ChannelTickInterval: time.Second})
 	e.declare("cq", sim.QueueOptions{Durable: true})
 	e.consume(e.ch, "cq", "A", sim.ConsumeOptions{})
 	e.publish("cq", "m1")

@@ -28,6 +28,21 @@ type brokerQueue struct {
 
 var _ queue.Env[*Consumer] = (*brokerQueue)(nil)
 
+// newQueue makes queue name of a vhost under the broker's profile, for
+// queue.declare and a definitions import alike. Caller holds the lock.
+func (b *Broker) newQueue(vhost, name string, o queue.Options) (*brokerQueue, error) {
+	o.Rules, o.Epoch = b.profile.Queue, b.cfg.Start
+	q := &brokerQueue{b: b}
+	qq, err := queue.New[*Consumer](q, vhost, name, o)
+	if err != nil {
+		return nil, err
+	}
+	q.Queue = qq
+	q.quorum = qq.Type() == "quorum"
+	q.stream = qq.Type() == "stream"
+	return q, nil
+}
+
 // Now is the virtual time since the broker started, in nanoseconds.
 func (q *brokerQueue) Now() int64 { return int64(q.b.now.Sub(q.b.cfg.Start)) }
 

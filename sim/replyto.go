@@ -80,11 +80,8 @@ func (b *Broker) deliverReply(key string, x *exchange, m Message) (routed bool) 
 		return false
 	}
 	b.nextMessageID++
-	qm := &queue.Message{ID: b.nextMessageID, Exchange: x.name, RoutingKey: key, Body: append([]byte(nil), m.Body...)}
-	if !isZeroProperties(&m.Properties) {
-		p := m.Properties
-		qm.Properties = &p
-	}
+	body, props := ownCopy(m)
+	qm := &queue.Message{ID: b.nextMessageID, Exchange: x.name, RoutingKey: key, Properties: props, Body: body}
 	var reader *Consumer
 	if ch.conn.opts.Notify == nil {
 		reader = ch.reply.cons

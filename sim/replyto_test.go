@@ -61,3 +61,25 @@ func TestReplyToErrors(t *testing.T) {
 	wantErr(t, ch4.Publish("", "q", sim.PublishOptions{}, sim.Message{Properties: sim.Properties{ReplyTo: sim.ReplyTo}}),
 		406, "PRECONDITION_FAILED - fast reply consumer does not exist", protocol.BasicPublish)
 }
+
+// A reply is the broker's own copy, as a queued message is: the publisher
+// may reuse its body buffer and headers map once Publish returns.
+func TestReplyToOwnsItsCopy(t *testing.T) {
+	e := newEnv(t)
+	e.declare("rpc", sim.QueueOptions{})
+	replies := e.consume(e.ch, sim.ReplyTo, "rc", sim.ConsumeOptions{NoAck: true})
+	server := e.channel(e.conn)
+	requests := e.consume(server, "rpc", "srv", sim.ConsumeOptions{NoAck: true})
+	e.must(e.ch.Publish("", "rpc", sim.PublishOptions{}, sim.Message{Properties: sim.Properties{ReplyTo: sim.ReplyTo}}))
+	req, ok := requests.Next()
+	if !ok {
+		t.Fatal("no request")
+	}
+	body, headers := []byte("resp"), sim.Table{"k": "v"}
+	e.must(server.Publish("", req.ReplyTo, sim.PublishOptions{}, sim.Message{Properties: sim.Properties{Headers: headers}, Body: body}))
+	headers["k"], body[0] = "changed", 'X'
+	d, ok := replies.Next()
+	if !ok || string(d.Body) != "resp" || d.Headers["k"] != "v" {
+		t.Errorf("reply = %q headers %v (%t), want the message as published", d.Body, d.Headers, ok)
+	}
+}

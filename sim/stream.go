@@ -6,7 +6,7 @@ import (
 )
 
 // streamConsume runs the checks RabbitMQ 3.10.8 makes of a basic.consume
-// on a stream, in its order (stream-consume.txt, stream-offsets.txt): the
+// on a stream, in its order (stream-consume-checks.txt, stream-offsets.txt): the
 // x-stream-offset value, a per-consumer prefetch, manual acks, no
 // channel-wide limit, then the offsets its reader crashes on. It returns
 // where the consumer starts and its 3.13 filter.

@@ -14,16 +14,6 @@ import (
 // The TTL tests pin the simulator to RabbitMQ 3.10.8 observed through
 // amqp091-go v1.16.0; queue names drop the measurement's unique prefix.
 
-// newEnvConfig is newEnv with a configured broker.
-func newEnvConfig(t *testing.T, cfg sim.Config) *env {
-	t.Helper()
-	b := sim.New(cfg)
-	conn := b.Connect("app")
-	e := &env{t: t, b: b, conn: conn}
-	e.ch = e.channel(conn)
-	return e
-}
-
 // deathsOf returns a message's x-death entries with their "time" removed,
 // and the times. Timestamps cannot be compared with the broker's literally;
 // their AMQP type (amqp091-go decodes 'T' as time.Time) and whole seconds

@@ -71,6 +71,8 @@ func TestChangesCounter(t *testing.T) {
 	c0 := e.b.Changes()
 	_ = e.b.Queues()
 	_ = e.b.Trace()
+	_ = e.b.Policies("/")
+	_ = e.b.OperatorPolicies("/")
 	if c := e.b.Changes(); c != c0 {
 		t.Errorf("inspection moved Changes from %d to %d", c0, c)
 	}

@@ -122,7 +122,7 @@ func (b *Broker) compilePolicy(p Policy, checks map[string]func(any) bool, kind 
 		case k == "consumer-timeout" && kind == "policy" && b.profile.QueueConsumerTimeout:
 			// 3.12+ (Profile.QueueConsumerTimeout): rabbit_policies
 			// validates a non-negative integer.
-			check, known = func(v any) bool { n, ok := protocol.Int(v); return ok && n >= 0 }, true
+			check, known = nonNegative, true
 		case k == "delivery-limit":
 			// Quorum queues' delivery limit: a non-negative integer, any
 			// integer from 4.0, where a negative one disables the

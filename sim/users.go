@@ -243,7 +243,7 @@ func (b *Broker) Users() []User {
 
 // LoginError is why the broker refused a login. Reason is what RabbitMQ
 // writes to its log ("user 'u' - invalid credentials", "user 'guest' can
-// only connect via localhost"); a client sees only Refusal's text.
+// only connect via localhost"); a client sees only LoginRefusal's text.
 type LoginError struct {
 	User   string
 	Reason string
@@ -252,12 +252,12 @@ type LoginError struct {
 // Error says why the login was refused, as RabbitMQ's log does.
 func (e *LoginError) Error() string { return "sim: login refused: " + e.Reason }
 
-// Refusal is the connection.close RabbitMQ 3.10 sends after start-ok to a
+// LoginRefusal is the connection.close RabbitMQ 3.10 sends after start-ok to a
 // client that announced the authentication_failure_close capability: 403
 // ACCESS_REFUSED and a text that names the mechanism and nothing else
 // (rabbit_reader:auth_fail). A client without the capability gets no
 // close: the socket is dropped.
-func (e *LoginError) Refusal(mechanism string) *Error {
+func LoginRefusal(mechanism string) *Error {
 	return protocol.Errorf(protocol.AccessRefused, protocol.Method{},
 		"Login was refused using authentication mechanism %s. For details see the broker logfile.", mechanism)
 }

@@ -74,8 +74,7 @@ func TestAuthenticate(t *testing.T) {
 			t.Errorf("%s/%s from %v: err %v, want reason %q", tc.user, tc.pass, tc.local, err, tc.reason)
 		}
 	}
-	le := &LoginError{}
-	if got := le.Refusal("PLAIN"); got.Code != 403 || got.Text != "ACCESS_REFUSED - Login was refused using authentication mechanism PLAIN. For details see the broker logfile." {
+	if got := LoginRefusal("PLAIN"); got.Code != 403 || got.Text != "ACCESS_REFUSED - Login was refused using authentication mechanism PLAIN. For details see the broker logfile." {
 		t.Fatalf("Refusal = %+v", got)
 	}
 }

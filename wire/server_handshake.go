@@ -185,7 +185,7 @@ func (c *serverConn) refuseLogin(mechanism string, err error) {
 	}
 	c.s.logf("wire: connection from %s: %s login refused: %s", c.nc.RemoteAddr(), mechanism, reason)
 	if c.authClose {
-		c.sendClose(le.Refusal(mechanism))
+		c.sendClose(sim.LoginRefusal(mechanism))
 	}
 	c.linger()
 }

@@ -4,12 +4,16 @@ package sim
 // delivering to a channel that has 200 messages not yet written to its
 // socket (rabbit_queue_consumers' unsent_message_count, lowered by the
 // writer's notify_sent), so a client that stops reading keeps its
-// messages queued and the broker's memory bounded. The simulator counts a
-// connection's unsent deliveries: pushed, and not yet taken by an
-// in-process reader or reported written by the shell (Written).
+// messages queued and the broker's memory bounded. The simulator counts
+// per connection, not per channel and queue: a connection's unsent
+// deliveries, pushed and not yet taken by an in-process reader or
+// reported written by the shell (Written). A client reading several
+// channels or queues on one connection is held back sooner than by
+// RabbitMQ.
 
 // DefaultMaxUnsent is a shell connection's bound on unsent deliveries when
-// ConnectOptions.MaxUnsent is 0: RabbitMQ's per channel and queue limit.
+// ConnectOptions.MaxUnsent is 0: the number RabbitMQ uses per channel and
+// queue, applied to the whole connection.
 const DefaultMaxUnsent = 200
 
 // maxUnsent returns the connection's bound, or 0 for none.

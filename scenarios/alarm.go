@@ -116,11 +116,11 @@ func (d *amqpDriver) alarm(o Alarm) error {
 	if d.restore == nil {
 		// Read the node's settings before the first change, to restore
 		// exactly those.
-		mem, err := rabbitmqctlOut("eval", "vm_memory_monitor:get_vm_memory_high_watermark().")
+		mem, err := d.rabbitmqctlOut("eval", "vm_memory_monitor:get_vm_memory_high_watermark().")
 		if err != nil {
 			return err
 		}
-		disk, err := rabbitmqctlOut("eval", "rabbit_disk_monitor:get_disk_free_limit().")
+		disk, err := d.rabbitmqctlOut("eval", "rabbit_disk_monitor:get_disk_free_limit().")
 		if err != nil {
 			return err
 		}
@@ -139,7 +139,7 @@ func (d *amqpDriver) alarm(o Alarm) error {
 		if !o.Clear {
 			args = map[string][]string{"memory": {"set_vm_memory_high_watermark", "0.0000001"}, "disk": {"set_disk_free_limit", "1000000GB"}}[r]
 		}
-		if err := rabbitmqctl(args...); err != nil {
+		if err := d.rabbitmqctl(args...); err != nil {
 			return err
 		}
 		d.raised[r] = !o.Clear
@@ -152,7 +152,7 @@ func (d *amqpDriver) clearAlarms() error {
 	var first error
 	for _, r := range []string{"memory", "disk"} {
 		if d.raised[r] {
-			if err := rabbitmqctl(d.restore[r]...); err != nil && first == nil {
+			if err := d.rabbitmqctl(d.restore[r]...); err != nil && first == nil {
 				first = err
 			}
 			d.raised[r] = false

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -27,6 +28,7 @@ const DefaultWindow = 150 * time.Millisecond
 // everything observed, so that runs never collide and leave nothing behind.
 type amqpDriver struct {
 	url    string
+	ctl    string // the broker's rabbitmqctl, a command line (RecordOptions.Rabbitmqctl)
 	window time.Duration
 	prefix string
 	name   string // the scenario's name, for connection names
@@ -64,13 +66,16 @@ type amqpDriver struct {
 	finished   bool
 }
 
-func newAMQPDriver(url, scenario string, window time.Duration) (*amqpDriver, error) {
+func newAMQPDriver(url, ctl, scenario string, window time.Duration) (*amqpDriver, error) {
 	if window <= 0 {
 		window = DefaultWindow
 	}
+	if ctl == "" {
+		ctl = os.Getenv("RABBITMQCTL")
+	}
 	var rnd [3]byte
 	rand.Read(rnd[:])
-	d := &amqpDriver{url: url, window: window, prefix: "s" + hex.EncodeToString(rnd[:]) + ".", name: scenario,
+	d := &amqpDriver{url: url, ctl: ctl, window: window, prefix: "s" + hex.EncodeToString(rnd[:]) + ".", name: scenario,
 		chanOf: map[string]map[uint16]string{}, conns: map[string]*amqp.Connection{}, taps: map[string]*tap{},
 		chans: map[string]*amqp.Channel{}}
 	return d, d.start()
@@ -533,13 +538,13 @@ func (d *amqpDriver) finish() error {
 		}
 	}
 	for _, p := range d.policies {
-		_ = rabbitmqctl("clear_policy", "-p", "/", p) // the scenario may have cleared it
+		_ = d.rabbitmqctl("clear_policy", "-p", "/", p) // the scenario may have cleared it
 	}
 	for _, p := range d.opPolicies {
-		_ = rabbitmqctl("clear_operator_policy", "-p", "/", p)
+		_ = d.rabbitmqctl("clear_operator_policy", "-p", "/", p)
 	}
 	for _, u := range d.users {
-		_ = rabbitmqctl("delete_user", u) // the scenario may have deleted it
+		_ = d.rabbitmqctl("delete_user", u) // the scenario may have deleted it
 	}
 	if err := d.observer.Close(); err != nil {
 		return err

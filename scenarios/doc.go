@@ -47,15 +47,24 @@
 //   - A line whose first non-blank character is '#' is a comment. Blank
 //     lines separate groups of steps.
 //   - "source rabbitmq VERSION DATE" or "source hand-written" says where the
-//     expectations came from; Record writes it. "seed N" seeds the
-//     simulator (sim.Config.Seed). "rabbitmq 4.3" names the release whose
-//     profile replays the file (sim.Config.Version); without it, the
-//     release of the source line, else sim.DefaultVersion. All come
-//     before the first step.
+//     expectations came from; Record writes it. A file recorded on several
+//     releases has one source rabbitmq line per release series (3.10.8,
+//     4.0.5, 4.3.6), and each is replayed on its own release's profile.
+//     "seed N" seeds the simulator (sim.Config.Seed). "rabbitmq 4.3" names
+//     the release whose profile replays a file with one source (or none)
+//     (sim.Config.Version); without it, the release of the source line,
+//     else sim.DefaultVersion. All come before the first step.
 //   - Any other line that starts in column 1 is a step.
 //   - An indented line is a result line of the step above it (no blank line
 //     in between). Record rewrites these lines and nothing else; a comment
-//     among them is kept but moves below them.
+//     among them is kept but moves below them. In a file recorded on
+//     several releases, a result line that not every release gave starts
+//     with the releases that gave it, in brackets: "[4.0 4.3] ch1 <-
+//     channel.close ...". A release's results are the lines without
+//     brackets and those naming it, in order; where the releases agree the
+//     file says so once, and where they differ the upgrade is read off the
+//     recording. Record, on a broker of one release, rewrites that
+//     release's lines and keeps the others'.
 //
 // A step is a verb and words separated by blanks. A word is bare, or a Go
 // double-quoted string (for bodies and names with blanks or special

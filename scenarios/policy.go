@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"regexp"
 	"strings"
@@ -14,7 +13,7 @@ import (
 
 // policy runs a policy step against a broker through rabbitmqctl (AMQP
 // 0-9-1 cannot set policies), which must run on the broker's machine
-// ($RABBITMQCTL names it if it is not on the PATH). Names get the run's
+// (RecordOptions.Rabbitmqctl names it if it is not on the PATH). Names get the run's
 // prefix, the pattern after its ^.
 func (d *amqpDriver) policy(op Op) error {
 	switch o := op.(type) {
@@ -22,7 +21,7 @@ func (d *amqpDriver) policy(op Op) error {
 		d.policies = append(d.policies, d.p(o.Name))
 		return d.setPolicy("set_policy", o, "^"+regexp.QuoteMeta(d.prefix)+strings.TrimPrefix(o.Pattern, "^"))
 	case ClearPolicy:
-		return rabbitmqctl("clear_policy", "-p", "/", d.p(o.Name))
+		return d.rabbitmqctl("clear_policy", "-p", "/", d.p(o.Name))
 	}
 	return fmt.Errorf("not a policy step: %v", op)
 }
@@ -42,7 +41,7 @@ func (d *amqpDriver) setPolicy(cmd string, o SetPolicy, pattern string) error {
 	if o.Priority != 0 {
 		args = append(args, "--priority", fmt.Sprint(o.Priority))
 	}
-	return rabbitmqctl(append(args, d.p(o.Name), pattern, string(def))...)
+	return d.rabbitmqctl(append(args, d.p(o.Name), pattern, string(def))...)
 }
 
 // policyDefinition converts a definition for rabbitmqctl's JSON, prefixing
@@ -65,19 +64,19 @@ func (d *amqpDriver) policyDefinition(def protocol.Table) map[string]any {
 }
 
 // rabbitmqctl runs rabbitmqctl for its effect.
-func rabbitmqctl(args ...string) error {
-	_, err := rabbitmqctlOut(args...)
+func (d *amqpDriver) rabbitmqctl(args ...string) error {
+	_, err := d.rabbitmqctlOut(args...)
 	return err
 }
 
 // rabbitmqctlOut runs rabbitmqctl and returns what it printed; a failure's
 // error carries what it printed, stderr included.
-func rabbitmqctlOut(args ...string) (string, error) {
-	bin := os.Getenv("RABBITMQCTL")
-	if bin == "" {
-		bin = "rabbitmqctl"
+func (d *amqpDriver) rabbitmqctlOut(args ...string) (string, error) {
+	cmd := strings.Fields(d.ctl)
+	if len(cmd) == 0 {
+		cmd = []string{"rabbitmqctl"}
 	}
-	out, err := exec.Command(bin, append([]string{"-q"}, args...)...).Output()
+	out, err := exec.Command(cmd[0], append(append(cmd[1:], "-q"), args...)...).Output()
 	if err != nil {
 		var exit *exec.ExitError
 		if errors.As(err, &exit) {

@@ -76,6 +76,11 @@ func ReplayWire(s *Scenario) (*Result, error) {
 // RecordOptions say where and how to record.
 type RecordOptions struct {
 	URL string // the broker, e.g. amqp://guest:guest@127.0.0.1:5672/
+	// Rabbitmqctl is the command line that runs the broker's rabbitmqctl
+	// for the steps AMQP cannot take (policies, users, alarms), such as
+	// "scripts/rabbitmq ctl 4.3"; $RABBITMQCTL when empty, else
+	// rabbitmqctl from the PATH.
+	Rabbitmqctl string
 	// Window is how long the broker must stay silent after a step before
 	// its results are read; DefaultWindow when zero.
 	Window time.Duration
@@ -86,12 +91,28 @@ type RecordOptions struct {
 // Record runs a scenario against a real broker and returns the scenario
 // with the broker's answers as its expectations and a source directive
 // naming the broker's version and the date, together with the run's
-// result. Queue and exchange names get a random per-run prefix that the
+// result. In a file that holds other releases' recordings the answers
+// become the broker's release's, beside theirs, and the result compares
+// with that release's expectations (none when the file has no recording
+// of it yet). Queue and exchange names get a random per-run prefix that the
 // results do not show; everything the run declared is deleted afterwards.
 func Record(s *Scenario, o RecordOptions) (*Scenario, *Result, error) {
-	d, err := newAMQPDriver(o.URL, s.Name, o.Window)
+	d, err := newAMQPDriver(o.URL, o.Rabbitmqctl, s.Name, o.Window)
 	if err != nil {
 		return nil, nil, err
+	}
+	if v, err := sim.ParseVersion(d.version); err == nil && !s.hasDirective("rabbitmq") {
+		// Compare with, and replace, this release's recording: a file
+		// recorded on other releases only starts one for it.
+		if view, ok := s.On(v); ok {
+			s = view
+		} else if len(s.recordings) > 0 {
+			s = s.Clone()
+			s.Version = v
+			for _, st := range s.Steps {
+				st.Expect = nil
+			}
+		}
 	}
 	if s.hasDirective("rabbitmq") {
 		// The expectations would be the broker's, the replay another
@@ -242,31 +263,50 @@ func RunWith(t *testing.T, path string, o RunOptions) {
 }
 
 // Check replays one scenario on the simulator and reports a divergence from
-// its expectations as a test error.
+// its expectations as a test error: a file recorded on several releases
+// replays once per release, each on its own profile (Scenario.On).
 func Check(t testing.TB, s *Scenario) {
 	t.Helper()
-	res, err := Replay(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d := res.Diff(); d != "" {
-		t.Errorf("the simulator diverges from %s:\n%s", s.Path, d)
+	for _, v := range views(s) {
+		res, err := Replay(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := res.Diff(); d != "" {
+			t.Errorf("the simulator of %s diverges from %s:\n%s", v.Version, s.Path, d)
+		}
 	}
 }
 
 // CheckWire replays one scenario through amqp091-go on the simulator over
 // the in-memory wire (ReplayWire, in a synctest bubble of its own) and
-// reports a divergence from its expectations as a test error. t must not
-// be in a bubble already.
+// reports a divergence from its expectations as a test error, once per
+// recorded release as Check does. t must not be in a bubble already.
 func CheckWire(t *testing.T, s *Scenario) {
 	t.Helper()
-	synctest.Test(t, func(t *testing.T) {
-		res, err := ReplayWire(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if d := res.Diff(); d != "" {
-			t.Errorf("amqp091-go over the wire diverges from %s:\n%s", s.Path, d)
-		}
-	})
+	for _, v := range views(s) {
+		synctest.Test(t, func(t *testing.T) {
+			res, err := ReplayWire(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := res.Diff(); d != "" {
+				t.Errorf("amqp091-go over the wire, on the simulator of %s, diverges from %s:\n%s", v.Version, s.Path, d)
+			}
+		})
+	}
+}
+
+// views returns the scenario once per release it is recorded on (itself
+// when it holds at most one recording).
+func views(s *Scenario) []*Scenario {
+	if len(s.recordings) < 2 {
+		return []*Scenario{s}
+	}
+	out := make([]*Scenario, 0, len(s.recordings))
+	for _, r := range s.recordings {
+		v, _ := s.On(r.version)
+		out = append(out, v)
+	}
+	return out
 }

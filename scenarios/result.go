@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -127,7 +128,11 @@ func (r *Result) Diff() string {
 }
 
 // Recorded returns a copy of the scenario with the results of this run as
-// its expectations, comments and step lines kept as they were.
+// its expectations, comments and step lines kept as they were. A source
+// naming a RabbitMQ release ("rabbitmq 4.0.5 2026-12-01") makes them that
+// release's recording, beside the file's recordings of other releases;
+// with an empty source they replace the expectations of the scenario's
+// Version.
 func (r *Result) Recorded(source string) *Scenario {
 	s := r.Scenario.Clone()
 	for i, st := range s.Steps {
@@ -135,8 +140,15 @@ func (r *Result) Recorded(source string) *Scenario {
 			st.Expect = append([]string(nil), r.Got[i]...)
 		}
 	}
-	if source != "" {
+	switch f := strings.Fields(source); {
+	case len(f) >= 2 && f[0] == "rabbitmq":
+		s.addRecording(source)
+	case source != "":
 		s.setSource(source)
+	case len(s.recordings) > 0:
+		for _, st := range s.Steps {
+			st.byRelease[s.Version] = slices.Clone(st.Expect)
+		}
 	}
 	return s
 }

@@ -9,6 +9,7 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -19,16 +20,30 @@ import (
 // results, and the comments and blank lines between them, kept so that a
 // recorded file differs from the original only in its results.
 type Scenario struct {
-	Name   string // the file name without ".txt"
-	Path   string // where it was read from, for messages
-	Source string // the source directive: "rabbitmq 3.10.8 2026-11-30", "hand-written", or ""
+	Name string // the file name without ".txt"
+	Path string // where it was read from, for messages
+	// Source is the source directive of the release whose expectations
+	// Steps hold: "rabbitmq 3.10.8 2026-11-30", "hand-written", or "".
+	Source string
 	Seed   uint64 // the seed directive: sim.Config.Seed for the replay
-	// Version is the RabbitMQ profile the expectations are of, and the
-	// one Replay runs: the rabbitmq directive's ("rabbitmq 4.3"), else
-	// the release the source directive names, else sim.DefaultVersion.
+	// Version is the RabbitMQ profile the expectations in Steps are of,
+	// and the one Replay runs: the rabbitmq directive's ("rabbitmq 4.3"),
+	// else, in a file recorded on several releases, sim.DefaultVersion's
+	// recording if it has one, else the last source directive's release,
+	// else sim.DefaultVersion. On gives the expectations of another
+	// recorded release.
 	Version sim.Version
 	Steps   []*Step
 	items   []item // every line in order
+	// recordings are the file's "source rabbitmq" directives, in file
+	// order: the releases whose answers it holds (Releases).
+	recordings []recording
+}
+
+// recording is one "source rabbitmq VERSION DATE" directive.
+type recording struct {
+	version sim.Version
+	source  string // "rabbitmq 4.0.5 2026-12-01"
 }
 
 // Step is one operation line and the result lines indented under it.
@@ -36,15 +51,19 @@ type Step struct {
 	Line   int    // 1-based line number
 	Text   string // the line as written, without indentation
 	Op     Op
-	Expect []string // the expected result lines, without indentation
+	Expect []string // the expected result lines of the scenario's Version, without indentation
+	// byRelease holds every recorded release's result lines, in a file
+	// with source rabbitmq directives; Expect is Version's.
+	byRelease map[sim.Version][]string
 }
 
 // item is one line of a file: a comment or blank line (text), a directive,
 // or a step.
 type item struct {
-	text string
-	step *Step
-	dir  string // "source", "seed" or "rabbitmq"
+	text  string
+	step  *Step
+	dir   string // "source", "seed" or "rabbitmq"
+	later bool   // a source directive after the first: Format writes them all at the first
 }
 
 // ParseError is a syntax or reference error in a scenario file.
@@ -74,7 +93,9 @@ func Parse(name string, src []byte) (*Scenario, error) {
 	}
 	names := newNames()
 	var last *Step
-	explicit := false // a rabbitmq directive chose the version
+	explicit := false   // a rabbitmq directive chose the version
+	var noProfile error // a source release without a profile, unless explicit
+	noProfileLine := 0
 	lines := strings.Split(strings.TrimSuffix(string(src), "\n"), "\n")
 	if len(src) == 0 {
 		lines = nil
@@ -95,7 +116,9 @@ func Parse(name string, src []byte) (*Scenario, error) {
 				fail(n, 1, "expected a step, a directive or a comment: an indented result line must follow a step")
 				continue
 			}
-			last.Expect = append(last.Expect, strings.TrimRight(trimmed, " \t"))
+			if msg := s.addResult(last, strings.TrimRight(trimmed, " \t")); msg != "" {
+				fail(n, indent+1, "%s", msg)
+			}
 		default:
 			text := strings.TrimRight(raw, " \t")
 			if d, rest, ok := directive(text); ok {
@@ -107,13 +130,12 @@ func Parse(name string, src []byte) (*Scenario, error) {
 					if rest == "" {
 						fail(n, len(text)+2, `expected "source rabbitmq VERSION DATE" or "source hand-written"`)
 					}
-					s.Source = rest
-					if f := strings.Fields(rest); !explicit && len(f) >= 2 && f[0] == "rabbitmq" {
-						v, err := sim.ParseVersion(f[1])
-						if err != nil {
-							fail(n, 17, "%v; add a line \"rabbitmq VERSION\" to replay it on one of those", err)
-						}
-						s.Version = v
+					msg, err := s.addSource(rest)
+					if msg != "" {
+						fail(n, 8, "%s", msg)
+					}
+					if err != nil {
+						noProfileLine, noProfile = n, err
 					}
 				case "rabbitmq":
 					v, err := sim.ParseVersion(rest)
@@ -128,7 +150,7 @@ func Parse(name string, src []byte) (*Scenario, error) {
 					}
 					s.Seed = v
 				}
-				s.items = append(s.items, item{dir: d})
+				s.items = append(s.items, item{dir: d, later: d == "source" && s.hasDirective("source")})
 				last = nil
 				continue
 			}
@@ -156,12 +178,16 @@ func Parse(name string, src []byte) (*Scenario, error) {
 			last = st
 		}
 	}
+	if noProfile != nil && !explicit {
+		fail(noProfileLine, 17, "%v", noProfile)
+	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	if s.Version == (sim.Version{}) {
-		s.Version = sim.DefaultVersion
+	if explicit && len(s.recordings) > 1 {
+		return nil, &ParseError{File: name, Line: 1, Col: 1, Msg: "a file recorded on several releases replays each on its own profile: remove the rabbitmq directive"}
 	}
+	s.chooseVersion(explicit)
 	return s, nil
 }
 
@@ -201,13 +227,19 @@ func (s *Scenario) Format() []byte {
 		case it.step != nil:
 			b.WriteString(it.step.Text)
 			b.WriteByte('\n')
-			for _, e := range it.step.Expect {
+			for _, e := range s.resultLines(it.step) {
 				b.WriteString("  ")
 				b.WriteString(e)
 				b.WriteByte('\n')
 			}
 		case it.dir == "source":
-			if s.Source != "" {
+			switch {
+			case it.later:
+			case len(s.recordings) > 1:
+				for _, r := range s.recordings {
+					fmt.Fprintf(&b, "source %s\n", r.source)
+				}
+			case s.Source != "":
 				fmt.Fprintf(&b, "source %s\n", s.Source)
 			}
 		case it.dir == "seed":
@@ -226,12 +258,19 @@ func (s *Scenario) Format() []byte {
 // without touching the original.
 func (s *Scenario) Clone() *Scenario {
 	c := *s
+	c.recordings = slices.Clone(s.recordings)
 	c.Steps = make([]*Step, len(s.Steps))
 	c.items = make([]item, len(s.items))
 	idx := map[*Step]*Step{}
 	for i, st := range s.Steps {
 		cp := *st
 		cp.Expect = append([]string(nil), st.Expect...)
+		if st.byRelease != nil {
+			cp.byRelease = make(map[sim.Version][]string, len(st.byRelease))
+			for v, l := range st.byRelease {
+				cp.byRelease[v] = append([]string(nil), l...)
+			}
+		}
 		c.Steps[i] = &cp
 		idx[st] = &cp
 	}

@@ -159,22 +159,22 @@ func (d *amqpDriver) admin(op Op) error {
 	case SetPolicy, ClearPolicy:
 		return d.policy(op)
 	case AddUser:
-		if err := rabbitmqctl("add_user", d.user(o.Name), o.Password); err != nil {
+		if err := d.rabbitmqctl("add_user", d.user(o.Name), o.Password); err != nil {
 			return err
 		}
 		d.users = append(d.users, d.user(o.Name))
-		return rabbitmqctl(append([]string{"set_user_tags", d.user(o.Name)}, o.Tags...)...)
+		return d.rabbitmqctl(append([]string{"set_user_tags", d.user(o.Name)}, o.Tags...)...)
 	case DeleteUser:
-		return rabbitmqctl("delete_user", d.user(o.Name))
+		return d.rabbitmqctl("delete_user", d.user(o.Name))
 	case SetPermissions:
-		return rabbitmqctl("set_permissions", "-p", "/", d.user(o.User), d.pattern(o.Configure), d.pattern(o.Write), d.pattern(o.Read))
+		return d.rabbitmqctl("set_permissions", "-p", "/", d.user(o.User), d.pattern(o.Configure), d.pattern(o.Write), d.pattern(o.Read))
 	case ClearPermissions:
-		return rabbitmqctl("clear_permissions", "-p", "/", d.user(o.User))
+		return d.rabbitmqctl("clear_permissions", "-p", "/", d.user(o.User))
 	case SetOperatorPolicy:
 		d.opPolicies = append(d.opPolicies, d.p(o.Name))
 		return d.setPolicy("set_operator_policy", SetPolicy(o), d.pattern(o.Pattern))
 	case ClearOperatorPolicy:
-		return rabbitmqctl("clear_operator_policy", "-p", "/", d.p(o.Name))
+		return d.rabbitmqctl("clear_operator_policy", "-p", "/", d.p(o.Name))
 	}
 	return fmt.Errorf("not an operator step: %v", op)
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"flag"
 	"fmt"
@@ -14,19 +13,30 @@ import (
 
 // runRecord runs scenario files against a real broker and writes the
 // broker's answers into them as their expectations (comments and steps
-// kept), with a progress line per scenario. With --check it writes nothing
-// and fails when the broker's answers differ from the files.
+// kept), with a progress line per scenario and broker. Each broker's
+// answers become its release's recording, beside the other releases'. With
+// --check it writes nothing and fails when a broker's answers differ from
+// its release's expectations in the files.
 func runRecord(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("record", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	url := fs.String("url", os.Getenv("AMQP_URL"), "the broker's AMQP URL (default $AMQP_URL)")
+	var urls, ctls []string
+	fs.Func("url", "a broker's AMQP URL, once per broker to record on (default $AMQP_URL)", func(v string) error {
+		urls = append(urls, v)
+		return nil
+	})
+	fs.Func("rabbitmqctl", "the command line that runs the broker's rabbitmqctl, once per --url in the same order (default $RABBITMQCTL, else rabbitmqctl)", func(v string) error {
+		ctls = append(ctls, v)
+		return nil
+	})
 	window := fs.Duration("window", scenarios.DefaultWindow, "how long the broker must stay silent after a step before its results are read")
 	check := fs.Bool("check", false, "compare the broker's answers with the files instead of rewriting them")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: amqpsim record --url URL [--window 150ms] [--check] FILE|DIR...")
-		fmt.Fprintln(stderr, "\nRuns each scenario against the broker and rewrites its expectations with the")
-		fmt.Fprintln(stderr, "broker's answers. Queue and exchange names get a random per-run prefix, and")
-		fmt.Fprintln(stderr, "everything a run declares is deleted afterwards.")
+		fmt.Fprintln(stderr, "usage: amqpsim record --url URL [--rabbitmqctl CMD] [--url URL [--rabbitmqctl CMD]]... [--window 150ms] [--check] FILE|DIR...")
+		fmt.Fprintln(stderr, "\nRuns each scenario against each broker and rewrites that broker's release's")
+		fmt.Fprintln(stderr, "expectations with its answers, keeping other releases' recordings. Queue and")
+		fmt.Fprintln(stderr, "exchange names get a random per-run prefix, and everything a run declares is")
+		fmt.Fprintln(stderr, "deleted afterwards.")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -35,9 +45,16 @@ func runRecord(args []string, stdout, stderr io.Writer) error {
 		}
 		return usageError{err.Error()}
 	}
-	if *url == "" {
+	if len(urls) == 0 && os.Getenv("AMQP_URL") != "" {
+		urls = []string{os.Getenv("AMQP_URL")}
+	}
+	if len(urls) == 0 {
 		return usageError{"--url is required (or set AMQP_URL)"}
 	}
+	if len(ctls) > 0 && len(ctls) != len(urls) {
+		return usageError{fmt.Sprintf("%d --rabbitmqctl for %d --url: give one per broker, in the same order", len(ctls), len(urls))}
+	}
+	ctls = append(ctls, make([]string, len(urls)-len(ctls))...)
 	if fs.NArg() == 0 {
 		return usageError{"name at least one scenario FILE or DIR"}
 	}
@@ -51,27 +68,28 @@ func runRecord(args []string, stdout, stderr io.Writer) error {
 	}
 	differ := 0
 	for i, s := range list {
-		start := time.Now()
-		rec, _, err := scenarios.Record(s, scenarios.RecordOptions{URL: *url, Window: *window})
-		if err != nil {
-			return err
-		}
-		took := time.Since(start).Round(10 * time.Millisecond)
-		switch {
-		case *check:
-			// Compare results only: the source line's date changes.
-			rec.Source = s.Source
-			status := "same   "
-			if !bytes.Equal(rec.Format(), s.Format()) {
-				status = "DIFFERS"
-				differ++
+		for b, url := range urls {
+			start := time.Now()
+			rec, res, err := scenarios.Record(s, scenarios.RecordOptions{URL: url, Rabbitmqctl: ctls[b], Window: *window})
+			if err != nil {
+				return err
 			}
-			fmt.Fprintf(stdout, "[%d/%d] %s %s (%d steps, %s)\n", i+1, len(list), status, s.Path, len(s.Steps), took)
-		default:
+			took := time.Since(start).Round(10 * time.Millisecond)
+			release := res.Scenario.Version
+			if *check {
+				status := "same   "
+				if res.Diff() != "" {
+					status = "DIFFERS"
+					differ++
+				}
+				fmt.Fprintf(stdout, "[%d/%d] %s %s on %s (%d steps, %s)\n", i+1, len(list), status, s.Path, release, len(s.Steps), took)
+				continue
+			}
 			if err := os.WriteFile(s.Path, rec.Format(), 0o644); err != nil {
 				return err
 			}
-			fmt.Fprintf(stdout, "[%d/%d] recorded %s (%d steps, %s)\n", i+1, len(list), s.Path, len(s.Steps), took)
+			s = rec // the next broker's answers join this one's
+			fmt.Fprintf(stdout, "[%d/%d] recorded %s on %s (%d steps, %s)\n", i+1, len(list), s.Path, release, len(s.Steps), took)
 		}
 	}
 	if differ > 0 {

@@ -208,7 +208,7 @@ const transientNonExclusiveText = "Feature `transient_nonexcl_queues` is depreca
 // serverVersions are the releases connection.start reports: the newest
 // patch release of each line the docs were read at.
 var serverVersions = map[Version]string{V3_10: "3.10.8", V3_12: "3.12.0", V3_13: "3.13.7",
-	V4_0: "4.0.9", V4_1: "4.1.8", V4_2: "4.2.0", V4_3: "4.3.5"}
+	V4_0: "4.0.5", V4_1: "4.1.8", V4_2: "4.2.0", V4_3: "4.3.6"}
 
 // Profile returns the rules of the release series v.
 func (v Version) Profile() Profile {
@@ -245,7 +245,6 @@ func (v Version) Profile() Profile {
 		p.ReplyToMandatoryRouted = true
 	}
 	if v.atLeast(4, 3) {
-		p.TransientNonExclusiveDenied = true
 		p.GlobalQosDenied = true
 		p.ConsumerTimeoutQuorumOnly = true
 		p.Queue.QuorumPriorities = queue.StrictQuorumPriorities
@@ -302,8 +301,6 @@ func Changes() []Change {
 			func(p *Profile, b Profile) { p.FrameMaxBeforeTune = b.FrameMaxBeforeTune }},
 		{"mandatory reply-to routed", V4_2, "a mandatory publish to a direct reply-to name is not returned",
 			func(p *Profile, b Profile) { p.ReplyToMandatoryRouted = b.ReplyToMandatoryRouted }},
-		{"transient_nonexcl_queues denied", V4_3, "a queue neither durable nor exclusive is refused with 541, closing the connection; declare it durable or exclusive, or permit the feature",
-			func(p *Profile, b Profile) { p.TransientNonExclusiveDenied = b.TransientNonExclusiveDenied }},
 		{"global_qos denied", V4_3, "basic.qos global=true sets the per-consumer prefetch instead of a channel-wide limit; permit the feature to keep it",
 			func(p *Profile, b Profile) { p.GlobalQosDenied = b.GlobalQosDenied }},
 		{"consumer timeout on quorum queues only", V4_3, "classic queues have no consumer timeout and refuse x-consumer-timeout",

@@ -9,6 +9,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/amqpsim/amqpsim/amqptest"
+	"github.com/amqpsim/amqpsim/definitions"
 	"github.com/amqpsim/amqpsim/sim"
 )
 
@@ -51,7 +52,7 @@ func TestWithUserOnExistingBroker(t *testing.T) {
 }
 
 func TestWithDefinitionsRefusesABadFile(t *testing.T) {
-	defs, err := sim.ParseDefinitions([]byte(`{"queues":[{"name":"q","vhost":"nosuch","durable":true,"arguments":{}}]}`))
+	defs, err := definitions.Parse([]byte(`{"queues":[{"name":"q","vhost":"nosuch","durable":true,"arguments":{}}]}`))
 	if err != nil {
 		t.Fatal(err)
 	}

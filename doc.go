@@ -8,6 +8,7 @@
 // The packages, bottom to top:
 //
 //   - protocol: reply codes, method ids, the error type, field tables, properties.
+//   - definitions: RabbitMQ's definitions file (JSON), the format sim imports and exports.
 //   - consumer: one consumer's credit window and a queue's rotation of consumers.
 //   - queue: one classic queue's ready messages, unacked count, arguments and dispatch.
 //   - channel: one channel's delivery tags, unacked ledger, prefetch and channel-wide limiter.

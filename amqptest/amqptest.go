@@ -107,6 +107,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/amqpsim/amqpsim/definitions"
 	"github.com/amqpsim/amqpsim/mgmt"
 	"github.com/amqpsim/amqpsim/protocol"
 	"github.com/amqpsim/amqpsim/sim"
@@ -123,7 +124,7 @@ type config struct {
 	user      string
 	pass      string
 	userSet   bool
-	defs      *sim.Definitions
+	defs      *definitions.File
 	vhosts    []string
 	heartbeat time.Duration
 	tcp       bool
@@ -159,9 +160,9 @@ func WithUser(user, pass string) Option {
 
 // WithDefinitions imports a definitions file (users, vhosts, permissions,
 // policies, queues, exchanges, bindings) into the broker before it serves,
-// as RabbitMQ's load_definitions does at boot; see sim.ParseDefinitions.
+// as RabbitMQ's load_definitions does at boot; see definitions.Parse.
 // Start fails if they do not import.
-func WithDefinitions(defs *sim.Definitions) Option { return func(c *config) { c.defs = defs } }
+func WithDefinitions(defs *definitions.File) Option { return func(c *config) { c.defs = defs } }
 
 // WithVhosts adds virtual hosts next to "/", in which the URL's user gets
 // full permissions.

@@ -2,6 +2,7 @@ package amqptest_test
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -269,4 +270,73 @@ func TestNackPublishes(t *testing.T) {
 		}
 		srv.CheckQueue(t, "jobs", "c")
 	})
+}
+
+// TestCloseAtDelivery: each of the three closes lands right behind the
+// nth delivery counted from when it was armed (a basic.get before it does
+// not count), and reaches amqp091-go as RabbitMQ's close: nothing is
+// delivered after it, and every unacked delivery is requeued.
+func TestCloseAtDelivery(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		arm       func(*amqptest.Server, int) error
+		code      int
+		reason    string
+		wholeConn bool // the connection closes, not only the channel
+	}{
+		{"CloseChannelAtDelivery", (*amqptest.Server).CloseChannelAtDelivery,
+			406, "PRECONDITION_FAILED - fault injected by amqptest", false},
+		{"CloseConnectionAtDelivery", (*amqptest.Server).CloseConnectionAtDelivery,
+			320, "CONNECTION_FORCED - fault injected by amqptest", true},
+		{"TimeOutConsumerAtDelivery", (*amqptest.Server).TimeOutConsumerAtDelivery,
+			406, "PRECONDITION_FAILED - delivery acknowledgement on channel 1 timed out. Timeout value used: 1800000 ms. This timeout value can be configured, see consumers doc guide to learn more", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				srv := amqptest.NewServer(t)
+				conn := named(t, srv, "worker", "")
+				connClosed := conn.NotifyClose(make(chan *amqp.Error, 1))
+				ch := channel(t, conn)
+				chClosed := ch.NotifyClose(make(chan *amqp.Error, 1))
+				ch.QueueDeclare("jobs", false, false, false, false, nil)
+				for _, body := range []string{"j1", "j2", "j3", "j4"} {
+					srv.Broker().Publish("/", "", "jobs", sim.Message{Body: []byte(body)})
+				}
+				d, ok, err := ch.Get("jobs", false) // a delivery before arming
+				if !ok || err != nil {
+					t.Fatalf("get: %v %v", ok, err)
+				}
+				d.Ack(false)
+				if err := tc.arm(srv, 2); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := ch.Consume("jobs", "w", false, false, false, false, nil); err != nil {
+					t.Fatal(err)
+				}
+				closed := chClosed
+				if tc.wholeConn {
+					closed = connClosed
+				}
+				if e := <-closed; e == nil || e.Code != tc.code || e.Reason != tc.reason {
+					t.Errorf("closed with %v, want %d %s", e, tc.code, tc.reason)
+				}
+				// amqp091-go drops the deliveries it has not handed over when
+				// the channel closes: the broker's trace says what it sent.
+				var pushes []string
+				for _, e := range srv.Broker().Trace() {
+					if e.Kind == sim.EventPush && e.Conn == "worker" {
+						pushes = append(pushes, strings.TrimSpace(e.Method.String()+" "+string(e.Body)))
+					}
+				}
+				want := []string{"basic.get-ok j1", "basic.deliver j2", "basic.deliver j3", "channel.close"}
+				if tc.wholeConn {
+					want[3] = "connection.close"
+				}
+				if !slices.Equal(pushes, want) {
+					t.Errorf("pushes %q, want %q", pushes, want)
+				}
+				srv.WaitQueue(t, "jobs", func(s sim.QueueStats) bool { return s.Ready == 3 && s.Unacked == 0 })
+			})
+		})
+	}
 }

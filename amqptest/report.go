@@ -49,18 +49,12 @@ func (s *Server) reportOnFailure(t testing.TB) {
 	})
 }
 
-// Report writes the run so far as a scenario (scenarios.FromTrace) with
-// title as its leading comment, and returns it with its Result, whose SVG
-// and Timeline draw it.
-func (s *Server) Report(title string) (*scenarios.Scenario, *scenarios.Result, error) {
-	return scenarios.FromTrace(s.broker.Trace(), scenarios.TraceOptions{Name: "run", Title: title,
-		Seed: s.cfg.simConfig.Seed, Final: s.broker})
-}
-
-// WriteReport writes Report(title) into dir as NAME.txt, and its diagram
-// as NAME.svg, and returns the scenario file's path. name is cleaned into
-// a file name ("TestX/case 1" becomes "TestX_case_1"). Use it where no
-// testing.TB fails, for example in a rapid property over Start's servers.
+// WriteReport writes the run so far as a scenario (scenarios.FromTrace),
+// with title as its leading comment, into dir as NAME.txt, and its
+// diagram as NAME.svg, and returns the scenario file's path. name is
+// cleaned into a file name ("TestX/case 1" becomes "TestX_case_1"). Use it
+// where no testing.TB fails, for example in a rapid property over Start's
+// servers.
 func (s *Server) WriteReport(dir, name, title string) (string, error) {
 	base := fileName(name)
 	sc, res, err := scenarios.FromTrace(s.broker.Trace(), scenarios.TraceOptions{Name: base, Title: title,

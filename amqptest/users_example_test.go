@@ -8,7 +8,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/amqpsim/amqpsim/amqptest"
-	"github.com/amqpsim/amqpsim/sim"
+	"github.com/amqpsim/amqpsim/definitions"
 )
 
 // A service whose RabbitMQ is set up by a definitions file (as
@@ -16,7 +16,7 @@ import (
 // file: its user logs in with the password behind the file's hash, and the
 // permissions in the file apply to every method.
 func ExampleWithDefinitions() {
-	defs, err := sim.ParseDefinitions([]byte(`{
+	defs, err := definitions.Parse([]byte(`{
 		"users": [{"name": "orders-svc", "password_hash": "1s00h6Nz9olUa+BVEXVsxKyuyoMJqaUF7IDs4GcIcXwS8rRG",
 		           "hashing_algorithm": "rabbit_password_hashing_sha256", "tags": []}],
 		"permissions": [{"user": "orders-svc", "vhost": "/", "configure": "^orders", "write": ".*", "read": "^orders"}],

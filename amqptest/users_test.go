@@ -2,13 +2,16 @@ package amqptest_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/amqpsim/amqpsim/amqptest"
+	"github.com/amqpsim/amqpsim/definitions"
 	"github.com/amqpsim/amqpsim/sim"
 )
 
@@ -51,11 +54,34 @@ func TestWithUserOnExistingBroker(t *testing.T) {
 }
 
 func TestWithDefinitionsRefusesABadFile(t *testing.T) {
-	defs, err := sim.ParseDefinitions([]byte(`{"queues":[{"name":"q","vhost":"nosuch","durable":true,"arguments":{}}]}`))
+	defs, err := definitions.Parse([]byte(`{"queues":[{"name":"q","vhost":"nosuch","durable":true,"arguments":{}}]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := amqptest.Start(amqptest.WithDefinitions(defs)); err == nil || !strings.Contains(err.Error(), `queues[0] "q"`) {
 		t.Fatalf("Start: %v", err)
 	}
+}
+
+// WithLogf gets the server's log lines: a refused login is one, as it is
+// in RabbitMQ's log.
+func TestWithLogf(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		var lines []string
+		srv := amqptest.NewServer(t, amqptest.WithLogf(func(format string, args ...any) {
+			mu.Lock()
+			defer mu.Unlock()
+			lines = append(lines, fmt.Sprintf(format, args...))
+		}))
+		if _, err := amqp.DialConfig("amqp://guest:wrong@amqpsim/", amqp.Config{Dial: srv.Dial}); !errors.Is(err, amqp.ErrCredentials) {
+			t.Fatalf("a wrong password: %v, want refused", err)
+		}
+		synctest.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		if len(lines) != 1 || !strings.HasSuffix(lines[0], "PLAIN login refused: user 'guest' - invalid credentials") {
+			t.Errorf("logged %q, want the refused login", lines)
+		}
+	})
 }

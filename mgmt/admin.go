@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/amqpsim/amqpsim/definitions"
 	"github.com/amqpsim/amqpsim/sim"
 )
 
@@ -465,7 +466,7 @@ func (r *request) postDefinitions() response {
 	if err != nil || len(raw) > maxBody || !json.Valid(raw) {
 		return badRequest("failed_to_parse_json")
 	}
-	defs, err := sim.ParseDefinitions(raw)
+	defs, err := definitions.Parse(raw)
 	if err != nil {
 		return badRequest(err.Error())
 	}

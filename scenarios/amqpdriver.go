@@ -442,6 +442,7 @@ func (d *amqpDriver) do(name string, op Op) (reply, error) {
 			err = ch.Reject(o.Tag, o.Requeue)
 		}
 	case Recover:
+		//lint:ignore SA1019 the scenario's step is basic.recover, which amqp091-go deprecates and RabbitMQ still answers.
 		err = ch.Recover(o.Requeue)
 	case Flow:
 		err = ch.Flow(o.Active)

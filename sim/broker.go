@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/amqpsim/amqpsim/definitions"
 	"github.com/amqpsim/amqpsim/queue"
 )
 
@@ -83,8 +84,8 @@ type Config struct {
 	LoopbackUsers []string
 	// Definitions, when set, are imported into the fresh broker, as
 	// RabbitMQ's load_definitions does at boot: after the default user
-	// and vhost are created (see Open).
-	Definitions *Definitions
+	// and vhost are created (see Open). definitions.Parse reads a file.
+	Definitions *definitions.File
 }
 
 func (cfg Config) profile() Profile {

@@ -5,6 +5,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/amqpsim/amqpsim/definitions"
 )
 
 // ExportDefinitions returns the broker's definitions as rabbitmqctl
@@ -19,39 +21,39 @@ import (
 // a list of [key, value] pairs that its own import then refuses
 // ("definition must be a dictionary", measured), amqpsim exports it as an
 // object, which both import; ImportDefinitions reads both forms.
-func (b *Broker) ExportDefinitions() *Definitions {
+func (b *Broker) ExportDefinitions() *definitions.File {
 	b.mu.Lock()
 	defer b.mu.unlockView()
-	d := &Definitions{RabbitVersion: b.profile.ServerVersion, RabbitMQVersion: b.profile.ServerVersion,
-		Users: []DefinedUser{}, Vhosts: []DefinedVhost{}, Permissions: []DefinedPermission{}, TopicPermissions: []DefinedTopicPermission{},
-		Parameters: []DefinedParameter{}, GlobalParameters: []DefinedGlobalParameter{}, Policies: []DefinedPolicy{},
-		Queues: []DefinedQueue{}, Exchanges: []DefinedExchange{}, Bindings: []DefinedBinding{}}
+	d := &definitions.File{RabbitVersion: b.profile.ServerVersion, RabbitMQVersion: b.profile.ServerVersion,
+		Users: []definitions.User{}, Vhosts: []definitions.Vhost{}, Permissions: []definitions.Permission{}, TopicPermissions: []definitions.TopicPermission{},
+		Parameters: []definitions.Parameter{}, GlobalParameters: []definitions.GlobalParameter{}, Policies: []definitions.Policy{},
+		Queues: []definitions.Queue{}, Exchanges: []definitions.Exchange{}, Bindings: []definitions.Binding{}}
 	for _, n := range slices.Sorted(maps.Keys(b.users)) {
 		u := b.users[n].public()
-		d.Users = append(d.Users, DefinedUser{Name: u.Name, PasswordHash: u.PasswordHash, HashingAlgorithm: u.HashingAlgorithm,
-			Tags: Tags(u.Tags), Limits: map[string]any{}})
+		d.Users = append(d.Users, definitions.User{Name: u.Name, PasswordHash: u.PasswordHash, HashingAlgorithm: u.HashingAlgorithm,
+			Tags: definitions.Tags(u.Tags), Limits: map[string]any{}})
 	}
 	for _, n := range slices.Sorted(maps.Keys(b.globals)) {
-		d.GlobalParameters = append(d.GlobalParameters, DefinedGlobalParameter{Name: n, Value: slices.Clone(b.globals[n])})
+		d.GlobalParameters = append(d.GlobalParameters, definitions.GlobalParameter{Name: n, Value: slices.Clone(b.globals[n])})
 	}
 	for _, vn := range slices.Sorted(maps.Keys(b.vhosts)) {
 		v := b.vhosts[vn]
-		d.Vhosts = append(d.Vhosts, DefinedVhost{Name: vn, Limits: []any{}, Metadata: &VhostMetadata{Description: v.description, Tags: Tags(slices.Clone(v.tags))}})
+		d.Vhosts = append(d.Vhosts, definitions.Vhost{Name: vn, Limits: []any{}, Metadata: &definitions.VhostMetadata{Description: v.description, Tags: definitions.Tags(slices.Clone(v.tags))}})
 		for _, un := range slices.Sorted(maps.Keys(v.perms)) {
 			p := v.perms[un]
-			d.Permissions = append(d.Permissions, DefinedPermission{User: un, Vhost: vn, Configure: p.Configure, Write: p.Write, Read: p.Read})
+			d.Permissions = append(d.Permissions, definitions.Permission{User: un, Vhost: vn, Configure: p.Configure, Write: p.Write, Read: p.Read})
 		}
 		for _, un := range slices.Sorted(maps.Keys(v.topicPerms)) {
 			for _, xn := range slices.Sorted(maps.Keys(v.topicPerms[un])) {
-				d.TopicPermissions = append(d.TopicPermissions, DefinedTopicPermission(v.topicPerms[un][xn].TopicPermissions))
+				d.TopicPermissions = append(d.TopicPermissions, definitions.TopicPermission(v.topicPerms[un][xn].TopicPermissions))
 			}
 		}
 		for _, p := range sortedPolicies(v.opPolicies) {
 			value, _ := json.Marshal(map[string]any{"pattern": p.Pattern, "apply-to": p.ApplyTo, "priority": p.Priority, "definition": p.Definition})
-			d.Parameters = append(d.Parameters, DefinedParameter{Vhost: vn, Component: "operator_policy", Name: p.Name, Value: value})
+			d.Parameters = append(d.Parameters, definitions.Parameter{Vhost: vn, Component: "operator_policy", Name: p.Name, Value: value})
 		}
 		for _, p := range sortedPolicies(v.policies) {
-			d.Policies = append(d.Policies, DefinedPolicy{Vhost: vn, Name: p.Name, Pattern: p.Pattern, ApplyTo: p.ApplyTo, Priority: p.Priority,
+			d.Policies = append(d.Policies, definitions.Policy{Vhost: vn, Name: p.Name, Pattern: p.Pattern, ApplyTo: p.ApplyTo, Priority: p.Priority,
 				Definition: map[string]any(maps.Clone(p.Definition))})
 		}
 		for _, qn := range slices.Sorted(maps.Keys(v.queues)) {
@@ -64,7 +66,7 @@ func (b *Broker) ExportDefinitions() *Definitions {
 			if args == nil {
 				args = map[string]any{}
 			}
-			d.Queues = append(d.Queues, DefinedQueue{Name: qn, Vhost: vn, Durable: o.Durable, AutoDelete: o.AutoDelete, Arguments: args, Type: q.Type()})
+			d.Queues = append(d.Queues, definitions.Queue{Name: qn, Vhost: vn, Durable: o.Durable, AutoDelete: o.AutoDelete, Arguments: args, Type: q.Type()})
 		}
 		for _, x := range sortedExchanges(v) {
 			if x.name != "" && !strings.HasPrefix(x.name, "amq.") && !x.internal {
@@ -72,10 +74,10 @@ func (b *Broker) ExportDefinitions() *Definitions {
 				if args == nil {
 					args = map[string]any{}
 				}
-				d.Exchanges = append(d.Exchanges, DefinedExchange{Name: x.name, Vhost: vn, Type: x.kind, Durable: x.durable, AutoDelete: x.autoDelete, Arguments: args})
+				d.Exchanges = append(d.Exchanges, definitions.Exchange{Name: x.name, Vhost: vn, Type: x.kind, Durable: x.durable, AutoDelete: x.autoDelete, Arguments: args})
 			}
 			for _, bd := range x.bindings {
-				db := DefinedBinding{Source: x.name, Vhost: vn, RoutingKey: bd.key, Arguments: map[string]any(maps.Clone(bd.args))}
+				db := definitions.Binding{Source: x.name, Vhost: vn, RoutingKey: bd.key, Arguments: map[string]any(maps.Clone(bd.args))}
 				if db.Arguments == nil {
 					db.Arguments = map[string]any{}
 				}

@@ -1,13 +1,13 @@
 package sim
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
 
+	"github.com/amqpsim/amqpsim/definitions"
 	"github.com/amqpsim/amqpsim/protocol"
 	"github.com/amqpsim/amqpsim/queue"
 )
@@ -15,14 +15,14 @@ import (
 // importPlan is a validated definitions file, ready to apply without
 // failing.
 type importPlan struct {
-	vhosts []DefinedVhost
+	vhosts []definitions.Vhost
 	users  []*user
 	perms  []struct {
 		vhost, user string
 		p           *permission
 	}
 	topicPerms []*topicPermission
-	globals    []DefinedGlobalParameter
+	globals    []definitions.GlobalParameter
 	opPolicies []struct {
 		vhost string
 		p     *policy
@@ -39,7 +39,7 @@ type importPlan struct {
 		vhost string
 		q     *brokerQueue
 	}
-	bindings []DefinedBinding
+	bindings []definitions.Binding
 	bindArgs []Table
 }
 
@@ -58,7 +58,7 @@ type importPlan struct {
 // atomic: every entry is checked first and a bad one fails the whole
 // import, changing nothing, with an error naming it, e.g. `queues[1] "q3":
 // PRECONDITION_FAILED - invalid arg 'x-message-ttl' ...`.
-func (b *Broker) ImportDefinitions(defs *Definitions) error {
+func (b *Broker) ImportDefinitions(defs *definitions.File) error {
 	if defs == nil {
 		return nil
 	}
@@ -73,7 +73,7 @@ func (b *Broker) ImportDefinitions(defs *Definitions) error {
 }
 
 // planImport validates defs against the broker; caller holds the lock.
-func (b *Broker) planImport(defs *Definitions) (*importPlan, error) {
+func (b *Broker) planImport(defs *definitions.File) (*importPlan, error) {
 	p := &importPlan{}
 	vhosts := map[string]bool{}
 	for n := range b.vhosts {
@@ -142,10 +142,11 @@ func (b *Broker) planImport(defs *Definitions) (*importPlan, error) {
 		if err := needVhost("parameters", i, dp.Name, dp.Vhost); err != nil {
 			return nil, err
 		}
-		pol, err := parseOperatorPolicy(dp)
+		op, err := dp.OperatorPolicy()
 		if err != nil {
 			return nil, fmt.Errorf("parameters[%d] %q: %v", i, dp.Name, err)
 		}
+		pol := Policy{Name: dp.Name, Pattern: op.Pattern, ApplyTo: op.ApplyTo, Priority: op.Priority, Definition: op.Definition}
 		cp, err := b.compilePolicy(pol, operatorPolicyChecks, "operator policy")
 		if err != nil {
 			return nil, fmt.Errorf("parameters[%d] %q: %v", i, dp.Name, strings.TrimPrefix(err.Error(), "sim: "))
@@ -165,7 +166,7 @@ func (b *Broker) planImport(defs *Definitions) (*importPlan, error) {
 		if err := needVhost("policies", i, dp.Name, dp.Vhost); err != nil {
 			return nil, err
 		}
-		def, err := jsonTable(dp.Definition)
+		def, err := definitions.FieldTable(dp.Definition)
 		if err != nil {
 			return nil, fmt.Errorf("policies[%d] %q: definition: %v", i, dp.Name, err)
 		}
@@ -191,7 +192,7 @@ func (b *Broker) planImport(defs *Definitions) (*importPlan, error) {
 		if !exchangeKinds[dx.Type] {
 			return nil, fmt.Errorf("exchanges[%d] %q: unknown exchange type '%s'", i, dx.Name, dx.Type)
 		}
-		args, err := jsonTable(dx.Arguments)
+		args, err := definitions.FieldTable(dx.Arguments)
 		if err == nil {
 			err = args.Validate()
 		}
@@ -221,7 +222,7 @@ func (b *Broker) planImport(defs *Definitions) (*importPlan, error) {
 		if dq.Name == "" {
 			return nil, fmt.Errorf("queues[%d]: no name", i)
 		}
-		args, err := jsonTable(dq.Arguments)
+		args, err := definitions.FieldTable(dq.Arguments)
 		if err == nil {
 			err = args.Validate()
 		}
@@ -266,7 +267,7 @@ func (b *Broker) planImport(defs *Definitions) (*importPlan, error) {
 		default:
 			return nil, fmt.Errorf("bindings[%d] %q: destination_type %q is not queue or exchange", i, db.Source, db.DestinationType)
 		}
-		args, err := jsonTable(db.Arguments)
+		args, err := definitions.FieldTable(db.Arguments)
 		if err == nil {
 			err = args.Validate()
 		}
@@ -308,65 +309,6 @@ func (b *Broker) sourceKind(p *importPlan, vhost, name string) string {
 		}
 	}
 	return ""
-}
-
-// parseOperatorPolicy reads an operator_policy parameter's value, whose
-// definition RabbitMQ 3.10 exports as a list of [key, value] pairs (and
-// imports only as an object).
-func parseOperatorPolicy(dp DefinedParameter) (Policy, error) {
-	var raw struct {
-		Pattern    string          `json:"pattern"`
-		ApplyTo    string          `json:"apply-to"`
-		Priority   json.Number     `json:"priority"`
-		Definition json.RawMessage `json:"definition"`
-	}
-	dec := json.NewDecoder(bytes.NewReader(dp.Value))
-	dec.UseNumber()
-	if err := dec.Decode(&raw); err != nil {
-		return Policy{}, fmt.Errorf("value: %v", err)
-	}
-	pol := Policy{Name: dp.Name, Pattern: raw.Pattern, ApplyTo: raw.ApplyTo}
-	if raw.Priority != "" {
-		n, err := raw.Priority.Int64()
-		if err != nil {
-			return Policy{}, fmt.Errorf("priority: %v", err)
-		}
-		pol.Priority = int(n)
-	}
-	var def any
-	dec = json.NewDecoder(bytes.NewReader(raw.Definition))
-	dec.UseNumber()
-	if err := dec.Decode(&def); err != nil {
-		return Policy{}, fmt.Errorf("definition: %v", err)
-	}
-	switch d := def.(type) {
-	case map[string]any:
-		t, err := jsonTable(d)
-		if err != nil {
-			return Policy{}, fmt.Errorf("definition: %v", err)
-		}
-		pol.Definition = t
-	case []any:
-		pol.Definition = Table{}
-		for _, pair := range d {
-			kv, ok := pair.([]any)
-			k, isString := "", false
-			if ok && len(kv) == 2 {
-				k, isString = kv[0].(string)
-			}
-			if !isString {
-				return Policy{}, fmt.Errorf("definition: %v is not a [key, value] pair", pair)
-			}
-			v, err := jsonValue(kv[1])
-			if err != nil {
-				return Policy{}, fmt.Errorf("definition: %s: %v", k, err)
-			}
-			pol.Definition[k] = v
-		}
-	default:
-		return Policy{}, fmt.Errorf("definition: not an object")
-	}
-	return pol, nil
 }
 
 // applyImport applies a validated plan; caller holds the lock.

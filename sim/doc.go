@@ -57,9 +57,10 @@
 // Password logs in as connection.start-ok does (Authenticate). AddUser,
 // SetPermissions and SetTopicPermissions grant more; every channel method
 // then checks the user's configure, write or read expression as
-// rabbit_channel does, with its 403 texts. Definitions (ParseDefinitions,
-// Config.Definitions, ImportDefinitions, ExportDefinitions) carry all of
-// it in RabbitMQ's JSON.
+// rabbit_channel does, with its 403 texts. A definitions file carries all
+// of it in RabbitMQ's JSON: package definitions holds the format
+// (definitions.Parse), and Config.Definitions, ImportDefinitions and
+// ExportDefinitions move it into and out of the broker.
 //
 // # Fidelity
 //

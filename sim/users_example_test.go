@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/amqpsim/amqpsim/definitions"
 	"github.com/amqpsim/amqpsim/sim"
 )
 
@@ -42,7 +43,7 @@ func ExampleBroker_ExportDefinitions() {
 	if err != nil {
 		panic(err)
 	}
-	defs, err := sim.ParseDefinitions(data)
+	defs, err := definitions.Parse(data)
 	if err != nil {
 		panic(err)
 	}

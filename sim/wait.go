@@ -81,9 +81,15 @@ func (b *Broker) Changes() uint64 {
 // cancellation wakes the waiter through context.AfterFunc.
 func (b *Broker) WaitFor(ctx context.Context, cond func(*Broker) bool) error {
 	l := &b.mu
+	// The waiter checks ctx.Err() and calls Wait holding l.mu, so the
+	// cancellation broadcasts holding it too: the broadcast then happens
+	// either before the waiter's check, which sees ctx's error, or after
+	// Wait has released the lock, and wakes it; never between the two,
+	// where no one would hear it and the waiter would sleep until the
+	// broker's next change.
 	stop := context.AfterFunc(ctx, func() {
 		l.mu.Lock()
-		l.mu.Unlock()
+		defer l.mu.Unlock()
 		l.cond.Broadcast()
 	})
 	defer stop()

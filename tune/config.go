@@ -84,6 +84,14 @@ type Config struct {
 	Workers int
 }
 
+// Validate reports why Sweep would refuse c, a description that makes no
+// sense (negative counts, a publish rate without messages, no prefetch
+// values, ...), or nil.
+func (c Config) Validate() error {
+	_, err := c.withDefaults()
+	return err
+}
+
 // withDefaults returns c with defaults filled in, or an error for a
 // description that makes no sense.
 func (c Config) withDefaults() (Config, error) {

@@ -90,27 +90,3 @@ func TestDistSampleMeans(t *testing.T) {
 		}
 	}
 }
-
-func TestParseUnits(t *testing.T) {
-	for in, want := range map[string]int{"512": 512, "1KiB": 1024, "1KB": 1000, "4MiB": 4 << 20, "2 MB": 2e6} {
-		if got, err := ParseSize(in); err != nil || got != want {
-			t.Errorf("ParseSize(%q) = %d, %v; want %d", in, got, err, want)
-		}
-	}
-	for in, want := range map[string]float64{"0": 0, "1Gbit": 125e6, "100Mbit/s": 12.5e6, "50MB": 50e6, "50MB/s": 50e6} {
-		if got, err := ParseBandwidth(in); err != nil || got != want {
-			t.Errorf("ParseBandwidth(%q) = %g, %v; want %g", in, got, err, want)
-		}
-	}
-	for _, bad := range []string{"", "1XB", "-5", "KiB"} {
-		if _, err := ParseSize(bad); err == nil {
-			t.Errorf("ParseSize(%q) succeeded", bad)
-		}
-	}
-	if _, err := ParsePrefetch("1,x"); err == nil {
-		t.Error(`ParsePrefetch("1,x") succeeded`)
-	}
-	if got, err := ParsePrefetch("0, 1,10"); err != nil || len(got) != 3 || got[0] != 0 || got[2] != 10 {
-		t.Errorf("ParsePrefetch = %v, %v", got, err)
-	}
-}

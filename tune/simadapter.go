@@ -69,12 +69,6 @@ func (s *simBroker) publish(id int) error {
 	return s.b.Publish("/", "", s.queue, sim.Message{Body: s.body})
 }
 
-// counts returns the queue's ready and unacked messages.
-func (s *simBroker) counts() (ready, unacked int, err error) {
-	st, err := s.b.QueueStats("/", s.queue)
-	return st.Ready, st.Unacked, err
-}
-
 // connection opens a client connection.
 func (s *simBroker) connection(name string) *simConn {
 	return &simConn{c: s.b.Connect(name)}

@@ -174,6 +174,8 @@ func TestDeterminism(t *testing.T) {
 	}
 }
 
+// TestConfigErrors: Sweep refuses a description that makes no sense, with
+// Validate's error.
 func TestConfigErrors(t *testing.T) {
 	ok := Config{Handler: Constant(time.Millisecond), Backlog: 10, Prefetch: []int{1}}
 	for name, mut := range map[string]func(*Config){
@@ -187,12 +189,13 @@ func TestConfigErrors(t *testing.T) {
 	} {
 		c := ok
 		mut(&c)
-		if _, err := Sweep(c); err == nil {
-			t.Errorf("%s: accepted", name)
+		verr := c.Validate()
+		if _, err := Sweep(c); err == nil || verr == nil || err.Error() != verr.Error() {
+			t.Errorf("%s: Sweep says %v, Validate %v", name, err, verr)
 		}
 	}
-	if _, err := Sweep(ok); err != nil {
-		t.Errorf("a valid config: %v", err)
+	if _, err := Sweep(ok); err != nil || ok.Validate() != nil {
+		t.Errorf("a valid config: %v, %v", err, ok.Validate())
 	}
 }
 

@@ -500,6 +500,7 @@ func TestClientSynchronousMethods(t *testing.T) {
 				&BasicQos{PrefetchCount: 3, Global: true}, &BasicQosOk{}, nil},
 			{"basic.cancel", func() error { return ch.Cancel("ctag", false) },
 				&BasicCancel{ConsumerTag: "ctag"}, &BasicCancelOk{ConsumerTag: "ctag"}, nil},
+			//lint:ignore SA1019 the row tests the codec's basic.recover, which amqp091-go deprecates.
 			{"basic.recover", func() error { return ch.Recover(true) },
 				&BasicRecover{Requeue: true}, &BasicRecoverOk{}, nil},
 			{"channel.flow", func() error { return ch.Flow(false) },

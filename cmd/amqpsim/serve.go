@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/amqpsim/amqpsim/amqptest"
+	"github.com/amqpsim/amqpsim/definitions"
 	"github.com/amqpsim/amqpsim/mgmt"
 	"github.com/amqpsim/amqpsim/sim"
 	"github.com/amqpsim/amqpsim/wire"
@@ -109,7 +110,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		if cfg.Definitions, err = sim.ParseDefinitions(data); err != nil {
+		if cfg.Definitions, err = definitions.Parse(data); err != nil {
 			return fmt.Errorf("%s: %w", o.definitions, err)
 		}
 	}

@@ -2,11 +2,7 @@ package measure
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
-	"io"
-	"os"
 	"time"
 
 	"github.com/amqpsim/amqpsim/tune"
@@ -132,41 +128,4 @@ func (c Calibration) String() string {
 		"pass: --rtt %v --broker-cost %v --unbatched-cost %v\n",
 		c.RTT.Round(time.Microsecond), c.BrokerCost, c.Batched, c.UnbatchedCost, c.Unbatched,
 		c.RTT.Round(time.Microsecond), c.BrokerCost, c.UnbatchedCost)
-}
-
-// CalibrateMain runs `amqpsim tune calibrate` with args (the flags after
-// "calibrate") and prints the calibration. It returns flag.ErrHelp for -h
-// and a tune.UsageError for a bad command line.
-func CalibrateMain(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("tune calibrate", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var o CalibrateOptions
-	fs.StringVar(&o.URL, "url", os.Getenv("AMQP_URL"), "the broker's AMQP URL (default $AMQP_URL)")
-	fs.IntVar(&o.Messages, "messages", 20000, "messages per measurement")
-	fs.IntVar(&o.Size, "size", 1024, "message size in bytes")
-	fs.IntVar(&o.Repeat, "repeat", 3, "measurements per workload; the median is kept")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: amqpsim tune calibrate --url URL [--messages 20000] [--size 1024] [--repeat 3]")
-		fmt.Fprintln(stderr, "\nMeasures the broker with amqp091-go consumers (a fresh queue, deleted afterwards)")
-		fmt.Fprintln(stderr, "and prints the round trip and costs to pass to amqpsim tune. It takes about ten seconds.")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return tune.UsageError{Msg: err.Error()}
-	}
-	if o.URL == "" {
-		return tune.UsageError{Msg: "--url is required (or set AMQP_URL)"}
-	}
-	if fs.NArg() > 0 {
-		return tune.UsageError{Msg: fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
-	}
-	cal, err := Calibrate(context.Background(), o)
-	if err != nil {
-		return err
-	}
-	_, err = fmt.Fprint(stdout, cal)
-	return err
 }

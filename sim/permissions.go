@@ -248,6 +248,33 @@ func (ch *Channel) refused(m protocol.Method, kind, format string, args ...any) 
 	return protocol.Errorf(protocol.AccessRefused, m, format, args...)
 }
 
+// checkPassiveAccess is 4.3's check of a passive declare
+// (Profile.PassiveDeclareNeedsPermission): any of the three permissions
+// on the name will do, the refusal names configure. A remembered check of
+// any of them counts; a new success is remembered as the first permission
+// that allows it. Caller holds the lock.
+func (ch *Channel) checkPassiveAccess(m protocol.Method, resource, name string) error {
+	if !ch.b.profile.PassiveDeclareNeedsPermission {
+		return nil
+	}
+	kinds := []string{permConfigure, permWrite, permRead}
+	for _, kind := range kinds {
+		if slices.Contains(ch.permCache, permCheck{kind, resource, name}) {
+			return nil
+		}
+	}
+	c := ch.conn
+	if p, ok := c.vhost.perms[c.user]; ok {
+		for _, kind := range kinds {
+			if p.allows(kind, name) {
+				ch.permCache = remember(ch.permCache, permCheck{kind, resource, name})
+				return nil
+			}
+		}
+	}
+	return ch.refused(m, permConfigure, "access to %s '%s' in vhost '%s' refused for user '%s'", resource, name, c.vhost.name, c.user)
+}
+
 // remember prepends a successful check to a channel's cache, dropping the
 // oldest beyond permCacheSize. A hit does not move to the front:
 // rabbit_channel prepends misses only.

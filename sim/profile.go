@@ -176,6 +176,14 @@ type Profile struct {
 	// permissions; rabbit_access_control:check_resource_access/4 formats
 	// "~ts access to ~ts refused for user '~ts'"). 3.10.8 omits it.
 	AccessRefusalNamesPermission bool
+	// PassiveDeclareNeedsPermission makes a passive queue.declare or
+	// exchange.declare need some permission (configure, write or read) on
+	// the name, checked before the queue or exchange is looked up, the
+	// refusal naming configure (4.3+: recorded in permissions-methods.txt
+	// and measured on 4.3.6; 4.2.6 and 4.3.0 required configure,
+	// rabbitmq-server#16085, 4.3.1 took any, #16272,
+	// release-notes/4.3.1.md). 3.10.8 and 4.0.5 check nothing.
+	PassiveDeclareNeedsPermission bool
 
 	// Queue holds the rules the queues follow (queue.Rules):
 	//   - GetCountOnlyReturned (3.12+): RS@v3.12.0
@@ -271,6 +279,9 @@ func (p *Profile) accessAndHandshake(v Version) {
 	if v.atLeast(4, 0) {
 		p.AccessRefusalNamesPermission = true
 	}
+	if v.atLeast(4, 3) {
+		p.PassiveDeclareNeedsPermission = true
+	}
 }
 
 // Change is one rule of Profile that some release changed, named for
@@ -332,6 +343,8 @@ func Changes() []Change {
 			func(p *Profile, b Profile) { p.Queue.SplitDeliveryCount = b.Queue.SplitDeliveryCount }},
 		{"x-queue-version 2 only", V4_3, "x-queue-version 1 is refused",
 			func(p *Profile, b Profile) { p.Queue.OnlyQueueVersion2 = b.Queue.OnlyQueueVersion2 }},
+		{"passive declare needs a permission", V4_3, "a passive queue.declare or exchange.declare without any permission on the name is refused with 403, naming configure",
+			func(p *Profile, b Profile) { p.PassiveDeclareNeedsPermission = b.PassiveDeclareNeedsPermission }},
 	}
 }
 

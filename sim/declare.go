@@ -15,9 +15,13 @@ func (ch *Channel) ExchangeDeclare(name, kind string, o ExchangeOptions) error {
 	return ch.do(protocol.ExchangeDeclare, func(e *Event) { e.Exchange, e.Target, e.Options = name, kind, o }, func() error {
 		v := ch.conn.vhost
 		// RabbitMQ checks the type before the name, so "" with an unknown
-		// type is 503, not 403.
+		// type is 503 (406 from 3.13), not 403.
 		if !o.Passive && !exchangeKinds[kind] {
-			return protocol.Errorf(protocol.CommandInvalid, protocol.ExchangeDeclare, "unknown exchange type '%s'", kind)
+			code := protocol.CommandInvalid
+			if ch.b.profile.UnknownExchangeTypeChannelError {
+				code = protocol.PreconditionFailed
+			}
+			return protocol.Errorf(code, protocol.ExchangeDeclare, "unknown exchange type '%s'", kind)
 		}
 		if name == "" {
 			return protocol.Errorf(protocol.AccessRefused, protocol.ExchangeDeclare, "operation not permitted on the default exchange")

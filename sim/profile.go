@@ -184,6 +184,13 @@ type Profile struct {
 	// rabbitmq-server#16085, 4.3.1 took any, #16272,
 	// release-notes/4.3.1.md). 3.10.8 and 4.0.5 check nothing.
 	PassiveDeclareNeedsPermission bool
+	// UnknownExchangeTypeChannelError makes exchange.declare of an
+	// unknown type 406 PRECONDITION_FAILED, closing the channel, where
+	// 3.10 closes the connection with 503 COMMAND_INVALID (3.13+:
+	// rabbitmq-server#11214 in 3.13.3, rabbit_exchange:check_type/1;
+	// recorded: exchange-unknown-type-closes-connection.txt on 4.0.5 and
+	// 4.3.6).
+	UnknownExchangeTypeChannelError bool
 
 	// Queue holds the rules the queues follow (queue.Rules):
 	//   - GetCountOnlyReturned (3.12+): RS@v3.12.0
@@ -276,6 +283,9 @@ func (v Version) Profile() Profile {
 // accessAndHandshake sets the permission, declare and handshake rules of
 // release series v (the fields' comments give the evidence).
 func (p *Profile) accessAndHandshake(v Version) {
+	if v.atLeast(3, 13) {
+		p.UnknownExchangeTypeChannelError = true
+	}
 	if v.atLeast(4, 0) {
 		p.AccessRefusalNamesPermission = true
 	}
@@ -312,6 +322,8 @@ func Changes() []Change {
 			func(p *Profile, b Profile) { p.LastDeathHeaders = b.LastDeathHeaders }},
 		{"stream filtering", V3_13, "a stream consumer with x-stream-filter gets only the messages whose x-stream-filter-value it names",
 			func(p *Profile, b Profile) { p.Queue.StreamFiltering = b.Queue.StreamFiltering }},
+		{"unknown exchange type is a channel error", V3_13, "exchange.declare of an unknown type closes the channel with 406, not the connection with 503",
+			func(p *Profile, b Profile) { p.UnknownExchangeTypeChannelError = b.UnknownExchangeTypeChannelError }},
 		{"publisher's x-death ignored", V4_0, "an x-death header set by a publisher is overwritten, not extended",
 			func(p *Profile, b Profile) { p.IgnorePublisherDeaths = b.IgnorePublisherDeaths }},
 		{"max_message_size 16 MiB", V4_0, "a larger message closes the channel with 406",

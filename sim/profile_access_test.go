@@ -119,6 +119,23 @@ func TestPassiveDeclareNeedsPermission43(t *testing.T) {
 	}
 }
 
+// From 3.13 an unknown exchange type closes the channel with 406
+// (rabbitmq-server#11214, 3.13.3; exchange-unknown-type-closes-connection.txt
+// on 4.0.5 and 4.3.6); 3.12 closes the connection with 503.
+func TestUnknownExchangeTypeChannelError313(t *testing.T) {
+	e := newEnvOn(t, sim.V3_12)
+	err := e.ch.ExchangeDeclare("x", "nosuchtype", sim.ExchangeOptions{})
+	wantErr(t, err, 503, "COMMAND_INVALID - unknown exchange type 'nosuchtype'", protocol.ExchangeDeclare)
+	if e.conn.Err() == nil {
+		t.Error("3.12: the connection is still open")
+	}
+	e = newEnvOn(t, sim.V3_13)
+	err = e.ch.ExchangeDeclare("x", "nosuchtype", sim.ExchangeOptions{})
+	wantErr(t, err, 406, "PRECONDITION_FAILED - unknown exchange type 'nosuchtype'", protocol.ExchangeDeclare)
+	ch := e.channel(e.conn)
+	e.must(ch.ExchangeDeclare("x", "direct", sim.ExchangeOptions{}))
+}
+
 func mustChannel(t *testing.T, c *sim.Connection) *sim.Channel {
 	t.Helper()
 	ch, err := c.Channel()

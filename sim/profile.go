@@ -216,6 +216,12 @@ type Profile struct {
 	//     rabbit_amqqueue:check_queue_version/2; the refusal's text is
 	//     assumed to be 3.10's (not read).
 	//   - RefuseClassicConsumerTimeout: as ConsumerTimeoutQuorumOnly.
+	//   - QueueModeUnchecked (4.3+): recorded in
+	//     declare-invalid-arguments.txt and measured on 4.3.6 (any value
+	//     of any type declares; a redeclare still compares it; quorum
+	//     queues and streams still refuse it). release-notes/4.3.0.md,
+	//     "CQv1 storage is removed", says x-queue-mode is refused at any
+	//     value; 4.3.6 does not refuse it.
 	Queue queue.Rules
 }
 
@@ -291,6 +297,7 @@ func (p *Profile) accessAndHandshake(v Version) {
 	}
 	if v.atLeast(4, 3) {
 		p.PassiveDeclareNeedsPermission = true
+		p.Queue.QueueModeUnchecked = true
 	}
 }
 
@@ -357,6 +364,8 @@ func Changes() []Change {
 			func(p *Profile, b Profile) { p.Queue.OnlyQueueVersion2 = b.Queue.OnlyQueueVersion2 }},
 		{"passive declare needs a permission", V4_3, "a passive queue.declare or exchange.declare without any permission on the name is refused with 403, naming configure",
 			func(p *Profile, b Profile) { p.PassiveDeclareNeedsPermission = b.PassiveDeclareNeedsPermission }},
+		{"x-queue-mode unchecked", V4_3, "x-queue-mode takes any value",
+			func(p *Profile, b Profile) { p.Queue.QueueModeUnchecked = b.Queue.QueueModeUnchecked }},
 	}
 }
 

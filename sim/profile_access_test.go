@@ -136,6 +136,26 @@ func TestUnknownExchangeTypeChannelError313(t *testing.T) {
 	e.must(ch.ExchangeDeclare("x", "direct", sim.ExchangeOptions{}))
 }
 
+// 4.3 takes any x-queue-mode on a classic queue, still compares it on a
+// redeclaration, and quorum queues still refuse it
+// (declare-invalid-arguments.txt on 4.3.6; measured there for the rest);
+// 4.2 refuses "eager".
+func TestQueueModeUnchecked43(t *testing.T) {
+	e := newEnvOn(t, sim.V4_2)
+	_, err := e.ch.QueueDeclare("q", sim.QueueOptions{Durable: true, Args: sim.Table{"x-queue-mode": "eager"}})
+	wantErr(t, err, 406, `PRECONDITION_FAILED - invalid arg 'x-queue-mode' for queue 'q' in vhost '/': "unsupported queue mode 'eager'"`, protocol.QueueDeclare)
+
+	e = newEnvOn(t, sim.V4_3)
+	e.declare("q1", sim.QueueOptions{Durable: true, Args: sim.Table{"x-queue-mode": "eager"}})
+	e.declare("q2", sim.QueueOptions{Durable: true, Args: sim.Table{"x-queue-mode": int64(5)}})
+	e.declare("q3", sim.QueueOptions{Durable: true, Args: sim.Table{"x-queue-mode": "lazy"}})
+	_, err = e.ch.QueueDeclare("q3", sim.QueueOptions{Durable: true, Args: sim.Table{"x-queue-mode": "default"}})
+	wantErr(t, err, 406, "PRECONDITION_FAILED - inequivalent arg 'x-queue-mode' for queue 'q3' in vhost '/': received 'default' but current is 'lazy'", protocol.QueueDeclare)
+	e.ch = e.channel(e.conn)
+	_, err = e.ch.QueueDeclare("q4", sim.QueueOptions{Durable: true, Args: sim.Table{"x-queue-type": "quorum", "x-queue-mode": "lazy"}})
+	wantErr(t, err, 406, "PRECONDITION_FAILED - invalid arg 'x-queue-mode' for queue 'q4' in vhost '/' of queue type rabbit_quorum_queue", protocol.QueueDeclare)
+}
+
 func mustChannel(t *testing.T, c *sim.Connection) *sim.Channel {
 	t.Helper()
 	ch, err := c.Channel()

@@ -168,6 +168,18 @@ type Profile struct {
 	// handle_method(#'basic.qos'{global = true}), is_global_qos_permitted/0).
 	GlobalQosDenied bool
 
+	// Protocol headers (measured on 3.10.8, 4.0.5 and 4.3.6 with a raw
+	// socket; ProtocolHeader reads these). AMQP08 starts AMQP 0-8 on
+	// "AMQP\x01\x01\x08\x00" and "AMQP\x01\x01\x09\x01" (3.10; 4.0.5
+	// and 4.3.6 refuse them). AMQP10 starts AMQP 1.0 on its SASL header
+	// "AMQP\x03\x01\x00\x00" (4.0+: AMQP 1.0 is a core protocol,
+	// release-notes/4.0.1.md; 3.10.8 has no plugin for it). RefusalHeader
+	// is what a header that starts nothing is answered with before the
+	// socket closes, unless it claims 0-9-x ("AMQP\x00\x00\x09" and any
+	// revision), which every release answers with the 0-9-1 header:
+	// 3.10.8 the 0-9-1 header, 4.0.5 and 4.3.6 AMQP 1.0's SASL header.
+	AMQP08, AMQP10 bool
+	RefusalHeader  [8]byte
 	// AccessRefusalNamesPermission starts a refused permission's text
 	// with the permission: "configure access to queue 'q' in vhost '/'
 	// refused for user 'u'", and "write access to topic ..." (4.0+;
@@ -289,10 +301,12 @@ func (v Version) Profile() Profile {
 // accessAndHandshake sets the permission, declare and handshake rules of
 // release series v (the fields' comments give the evidence).
 func (p *Profile) accessAndHandshake(v Version) {
+	p.AMQP08, p.RefusalHeader = true, amqp091Header
 	if v.atLeast(3, 13) {
 		p.UnknownExchangeTypeChannelError = true
 	}
 	if v.atLeast(4, 0) {
+		p.AMQP08, p.AMQP10, p.RefusalHeader = false, true, amqp10SASLHeader
 		p.AccessRefusalNamesPermission = true
 	}
 	if v.atLeast(4, 3) {
@@ -347,6 +361,8 @@ func Changes() []Change {
 			func(p *Profile, b Profile) { p.ConsumerMaxPerChannel = b.ConsumerMaxPerChannel }},
 		{"refusals name the permission", V4_0, "a 403 ACCESS_REFUSED for a missing permission starts with it: \"configure access to queue ...\"",
 			func(p *Profile, b Profile) { p.AccessRefusalNamesPermission = b.AccessRefusalNamesPermission }},
+		{"AMQP 1.0 protocol header", V4_0, "a protocol header other than 0-9-1's is answered with AMQP 1.0's SASL header, and 0-8's no longer starts AMQP 0-8",
+			func(p *Profile, b Profile) { p.AMQP08, p.AMQP10, p.RefusalHeader = b.AMQP08, b.AMQP10, b.RefusalHeader }},
 		{"frame_max 8192 before tune", V4_1, "frames up to 8192 bytes are accepted before connection.tune-ok",
 			func(p *Profile, b Profile) { p.FrameMaxBeforeTune = b.FrameMaxBeforeTune }},
 		{"mandatory reply-to routed", V4_2, "a mandatory publish to a direct reply-to name is not returned",

@@ -63,16 +63,22 @@ func (c *serverConn) handshake() bool {
 	if _, err := io.ReadFull(c.br, header[:]); err != nil {
 		return false
 	}
-	if header != ProtocolHeader {
+	profile := c.s.Broker.Profile()
+	if a := profile.ProtocolHeader(header); !a.Start {
 		// "If the server cannot support the protocol specified in the
 		// protocol header, it MUST respond with a valid protocol header
-		// and then close the socket connection."
-		_ = c.fw.WriteProtocolHeader()
+		// and then close the socket connection." Which header is the
+		// simulated release's (sim.Profile.ProtocolHeader).
+		_, _ = c.bw.Write(a.Reply[:])
 		_ = c.bw.Flush()
-		c.s.logf("wire: connection from %s: unsupported protocol header %q", c.nc.RemoteAddr(), header[:])
+		if a.Unsimulated != "" {
+			c.s.logf("wire: connection from %s: protocol header %q starts %s on RabbitMQ %s, which amqpsim does not simulate", c.nc.RemoteAddr(), header[:], a.Unsimulated, profile.ServerVersion)
+		} else {
+			c.s.logf("wire: connection from %s: unsupported protocol header %q", c.nc.RemoteAddr(), header[:])
+		}
 		return false
 	}
-	if !c.send(0, &ConnectionStart{VersionMajor: 0, VersionMinor: 9, ServerProperties: serverProperties(c.s.Broker.Profile()),
+	if !c.send(0, &ConnectionStart{VersionMajor: 0, VersionMinor: 9, ServerProperties: serverProperties(profile),
 		Mechanisms: "PLAIN AMQPLAIN", Locales: "en_US"}) {
 		return false
 	}

@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"io"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -33,6 +34,48 @@ func TestServerPropertiesReportProfileVersion(t *testing.T) {
 			}
 			if info, _ := start.ServerProperties["information"].(string); !strings.Contains(info, "RabbitMQ "+tc.want) {
 				t.Errorf("%v: information = %q", tc.v, info)
+			}
+		})
+	}
+}
+
+// The wire answers a protocol header as the simulated release does
+// (sim.Profile.ProtocolHeader, measured on 3.10.8, 4.0.5 and 4.3.6 with a
+// raw socket): 0-9's header starts 0-9-1 everywhere; 0-8's gets the 0-9-1
+// header from 3.10 (which would speak 0-8; amqpsim does not) and AMQP
+// 1.0's SASL header from 4.0, as does anything that is no AMQP header.
+func TestServerProtocolHeaderPerProfile(t *testing.T) {
+	const (
+		h091 = "AMQP\x00\x00\x09\x01"
+		sasl = "AMQP\x03\x01\x00\x00"
+	)
+	for _, tc := range []struct {
+		v            sim.Version
+		header, want string // want "" is connection.start
+	}{
+		{sim.V3_10, "AMQP\x01\x01\x00\x09", ""},
+		{sim.V4_3, "AMQP\x01\x01\x00\x09", ""},
+		{sim.V3_10, "AMQP\x01\x01\x08\x00", h091},
+		{sim.V4_0, "AMQP\x01\x01\x08\x00", sasl},
+		{sim.V4_3, "AMQP\x01\x01\x08\x00", sasl},
+		{sim.V4_0, "AMQP\x00\x00\x09\x02", h091},
+		{sim.V4_0, "GET / HTTP/1.1\r\n\r\n", sasl},
+		{sim.V4_0, "AMQP\x03\x01\x00\x00", h091},
+		{sim.V3_10, "AMQP\x03\x01\x00\x00", h091},
+	} {
+		synctest.Test(t, func(t *testing.T) {
+			c := dialRaw(t, newProfileServer(t, tc.v))
+			c.conn.Write([]byte(tc.header))
+			if tc.want == "" {
+				start, ok := c.expect().(*ConnectionStart)
+				if !ok || start.VersionMajor != 0 || start.VersionMinor != 9 {
+					t.Errorf("%v: %q answered with %#v, want connection.start 0-9", tc.v, tc.header, start)
+				}
+				return
+			}
+			got, _ := io.ReadAll(c.conn)
+			if string(got) != tc.want {
+				t.Errorf("%v: %q answered with %q, want %q and the socket closed", tc.v, tc.header, got, tc.want)
 			}
 		})
 	}

@@ -1,5 +1,10 @@
 package sim
 
+import (
+	"slices"
+	"strings"
+)
+
 // The protocol headers RabbitMQ answers with: AMQP 0-9-1's, and AMQP
 // 1.0's SASL header (protocol id 3).
 var (
@@ -45,4 +50,21 @@ func (p Profile) ProtocolHeader(h [8]byte) HeaderAnswer {
 		return HeaderAnswer{Reply: amqp091Header}
 	}
 	return HeaderAnswer{Reply: refusal}
+}
+
+// AnonymousUser and AnonymousPassword are the credentials the ANONYMOUS
+// mechanism logs in with where the profile offers it (Profile.Mechanisms):
+// RabbitMQ's anonymous_login_user and anonymous_login_pass defaults
+// (rabbit_auth_mechanism_anonymous:credentials/0; measured: 4.0.5 lists
+// a connection that logged in with ANONYMOUS as guest's). The user's
+// password and loopback rules apply as to any login.
+const (
+	AnonymousUser     = "guest"
+	AnonymousPassword = "guest"
+)
+
+// OffersMechanism reports whether connection.start offers the SASL
+// mechanism (Profile.Mechanisms).
+func (p Profile) OffersMechanism(name string) bool {
+	return slices.Contains(strings.Fields(p.Mechanisms), name)
 }

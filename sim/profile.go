@@ -168,6 +168,16 @@ type Profile struct {
 	// handle_method(#'basic.qos'{global = true}), is_global_qos_permitted/0).
 	GlobalQosDenied bool
 
+	// What connection.start says besides the version, measured with a
+	// raw socket on 3.10.8, 4.0.5 and 4.3.6 (3.12 and 3.13 say what
+	// 3.10.8 says, 4.1 and 4.2 what 4.0.5 says: not measured): the
+	// platform property (the Erlang/OTP release the broker runs on), the
+	// copyright property, and the mechanisms field in the release's order
+	// (rabbit_reader:auth_mechanisms/1, rabbit_registry's order). 4.0.5
+	// and 4.3.6 offer ANONYMOUS (RS@v4.0.x rabbit_auth_mechanism_anonymous,
+	// which logs in as anonymous_login_user, guest: AnonymousUser) and
+	// list it in different places.
+	Platform, Copyright, Mechanisms string
 	// Protocol headers (measured on 3.10.8, 4.0.5 and 4.3.6 with a raw
 	// socket; ProtocolHeader reads these). AMQP08 starts AMQP 0-8 on
 	// "AMQP\x01\x01\x08\x00" and "AMQP\x01\x01\x09\x01" (3.10; 4.0.5
@@ -301,15 +311,21 @@ func (v Version) Profile() Profile {
 // accessAndHandshake sets the permission, declare and handshake rules of
 // release series v (the fields' comments give the evidence).
 func (p *Profile) accessAndHandshake(v Version) {
+	p.Platform, p.Copyright = "Erlang/OTP 25.2.3", "Copyright (c) 2007-2022 VMware, Inc. or its affiliates."
+	p.Mechanisms = "PLAIN AMQPLAIN"
 	p.AMQP08, p.RefusalHeader = true, amqp091Header
 	if v.atLeast(3, 13) {
 		p.UnknownExchangeTypeChannelError = true
 	}
 	if v.atLeast(4, 0) {
+		p.Platform, p.Copyright = "Erlang/OTP 27.3.4.1", "Copyright (c) 2007-2024 Broadcom Inc and/or its subsidiaries"
+		p.Mechanisms = "PLAIN ANONYMOUS AMQPLAIN"
 		p.AMQP08, p.AMQP10, p.RefusalHeader = false, true, amqp10SASLHeader
 		p.AccessRefusalNamesPermission = true
 	}
 	if v.atLeast(4, 3) {
+		p.Platform, p.Copyright = "Erlang/OTP 29.1.2", "Copyright (c) 2007-2026 Broadcom Inc and/or its subsidiaries"
+		p.Mechanisms = "PLAIN AMQPLAIN ANONYMOUS"
 		p.PassiveDeclareNeedsPermission = true
 		p.Queue.QueueModeUnchecked = true
 	}
@@ -361,6 +377,8 @@ func Changes() []Change {
 			func(p *Profile, b Profile) { p.ConsumerMaxPerChannel = b.ConsumerMaxPerChannel }},
 		{"refusals name the permission", V4_0, "a 403 ACCESS_REFUSED for a missing permission starts with it: \"configure access to queue ...\"",
 			func(p *Profile, b Profile) { p.AccessRefusalNamesPermission = b.AccessRefusalNamesPermission }},
+		{"ANONYMOUS mechanism", V4_0, "connection.start offers ANONYMOUS, which logs in as guest",
+			func(p *Profile, b Profile) { p.Mechanisms = b.Mechanisms }},
 		{"AMQP 1.0 protocol header", V4_0, "a protocol header other than 0-9-1's is answered with AMQP 1.0's SASL header, and 0-8's no longer starts AMQP 0-8",
 			func(p *Profile, b Profile) { p.AMQP08, p.AMQP10, p.RefusalHeader = b.AMQP08, b.AMQP10, b.RefusalHeader }},
 		{"frame_max 8192 before tune", V4_1, "frames up to 8192 bytes are accepted before connection.tune-ok",

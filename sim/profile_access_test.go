@@ -203,6 +203,18 @@ func TestProtocolHeaderAnswers(t *testing.T) {
 	}
 }
 
+// 4.0.5 and 4.3.6 offer ANONYMOUS, in different places; 3.10.8 does not
+// (connection.start's mechanisms, measured with a raw socket).
+func TestMechanismsAnonymous40(t *testing.T) {
+	for v, want := range map[sim.Version]string{sim.V3_10: "PLAIN AMQPLAIN", sim.V3_13: "PLAIN AMQPLAIN",
+		sim.V4_0: "PLAIN ANONYMOUS AMQPLAIN", sim.V4_2: "PLAIN ANONYMOUS AMQPLAIN", sim.V4_3: "PLAIN AMQPLAIN ANONYMOUS"} {
+		p := v.Profile()
+		if p.Mechanisms != want || p.OffersMechanism("ANONYMOUS") != (v != sim.V3_10 && v != sim.V3_13) {
+			t.Errorf("%v offers %q, want %q", v, p.Mechanisms, want)
+		}
+	}
+}
+
 func mustChannel(t *testing.T, c *sim.Connection) *sim.Channel {
 	t.Helper()
 	ch, err := c.Channel()

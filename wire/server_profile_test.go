@@ -18,21 +18,33 @@ func newProfileServer(t *testing.T, v sim.Version) *Server {
 	return s
 }
 
-// connection.start reports the simulated release (sim.Profile.ServerVersion;
-// RabbitMQ's rabbit_reader:server_properties/1 sends rabbit_misc:version()).
-func TestServerPropertiesReportProfileVersion(t *testing.T) {
+// connection.start reports the simulated release as the real broker
+// does: version, platform, copyright and mechanisms as a raw socket read
+// them from 3.10.8, 4.0.5 and 4.3.6 (sim.Profile; RabbitMQ's
+// rabbit_reader:server_properties/1 and auth_mechanisms/1); amqpsim names
+// itself in information only.
+func TestServerPropertiesReportProfile(t *testing.T) {
 	for _, tc := range []struct {
-		v    sim.Version
-		want string
-	}{{sim.Version{}, "3.10.8"}, {sim.V3_13, "3.13.7"}, {sim.V4_3, "4.3.5"}} {
+		v                                        sim.Version
+		version, platform, copyright, mechanisms string
+	}{
+		{sim.Version{}, "3.10.8", "Erlang/OTP 25.2.3", "Copyright (c) 2007-2022 VMware, Inc. or its affiliates.", "PLAIN AMQPLAIN"},
+		{sim.V4_0, "4.0.5", "Erlang/OTP 27.3.4.1", "Copyright (c) 2007-2024 Broadcom Inc and/or its subsidiaries", "PLAIN ANONYMOUS AMQPLAIN"},
+		{sim.V4_3, "4.3.6", "Erlang/OTP 29.1.2", "Copyright (c) 2007-2026 Broadcom Inc and/or its subsidiaries", "PLAIN AMQPLAIN ANONYMOUS"},
+	} {
 		synctest.Test(t, func(t *testing.T) {
 			c := dialRaw(t, newProfileServer(t, tc.v))
 			c.fw.WriteProtocolHeader()
 			start := c.expect().(*ConnectionStart)
-			if got := start.ServerProperties["version"]; got != tc.want {
-				t.Errorf("%v: version = %v, want %s", tc.v, got, tc.want)
+			for k, want := range map[string]string{"product": "RabbitMQ", "version": tc.version, "platform": tc.platform, "copyright": tc.copyright} {
+				if got := start.ServerProperties[k]; got != want {
+					t.Errorf("%v: %s = %v, want %q", tc.v, k, got, want)
+				}
 			}
-			if info, _ := start.ServerProperties["information"].(string); !strings.Contains(info, "RabbitMQ "+tc.want) {
+			if start.Mechanisms != tc.mechanisms {
+				t.Errorf("%v: mechanisms %q, want %q", tc.v, start.Mechanisms, tc.mechanisms)
+			}
+			if info, _ := start.ServerProperties["information"].(string); !strings.Contains(info, "RabbitMQ "+tc.version) {
 				t.Errorf("%v: information = %q", tc.v, info)
 			}
 		})
@@ -79,6 +91,30 @@ func TestServerProtocolHeaderPerProfile(t *testing.T) {
 			}
 		})
 	}
+}
+
+// From 4.0 the ANONYMOUS mechanism logs in as guest whatever its response
+// (measured on 4.0.5: rabbitmqctl lists the connection as guest's).
+func TestServerAnonymousLogin40(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := newProfileServer(t, sim.V4_0)
+		c := dialRaw(t, s)
+		c.fw.WriteProtocolHeader()
+		c.expect()
+		c.send(0, &ConnectionStartOk{ClientProperties: protocol.Table{}, Mechanism: "ANONYMOUS", Response: "whatever", Locale: "en_US"})
+		tune, ok := c.expect().(*ConnectionTune)
+		if !ok {
+			t.Fatal("4.0: ANONYMOUS refused")
+		}
+		c.send(0, &ConnectionTuneOk{ChannelMax: tune.ChannelMax, FrameMax: tune.FrameMax})
+		c.send(0, &ConnectionOpen{VirtualHost: "/"})
+		if _, ok := c.expect().(*ConnectionOpenOk); !ok {
+			t.Fatal("4.0: no open-ok")
+		}
+		if conns := s.Broker.Connections(); len(conns) != 1 || conns[0].Info().User != "guest" || conns[0].Info().AuthMechanism != "ANONYMOUS" {
+			t.Errorf("4.0: connections %+v, want one of guest's by ANONYMOUS", conns)
+		}
+	})
 }
 
 // Before connection.tune-ok the largest frame is 4096 bytes until 4.1 and

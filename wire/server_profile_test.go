@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/amqpsim/amqpsim/protocol"
 	"github.com/amqpsim/amqpsim/sim"
@@ -113,6 +114,29 @@ func TestServerAnonymousLogin40(t *testing.T) {
 		}
 		if conns := s.Broker.Connections(); len(conns) != 1 || conns[0].Info().User != "guest" || conns[0].Info().AuthMechanism != "ANONYMOUS" {
 			t.Errorf("4.0: connections %+v, want one of guest's by ANONYMOUS", conns)
+		}
+	})
+}
+
+// A start-ok that names a mechanism the release does not offer (3.10's
+// ANONYMOUS, anyone's FOO) or carries a malformed PLAIN response is
+// answered with nothing, and the socket dropped 3 s later (measured on
+// 3.10.8, 4.0.5 and 4.3.6: rabbit_reader's silent close of a failed
+// handshake), even from a client with authentication_failure_close.
+func TestServerBadMechanismDropsLater(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		for _, tc := range []struct {
+			v                   sim.Version
+			mechanism, response string
+		}{{sim.V3_10, "ANONYMOUS", ""}, {sim.V4_0, "FOO", "\x00guest\x00guest"}, {sim.V4_3, "PLAIN", "garbage"}} {
+			c := dialRaw(t, newProfileServer(t, tc.v))
+			c.fw.WriteProtocolHeader()
+			c.expect()
+			c.send(0, &ConnectionStartOk{ClientProperties: protocol.Table{"capabilities": protocol.Table{"authentication_failure_close": true}},
+				Mechanism: tc.mechanism, Response: tc.response})
+			if took, closeFrame := readUntilClosed(c); took != 3*time.Second || closeFrame {
+				t.Errorf("%v: %s %q dropped after %v (close frame %t), want 3s without one", tc.v, tc.mechanism, tc.response, took, closeFrame)
+			}
 		}
 	})
 }

@@ -174,9 +174,10 @@ type Profile struct {
 	// platform property (the Erlang/OTP release the broker runs on), the
 	// copyright property, and the mechanisms field in the release's order
 	// (rabbit_reader:auth_mechanisms/1, rabbit_registry's order). 4.0.5
-	// and 4.3.6 offer ANONYMOUS (RS@v4.0.x rabbit_auth_mechanism_anonymous,
-	// which logs in as anonymous_login_user, guest: AnonymousUser) and
-	// list it in different places.
+	// and 4.3.6 offer ANONYMOUS and list it in different places; it logs
+	// in as anonymous_login_user, guest (AnonymousUser; measured on
+	// 4.0.5; rabbit_auth_mechanism_anonymous, read in a 4.x source, the
+	// tag not confirmed).
 	Platform, Copyright, Mechanisms string
 	// Protocol headers (measured on 3.10.8, 4.0.5 and 4.3.6 with a raw
 	// socket; ProtocolHeader reads these). AMQP08 starts AMQP 0-8 on

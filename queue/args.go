@@ -180,8 +180,16 @@ type argSpec = struct {
 }
 
 // validate checks the arguments every queue type checks, with RabbitMQ's
-// texts.
-func (d *declared) validate() error { return d.validateArgs(declareArgs) }
+// texts; x-queue-mode's not where Rules.QueueModeUnchecked says so.
+func (d *declared) validate() error {
+	if d.opts.Rules.QueueModeUnchecked {
+		return d.validateArgs(declareArgsModeUnchecked)
+	}
+	return d.validateArgs(declareArgs)
+}
+
+// declareArgsModeUnchecked is declareArgs without x-queue-mode's check.
+var declareArgsModeUnchecked = slices.DeleteFunc(slices.Clone(declareArgs), func(a argSpec) bool { return a.key == "x-queue-mode" })
 
 // validateArgs checks the arguments of list, in its order, with RabbitMQ's
 // texts. A nil check is x-dead-letter-exchange's, which must be a string.

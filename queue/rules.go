@@ -50,6 +50,11 @@ type Rules struct {
 	// recorded on 3.10.8). RS@v3.13.7 rabbit_stream_queue.erl:consume/3
 	// (filter_spec) and capabilities/0.
 	StreamFiltering bool
+	// QueueModeUnchecked takes any x-queue-mode, of any type, on a
+	// classic queue (4.3, where classic queues have one storage); a
+	// redeclaration still compares it and quorum queues and streams
+	// still refuse it (declare-invalid-arguments.txt, recorded on 4.3.6).
+	QueueModeUnchecked bool
 }
 
 // QuorumPriorities names a quorum queue's treatment of message priorities.

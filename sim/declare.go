@@ -15,15 +15,23 @@ func (ch *Channel) ExchangeDeclare(name, kind string, o ExchangeOptions) error {
 	return ch.do(protocol.ExchangeDeclare, func(e *Event) { e.Exchange, e.Target, e.Options = name, kind, o }, func() error {
 		v := ch.conn.vhost
 		// RabbitMQ checks the type before the name, so "" with an unknown
-		// type is 503, not 403.
+		// type is 503 (406 from 3.13), not 403.
 		if !o.Passive && !exchangeKinds[kind] {
-			return protocol.Errorf(protocol.CommandInvalid, protocol.ExchangeDeclare, "unknown exchange type '%s'", kind)
+			code := protocol.CommandInvalid
+			if ch.b.profile.UnknownExchangeTypeChannelError {
+				code = protocol.PreconditionFailed
+			}
+			return protocol.Errorf(code, protocol.ExchangeDeclare, "unknown exchange type '%s'", kind)
 		}
 		if name == "" {
 			return protocol.Errorf(protocol.AccessRefused, protocol.ExchangeDeclare, "operation not permitted on the default exchange")
 		}
-		// A passive declare checks no permission (measured on 3.10.8).
+		// A passive declare checks no permission (measured on 3.10.8 and
+		// 4.0.5), any from 4.3, before the lookup (measured on 4.3.6).
 		if o.Passive {
+			if err := ch.checkPassiveAccess(protocol.ExchangeDeclare, "exchange", name); err != nil {
+				return err
+			}
 			_, err := v.exchange(name, protocol.ExchangeDeclare)
 			return err
 		}
@@ -102,6 +110,11 @@ func (ch *Channel) QueueDeclare(name string, o QueueOptions) (QueueInfo, error) 
 			return nil
 		}
 		if o.Passive {
+			// From 4.3 a passive declare needs a permission on the name,
+			// checked first: "" too (measured on 4.3.6).
+			if err := ch.checkPassiveAccess(protocol.QueueDeclare, "queue", name); err != nil {
+				return err
+			}
 			// A passive declare does not expand "" to the channel's last
 			// queue: RabbitMQ 3.10.8 answers "no queue '' in vhost '/'".
 			if name == "" {

@@ -233,10 +233,46 @@ func (ch *Channel) checkAccess(m protocol.Method, kind, resource, name string) e
 	}
 	c := ch.conn
 	if p, ok := c.vhost.perms[c.user]; !ok || !p.allows(kind, name) {
-		return protocol.Errorf(protocol.AccessRefused, m, "access to %s '%s' in vhost '%s' refused for user '%s'", resource, name, c.vhost.name, c.user)
+		return ch.refused(m, kind, "access to %s '%s' in vhost '%s' refused for user '%s'", resource, name, c.vhost.name, c.user)
 	}
 	ch.permCache = remember(ch.permCache, key)
 	return nil
+}
+
+// refused is a missing permission's 403; from 4.0 its text starts with
+// the permission (Profile.AccessRefusalNamesPermission).
+func (ch *Channel) refused(m protocol.Method, kind, format string, args ...any) error {
+	if ch.b.profile.AccessRefusalNamesPermission {
+		format, args = "%s "+format, append([]any{kind}, args...)
+	}
+	return protocol.Errorf(protocol.AccessRefused, m, format, args...)
+}
+
+// checkPassiveAccess is 4.3's check of a passive declare
+// (Profile.PassiveDeclareNeedsPermission): any of the three permissions
+// on the name will do, the refusal names configure. A remembered check of
+// any of them counts; a new success is remembered as the first permission
+// that allows it. Caller holds the lock.
+func (ch *Channel) checkPassiveAccess(m protocol.Method, resource, name string) error {
+	if !ch.b.profile.PassiveDeclareNeedsPermission {
+		return nil
+	}
+	kinds := []string{permConfigure, permWrite, permRead}
+	for _, kind := range kinds {
+		if slices.Contains(ch.permCache, permCheck{kind, resource, name}) {
+			return nil
+		}
+	}
+	c := ch.conn
+	if p, ok := c.vhost.perms[c.user]; ok {
+		for _, kind := range kinds {
+			if p.allows(kind, name) {
+				ch.permCache = remember(ch.permCache, permCheck{kind, resource, name})
+				return nil
+			}
+		}
+	}
+	return ch.refused(m, permConfigure, "access to %s '%s' in vhost '%s' refused for user '%s'", resource, name, c.vhost.name, c.user)
 }
 
 // remember prepends a successful check to a channel's cache, dropping the
@@ -271,7 +307,7 @@ func (ch *Channel) checkTopicAccess(m protocol.Method, kind string, x *exchange,
 		re = tp.write
 	}
 	if re == nil || !re.MatchString(key) {
-		return protocol.Errorf(protocol.AccessRefused, m, "access to topic '%s' in exchange '%s' in vhost '%s' refused for user '%s'", key, x.name, c.vhost.name, c.user)
+		return ch.refused(m, kind, "access to topic '%s' in exchange '%s' in vhost '%s' refused for user '%s'", key, x.name, c.vhost.name, c.user)
 	}
 	ch.topicCache = remember(ch.topicCache, ck)
 	return nil

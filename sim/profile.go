@@ -168,6 +168,53 @@ type Profile struct {
 	// handle_method(#'basic.qos'{global = true}), is_global_qos_permitted/0).
 	GlobalQosDenied bool
 
+	// What connection.start says besides the version, measured with a
+	// raw socket on 3.10.8, 4.0.5 and 4.3.6 (3.12 and 3.13 say what
+	// 3.10.8 says, 4.1 and 4.2 what 4.0.5 says: not measured): the
+	// platform property (the Erlang/OTP release the broker runs on), the
+	// copyright property, and the mechanisms field in the release's order
+	// (rabbit_reader:auth_mechanisms/1, rabbit_registry's order). 4.0.5
+	// and 4.3.6 offer ANONYMOUS and list it in different places; it logs
+	// in as anonymous_login_user, guest (AnonymousUser; measured on
+	// 4.0.5; rabbit_auth_mechanism_anonymous, read in a 4.x source, the
+	// tag not confirmed).
+	Platform, Copyright, Mechanisms string
+	// Protocol headers (measured on 3.10.8, 4.0.5 and 4.3.6 with a raw
+	// socket; ProtocolHeader reads these). AMQP08 starts AMQP 0-8 on
+	// "AMQP\x01\x01\x08\x00" and "AMQP\x01\x01\x09\x01" (3.10; 4.0.5
+	// and 4.3.6 refuse them). AMQP10 starts AMQP 1.0 on its SASL header
+	// "AMQP\x03\x01\x00\x00" (4.0+: AMQP 1.0 is a core protocol,
+	// release-notes/4.0.1.md; 3.10.8 has no plugin for it). RefusalHeader
+	// is what a header that starts nothing is answered with before the
+	// socket closes, unless it claims 0-9-x ("AMQP\x00\x00\x09" and any
+	// revision), which every release answers with the 0-9-1 header:
+	// 3.10.8 the 0-9-1 header, 4.0.5 and 4.3.6 AMQP 1.0's SASL header.
+	AMQP08, AMQP10 bool
+	RefusalHeader  [8]byte
+	// AccessRefusalNamesPermission starts a refused permission's text
+	// with the permission: "configure access to queue 'q' in vhost '/'
+	// refused for user 'u'", and "write access to topic ..." (4.0+;
+	// recorded: permissions-methods.txt, permissions-channel-cache.txt and
+	// users-login.txt on 4.0.5 and 4.3.6; measured there for topic
+	// permissions; rabbit_access_control:check_resource_access/4 formats
+	// "~ts access to ~ts refused for user '~ts'"). 3.10.8 omits it.
+	AccessRefusalNamesPermission bool
+	// PassiveDeclareNeedsPermission makes a passive queue.declare or
+	// exchange.declare need some permission (configure, write or read) on
+	// the name, checked before the queue or exchange is looked up, the
+	// refusal naming configure (4.3+: recorded in permissions-methods.txt
+	// and measured on 4.3.6; 4.2.6 and 4.3.0 required configure,
+	// rabbitmq-server#16085, 4.3.1 took any, #16272,
+	// release-notes/4.3.1.md). 3.10.8 and 4.0.5 check nothing.
+	PassiveDeclareNeedsPermission bool
+	// UnknownExchangeTypeChannelError makes exchange.declare of an
+	// unknown type 406 PRECONDITION_FAILED, closing the channel, where
+	// 3.10 closes the connection with 503 COMMAND_INVALID (3.13+:
+	// rabbitmq-server#11214 in 3.13.3, rabbit_exchange:check_type/1;
+	// recorded: exchange-unknown-type-closes-connection.txt on 4.0.5 and
+	// 4.3.6).
+	UnknownExchangeTypeChannelError bool
+
 	// Queue holds the rules the queues follow (queue.Rules):
 	//   - GetCountOnlyReturned (3.12+): RS@v3.12.0
 	//     rabbit_fifo_client:add_delivery_count_header/2; 3.10's
@@ -192,6 +239,12 @@ type Profile struct {
 	//     rabbit_amqqueue:check_queue_version/2; the refusal's text is
 	//     assumed to be 3.10's (not read).
 	//   - RefuseClassicConsumerTimeout: as ConsumerTimeoutQuorumOnly.
+	//   - QueueModeUnchecked (4.3+): recorded in
+	//     declare-invalid-arguments.txt and measured on 4.3.6 (any value
+	//     of any type declares; a redeclare still compares it; quorum
+	//     queues and streams still refuse it). release-notes/4.3.0.md,
+	//     "CQv1 storage is removed", says x-queue-mode is refused at any
+	//     value; 4.3.6 does not refuse it.
 	Queue queue.Rules
 }
 
@@ -221,6 +274,7 @@ func (v Version) Profile() Profile {
 		FrameMaxBeforeTune: 4096,
 		ServerVersion:      serverVersions[v],
 	}
+	p.accessAndHandshake(v)
 	if v.atLeast(3, 12) {
 		p.QueueConsumerTimeout = true
 		p.Queue.GetCountOnlyReturned = true
@@ -255,6 +309,29 @@ func (v Version) Profile() Profile {
 	return p
 }
 
+// accessAndHandshake sets the permission, declare and handshake rules of
+// release series v (the fields' comments give the evidence).
+func (p *Profile) accessAndHandshake(v Version) {
+	p.Platform, p.Copyright = "Erlang/OTP 25.2.3", "Copyright (c) 2007-2022 VMware, Inc. or its affiliates."
+	p.Mechanisms = "PLAIN AMQPLAIN"
+	p.AMQP08, p.RefusalHeader = true, amqp091Header
+	if v.atLeast(3, 13) {
+		p.UnknownExchangeTypeChannelError = true
+	}
+	if v.atLeast(4, 0) {
+		p.Platform, p.Copyright = "Erlang/OTP 27.3.4.1", "Copyright (c) 2007-2024 Broadcom Inc and/or its subsidiaries"
+		p.Mechanisms = "PLAIN ANONYMOUS AMQPLAIN"
+		p.AMQP08, p.AMQP10, p.RefusalHeader = false, true, amqp10SASLHeader
+		p.AccessRefusalNamesPermission = true
+	}
+	if v.atLeast(4, 3) {
+		p.Platform, p.Copyright = "Erlang/OTP 29.1.2", "Copyright (c) 2007-2026 Broadcom Inc and/or its subsidiaries"
+		p.Mechanisms = "PLAIN AMQPLAIN ANONYMOUS"
+		p.PassiveDeclareNeedsPermission = true
+		p.Queue.QueueModeUnchecked = true
+	}
+}
+
 // Change is one rule of Profile that some release changed, named for
 // reports (the upgrade check attributes each difference it finds to the
 // change that, undone, removes it).
@@ -283,6 +360,8 @@ func Changes() []Change {
 			func(p *Profile, b Profile) { p.LastDeathHeaders = b.LastDeathHeaders }},
 		{"stream filtering", V3_13, "a stream consumer with x-stream-filter gets only the messages whose x-stream-filter-value it names",
 			func(p *Profile, b Profile) { p.Queue.StreamFiltering = b.Queue.StreamFiltering }},
+		{"unknown exchange type is a channel error", V3_13, "exchange.declare of an unknown type closes the channel with 406, not the connection with 503",
+			func(p *Profile, b Profile) { p.UnknownExchangeTypeChannelError = b.UnknownExchangeTypeChannelError }},
 		{"publisher's x-death ignored", V4_0, "an x-death header set by a publisher is overwritten, not extended",
 			func(p *Profile, b Profile) { p.IgnorePublisherDeaths = b.IgnorePublisherDeaths }},
 		{"max_message_size 16 MiB", V4_0, "a larger message closes the channel with 406",
@@ -297,6 +376,12 @@ func Changes() []Change {
 			func(p *Profile, b Profile) { p.SACGetNamesQueueType = b.SACGetNamesQueueType }},
 		{"consumer_max_per_channel", V4_0, "with consumer_max_per_channel set, a basic.consume beyond it closes the connection with 530",
 			func(p *Profile, b Profile) { p.ConsumerMaxPerChannel = b.ConsumerMaxPerChannel }},
+		{"refusals name the permission", V4_0, "a 403 ACCESS_REFUSED for a missing permission starts with it: \"configure access to queue ...\"",
+			func(p *Profile, b Profile) { p.AccessRefusalNamesPermission = b.AccessRefusalNamesPermission }},
+		{"ANONYMOUS mechanism", V4_0, "connection.start offers ANONYMOUS, which logs in as guest",
+			func(p *Profile, b Profile) { p.Mechanisms = b.Mechanisms }},
+		{"AMQP 1.0 protocol header", V4_0, "a protocol header other than 0-9-1's is answered with AMQP 1.0's SASL header, and 0-8's no longer starts AMQP 0-8",
+			func(p *Profile, b Profile) { p.AMQP08, p.AMQP10, p.RefusalHeader = b.AMQP08, b.AMQP10, b.RefusalHeader }},
 		{"frame_max 8192 before tune", V4_1, "frames up to 8192 bytes are accepted before connection.tune-ok",
 			func(p *Profile, b Profile) { p.FrameMaxBeforeTune = b.FrameMaxBeforeTune }},
 		{"mandatory reply-to routed", V4_2, "a mandatory publish to a direct reply-to name is not returned",
@@ -312,6 +397,10 @@ func Changes() []Change {
 			func(p *Profile, b Profile) { p.Queue.SplitDeliveryCount = b.Queue.SplitDeliveryCount }},
 		{"x-queue-version 2 only", V4_3, "x-queue-version 1 is refused",
 			func(p *Profile, b Profile) { p.Queue.OnlyQueueVersion2 = b.Queue.OnlyQueueVersion2 }},
+		{"passive declare needs a permission", V4_3, "a passive queue.declare or exchange.declare without any permission on the name is refused with 403, naming configure",
+			func(p *Profile, b Profile) { p.PassiveDeclareNeedsPermission = b.PassiveDeclareNeedsPermission }},
+		{"x-queue-mode unchecked", V4_3, "x-queue-mode takes any value",
+			func(p *Profile, b Profile) { p.Queue.QueueModeUnchecked = b.Queue.QueueModeUnchecked }},
 	}
 }
 

@@ -40,8 +40,10 @@ var (
 	// FRAME_ERROR).
 	ErrFrameType = errors.New("unknown frame type")
 	// ErrProtocolHeader: the client opened with something other than
-	// "AMQP\x00\x00\x09\x01". The server answers with [ProtocolHeader] and
-	// closes the connection.
+	// "AMQP\x00\x00\x09\x01". The server answers as the simulated
+	// release does (sim.Profile.ProtocolHeader): it takes 0-9's header
+	// too, and answers any other with a protocol header and closes the
+	// connection.
 	ErrProtocolHeader = errors.New("unsupported protocol header")
 
 	// ErrFieldType: an encoder was given a table value whose Go type has no

@@ -18,18 +18,19 @@ import (
 // Version is amqpsim's own version, in connection.start's information.
 const Version = "0.1.0"
 
-// serverProperties are connection.start's server-properties as RabbitMQ
-// 3.10.8 sends them (measured: product, version, platform, copyright,
-// cluster_name and capabilities), so that clients that branch on them
-// behave as in production; version is the simulated release's
-// (sim.Profile.ServerVersion). amqpsim names itself only in information,
+// serverProperties are connection.start's server-properties as the
+// simulated release sends them (measured on 3.10.8, 4.0.5 and 4.3.6:
+// product, version, platform, copyright, cluster_name and capabilities,
+// the same capabilities on all three), so that clients that branch on them
+// behave as in production; version, platform and copyright are the
+// profile's (sim.Profile). amqpsim names itself only in information,
 // which clients show and do not branch on.
 func serverProperties(p sim.Profile) protocol.Table {
 	return protocol.Table{
 		"product":      "RabbitMQ",
 		"version":      p.ServerVersion,
-		"platform":     "Erlang/OTP 25.2.3",
-		"copyright":    "Copyright (c) 2007-2022 VMware, Inc. or its affiliates.",
+		"platform":     p.Platform,
+		"copyright":    p.Copyright,
 		"information":  "amqpsim " + Version + " (" + runtime.Version() + "), a simulator of RabbitMQ " + p.ServerVersion + "; see https://github.com/amqpsim/amqpsim",
 		"cluster_name": "rabbit@amqpsim",
 		"capabilities": protocol.Table{
@@ -63,17 +64,23 @@ func (c *serverConn) handshake() bool {
 	if _, err := io.ReadFull(c.br, header[:]); err != nil {
 		return false
 	}
-	if header != ProtocolHeader {
+	profile := c.s.Broker.Profile()
+	if a := profile.ProtocolHeader(header); !a.Start {
 		// "If the server cannot support the protocol specified in the
 		// protocol header, it MUST respond with a valid protocol header
-		// and then close the socket connection."
-		_ = c.fw.WriteProtocolHeader()
+		// and then close the socket connection." Which header is the
+		// simulated release's (sim.Profile.ProtocolHeader).
+		_, _ = c.bw.Write(a.Reply[:])
 		_ = c.bw.Flush()
-		c.s.logf("wire: connection from %s: unsupported protocol header %q", c.nc.RemoteAddr(), header[:])
+		if a.Unsimulated != "" {
+			c.s.logf("wire: connection from %s: protocol header %q starts %s on RabbitMQ %s, which amqpsim does not simulate", c.nc.RemoteAddr(), header[:], a.Unsimulated, profile.ServerVersion)
+		} else {
+			c.s.logf("wire: connection from %s: unsupported protocol header %q", c.nc.RemoteAddr(), header[:])
+		}
 		return false
 	}
-	if !c.send(0, &ConnectionStart{VersionMajor: 0, VersionMinor: 9, ServerProperties: serverProperties(c.s.Broker.Profile()),
-		Mechanisms: "PLAIN AMQPLAIN", Locales: "en_US"}) {
+	if !c.send(0, &ConnectionStart{VersionMajor: 0, VersionMinor: 9, ServerProperties: serverProperties(profile),
+		Mechanisms: profile.Mechanisms, Locales: "en_US"}) {
 		return false
 	}
 
@@ -86,8 +93,12 @@ func (c *serverConn) handshake() bool {
 	cancelNotify := caps["consumer_cancel_notify"] == true
 	blockedNotify := caps["connection.blocked"] == true
 	name, _ := startOk.ClientProperties["connection_name"].(string)
-	user, pass, ok := c.credentials(startOk)
+	user, pass, ok := c.credentials(startOk, profile)
 	if !ok {
+		// RabbitMQ closes the socket without a word 3 s later (measured
+		// on 3.10.8, 4.0.5 and 4.3.6 with a mechanism it does not offer
+		// and with a malformed PLAIN response).
+		c.linger()
 		return false
 	}
 	// The broker checks the login (sim.Broker.Authenticate); the wire only
@@ -203,9 +214,17 @@ func localAddr(nc net.Conn) netip.Addr {
 }
 
 // credentials extracts user and password from start-ok for PLAIN or
-// AMQPLAIN, as RabbitMQ's mechanisms parse them.
-func (c *serverConn) credentials(m *ConnectionStartOk) (user, pass string, ok bool) {
-	switch m.Mechanism {
+// AMQPLAIN, as RabbitMQ's mechanisms parse them; ANONYMOUS, where the
+// profile offers it, ignores its response and logs in as
+// sim.AnonymousUser.
+func (c *serverConn) credentials(m *ConnectionStartOk, p sim.Profile) (user, pass string, ok bool) {
+	mechanism := m.Mechanism
+	if !p.OffersMechanism(mechanism) {
+		mechanism = "" // not offered: unknown
+	}
+	switch mechanism {
+	case "ANONYMOUS":
+		return sim.AnonymousUser, sim.AnonymousPassword, true
 	case "PLAIN":
 		// "\0user\0pass": an empty authorization identity, then two
 		// NUL-separated fields (rabbit_auth_mechanism_plain).

@@ -337,7 +337,7 @@ func (ch *Channel) Get(queueName string, noAck bool) (d Delivery, ok bool, err e
 			return protocol.Errorf(protocol.NotImplemented, protocol.BasicGet, "basic.get not supported by stream queues %s", q.Resource())
 		}
 		// rabbit_quorum_queue:dequeue/4 in 3.10
-		// (quorum-single-active-consumer.txt); the 4.x channel prints the
+		// (quorum-single-active-consumer.txt); the 4.2+ channel prints the
 		// type's short alias, a binary, with ~p (Profile.SACGetNamesQueueType).
 		if q.quorum && q.SingleActive() {
 			kind := "quorum"

@@ -143,13 +143,16 @@ type Profile struct {
 	// #conf{max_consumers} it reads at channel start; the stored source
 	// read is a 4.x rabbit_channel, the tag not confirmed).
 	ConsumerMaxPerChannel bool
-	// SACGetNamesQueueType is 4.x's text for basic.get on a quorum
+	// SACGetNamesQueueType is the newer text for basic.get on a quorum
 	// single active consumer queue: the queue type is printed with ~p
 	// from rabbit_queue_type:short_alias_of/1, a binary, so it reads
-	// <<"quorum">> (RS@v4.0.9 rabbit_channel:
+	// <<"quorum">> (rabbit_channel:
 	// unsupported_single_active_consumer_error/1, read in a 4.x
-	// rabbit_channel, the tag not confirmed; 3.10 writes "quorum
-	// queues", recorded in quorum-single-active-consumer.txt).
+	// rabbit_channel). Recorded: quorum-single-active-consumer.txt, where
+	// 4.3.6 writes <<"quorum">> and 4.0.5 still 3.10's "quorum queues".
+	// From 4.2: the registry lookup short_alias_of/1 makes came with
+	// queue types from plugins (rabbitmq-server#13905, merged May 2025,
+	// after 4.1.0), the likeliest origin; the tag is not confirmed.
 	SACGetNamesQueueType bool
 
 	// ReplyToMandatoryRouted counts a publish to a direct reply-to name
@@ -236,13 +239,13 @@ func (v Version) Profile() Profile {
 		p.Queue.QuorumPriorities = queue.TwoQuorumPriorities
 		p.Queue.QuorumSACPriority = true
 		p.ConsumerMaxPerChannel = true
-		p.SACGetNamesQueueType = true
 	}
 	if v.atLeast(4, 1) {
 		p.FrameMaxBeforeTune = 8192
 	}
 	if v.atLeast(4, 2) {
 		p.ReplyToMandatoryRouted = true
+		p.SACGetNamesQueueType = true
 	}
 	if v.atLeast(4, 3) {
 		p.GlobalQosDenied = true
@@ -293,14 +296,14 @@ func Changes() []Change {
 			func(p *Profile, b Profile) { p.Queue.QuorumPriorities = b.Queue.QuorumPriorities }},
 		{"quorum single active consumer by priority", V4_0, "on a quorum single active consumer queue a consumer of higher x-priority takes over once the active one has settled what it holds, and the next active consumer is the waiting one of highest priority, not the first registered",
 			func(p *Profile, b Profile) { p.Queue.QuorumSACPriority = b.Queue.QuorumSACPriority }},
-		{"basic.get on quorum SAC text", V4_0, "basic.get on a quorum single active consumer queue is still refused with 405, its text naming the type as <<\"quorum\">>",
-			func(p *Profile, b Profile) { p.SACGetNamesQueueType = b.SACGetNamesQueueType }},
 		{"consumer_max_per_channel", V4_0, "with consumer_max_per_channel set, a basic.consume beyond it closes the connection with 530",
 			func(p *Profile, b Profile) { p.ConsumerMaxPerChannel = b.ConsumerMaxPerChannel }},
 		{"frame_max 8192 before tune", V4_1, "frames up to 8192 bytes are accepted before connection.tune-ok",
 			func(p *Profile, b Profile) { p.FrameMaxBeforeTune = b.FrameMaxBeforeTune }},
 		{"mandatory reply-to routed", V4_2, "a mandatory publish to a direct reply-to name is not returned",
 			func(p *Profile, b Profile) { p.ReplyToMandatoryRouted = b.ReplyToMandatoryRouted }},
+		{"basic.get on quorum SAC text", V4_2, "basic.get on a quorum single active consumer queue is still refused with 405, its text naming the type as <<\"quorum\">>",
+			func(p *Profile, b Profile) { p.SACGetNamesQueueType = b.SACGetNamesQueueType }},
 		{"global_qos denied", V4_3, "basic.qos global=true sets the per-consumer prefetch instead of a channel-wide limit; permit the feature to keep it",
 			func(p *Profile, b Profile) { p.GlobalQosDenied = b.GlobalQosDenied }},
 		{"consumer timeout on quorum queues only", V4_3, "classic queues have no consumer timeout and refuse x-consumer-timeout",

@@ -50,6 +50,15 @@ type Rules struct {
 	// recorded on 3.10.8). RS@v3.13.7 rabbit_stream_queue.erl:consume/3
 	// (filter_spec) and capabilities/0.
 	StreamFiltering bool
+
+	// ImplicitQueueType makes a declaration without x-queue-type one of
+	// the default type, classic (4.0+): the channel adds the argument
+	// before the equivalence check (rabbit_amqqueue:
+	// augment_declare_args/5), so a redeclaration of another type names
+	// both, "received 'classic' but current is 'quorum'", where 3.10
+	// wrote "received none but current is the value 'quorum' of type
+	// 'longstr'" (quorum-redeclare.txt).
+	ImplicitQueueType bool
 }
 
 // QuorumPriorities names a quorum queue's treatment of message priorities.

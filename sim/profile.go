@@ -255,6 +255,13 @@ func (v Version) Profile() Profile {
 		p.Queue.OnlyQueueVersion2 = true
 		p.Queue.RefuseClassicConsumerTimeout = true
 	}
+	// Quorum queues and dead-lettering, as the library recorded on 4.0.5
+	// and 4.3.6 shows them. A rule the two releases share starts at 4.0
+	// (3.12, 3.13, 4.1 and 4.2 cannot be run here).
+	if v.atLeast(4, 0) {
+		// Recorded: quorum-redeclare.txt on 4.0.5 and 4.3.6.
+		p.Queue.ImplicitQueueType = true
+	}
 	return p
 }
 
@@ -298,6 +305,8 @@ func Changes() []Change {
 			func(p *Profile, b Profile) { p.Queue.QuorumSACPriority = b.Queue.QuorumSACPriority }},
 		{"consumer_max_per_channel", V4_0, "with consumer_max_per_channel set, a basic.consume beyond it closes the connection with 530",
 			func(p *Profile, b Profile) { p.ConsumerMaxPerChannel = b.ConsumerMaxPerChannel }},
+		{"x-queue-type defaults to classic", V4_0, "a redeclaration of another queue type without x-queue-type is refused as \"received 'classic' but current is 'quorum'\"",
+			func(p *Profile, b Profile) { p.Queue.ImplicitQueueType = b.Queue.ImplicitQueueType }},
 		{"frame_max 8192 before tune", V4_1, "frames up to 8192 bytes are accepted before connection.tune-ok",
 			func(p *Profile, b Profile) { p.FrameMaxBeforeTune = b.FrameMaxBeforeTune }},
 		{"mandatory reply-to routed", V4_2, "a mandatory publish to a direct reply-to name is not returned",

@@ -59,6 +59,15 @@ type Rules struct {
 	// wrote "received none but current is the value 'quorum' of type
 	// 'longstr'" (quorum-redeclare.txt).
 	ImplicitQueueType bool
+	// ReturnsByConsumerKey is the order in which a quorum queue takes
+	// back a closed channel's messages from 4.0: each consumer's, the
+	// consumers in registration order, then the basic.get ones; 3.10
+	// returns the basic.get ones first, then each consumer's by consumer
+	// tag (quorum-close-return-order.txt). Either way each consumer's
+	// come in the order it took them. rabbit_fifo keys a consumer by the
+	// Raft index of its checkout from 4.0, by {Tag, Pid} before, and
+	// returns consumer by consumer in key order.
+	ReturnsByConsumerKey bool
 }
 
 // QuorumPriorities names a quorum queue's treatment of message priorities.

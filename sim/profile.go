@@ -261,6 +261,11 @@ func (v Version) Profile() Profile {
 	if v.atLeast(4, 0) {
 		// Recorded: quorum-redeclare.txt on 4.0.5 and 4.3.6.
 		p.Queue.ImplicitQueueType = true
+		// Recorded: quorum-close-return-order.txt on 4.0.5 and 4.3.6;
+		// rabbit_fifo:apply/3 (#checkout{} with a two-element spec, IsV4)
+		// keys a new consumer by the Raft index, and handle_down/3
+		// returns consumer by consumer in key order.
+		p.Queue.ReturnsByConsumerKey = true
 	}
 	return p
 }
@@ -307,6 +312,8 @@ func Changes() []Change {
 			func(p *Profile, b Profile) { p.ConsumerMaxPerChannel = b.ConsumerMaxPerChannel }},
 		{"x-queue-type defaults to classic", V4_0, "a redeclaration of another queue type without x-queue-type is refused as \"received 'classic' but current is 'quorum'\"",
 			func(p *Profile, b Profile) { p.Queue.ImplicitQueueType = b.Queue.ImplicitQueueType }},
+		{"quorum close returns by consumer", V4_0, "a quorum queue takes back a closed channel's messages consumer by consumer in registration order, basic.get ones last (3.10: basic.get ones first, consumers by tag)",
+			func(p *Profile, b Profile) { p.Queue.ReturnsByConsumerKey = b.Queue.ReturnsByConsumerKey }},
 		{"frame_max 8192 before tune", V4_1, "frames up to 8192 bytes are accepted before connection.tune-ok",
 			func(p *Profile, b Profile) { p.FrameMaxBeforeTune = b.FrameMaxBeforeTune }},
 		{"mandatory reply-to routed", V4_2, "a mandatory publish to a direct reply-to name is not returned",

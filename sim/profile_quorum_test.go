@@ -47,3 +47,56 @@ func TestImplicitQueueTypeText40(t *testing.T) {
 		}
 	}
 }
+
+// closeReturnOrder holds m1 (a basic.get), m2 (consumer Z, registered
+// first), m3 (consumer A) and m4, m5 (basic.gets) on one channel, closes
+// it, and returns the order in which a new consumer gets them back.
+func closeReturnOrder(t *testing.T, v sim.Version) []string {
+	e := newEnvOn(t, v)
+	e.declare("q", quorumQueue)
+	ch2 := e.channel(e.conn)
+	e.qos(ch2, 1, false)
+	get := func() {
+		if _, ok, err := ch2.Get("q", false); err != nil || !ok {
+			t.Fatalf("%v: get: %v %v", v, ok, err)
+		}
+	}
+	e.publish("q", "m1")
+	get()
+	e.consume(ch2, "q", "Z", sim.ConsumeOptions{})
+	e.consume(ch2, "q", "A", sim.ConsumeOptions{})
+	e.publish("q", "m2", "m3", "m4")
+	get()
+	e.publish("q", "m5")
+	get()
+	e.must(ch2.Close())
+	return bodies(e.consume(e.ch, "q", "B", sim.ConsumeOptions{}).Deliveries())
+}
+
+// A quorum queue takes back a closed channel's messages consumer by
+// consumer: from 4.0 in registration order (rabbit_fifo keys a consumer by
+// the Raft index of its checkout), the basic.get ones ({Tag, Pid} keys)
+// last; in 3.10 the basic.get ones first, then by consumer tag
+// (quorum-close-return-order.txt on 3.10.8, 4.0.5 and 4.3.6).
+func TestQuorumCloseReturnsByConsumerKey40(t *testing.T) {
+	diff(t, "3.10", []string{"m1", "m4", "m5", "m3", "m2"}, closeReturnOrder(t, sim.V3_10))
+	diff(t, "4.0", []string{"m2", "m3", "m1", "m4", "m5"}, closeReturnOrder(t, sim.V4_0))
+	diff(t, "4.3", []string{"m2", "m3", "m1", "m4", "m5"}, closeReturnOrder(t, sim.V4_3))
+
+	// A consumer registered again under the tag of a cancelled one that
+	// still holds a message keeps its key (consumer_key_from_id/2), so it
+	// comes back before a consumer registered in between.
+	e := newEnvOn(t, sim.V4_0)
+	e.declare("q", quorumQueue)
+	ch2 := e.channel(e.conn)
+	e.qos(ch2, 1, false)
+	e.consume(ch2, "q", "A", sim.ConsumeOptions{})
+	e.publish("q", "a1")
+	e.must(ch2.Cancel("A"))
+	e.consume(ch2, "q", "B", sim.ConsumeOptions{})
+	e.publish("q", "b1")
+	e.consume(ch2, "q", "A", sim.ConsumeOptions{})
+	e.publish("q", "a2")
+	e.must(ch2.Close())
+	diff(t, "re-registered", []string{"a1", "a2", "b1"}, bodies(e.consume(e.ch, "q", "C", sim.ConsumeOptions{}).Deliveries()))
+}

@@ -313,7 +313,12 @@ func (q *quorum[T]) Settle(ds []Settled[T], how Settlement) {
 		switch how {
 		case Requeue, RequeueFailed:
 			q.giveBack(d.Message, !q.hasLimit, how == RequeueFailed)
-		case Reject:
+		case Reject, RejectFailed:
+			if how == RejectFailed && q.opts.Rules.SplitDeliveryCount {
+				// #discard{} counts a failed delivery in the dead letter's
+				// delivery_count (4.3).
+				d.Message.deliveryCount++
+			}
 			q.deadLetter(publisherCopy(d.Message), "rejected")
 		}
 	}

@@ -68,6 +68,17 @@ type Rules struct {
 	// Raft index of its checkout from 4.0, by {Tag, Pid} before, and
 	// returns consumer by consumer in key order.
 	ReturnsByConsumerKey bool
+	// ClassicDeliveryCount is 4.3's delivery-count on classic queues: a
+	// basic.reject, with requeue or without, and a channel that closed
+	// holding the message count a failed delivery (Message.Failures), and
+	// a classic queue stores a message with failed deliveries as
+	// delivered, so it is redelivered even on its first delivery from
+	// that queue: one dead-lettered after a basic.reject arrives
+	// redelivered, one after a basic.nack does not
+	// (dlx-reject-with-routing-key.txt), and one handed straight to a
+	// waiting consumer of an empty queue does not either
+	// (dlx-reject-counts-delivery.txt).
+	ClassicDeliveryCount bool
 }
 
 // QuorumPriorities names a quorum queue's treatment of message priorities.

@@ -267,6 +267,17 @@ func (v Version) Profile() Profile {
 		// returns consumer by consumer in key order.
 		p.Queue.ReturnsByConsumerKey = true
 	}
+	if v.atLeast(4, 3) {
+		// Recorded on 4.3.6 (4.0.5 as 3.10.8): dlx-reject-with-routing-key,
+		// dlx-x-death-counts-cycle, maxlen-drop-head-dlx,
+		// ttl-requeue-keeps-expiry and dlx-reject-counts-delivery (a
+		// channel close counts, basic.nack does not, a quorum queue's
+		// dead letter carries its count, a dead letter handed straight to
+		// a waiting consumer is not redelivered). Source:
+		// rabbitmq-server#15020 ("4.3: Implement AMQP-1.0 delivery-count
+		// for CQs") and #15387 (basic.reject counts, basic.nack does not).
+		p.Queue.ClassicDeliveryCount = true
+	}
 	return p
 }
 
@@ -329,6 +340,8 @@ func Changes() []Change {
 			}},
 		{"basic.reject and basic.nack counted apart", V4_3, "on quorum queues only basic.reject and channel closes count towards the delivery limit and x-delivery-count; x-acquired-count counts every return",
 			func(p *Profile, b Profile) { p.Queue.SplitDeliveryCount = b.Queue.SplitDeliveryCount }},
+		{"classic delivery-count", V4_3, "a message a client rejected with basic.reject (not basic.nack), or held on a channel that closed, counts a failed delivery: a classic queue, dead-lettered ones included, delivers it as redelivered",
+			func(p *Profile, b Profile) { p.Queue.ClassicDeliveryCount = b.Queue.ClassicDeliveryCount }},
 		{"x-queue-version 2 only", V4_3, "x-queue-version 1 is refused",
 			func(p *Profile, b Profile) { p.Queue.OnlyQueueVersion2 = b.Queue.OnlyQueueVersion2 }},
 	}

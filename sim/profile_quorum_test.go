@@ -3,6 +3,7 @@ package sim_test
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/amqpsim/amqpsim/protocol"
 	"github.com/amqpsim/amqpsim/sim"
@@ -99,4 +100,72 @@ func TestQuorumCloseReturnsByConsumerKey40(t *testing.T) {
 	e.publish("q", "a2")
 	e.must(ch2.Close())
 	diff(t, "re-registered", []string{"a1", "a2", "b1"}, bodies(e.consume(e.ch, "q", "C", sim.ConsumeOptions{}).Deliveries()))
+}
+
+// dlqDeliveries dead-letters messages of a classic queue a and a quorum
+// queue c to the classic queue dlq, after basic.reject or basic.nack
+// without requeue (and a3 rejected with requeue first), lets a closed
+// channel's message expire from d into dlq, and returns what a consumer
+// of dlq then gets: bodies and redelivered flags; last, a4's dead letter,
+// handed straight to that consumer waiting on the empty dlq.
+func dlqDeliveries(t *testing.T, v sim.Version) []dv {
+	e := newEnvOn(t, v)
+	dl := func(args sim.Table) sim.Table {
+		args["x-dead-letter-exchange"], args["x-dead-letter-routing-key"] = "", "dlq"
+		return args
+	}
+	e.declare("dlq", sim.QueueOptions{})
+	e.declare("a", sim.QueueOptions{Args: dl(sim.Table{})})
+	e.declare("c", sim.QueueOptions{Durable: true, Args: dl(sim.Table{"x-queue-type": "quorum"})})
+	e.declare("d", sim.QueueOptions{Args: dl(sim.Table{"x-message-ttl": int64(1000)})})
+	settle := func(q string, reject, requeue bool) {
+		t.Helper()
+		d, ok, err := e.ch.Get(q, false)
+		if err != nil || !ok {
+			t.Fatalf("%v: get %s: %v %v", v, q, ok, err)
+		}
+		if reject {
+			e.must(e.ch.Reject(d.DeliveryTag, requeue))
+		} else {
+			e.must(e.ch.Nack(d.DeliveryTag, false, requeue))
+		}
+	}
+	e.publish("a", "a1", "a2", "a3")
+	settle("a", true, false)  // a1 rejected
+	settle("a", false, false) // a2 nacked
+	settle("a", true, true)   // a3 rejected and requeued,
+	settle("a", false, false) // then nacked
+	e.publish("c", "c1", "c2")
+	settle("c", true, false)  // c1 rejected by a quorum queue's client
+	settle("c", false, false) // c2 nacked
+	ch2 := e.channel(e.conn)
+	e.publish("d", "d1")
+	if _, _, err := ch2.Get("d", false); err != nil {
+		t.Fatal(err)
+	}
+	e.must(ch2.Close()) // d1 is back in d, and expires into dlq
+	e.must(e.b.Advance(1500 * time.Millisecond))
+	c := e.consume(e.ch, "dlq", "D", sim.ConsumeOptions{NoAck: true})
+	e.publish("a", "a4")
+	settle("a", true, false)
+	got := brief(c.Deliveries())
+	for i := range got {
+		got[i].Tag = 0
+	}
+	return got
+}
+
+// 4.3 counts a basic.reject (with requeue or without) and a channel close
+// as a failed delivery of the message, basic.nack not, and a classic
+// queue stores a dead letter with failed deliveries as delivered: it
+// comes out redelivered, unless handed straight to a waiting consumer.
+// A quorum queue's dead letter carries its count too. Recorded on 4.3.6,
+// 4.0.5 and 3.10.8: dlx-reject-counts-delivery.txt,
+// dlx-reject-with-routing-key.txt, ttl-requeue-keeps-expiry.txt.
+func TestClassicDeliveryCount43(t *testing.T) {
+	plain := []dv{{0, "a1", false}, {0, "a2", false}, {0, "a3", false}, {0, "c1", false}, {0, "c2", false}, {0, "d1", false}, {0, "a4", false}}
+	diff(t, "3.10", plain, dlqDeliveries(t, sim.V3_10))
+	diff(t, "4.2", plain, dlqDeliveries(t, sim.V4_2))
+	diff(t, "4.3", []dv{{0, "a1", true}, {0, "a2", false}, {0, "a3", true}, {0, "c1", true}, {0, "c2", false}, {0, "d1", true}, {0, "a4", false}},
+		dlqDeliveries(t, sim.V4_3))
 }

@@ -195,6 +195,9 @@ type Profile struct {
 	//     rabbit_amqqueue:check_queue_version/2; the refusal's text is
 	//     assumed to be 3.10's (not read).
 	//   - RefuseClassicConsumerTimeout: as ConsumerTimeoutQuorumOnly.
+	//   - ImplicitQueueType, ReturnsByConsumerKey (4.0+) and
+	//     ClassicDeliveryCount (4.3+): measured on 4.0.5 and 4.3.6; the
+	//     last block of Version.Profile names the recordings.
 	Queue queue.Rules
 }
 

@@ -343,7 +343,7 @@ func Changes() []Change {
 			}},
 		{"basic.reject and basic.nack counted apart", V4_3, "on quorum queues only basic.reject and channel closes count towards the delivery limit and x-delivery-count; x-acquired-count counts every return",
 			func(p *Profile, b Profile) { p.Queue.SplitDeliveryCount = b.Queue.SplitDeliveryCount }},
-		{"classic delivery-count", V4_3, "a message a client rejected with basic.reject (not basic.nack), or held on a channel that closed, counts a failed delivery: a classic queue, dead-lettered ones included, delivers it as redelivered",
+		{"classic delivery-count", V4_3, "a message a client rejected with basic.reject (not basic.nack), or held on a channel that closed, counts a failed delivery, kept when it is dead-lettered: a classic queue that stores it delivers it as redelivered, even the first time",
 			func(p *Profile, b Profile) { p.Queue.ClassicDeliveryCount = b.Queue.ClassicDeliveryCount }},
 		{"x-queue-version 2 only", V4_3, "x-queue-version 1 is refused",
 			func(p *Profile, b Profile) { p.Queue.OnlyQueueVersion2 = b.Queue.OnlyQueueVersion2 }},

@@ -257,6 +257,9 @@ func (d *declared) equivalent(opt Options, list []argSpec) error {
 			if (nt == "" || nt == "classic") && (ot == "" || ot == "classic") {
 				continue
 			}
+			if cur.Rules.ImplicitQueueType && orClassic(nt) != orClassic(ot) {
+				return d.inequivalent(a.key, fmt.Sprintf("'%s'", orClassic(nt)), fmt.Sprintf("'%s'", orClassic(ot)))
+			}
 		}
 		nv, nok := opt.Args[a.key]
 		ov, ook := cur.Args[a.key]
@@ -274,6 +277,15 @@ func (d *declared) equivalent(opt Options, list []argSpec) error {
 		}
 	}
 	return nil
+}
+
+// orClassic is a queue type as Rules.ImplicitQueueType reads it: none is
+// the default, classic.
+func orClassic(t string) string {
+	if t == "" {
+		return "classic"
+	}
+	return t
 }
 
 func (d *declared) inequivalent(key, received, current string) error {

@@ -129,6 +129,12 @@ func (q *classic[T]) Publish(m *Message, ttl int64, hasTTL bool) bool {
 			return true
 		}
 	}
+	if q.opts.Rules.ClassicDeliveryCount && m.Failures > 0 {
+		// 4.3 stores a message with failed deliveries as delivered, so
+		// it is redelivered when fetched; handed straight to a waiting
+		// consumer above it is not (dlx-reject-counts-delivery.txt).
+		m.Delivered = true
+	}
 	dropped := q.dropOverLimit()
 	// deliver_or_enqueue runs drop_expired_msgs only when the new message
 	// may have become the head: the queue holds one message, or drop-head
@@ -165,10 +171,13 @@ func (q *classic[T]) Settle(ds []Settled[T], how Settlement) {
 	settled := q.settled[:0]
 	for _, d := range ds {
 		q.unacked--
+		if how.failed() {
+			q.failed(d.Message)
+		}
 		switch how {
 		case Requeue, RequeueFailed:
 			q.requeue(d.Message)
-		case Reject:
+		case Reject, RejectFailed:
 			q.env.DeadLetter(d.Message, "rejected")
 		}
 		if d.Consumer != nil {
@@ -190,11 +199,20 @@ func (q *classic[T]) Settle(ds []Settled[T], how Settlement) {
 func (q *classic[T]) Return(ms []*Message) {
 	for _, m := range ms {
 		q.unacked--
+		q.failed(m)
 		q.requeue(m)
 	}
 	q.dropOverLimit()
 	q.dropExpired()
 	q.Touch()
+}
+
+// failed counts a failed delivery of m (basic.reject, a channel that
+// closed) where Rules.ClassicDeliveryCount holds.
+func (q *classic[T]) failed(m *Message) {
+	if q.opts.Rules.ClassicDeliveryCount {
+		m.Failures++
+	}
 }
 
 // Purge removes every ready message and returns how many there were.

@@ -42,13 +42,23 @@ type Message struct {
 	// requeues.
 	Expiry int64
 	// Delivered is set once the message has been fetched (delivered or got)
-	// from this queue: the next fetch has redelivered=true.
+	// from this queue, or in 4.3 when a classic queue stores it with
+	// failed deliveries (Rules.ClassicDeliveryCount): the next fetch has
+	// redelivered=true.
 	Delivered bool
 	Expires   bool
 	// Dead is set on a message the broker dead-lettered: its x-death
 	// header is the broker's own, not a publisher's (RabbitMQ 4.0 reads
 	// only its own).
-	Dead     bool
+	Dead bool
+	// Failures counts the message's failed deliveries in 4.3, AMQP 1.0's
+	// delivery-count message annotation: basic.reject (with requeue or
+	// without) and a channel that closed holding it count one, basic.nack
+	// does not. A classic queue counts them (Rules.ClassicDeliveryCount),
+	// a quorum queue's dead letter carries its own count
+	// (Rules.SplitDeliveryCount), and dead-lettering copies the count to
+	// the new message.
+	Failures int64
 	priority uint8
 	// deliveryCount is a quorum queue's count of returns (rabbit_fifo's
 	// delivery_count message header); plain is the publisher's
@@ -98,10 +108,18 @@ const (
 	// where Rules.SplitDeliveryCount holds (4.3) it counts as a failed
 	// delivery towards a quorum queue's delivery limit.
 	RequeueFailed
+	// RejectFailed is basic.reject without requeue: Reject, except that
+	// in 4.3 it counts as a failed delivery, which the dead-lettered
+	// message carries (Message.Failures).
+	RejectFailed
 )
 
 // Requeues reports whether the settlement returns the messages.
 func (s Settlement) Requeues() bool { return s == Requeue || s == RequeueFailed }
+
+// failed reports whether the settlement is basic.reject, which 4.3 counts
+// as a failed delivery (basic.nack is not).
+func (s Settlement) failed() bool { return s == RequeueFailed || s == RejectFailed }
 
 // Settled is one delivery a channel settles: the message, and the consumer
 // it went to (nil for basic.get).

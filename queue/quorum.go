@@ -65,8 +65,13 @@ type quorum[T any] struct {
 	// the cancelled consumers that still hold some: rabbit_fifo keeps
 	// them in its consumers map as cancelled until they settle, so
 	// queue.declare-ok counts them (query_stat/1; quorum-errors.txt).
-	held    map[*consumer.Consumer[T]]int
-	gone    map[*consumer.Consumer[T]]bool
+	held map[*consumer.Consumer[T]]int
+	gone map[*consumer.Consumer[T]]bool
+	// keys are the consumers' keys in rabbit_fifo's consumers map from
+	// 4.0 (Rules.ReturnsByConsumerKey): the Raft index of the checkout
+	// that registered each, so registration order (nextKey counts).
+	keys    map[*consumer.Consumer[T]]uint64
+	nextKey uint64
 	owner   map[*Message]*consumer.Consumer[T] // who holds each checked-out message
 	canSend func(*consumer.Consumer[T]) bool
 	settled []*consumer.Consumer[T]
@@ -84,7 +89,7 @@ func newQuorum[T any](env Env[T], d declared) (*quorum[T], error) {
 		return nil, err
 	}
 	q := &quorum[T]{declared: d, env: env, limits: readLimits(d.opts.Args),
-		held: map[*consumer.Consumer[T]]int{}, gone: map[*consumer.Consumer[T]]bool{},
+		held: map[*consumer.Consumer[T]]int{}, gone: map[*consumer.Consumer[T]]bool{}, keys: map[*consumer.Consumer[T]]uint64{},
 		owner: map[*Message]*consumer.Consumer[T]{}, messages: newQuorumReady(d.opts.Rules.QuorumPriorities)}
 	q.limit, q.hasLimit = q.resolveLimit(nil)
 	q.singleActive, _ = d.opts.Args["x-single-active-consumer"].(bool)
@@ -308,7 +313,12 @@ func (q *quorum[T]) Settle(ds []Settled[T], how Settlement) {
 		switch how {
 		case Requeue, RequeueFailed:
 			q.giveBack(d.Message, !q.hasLimit, how == RequeueFailed)
-		case Reject:
+		case Reject, RejectFailed:
+			if how == RejectFailed && q.opts.Rules.SplitDeliveryCount {
+				// #discard{} counts a failed delivery in the dead letter's
+				// delivery_count (4.3).
+				d.Message.deliveryCount++
+			}
 			q.deadLetter(publisherCopy(d.Message), "rejected")
 		}
 	}
@@ -370,6 +380,7 @@ func (q *quorum[T]) release(c *consumer.Consumer[T]) {
 		delete(q.held, c)
 		if q.gone[c] {
 			delete(q.gone, c)
+			delete(q.keys, c)
 			q.lastActive = q.env.Now()
 		}
 	}
@@ -379,10 +390,17 @@ func (q *quorum[T]) release(c *consumer.Consumer[T]) {
 // join returns, ahead of the other messages, whether or not a delivery
 // limit is set (rabbit_fifo:return_all/5 after the consumer's process
 // went down; quorum-close-returns.txt). rabbit_fifo returns them consumer
-// by consumer in the order of its consumers map, keyed by {Tag, Pid}: the
-// basic.get messages first, then each consumer's by consumer tag, each in
-// the order it took them (quorum-close-return-order.txt). ms, in the
-// channel's delivery order, is sorted so.
+// by consumer in the order of its consumers map (handle_down/3), each
+// consumer's in the order it took them. In 3.10 the map is keyed by
+// {Tag, Pid}: the basic.get messages first (their tag is the delivery
+// tag, digits), then each consumer's by consumer tag. From 4.0
+// (Rules.ReturnsByConsumerKey) a consumer's key is the Raft index of its
+// checkout, an integer, and a basic.get's is still {Tag, Pid}, which
+// sorts after integers: each consumer's messages in registration order,
+// then the basic.get ones (quorum-close-return-order.txt). ms, in the
+// channel's delivery order, is sorted so; basic.get messages keep that
+// order (rabbit_fifo orders them by their delivery tags as binaries, so
+// "10" before "9", which amqpsim does not model).
 func (q *quorum[T]) Return(ms []*Message) {
 	slices.SortStableFunc(ms, q.returnOrder)
 	for _, m := range ms {
@@ -400,10 +418,17 @@ func (q *quorum[T]) Return(ms []*Message) {
 }
 
 // returnOrder orders a closed channel's messages as rabbit_fifo returns
-// them: basic.get ones (no owner) first, then by the holder's tag.
+// them: basic.get ones (no owner) first, then by the holder's tag; from
+// 4.0 by the holder's key, basic.get ones last.
 func (q *quorum[T]) returnOrder(a, b *Message) int {
 	ca, heldA := q.owner[a]
 	cb, heldB := q.owner[b]
+	if q.opts.Rules.ReturnsByConsumerKey {
+		if !heldA || !heldB {
+			return cmp.Compare(btoi(!heldA), btoi(!heldB))
+		}
+		return cmp.Compare(q.keys[ca], q.keys[cb])
+	}
 	if !heldA || !heldB {
 		return cmp.Compare(btoi(heldA), btoi(heldB))
 	}

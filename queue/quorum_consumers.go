@@ -54,6 +54,7 @@ func (q *quorum[T]) AddConsumer(c *consumer.Consumer[T]) {
 	}
 	q.consumers = append(q.consumers, c)
 	q.hadConsumer = true
+	q.keys[c] = q.consumerKey(c)
 	if q.singleActive {
 		switch {
 		case q.active == nil:
@@ -73,6 +74,20 @@ func (q *quorum[T]) AddConsumer(c *consumer.Consumer[T]) {
 		}
 	}
 	q.rotation.Add(c)
+}
+
+// consumerKey is the key rabbit_fifo gives a new consumer from 4.0: the
+// Raft index of its checkout, or the key of the consumer it registers
+// again, a cancelled one of the same tag on the same channel that still
+// holds messages (consumer_key_from_id/2 finds it by {Tag, Pid}).
+func (q *quorum[T]) consumerKey(c *consumer.Consumer[T]) uint64 {
+	for g := range q.gone {
+		if g.Tag == c.Tag && g.Group() == c.Group() {
+			return q.keys[g]
+		}
+	}
+	q.nextKey++
+	return q.nextKey
 }
 
 // maybeHandOver ends a quiescence once the active consumer holds
@@ -131,6 +146,8 @@ func (q *quorum[T]) RemoveConsumer(c *consumer.Consumer[T]) {
 	q.lastActive = q.env.Now()
 	if q.held[c] > 0 {
 		q.gone[c] = true
+	} else {
+		delete(q.keys, c)
 	}
 	if q.active == c {
 		// 3.10 activates the waiting consumer registered first, whatever

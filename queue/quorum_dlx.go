@@ -34,8 +34,17 @@ func (q *quorum[T]) atLeastOnce() bool {
 }
 
 // deadLetter dead-letters m (the publisher's copy) for reason, at most or
-// at least once as the queue's strategy says.
+// at least once as the queue's strategy says. In 4.3 the dead letter
+// carries the message's failed deliveries, delivery_count, as its
+// delivery-count annotation (Message.Failures), added to the count the
+// message came with (which the queue itself does not show: amqpsim does
+// not model a quorum queue reading the annotation at enqueue).
 func (q *quorum[T]) deadLetter(m *Message, reason string) {
+	if q.opts.Rules.SplitDeliveryCount && m.deliveryCount > 0 {
+		c := *m
+		c.Failures += m.deliveryCount
+		m = &c
+	}
 	if !q.atLeastOnce() {
 		q.env.DeadLetter(m, reason)
 		return

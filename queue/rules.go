@@ -55,6 +55,35 @@ type Rules struct {
 	// redeclaration still compares it and quorum queues and streams
 	// still refuse it (declare-invalid-arguments.txt, recorded on 4.3.6).
 	QueueModeUnchecked bool
+
+	// ImplicitQueueType makes a declaration without x-queue-type one of
+	// the default type, classic (4.0+): the channel adds the argument
+	// before the equivalence check (rabbit_amqqueue:
+	// augment_declare_args/5), so a redeclaration of another type names
+	// both, "received 'classic' but current is 'quorum'", where 3.10
+	// wrote "received none but current is the value 'quorum' of type
+	// 'longstr'" (quorum-redeclare.txt).
+	ImplicitQueueType bool
+	// ReturnsByConsumerKey is the order in which a quorum queue takes
+	// back a closed channel's messages from 4.0: each consumer's, the
+	// consumers in registration order, then the basic.get ones; 3.10
+	// returns the basic.get ones first, then each consumer's by consumer
+	// tag (quorum-close-return-order.txt). Either way each consumer's
+	// come in the order it took them. rabbit_fifo keys a consumer by the
+	// Raft index of its checkout from 4.0, by {Tag, Pid} before, and
+	// returns consumer by consumer in key order.
+	ReturnsByConsumerKey bool
+	// ClassicDeliveryCount is 4.3's delivery-count on classic queues: a
+	// basic.reject, with requeue or without, and a channel that closed
+	// holding the message count a failed delivery (Message.Failures), and
+	// a classic queue stores a message with failed deliveries as
+	// delivered, so it is redelivered even on its first delivery from
+	// that queue: one dead-lettered after a basic.reject arrives
+	// redelivered, one after a basic.nack does not
+	// (dlx-reject-with-routing-key.txt), and one handed straight to a
+	// waiting consumer of an empty queue does not either
+	// (dlx-reject-counts-delivery.txt).
+	ClassicDeliveryCount bool
 }
 
 // QuorumPriorities names a quorum queue's treatment of message priorities.

@@ -337,7 +337,7 @@ func (ch *Channel) Get(queueName string, noAck bool) (d Delivery, ok bool, err e
 			return protocol.Errorf(protocol.NotImplemented, protocol.BasicGet, "basic.get not supported by stream queues %s", q.Resource())
 		}
 		// rabbit_quorum_queue:dequeue/4 in 3.10
-		// (quorum-single-active-consumer.txt); the 4.x channel prints the
+		// (quorum-single-active-consumer.txt); the 4.2+ channel prints the
 		// type's short alias, a binary, with ~p (Profile.SACGetNamesQueueType).
 		if q.quorum && q.SingleActive() {
 			kind := "quorum"
@@ -402,9 +402,11 @@ func (ch *Channel) Nack(tag uint64, multiple, requeue bool) error {
 // Reject is basic.reject of one delivery.
 func (ch *Channel) Reject(tag uint64, requeue bool) error {
 	return ch.do(protocol.BasicReject, func(e *Event) { e.DeliveryTag, e.Requeue = tag, requeue }, func() error {
-		how := rejectSettlement(requeue)
+		// 4.3 counts a basic.reject as a failed delivery, a basic.nack
+		// not (queue.Rules.SplitDeliveryCount, ClassicDeliveryCount).
+		how := queue.RejectFailed
 		if requeue {
-			how = queue.RequeueFailed // 4.3 tells them apart (queue.Rules.SplitDeliveryCount)
+			how = queue.RequeueFailed
 		}
 		return ch.settle(protocol.BasicReject, tag, false, how)
 	})

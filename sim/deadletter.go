@@ -118,7 +118,8 @@ func (b *Broker) deadLetter(q *brokerQueue, m *queue.Message, reason string, too
 			continue
 		}
 		p := props
-		if t.Publish(&queue.Message{ID: id, Exchange: x.name, RoutingKey: routeKeys[0], Properties: &p, Body: body, Dead: true}, 0, false) {
+		// The failed deliveries go along (4.3's delivery-count annotation).
+		if t.Publish(&queue.Message{ID: id, Exchange: x.name, RoutingKey: routeKeys[0], Properties: &p, Body: body, Dead: true, Failures: m.Failures}, 0, false) {
 			if took != nil {
 				took[t.Name()] = true
 			}

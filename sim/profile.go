@@ -143,13 +143,16 @@ type Profile struct {
 	// #conf{max_consumers} it reads at channel start; the stored source
 	// read is a 4.x rabbit_channel, the tag not confirmed).
 	ConsumerMaxPerChannel bool
-	// SACGetNamesQueueType is 4.x's text for basic.get on a quorum
+	// SACGetNamesQueueType is the newer text for basic.get on a quorum
 	// single active consumer queue: the queue type is printed with ~p
 	// from rabbit_queue_type:short_alias_of/1, a binary, so it reads
-	// <<"quorum">> (RS@v4.0.9 rabbit_channel:
+	// <<"quorum">> (rabbit_channel:
 	// unsupported_single_active_consumer_error/1, read in a 4.x
-	// rabbit_channel, the tag not confirmed; 3.10 writes "quorum
-	// queues", recorded in quorum-single-active-consumer.txt).
+	// rabbit_channel). Recorded: quorum-single-active-consumer.txt, where
+	// 4.3.6 writes <<"quorum">> and 4.0.5 still 3.10's "quorum queues".
+	// From 4.2: the registry lookup short_alias_of/1 makes came with
+	// queue types from plugins (rabbitmq-server#13905, merged May 2025,
+	// after 4.1.0), the likeliest origin; the tag is not confirmed.
 	SACGetNamesQueueType bool
 
 	// ReplyToMandatoryRouted counts a publish to a direct reply-to name
@@ -245,6 +248,9 @@ type Profile struct {
 	//     queues and streams still refuse it). release-notes/4.3.0.md,
 	//     "CQv1 storage is removed", says x-queue-mode is refused at any
 	//     value; 4.3.6 does not refuse it.
+	//   - ImplicitQueueType, ReturnsByConsumerKey (4.0+) and
+	//     ClassicDeliveryCount (4.3+): measured on 4.0.5 and 4.3.6; the
+	//     last block of Version.Profile names the recordings.
 	Queue queue.Rules
 }
 
@@ -290,13 +296,13 @@ func (v Version) Profile() Profile {
 		p.Queue.QuorumPriorities = queue.TwoQuorumPriorities
 		p.Queue.QuorumSACPriority = true
 		p.ConsumerMaxPerChannel = true
-		p.SACGetNamesQueueType = true
 	}
 	if v.atLeast(4, 1) {
 		p.FrameMaxBeforeTune = 8192
 	}
 	if v.atLeast(4, 2) {
 		p.ReplyToMandatoryRouted = true
+		p.SACGetNamesQueueType = true
 	}
 	if v.atLeast(4, 3) {
 		p.GlobalQosDenied = true
@@ -305,6 +311,29 @@ func (v Version) Profile() Profile {
 		p.Queue.SplitDeliveryCount = true
 		p.Queue.OnlyQueueVersion2 = true
 		p.Queue.RefuseClassicConsumerTimeout = true
+	}
+	// Quorum queues and dead-lettering, as the library recorded on 4.0.5
+	// and 4.3.6 shows them. A rule the two releases share starts at 4.0
+	// (3.12, 3.13, 4.1 and 4.2 cannot be run here).
+	if v.atLeast(4, 0) {
+		// Recorded: quorum-redeclare.txt on 4.0.5 and 4.3.6.
+		p.Queue.ImplicitQueueType = true
+		// Recorded: quorum-close-return-order.txt on 4.0.5 and 4.3.6;
+		// rabbit_fifo:apply/3 (#checkout{} with a two-element spec, IsV4)
+		// keys a new consumer by the Raft index, and handle_down/3
+		// returns consumer by consumer in key order.
+		p.Queue.ReturnsByConsumerKey = true
+	}
+	if v.atLeast(4, 3) {
+		// Recorded on 4.3.6 (4.0.5 as 3.10.8): dlx-reject-with-routing-key,
+		// dlx-x-death-counts-cycle, maxlen-drop-head-dlx,
+		// ttl-requeue-keeps-expiry and dlx-reject-counts-delivery (a
+		// channel close counts, basic.nack does not, a quorum queue's
+		// dead letter carries its count, a dead letter handed straight to
+		// a waiting consumer is not redelivered). Source:
+		// rabbitmq-server#15020 ("4.3: Implement AMQP-1.0 delivery-count
+		// for CQs") and #15387 (basic.reject counts, basic.nack does not).
+		p.Queue.ClassicDeliveryCount = true
 	}
 	return p
 }
@@ -372,8 +401,6 @@ func Changes() []Change {
 			func(p *Profile, b Profile) { p.Queue.QuorumPriorities = b.Queue.QuorumPriorities }},
 		{"quorum single active consumer by priority", V4_0, "on a quorum single active consumer queue a consumer of higher x-priority takes over once the active one has settled what it holds, and the next active consumer is the waiting one of highest priority, not the first registered",
 			func(p *Profile, b Profile) { p.Queue.QuorumSACPriority = b.Queue.QuorumSACPriority }},
-		{"basic.get on quorum SAC text", V4_0, "basic.get on a quorum single active consumer queue is still refused with 405, its text naming the type as <<\"quorum\">>",
-			func(p *Profile, b Profile) { p.SACGetNamesQueueType = b.SACGetNamesQueueType }},
 		{"consumer_max_per_channel", V4_0, "with consumer_max_per_channel set, a basic.consume beyond it closes the connection with 530",
 			func(p *Profile, b Profile) { p.ConsumerMaxPerChannel = b.ConsumerMaxPerChannel }},
 		{"refusals name the permission", V4_0, "a 403 ACCESS_REFUSED for a missing permission starts with it: \"configure access to queue ...\"",
@@ -382,10 +409,16 @@ func Changes() []Change {
 			func(p *Profile, b Profile) { p.Mechanisms = b.Mechanisms }},
 		{"AMQP 1.0 protocol header", V4_0, "a protocol header other than 0-9-1's is answered with AMQP 1.0's SASL header, and 0-8's no longer starts AMQP 0-8",
 			func(p *Profile, b Profile) { p.AMQP08, p.AMQP10, p.RefusalHeader = b.AMQP08, b.AMQP10, b.RefusalHeader }},
+		{"x-queue-type defaults to classic", V4_0, "a redeclaration of another queue type without x-queue-type is refused as \"received 'classic' but current is 'quorum'\"",
+			func(p *Profile, b Profile) { p.Queue.ImplicitQueueType = b.Queue.ImplicitQueueType }},
+		{"quorum close returns by consumer", V4_0, "a quorum queue takes back a closed channel's messages consumer by consumer in registration order, basic.get ones last (3.10: basic.get ones first, consumers by tag)",
+			func(p *Profile, b Profile) { p.Queue.ReturnsByConsumerKey = b.Queue.ReturnsByConsumerKey }},
 		{"frame_max 8192 before tune", V4_1, "frames up to 8192 bytes are accepted before connection.tune-ok",
 			func(p *Profile, b Profile) { p.FrameMaxBeforeTune = b.FrameMaxBeforeTune }},
 		{"mandatory reply-to routed", V4_2, "a mandatory publish to a direct reply-to name is not returned",
 			func(p *Profile, b Profile) { p.ReplyToMandatoryRouted = b.ReplyToMandatoryRouted }},
+		{"basic.get on quorum SAC text", V4_2, "basic.get on a quorum single active consumer queue is still refused with 405, its text naming the type as <<\"quorum\">>",
+			func(p *Profile, b Profile) { p.SACGetNamesQueueType = b.SACGetNamesQueueType }},
 		{"global_qos denied", V4_3, "basic.qos global=true sets the per-consumer prefetch instead of a channel-wide limit; permit the feature to keep it",
 			func(p *Profile, b Profile) { p.GlobalQosDenied = b.GlobalQosDenied }},
 		{"consumer timeout on quorum queues only", V4_3, "classic queues have no consumer timeout and refuse x-consumer-timeout",
@@ -395,6 +428,8 @@ func Changes() []Change {
 			}},
 		{"basic.reject and basic.nack counted apart", V4_3, "on quorum queues only basic.reject and channel closes count towards the delivery limit and x-delivery-count; x-acquired-count counts every return",
 			func(p *Profile, b Profile) { p.Queue.SplitDeliveryCount = b.Queue.SplitDeliveryCount }},
+		{"classic delivery-count", V4_3, "a message a client rejected with basic.reject (not basic.nack), or held on a channel that closed, counts a failed delivery, kept when it is dead-lettered: a classic queue that stores it delivers it as redelivered, even the first time",
+			func(p *Profile, b Profile) { p.Queue.ClassicDeliveryCount = b.Queue.ClassicDeliveryCount }},
 		{"x-queue-version 2 only", V4_3, "x-queue-version 1 is refused",
 			func(p *Profile, b Profile) { p.Queue.OnlyQueueVersion2 = b.Queue.OnlyQueueVersion2 }},
 		{"passive declare needs a permission", V4_3, "a passive queue.declare or exchange.declare without any permission on the name is refused with 403, naming configure",

@@ -1,0 +1,171 @@
+package sim_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/amqpsim/amqpsim/protocol"
+	"github.com/amqpsim/amqpsim/sim"
+)
+
+// The rules of this file were measured on RabbitMQ 4.0.5 and 4.3.6
+// (scenarios/library, each file recorded on 3.10.8 too); sim/profile.go
+// sets them in one block of Version.Profile.
+
+// 4.0+ takes a declaration without x-queue-type as one of type classic
+// before it compares, so a mismatch names both types
+// (quorum-redeclare.txt, recorded on 4.0.5 and 4.3.6; 3.10 wrote "received
+// none but current is the value 'quorum' of type 'longstr'").
+func TestImplicitQueueTypeText40(t *testing.T) {
+	const pre = "PRECONDITION_FAILED - inequivalent arg 'x-queue-type' for queue '%s' in vhost '/': "
+	for _, tc := range []struct {
+		v                   sim.Version
+		toQuorum, toClassic string
+	}{
+		{sim.V3_10, "received none but current is the value 'quorum' of type 'longstr'", "received the value 'quorum' of type 'longstr' but current is none"},
+		{sim.V4_0, "received 'classic' but current is 'quorum'", "received 'quorum' but current is 'classic'"},
+		{sim.V4_3, "received 'classic' but current is 'quorum'", "received 'quorum' but current is 'classic'"},
+	} {
+		e := newEnvOn(t, tc.v)
+		e.declare("q", quorumQueue)
+		_, err := e.ch.QueueDeclare("q", sim.QueueOptions{Durable: true})
+		wantErr(t, err, 406, fmt.Sprintf(pre, "q")+tc.toQuorum, protocol.QueueDeclare)
+
+		ch := e.channel(e.conn)
+		e.ch = ch
+		e.declare("c", sim.QueueOptions{Durable: true})
+		_, err = ch.QueueDeclare("c", quorumQueue)
+		wantErr(t, err, 406, fmt.Sprintf(pre, "c")+tc.toClassic, protocol.QueueDeclare)
+
+		// classic named or not is the same type, and so is quorum.
+		ch = e.channel(e.conn)
+		if _, err := ch.QueueDeclare("c", sim.QueueOptions{Durable: true, Args: sim.Table{"x-queue-type": "classic"}}); err != nil {
+			t.Errorf("%v: classic redeclared as x-queue-type=classic: %v", tc.v, err)
+		}
+		if _, err := ch.QueueDeclare("q", quorumQueue); err != nil {
+			t.Errorf("%v: quorum redeclared: %v", tc.v, err)
+		}
+	}
+}
+
+// closeReturnOrder holds m1 (a basic.get), m2 (consumer Z, registered
+// first), m3 (consumer A) and m4, m5 (basic.gets) on one channel, closes
+// it, and returns the order in which a new consumer gets them back.
+func closeReturnOrder(t *testing.T, v sim.Version) []string {
+	e := newEnvOn(t, v)
+	e.declare("q", quorumQueue)
+	ch2 := e.channel(e.conn)
+	e.qos(ch2, 1, false)
+	get := func() {
+		if _, ok, err := ch2.Get("q", false); err != nil || !ok {
+			t.Fatalf("%v: get: %v %v", v, ok, err)
+		}
+	}
+	e.publish("q", "m1")
+	get()
+	e.consume(ch2, "q", "Z", sim.ConsumeOptions{})
+	e.consume(ch2, "q", "A", sim.ConsumeOptions{})
+	e.publish("q", "m2", "m3", "m4")
+	get()
+	e.publish("q", "m5")
+	get()
+	e.must(ch2.Close())
+	return bodies(e.consume(e.ch, "q", "B", sim.ConsumeOptions{}).Deliveries())
+}
+
+// A quorum queue takes back a closed channel's messages consumer by
+// consumer: from 4.0 in registration order (rabbit_fifo keys a consumer by
+// the Raft index of its checkout), the basic.get ones ({Tag, Pid} keys)
+// last; in 3.10 the basic.get ones first, then by consumer tag
+// (quorum-close-return-order.txt on 3.10.8, 4.0.5 and 4.3.6).
+func TestQuorumCloseReturnsByConsumerKey40(t *testing.T) {
+	diff(t, "3.10", []string{"m1", "m4", "m5", "m3", "m2"}, closeReturnOrder(t, sim.V3_10))
+	diff(t, "4.0", []string{"m2", "m3", "m1", "m4", "m5"}, closeReturnOrder(t, sim.V4_0))
+	diff(t, "4.3", []string{"m2", "m3", "m1", "m4", "m5"}, closeReturnOrder(t, sim.V4_3))
+
+	// A consumer registered again under the tag of a cancelled one that
+	// still holds a message keeps its key (consumer_key_from_id/2), so it
+	// comes back before a consumer registered in between.
+	e := newEnvOn(t, sim.V4_0)
+	e.declare("q", quorumQueue)
+	ch2 := e.channel(e.conn)
+	e.qos(ch2, 1, false)
+	e.consume(ch2, "q", "A", sim.ConsumeOptions{})
+	e.publish("q", "a1")
+	e.must(ch2.Cancel("A"))
+	e.consume(ch2, "q", "B", sim.ConsumeOptions{})
+	e.publish("q", "b1")
+	e.consume(ch2, "q", "A", sim.ConsumeOptions{})
+	e.publish("q", "a2")
+	e.must(ch2.Close())
+	diff(t, "re-registered", []string{"a1", "a2", "b1"}, bodies(e.consume(e.ch, "q", "C", sim.ConsumeOptions{}).Deliveries()))
+}
+
+// dlqDeliveries dead-letters messages of a classic queue a and a quorum
+// queue c to the classic queue dlq, after basic.reject or basic.nack
+// without requeue (and a3 rejected with requeue first), lets a closed
+// channel's message expire from d into dlq, and returns what a consumer
+// of dlq then gets: bodies and redelivered flags; last, a4's dead letter,
+// handed straight to that consumer waiting on the empty dlq.
+func dlqDeliveries(t *testing.T, v sim.Version) []dv {
+	e := newEnvOn(t, v)
+	dl := func(args sim.Table) sim.Table {
+		args["x-dead-letter-exchange"], args["x-dead-letter-routing-key"] = "", "dlq"
+		return args
+	}
+	e.declare("dlq", sim.QueueOptions{})
+	e.declare("a", sim.QueueOptions{Args: dl(sim.Table{})})
+	e.declare("c", sim.QueueOptions{Durable: true, Args: dl(sim.Table{"x-queue-type": "quorum"})})
+	e.declare("d", sim.QueueOptions{Args: dl(sim.Table{"x-message-ttl": int64(1000)})})
+	settle := func(q string, reject, requeue bool) {
+		t.Helper()
+		d, ok, err := e.ch.Get(q, false)
+		if err != nil || !ok {
+			t.Fatalf("%v: get %s: %v %v", v, q, ok, err)
+		}
+		if reject {
+			e.must(e.ch.Reject(d.DeliveryTag, requeue))
+		} else {
+			e.must(e.ch.Nack(d.DeliveryTag, false, requeue))
+		}
+	}
+	e.publish("a", "a1", "a2", "a3")
+	settle("a", true, false)  // a1 rejected
+	settle("a", false, false) // a2 nacked
+	settle("a", true, true)   // a3 rejected and requeued,
+	settle("a", false, false) // then nacked
+	e.publish("c", "c1", "c2")
+	settle("c", true, false)  // c1 rejected by a quorum queue's client
+	settle("c", false, false) // c2 nacked
+	ch2 := e.channel(e.conn)
+	e.publish("d", "d1")
+	if _, _, err := ch2.Get("d", false); err != nil {
+		t.Fatal(err)
+	}
+	e.must(ch2.Close()) // d1 is back in d, and expires into dlq
+	e.must(e.b.Advance(1500 * time.Millisecond))
+	c := e.consume(e.ch, "dlq", "D", sim.ConsumeOptions{NoAck: true})
+	e.publish("a", "a4")
+	settle("a", true, false)
+	got := brief(c.Deliveries())
+	for i := range got {
+		got[i].Tag = 0
+	}
+	return got
+}
+
+// 4.3 counts a basic.reject (with requeue or without) and a channel close
+// as a failed delivery of the message, basic.nack not, and a classic
+// queue stores a dead letter with failed deliveries as delivered: it
+// comes out redelivered, unless handed straight to a waiting consumer.
+// A quorum queue's dead letter carries its count too. Recorded on 4.3.6,
+// 4.0.5 and 3.10.8: dlx-reject-counts-delivery.txt,
+// dlx-reject-with-routing-key.txt, ttl-requeue-keeps-expiry.txt.
+func TestClassicDeliveryCount43(t *testing.T) {
+	plain := []dv{{0, "a1", false}, {0, "a2", false}, {0, "a3", false}, {0, "c1", false}, {0, "c2", false}, {0, "d1", false}, {0, "a4", false}}
+	diff(t, "3.10", plain, dlqDeliveries(t, sim.V3_10))
+	diff(t, "4.2", plain, dlqDeliveries(t, sim.V4_2))
+	diff(t, "4.3", []dv{{0, "a1", true}, {0, "a2", false}, {0, "a3", true}, {0, "c1", true}, {0, "c2", false}, {0, "d1", true}, {0, "a4", false}},
+		dlqDeliveries(t, sim.V4_3))
+}

@@ -72,16 +72,47 @@ type Comparison struct {
 	// Differences are the steps whose results differ between From and To,
 	// in file order.
 	Differences []Difference
+	// Recorded says the differences were read off the file's recordings
+	// of both releases, not predicted by the profiles.
+	Recorded bool
 }
 
-// Compare replays a scenario on the simulator of release from and of
-// release to, and returns every step where to answers differently: the
-// upgrade check. permit names deprecated features both releases permit
-// (sim.Config.Permit). Both replays are deterministic, so a difference is
-// the profiles' (sim.Profile), not chance. Each difference names its
-// causes: the changes (sim.Changes) that, undone one at a time on to, make
-// the step answer as on from.
+// Compare returns every step of a scenario where release to answers
+// differently from release from: the upgrade check. When the file holds
+// recordings of both releases (Scenario.On), the differences are read off
+// the recordings, exactly (Comparison.Recorded); otherwise they are
+// predicted by replaying it on the simulator of each release
+// (CompareProfiles). permit names deprecated features both releases
+// permit (sim.Config.Permit); no recording has them, so with permit the
+// profiles answer. Each difference names its causes: the changes
+// (sim.Changes) that, undone one at a time on to, make the step answer as
+// on from.
 func Compare(s *Scenario, from, to sim.Version, permit ...string) (*Comparison, error) {
+	a, okFrom := s.On(from)
+	b, okTo := s.On(to)
+	if !okFrom || !okTo || len(permit) > 0 {
+		return CompareProfiles(s, from, to, permit...)
+	}
+	c := &Comparison{Scenario: a, From: from, To: to, Recorded: true}
+	x, y := expectations(a), expectations(b)
+	c.Differences = differences(a, x, y, to)
+	if len(c.Differences) > 0 {
+		if err := c.attribute(x, nil); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// CompareProfiles replays a scenario on the simulator of release from and
+// of release to, and returns every step where to answers differently: the
+// upgrade check's prediction for a scenario not recorded on both. Both
+// replays are deterministic, so a difference is the profiles'
+// (sim.Profile), not chance.
+func CompareProfiles(s *Scenario, from, to sim.Version, permit ...string) (*Comparison, error) {
+	if v, ok := s.On(from); ok {
+		s = v // the baseline is from's own recording
+	}
 	a, err := ReplayOn(s, from, permit...)
 	if err != nil {
 		return nil, err
@@ -94,36 +125,53 @@ func Compare(s *Scenario, from, to sim.Version, permit ...string) (*Comparison, 
 	if err != nil {
 		return nil, err
 	}
-	closed := false
-	for i, st := range s.Steps {
-		var x, y []string
-		if i < len(a.Got) {
-			x = a.Got[i]
-		}
-		if i < len(b.Got) {
-			y = b.Got[i]
-		}
-		if slices.Equal(x, y) {
-			continue
-		}
-		kind, detail, closes := classify(st.Text, x, y, to)
-		unsent := len(y) > 0 && strings.HasPrefix(y[0], "! ")
-		c.Differences = append(c.Differences, Difference{Scenario: s.Name, Path: s.Path, Line: st.Line, Step: st.Text,
-			Kind: kind, Detail: detail, From: x, To: y, FollowOn: closed || unsent && len(c.Differences) > 0})
-		closed = closed || closes
-	}
+	c.Differences = differences(s, a.Got, b.Got, to)
 	if len(c.Differences) > 0 {
-		if err := c.attribute(a, permit); err != nil {
+		if err := c.attribute(a.Got, permit); err != nil {
 			return nil, err
 		}
 	}
 	return c, nil
 }
 
+// expectations are a scenario's expected results, step by step.
+func expectations(s *Scenario) [][]string {
+	out := make([][]string, len(s.Steps))
+	for i, st := range s.Steps {
+		out[i] = st.Expect
+	}
+	return out
+}
+
+// differences lists the steps whose results from and to differ, in file
+// order, marking those that follow from an earlier one.
+func differences(s *Scenario, from, to [][]string, v sim.Version) []Difference {
+	var out []Difference
+	closed := false
+	for i, st := range s.Steps {
+		var x, y []string
+		if i < len(from) {
+			x = from[i]
+		}
+		if i < len(to) {
+			y = to[i]
+		}
+		if slices.Equal(x, y) {
+			continue
+		}
+		kind, detail, closes := classify(st.Text, x, y, v)
+		unsent := len(y) > 0 && strings.HasPrefix(y[0], "! ")
+		out = append(out, Difference{Scenario: s.Name, Path: s.Path, Line: st.Line, Step: st.Text,
+			Kind: kind, Detail: detail, From: x, To: y, FollowOn: closed || unsent && len(out) > 0})
+		closed = closed || closes
+	}
+	return out
+}
+
 // attribute finds the causes of the differences: for every change the two
 // profiles differ by, it replays on to with that change undone, and the
 // steps that then answer as on from have it as a cause.
-func (c *Comparison) attribute(from *Result, permit []string) error {
+func (c *Comparison) attribute(from [][]string, permit []string) error {
 	fromP := sim.New(sim.Config{Version: c.From, Permit: permit}).Profile()
 	toP := sim.New(sim.Config{Version: c.To, Permit: permit}).Profile()
 	index := map[int]int{} // step line -> step index
@@ -142,7 +190,7 @@ func (c *Comparison) attribute(from *Result, permit []string) error {
 		for j := range c.Differences {
 			d := &c.Differences[j]
 			i := index[d.Line]
-			if i < len(r.Got) && i < len(from.Got) && slices.Equal(r.Got[i], from.Got[i]) {
+			if i < len(r.Got) && i < len(from) && slices.Equal(r.Got[i], from[i]) {
 				d.Causes = append(d.Causes, ch.Name)
 			}
 		}

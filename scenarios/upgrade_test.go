@@ -2,6 +2,7 @@ package scenarios_test
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -127,5 +128,60 @@ func TestRecordRefusesAnotherRelease(t *testing.T) {
 	s, _ = scenarios.Parse("v310.txt", []byte("rabbitmq 3.10\nconn c1\n"))
 	if _, _, err := scenarios.Record(s, scenarios.RecordOptions{URL: url}); err != nil {
 		t.Errorf("Record on the named release: %v", err)
+	}
+}
+
+// The upgrade check's prediction for a scenario recorded on one release
+// (CompareProfiles) is measured against what the library's recordings of
+// the other releases show (Compare reads them): every differing step
+// predicted is a recorded difference (precision) and every recorded
+// difference is predicted (recall), for each pair of recorded releases.
+func TestUpgradePredictionMatchesRecordings(t *testing.T) {
+	list, err := scenarios.LoadFS(scenarios.Library(), ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pairs := [][2]sim.Version{{sim.V3_10, sim.V4_0}, {sim.V3_10, sim.V4_3}, {sim.V4_0, sim.V4_3}}
+	for _, p := range pairs {
+		var predicted, recorded, both int
+		for _, s := range list {
+			if _, ok := s.On(p[0]); !ok {
+				continue
+			}
+			if _, ok := s.On(p[1]); !ok {
+				continue
+			}
+			real, err := scenarios.Compare(s, p[0], p[1])
+			if err != nil {
+				t.Fatal(err)
+			}
+			guess, err := scenarios.CompareProfiles(s, p[0], p[1])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !real.Recorded || guess.Recorded {
+				t.Fatalf("%s: Compare read the recordings: %v, CompareProfiles: %v", s.Name, real.Recorded, guess.Recorded)
+			}
+			lines := map[int]bool{}
+			for _, d := range real.Differences {
+				lines[d.Line] = true
+			}
+			recorded += len(real.Differences)
+			predicted += len(guess.Differences)
+			for _, d := range guess.Differences {
+				if lines[d.Line] {
+					both++
+				} else {
+					t.Errorf("%s:%d: %s: predicted from %s to %s, not recorded: %s", s.Path, d.Line, d.Step, p[0], p[1], d.Detail)
+				}
+			}
+			for _, d := range real.Differences {
+				if !slices.ContainsFunc(guess.Differences, func(g scenarios.Difference) bool { return g.Line == d.Line }) {
+					t.Errorf("%s:%d: %s: recorded from %s to %s, not predicted: %s", s.Path, d.Line, d.Step, p[0], p[1], d.Detail)
+				}
+			}
+		}
+		t.Logf("%s -> %s: %d differing steps recorded, %d predicted, %d both: precision %.1f%%, recall %.1f%%",
+			p[0], p[1], recorded, predicted, both, 100*float64(both)/float64(max(predicted, 1)), 100*float64(both)/float64(max(recorded, 1)))
 	}
 }

@@ -130,7 +130,7 @@ func replayOn(list []*scenarios.Scenario, v sim.Version, permit []string, stdout
 	var cs []*scenarios.Comparison
 	differ := 0
 	for _, s := range list {
-		c, err := scenarios.Compare(s, s.Version, v, permit...)
+		c, err := scenarios.CompareProfiles(s, s.Version, v, permit...)
 		if err != nil {
 			return err
 		}

@@ -20,7 +20,7 @@ func runUpgradeCheck(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("upgrade-check", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var from, to sim.Version
-	fs.Var(&from, "from", "the release the scenarios were recorded on (default: each scenario's own, from its source or rabbitmq line)")
+	fs.Var(&from, "from", "the release to upgrade from (default: each scenario's own, from its source or rabbitmq line; in a file recorded on several releases, the oldest)")
 	fs.Var(&to, "to", "the release to check (required): 3.10, 3.12, 3.13, 4.0, 4.1, 4.2 or 4.3")
 	summary := fs.Bool("summary", false, "print only the summary")
 	permit := permitFlag(fs)
@@ -54,6 +54,9 @@ func runUpgradeCheck(args []string, stdout, stderr io.Writer) error {
 	base := from
 	for _, s := range list {
 		f := s.Version
+		if r := s.Releases(); len(r) > 1 {
+			f = r[0] // the oldest recording: the upgrade is read off the file
+		}
 		if fromSet {
 			f = from
 		} else {

@@ -10,15 +10,29 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 )
 
-// transientScenario declares a transient non-exclusive queue, which 4.3
-// refuses, and recorded 3.10.8's answers (declare-ok, a delivery).
-const transientScenario = `source rabbitmq 3.10.8 2026-12-01
+// versionScenario declares a classic queue of storage version 1, which
+// 4.3 refuses, and recorded 3.10.8's answers (declare-ok, a delivery).
+const versionScenario = `source rabbitmq 3.10.8 2026-12-01
+conn c1
+channel c1.ch1
+declare-queue ch1 q x-queue-version=1
+  declare-ok ready=0 consumers=0
+consume ch1 q tag=A
+publish ch1 q m1
+  A <- m1 #1
+`
+
+// globalQosScenario sets a channel-wide limit of one, which 4.3 takes as
+// a per-consumer prefetch unless global_qos is permitted.
+const globalQosScenario = `source rabbitmq 3.10.8 2026-12-01
 conn c1
 channel c1.ch1
 declare-queue ch1 q
   declare-ok ready=0 consumers=0
+qos ch1 1 global
 consume ch1 q tag=A
-publish ch1 q m1
+consume ch1 q tag=B
+publish ch1 q m1 m2
   A <- m1 #1
 `
 
@@ -32,7 +46,7 @@ func writeScenario(t *testing.T, name, text string) string {
 }
 
 func TestReplayOnAnotherRelease(t *testing.T) {
-	dir := writeScenario(t, "transient.txt", transientScenario)
+	dir := writeScenario(t, "version.txt", versionScenario)
 	if code, out, errOut := runCmd("replay", dir); code != 0 {
 		t.Fatalf("replay on its own release: exit %d\n%s%s", code, out, errOut)
 	}
@@ -41,22 +55,26 @@ func TestReplayOnAnotherRelease(t *testing.T) {
 		t.Fatalf("exit %d, want 1\n%s%s", code, out, errOut)
 	}
 	for _, want := range []string{
-		"DIFF transient",
-		"line 4: declare-queue ch1 q: 4.3 closes the connection with 541 INTERNAL_ERROR - Feature `transient_nonexcl_queues` is deprecated.",
-		"[transient_nonexcl_queues denied]",
-		"line 6: consume ch1 q tag=A: on 4.3 the channel or connection is already closed [transient_nonexcl_queues denied] (follows from an earlier difference)",
-		"1  transient_nonexcl_queues denied  (1 file: transient)",
+		"DIFF version",
+		"line 4: declare-queue ch1 q x-queue-version=1: 4.3 closes the channel with 406 PRECONDITION_FAILED - invalid arg 'x-queue-version' for queue 'q' in vhost '/': \"unsupported queue version '1'\"",
+		"[x-queue-version 2 only]",
+		"line 6: consume ch1 q tag=A: on 4.3 the channel or connection is already closed [x-queue-version 2 only] (follows from an earlier difference)",
+		"1  x-queue-version 2 only  (1 file: version)",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
-	if code, out, _ := runCmd("replay", "--rabbitmq", "4.3", "--permit", "transient_nonexcl_queues", dir); code != 0 || !strings.Contains(out, "same transient") {
+	qos := writeScenario(t, "qos.txt", globalQosScenario)
+	if code, out, _ := runCmd("replay", "--rabbitmq", "4.3", qos); code != 1 || !strings.Contains(out, "DIFF qos") {
+		t.Errorf("global qos on 4.3: exit %d\n%s", code, out)
+	}
+	if code, out, _ := runCmd("replay", "--rabbitmq", "4.3", "--permit", "global_qos", qos); code != 0 || !strings.Contains(out, "same qos") {
 		t.Errorf("with the feature permitted: exit %d\n%s", code, out)
 	}
-	bad := writeScenario(t, "bad.txt", strings.Replace(transientScenario, "ready=0", "ready=7", 1))
+	bad := writeScenario(t, "bad.txt", strings.Replace(versionScenario, "ready=0", "ready=7", 1))
 	if code, out, _ := runCmd("replay", "--rabbitmq", "3.10", bad); code != 1 || !strings.Contains(out, "FAIL bad") ||
-		!strings.Contains(out, "line 4: declare-queue ch1 q: the simulator of 3.10 does not answer as recorded") {
+		!strings.Contains(out, "line 4: declare-queue ch1 q x-queue-version=1: the simulator of 3.10 does not answer as recorded") {
 		t.Errorf("a file the simulator does not reproduce: exit %d\n%s", code, out)
 	}
 	if code, _, errOut := runCmd("replay", "--rabbitmq", "3.11", dir); code != 2 || !strings.Contains(errOut, "no profile for RabbitMQ") {
@@ -65,7 +83,7 @@ func TestReplayOnAnotherRelease(t *testing.T) {
 }
 
 func TestUpgradeCheck(t *testing.T) {
-	dir := writeScenario(t, "transient.txt", transientScenario)
+	dir := writeScenario(t, "version.txt", versionScenario)
 	// A difference exits 1, so that a CI job can gate on the check; no
 	// difference (4.2 below) exits 0.
 	code, out, errOut := runCmd("upgrade-check", dir, "--from", "3.10", "--to", "4.3")
@@ -73,15 +91,15 @@ func TestUpgradeCheck(t *testing.T) {
 		t.Fatalf("exit %d\n%s%s", code, out, errOut)
 	}
 	for _, want := range []string{
-		"transient.txt:4: declare-queue ch1 q: 4.3 closes the connection with 541",
+		"version.txt:4: declare-queue ch1 q x-queue-version=1: 4.3 closes the channel with 406",
 		"upgrade check 3.10 -> 4.3: 1 of 1 scenarios answer differently, 3 steps (2 follow from an earlier difference)",
-		"declare it durable or exclusive, or permit the feature (from 4.3)",
+		"x-queue-version 1 is refused (from 4.3)",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
-	if strings.Contains(out, "transient.txt:6:") {
+	if strings.Contains(out, "version.txt:6:") {
 		t.Errorf("a follow-on difference is listed without --all:\n%s", out)
 	}
 	code, out, _ = runCmd("upgrade-check", "--to", "4.2", "--summary", dir)
@@ -93,10 +111,11 @@ func TestUpgradeCheck(t *testing.T) {
 	}
 }
 
-// On the built-in library, recorded on 3.10.8, 3.12 changes only the
-// quorum basic.get header (quorum-get.txt) and the ignored
-// x-consumer-timeout (consumer-timeout-argument-ignored.txt), and 4.3
-// refuses the transient queues most scenarios declare.
+// On the built-in library, recorded on 3.10.8, 4.0.5 and 4.3.6, the
+// check from 3.10 to 4.3 is read off the recordings, and to 3.12, which
+// is not recorded, predicted: it changes only the quorum basic.get header
+// (quorum-get.txt) and the ignored x-consumer-timeout
+// (consumer-timeout-argument-ignored.txt).
 func TestUpgradeCheckLibrary(t *testing.T) {
 	code, out, errOut := runCmd("upgrade-check", "--to", "3.12", "--summary")
 	if code != 1 || !strings.Contains(out, ": 2 of ") || !strings.Contains(out, "quorum basic.get without x-delivery-count 0  (1 file: quorum-get)") ||
@@ -104,8 +123,10 @@ func TestUpgradeCheckLibrary(t *testing.T) {
 		t.Errorf("3.12: exit %d\n%s%s", code, out, errOut)
 	}
 	_, out, _ = runCmd("upgrade-check", "--to", "4.3", "--summary")
-	if !strings.Contains(out, "transient_nonexcl_queues denied") {
-		t.Errorf("4.3:\n%s", out)
+	for _, want := range []string{"upgrade check 3.10 -> 4.3:", "global_qos denied  (", "classic delivery-count  ("} {
+		if !strings.Contains(out, want) {
+			t.Errorf("4.3: output lacks %q:\n%s", want, out)
+		}
 	}
 }
 
@@ -117,12 +138,12 @@ func TestServeRabbitMQVersion(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if v := c.Properties["version"]; v != "4.3.5" {
-		t.Errorf("server version %v, want 4.3.5", v)
+	if v := c.Properties["version"]; v != "4.3.6" {
+		t.Errorf("server version %v, want 4.3.6", v)
 	}
 	ch, _ := c.Channel()
-	if _, err := ch.QueueDeclare("transient", false, false, false, false, nil); err == nil || !strings.Contains(err.Error(), "541") {
-		t.Errorf("transient declare on 4.3: %v", err)
+	if _, err := ch.QueueDeclare("v1", false, false, false, false, amqp.Table{"x-queue-version": 1}); err == nil || !strings.Contains(err.Error(), "unsupported queue version '1'") {
+		t.Errorf("x-queue-version 1 on 4.3: %v", err)
 	}
 	if err := serve(t.Context(), []string{"--rabbitmq", "5.0"}, io.Discard, io.Discard); err == nil {
 		t.Error("serve --rabbitmq 5.0 started")

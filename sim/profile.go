@@ -218,6 +218,23 @@ type Profile struct {
 	// 4.3.6).
 	UnknownExchangeTypeChannelError bool
 
+	// Streams: what the library recorded on 4.0.5 and 4.3.6 shows of
+	// them (stream-*.txt); the stream rules of Queue are listed below.
+	//
+	// StreamQueueTexts is 4.0's wording of basic.consume's refusals on a
+	// stream: "consumer prefetch count is not set for stream queue 's'
+	// in vhost '/'" and "automatic acknowledgement not supported by
+	// stream queue 's' in vhost '/'" (rabbit_stream_queue:consume/3
+	// formats "stream ~ts" with rabbit_misc:rs/1); 3.10 wrote "for
+	// 'queue 's' in vhost '/''" and "by stream queues queue 's' ...".
+	StreamQueueTexts bool
+	// StreamAnySettlement makes basic.nack, basic.reject and
+	// basic.recover settle a stream's deliveries as basic.ack does,
+	// giving credit back (4.0+: rabbit_stream_queue:settle/5, "all settle
+	// reasons will give credit"); 3.10 closes the connection with 540
+	// for nack and reject and crashes the channel (541) at recover.
+	StreamAnySettlement bool
+
 	// Queue holds the rules the queues follow (queue.Rules):
 	//   - GetCountOnlyReturned (3.12+): RS@v3.12.0
 	//     rabbit_fifo_client:add_delivery_count_header/2; 3.10's
@@ -281,6 +298,16 @@ func (v Version) Profile() Profile {
 		ServerVersion:      serverVersions[v],
 	}
 	p.accessAndHandshake(v)
+	// Streams, as the library recorded on 4.0.5 and 4.3.6 shows them. A
+	// rule the two releases share starts at 4.0 (3.12, 3.13, 4.1 and 4.2
+	// cannot be run here) unless the source says otherwise.
+	if v.atLeast(4, 0) {
+		// Recorded: stream-consume-checks.txt and stream-offset-errors.txt
+		// on 4.0.5 and 4.3.6 (and 3.13.7 still writes 3.10's texts).
+		p.StreamQueueTexts = true
+		// Recorded: stream-settle.txt on 4.0.5 and 4.3.6.
+		p.StreamAnySettlement = true
+	}
 	if v.atLeast(3, 12) {
 		p.QueueConsumerTimeout = true
 		p.Queue.GetCountOnlyReturned = true
@@ -391,6 +418,10 @@ func Changes() []Change {
 			func(p *Profile, b Profile) { p.Queue.StreamFiltering = b.Queue.StreamFiltering }},
 		{"unknown exchange type is a channel error", V3_13, "exchange.declare of an unknown type closes the channel with 406, not the connection with 503",
 			func(p *Profile, b Profile) { p.UnknownExchangeTypeChannelError = b.UnknownExchangeTypeChannelError }},
+		{"stream consume texts", V4_0, "basic.consume on a stream is refused with texts that name a \"stream queue\"",
+			func(p *Profile, b Profile) { p.StreamQueueTexts = b.StreamQueueTexts }},
+		{"stream nack, reject and recover", V4_0, "basic.nack, basic.reject and basic.recover of a stream's deliveries settle them as basic.ack does instead of closing the connection",
+			func(p *Profile, b Profile) { p.StreamAnySettlement = b.StreamAnySettlement }},
 		{"publisher's x-death ignored", V4_0, "an x-death header set by a publisher is overwritten, not extended",
 			func(p *Profile, b Profile) { p.IgnorePublisherDeaths = b.IgnorePublisherDeaths }},
 		{"max_message_size 16 MiB", V4_0, "a larger message closes the channel with 406",

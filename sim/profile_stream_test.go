@@ -1,0 +1,81 @@
+package sim_test
+
+import (
+	"testing"
+
+	"github.com/amqpsim/amqpsim/protocol"
+	"github.com/amqpsim/amqpsim/sim"
+)
+
+// The stream rules of this file were measured on RabbitMQ 4.0.5 and 4.3.6
+// (scenarios/library/stream-*.txt, each recorded on 3.10.8 too);
+// sim/profile.go sets them in one block of Version.Profile.
+
+// 4.0 names a "stream queue" in basic.consume's refusals
+// (stream-consume-checks.txt on 4.0.5 and 4.3.6).
+func TestStreamQueueTexts40(t *testing.T) {
+	for _, tc := range []struct {
+		v               sim.Version
+		prefetch, noAck string
+	}{
+		{sim.V3_10, "consumer prefetch count is not set for 'queue 's' in vhost '/''",
+			"automatic acknowledgement not supported by stream queues queue 's' in vhost '/'"},
+		{sim.V3_13, "consumer prefetch count is not set for 'queue 's' in vhost '/''",
+			"automatic acknowledgement not supported by stream queues queue 's' in vhost '/'"},
+		{sim.V4_0, "consumer prefetch count is not set for stream queue 's' in vhost '/'",
+			"automatic acknowledgement not supported by stream queue 's' in vhost '/'"},
+		{sim.V4_3, "consumer prefetch count is not set for stream queue 's' in vhost '/'",
+			"automatic acknowledgement not supported by stream queue 's' in vhost '/'"},
+	} {
+		e := newEnvOn(t, tc.v)
+		e.declare("s", sim.QueueOptions{Durable: true, Args: streamArgs})
+		_, err := e.ch.Consume("s", sim.ConsumeOptions{Tag: "a"})
+		wantErr(t, err, 406, "PRECONDITION_FAILED - "+tc.prefetch, protocol.BasicConsume)
+		ch := e.channel(e.conn)
+		e.qos(ch, 2, false)
+		_, err = ch.Consume("s", sim.ConsumeOptions{Tag: "a", NoAck: true})
+		wantErr(t, err, 540, "NOT_IMPLEMENTED - "+tc.noAck, protocol.BasicConsume)
+	}
+}
+
+// From 4.0 basic.nack, basic.reject and basic.recover of a stream's
+// deliveries give credit back as basic.ack does, and nothing is delivered
+// again (stream-settle.txt on 4.0.5 and 4.3.6); 3.10 closes the
+// connection.
+func TestStreamAnySettlement40(t *testing.T) {
+	e := newEnvOn(t, sim.V3_10)
+	e.declare("s", sim.QueueOptions{Durable: true, Args: streamArgs})
+	e.publish("s", "m1")
+	e.qos(e.ch, 1, false)
+	c := e.consume(e.ch, "s", "a", sim.ConsumeOptions{Args: sim.Table{"x-stream-offset": "first"}})
+	d, _ := c.Next()
+	wantErr(t, e.ch.Reject(d.DeliveryTag, true), 540,
+		"NOT_IMPLEMENTED - basic.nack and basic.reject not supported by stream queues queue 's' in vhost '/'", protocol.BasicReject)
+
+	for _, v := range []sim.Version{sim.V4_0, sim.V4_3} {
+		e := newEnvOn(t, v)
+		e.declare("s", sim.QueueOptions{Durable: true, Args: streamArgs})
+		e.publish("s", "m1", "m2", "m3", "m4")
+		e.qos(e.ch, 1, false)
+		c := e.consume(e.ch, "s", "a", sim.ConsumeOptions{Args: sim.Table{"x-stream-offset": "first"}})
+		var got []string
+		for i, settle := range []func(tag uint64) error{
+			func(tag uint64) error { return e.ch.Nack(tag, false, true) },
+			func(tag uint64) error { return e.ch.Reject(tag, false) },
+			func(uint64) error { return e.ch.Recover(true) },
+		} {
+			d, ok := c.Next()
+			if !ok {
+				t.Fatalf("%v: nothing delivered after settlement %d", v, i)
+			}
+			got = append(got, string(d.Body))
+			e.must(settle(d.DeliveryTag))
+		}
+		d, _ := c.Next()
+		got = append(got, string(d.Body))
+		diff(t, v.String()+" deliveries", []string{"m1", "m2", "m3", "m4"}, got)
+		if st := e.stats("s"); st.Unacked != 1 {
+			t.Errorf("%v: %d unacked, want 1 (m4)", v, st.Unacked)
+		}
+	}
+}

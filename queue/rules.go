@@ -41,11 +41,26 @@ type Rules struct {
 	// (3.10) the waiting consumers take over in registration order and
 	// priority is ignored (quorum-single-active-consumer.txt).
 	QuorumSACPriority bool
+	// The rules from here to StreamFiltering were measured on RabbitMQ
+	// 4.0.5 and 4.3.6 (scenarios/library/stream-*.txt); sim/profile.go
+	// says from which release each holds.
+
+	// NoHAFailoverArg drops x-cancel-on-ha-failover from the consumer
+	// arguments RabbitMQ knows (4.0, which removed classic queue
+	// mirroring): a queue of any type takes it and ignores it, where 3.10
+	// refuses it on quorum queues and streams and wants a bool on a
+	// classic queue (stream-consume-args.txt).
+	NoHAFailoverArg bool
+
 	// StreamFiltering turns on 3.13's stream filtering: a stream reads
 	// x-stream-filter-value from published messages' headers and gives a
 	// consumer with x-stream-filter only the messages whose value it
 	// names (and, with x-stream-match-unfiltered, those with none); it
-	// checks x-stream-filter-size-bytes at declare. Before 3.13 those
+	// checks x-stream-filter-size-bytes at declare. x-stream-filter and
+	// x-stream-match-unfiltered become consumer arguments of streams, which
+	// classic and quorum queues refuse (stream-consume-args.txt, measured
+	// on 4.0.5 and 4.3.6; RS@v3.13.7's stream capabilities/0 list them as
+	// consumer_arguments, as at 4.x). Before 3.13 those
 	// arguments and the header are ignored (stream-filter-310.txt,
 	// recorded on 3.10.8). RS@v3.13.7 rabbit_stream_queue.erl:consume/3
 	// (filter_spec) and capabilities/0.

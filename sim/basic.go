@@ -68,7 +68,7 @@ func (ch *Channel) Consume(queueName string, o ConsumeOptions) (*Consumer, error
 			}
 			priority = int(n)
 		}
-		if err := queue.CheckConsumeArgs(q.Type(), q.Resource(), o.Args); err != nil {
+		if err := queue.CheckConsumeArgs(ch.b.profile.Queue, q.Type(), q.Resource(), o.Args); err != nil {
 			return err
 		}
 		// rabbit_quorum_queue:consume/3 refuses a channel-wide limit

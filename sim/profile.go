@@ -307,6 +307,9 @@ func (v Version) Profile() Profile {
 		p.StreamQueueTexts = true
 		// Recorded: stream-settle.txt on 4.0.5 and 4.3.6.
 		p.StreamAnySettlement = true
+		// Recorded: stream-consume-args.txt on 4.0.5 and 4.3.6; 4.0
+		// removed classic queue mirroring (release-notes/4.0.1.md).
+		p.Queue.NoHAFailoverArg = true
 	}
 	if v.atLeast(3, 12) {
 		p.QueueConsumerTimeout = true
@@ -414,7 +417,7 @@ func Changes() []Change {
 			func(p *Profile, b Profile) { p.Queue.GetCountOnlyReturned = b.Queue.GetCountOnlyReturned }},
 		{"x-last-death headers", V3_13, "dead-lettered messages carry x-last-death-reason, -queue and -exchange",
 			func(p *Profile, b Profile) { p.LastDeathHeaders = b.LastDeathHeaders }},
-		{"stream filtering", V3_13, "a stream consumer with x-stream-filter gets only the messages whose x-stream-filter-value it names",
+		{"stream filtering", V3_13, "a stream consumer with x-stream-filter gets only the messages whose x-stream-filter-value it names; classic and quorum queues refuse x-stream-filter and x-stream-match-unfiltered",
 			func(p *Profile, b Profile) { p.Queue.StreamFiltering = b.Queue.StreamFiltering }},
 		{"unknown exchange type is a channel error", V3_13, "exchange.declare of an unknown type closes the channel with 406, not the connection with 503",
 			func(p *Profile, b Profile) { p.UnknownExchangeTypeChannelError = b.UnknownExchangeTypeChannelError }},
@@ -422,6 +425,8 @@ func Changes() []Change {
 			func(p *Profile, b Profile) { p.StreamQueueTexts = b.StreamQueueTexts }},
 		{"stream nack, reject and recover", V4_0, "basic.nack, basic.reject and basic.recover of a stream's deliveries settle them as basic.ack does instead of closing the connection",
 			func(p *Profile, b Profile) { p.StreamAnySettlement = b.StreamAnySettlement }},
+		{"x-cancel-on-ha-failover ignored", V4_0, "basic.consume takes x-cancel-on-ha-failover on any queue and ignores it",
+			func(p *Profile, b Profile) { p.Queue.NoHAFailoverArg = b.Queue.NoHAFailoverArg }},
 		{"publisher's x-death ignored", V4_0, "an x-death header set by a publisher is overwritten, not extended",
 			func(p *Profile, b Profile) { p.IgnorePublisherDeaths = b.IgnorePublisherDeaths }},
 		{"max_message_size 16 MiB", V4_0, "a larger message closes the channel with 406",

@@ -79,3 +79,43 @@ func TestStreamAnySettlement40(t *testing.T) {
 		}
 	}
 }
+
+// A 3.13+ broker knows x-stream-filter and x-stream-match-unfiltered as
+// consumer arguments of streams, so classic and quorum queues refuse them
+// (measured on 4.0.5 and 4.3.6; stream-consume-args.txt has the quorum
+// queue's x-stream-filter); 3.10 ignores both. x-cancel-on-ha-failover is
+// ignored from 4.0 (stream-consume-args.txt).
+func TestStreamFilterConsumerArgsRefused313(t *testing.T) {
+	for _, tc := range []struct {
+		v    sim.Version
+		args sim.Table
+		q    string
+		want string // "" when the consume succeeds
+	}{
+		{sim.V3_10, sim.Table{"x-stream-filter": "red"}, "c", ""},
+		{sim.V3_10, sim.Table{"x-stream-match-unfiltered": true}, "qq", ""},
+		{sim.V3_10, sim.Table{"x-cancel-on-ha-failover": int32(1)}, "c",
+			"PRECONDITION_FAILED - invalid arg 'x-cancel-on-ha-failover' for queue 'c' in vhost '/': {unacceptable_type,signedint}"},
+		{sim.V4_0, sim.Table{"x-stream-filter": "red"}, "c",
+			"PRECONDITION_FAILED - invalid arg 'x-stream-filter' for queue 'c' in vhost '/' of queue type rabbit_classic_queue"},
+		{sim.V4_3, sim.Table{"x-stream-match-unfiltered": true}, "c",
+			"PRECONDITION_FAILED - invalid arg 'x-stream-match-unfiltered' for queue 'c' in vhost '/' of queue type rabbit_classic_queue"},
+		{sim.V4_3, sim.Table{"x-stream-match-unfiltered": true}, "qq",
+			"PRECONDITION_FAILED - invalid arg 'x-stream-match-unfiltered' for queue 'qq' in vhost '/' of queue type rabbit_quorum_queue"},
+		{sim.V4_0, sim.Table{"x-cancel-on-ha-failover": int32(1)}, "c", ""},
+		{sim.V4_3, sim.Table{"x-cancel-on-ha-failover": true}, "qq", ""},
+	} {
+		e := newEnvOn(t, tc.v)
+		e.declare("c", sim.QueueOptions{Durable: true})
+		e.declare("qq", quorumQueue)
+		e.qos(e.ch, 5, false)
+		_, err := e.ch.Consume(tc.q, sim.ConsumeOptions{Tag: "a", Args: tc.args})
+		if tc.want == "" {
+			if err != nil {
+				t.Errorf("%v %v on %s: %v", tc.v, tc.args, tc.q, err)
+			}
+			continue
+		}
+		wantErr(t, err, 406, tc.want, protocol.BasicConsume)
+	}
+}

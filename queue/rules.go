@@ -51,6 +51,13 @@ type Rules struct {
 	// refuses it on quorum queues and streams and wants a bool on a
 	// classic queue (stream-consume-args.txt).
 	NoHAFailoverArg bool
+	// MaxAgeNoCrash refuses an x-max-age, or an x-stream-offset interval,
+	// that does not start with a digit ("", "h", "-1h", "FIRST") as any
+	// other invalid one, 406 invalid_max_age at queue.declare and 406
+	// invalid_stream_offset_arg at basic.consume, where 3.10 and 4.0 crash
+	// their parser and close the connection with 541
+	// (stream-declare-crash.txt, stream-offset-errors.txt).
+	MaxAgeNoCrash bool
 
 	// StreamFiltering turns on 3.13's stream filtering: a stream reads
 	// x-stream-filter-value from published messages' headers and gives a

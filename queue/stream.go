@@ -75,8 +75,10 @@ type reader[T any] struct {
 }
 
 func newStream[T any](env Env[T], d declared) (*stream[T], error) {
-	if err := maxAgeCrash(d.opts.Args); err != nil {
-		return nil, err
+	if !d.opts.Rules.MaxAgeNoCrash {
+		if err := maxAgeCrash(d.opts.Args); err != nil {
+			return nil, err
+		}
 	}
 	if err := d.validateStream(); err != nil {
 		return nil, err

@@ -311,6 +311,14 @@ func (v Version) Profile() Profile {
 		// removed classic queue mirroring (release-notes/4.0.1.md).
 		p.Queue.NoHAFailoverArg = true
 	}
+	if v.atLeast(4, 3) {
+		// Recorded: stream-declare-crash.txt and stream-offset-errors.txt
+		// on 4.3.6 (4.0.5 still crashes). The fix is rabbitmq-server
+		// #16284 (check_max_age/1's regex wants a digit), merged on
+		// 2026-05-01 with no backport label: the 4.1 and 4.2 profiles
+		// (4.1.8, 4.2.0) are taken to predate it.
+		p.Queue.MaxAgeNoCrash = true
+	}
 	if v.atLeast(3, 12) {
 		p.QueueConsumerTimeout = true
 		p.Queue.GetCountOnlyReturned = true
@@ -455,6 +463,8 @@ func Changes() []Change {
 			func(p *Profile, b Profile) { p.ReplyToMandatoryRouted = b.ReplyToMandatoryRouted }},
 		{"basic.get on quorum SAC text", V4_2, "basic.get on a quorum single active consumer queue is still refused with 405, its text naming the type as <<\"quorum\">>",
 			func(p *Profile, b Profile) { p.SACGetNamesQueueType = b.SACGetNamesQueueType }},
+		{"x-max-age parse errors refused", V4_3, "an x-max-age or x-stream-offset interval that does not start with a digit is refused with 406 instead of closing the connection with 541",
+			func(p *Profile, b Profile) { p.Queue.MaxAgeNoCrash = b.Queue.MaxAgeNoCrash }},
 		{"global_qos denied", V4_3, "basic.qos global=true sets the per-consumer prefetch instead of a channel-wide limit; permit the feature to keep it",
 			func(p *Profile, b Profile) { p.GlobalQosDenied = b.GlobalQosDenied }},
 		{"consumer timeout on quorum queues only", V4_3, "classic queues have no consumer timeout and refuse x-consumer-timeout",

@@ -12,7 +12,7 @@ import (
 // where the consumer starts and its 3.13 filter.
 func (ch *Channel) streamConsume(q *brokerQueue, o ConsumeOptions) (queue.Offset, *queue.Filter, error) {
 	v, present := o.Args["x-stream-offset"]
-	from, err := queue.ParseOffset(v, present, ch.b.now, q.Resource())
+	from, err := queue.ParseOffset(ch.b.profile.Queue, v, present, ch.b.now, q.Resource())
 	if err != nil {
 		return from, nil, err
 	}

@@ -58,6 +58,12 @@ type Rules struct {
 	// their parser and close the connection with 541
 	// (stream-declare-crash.txt, stream-offset-errors.txt).
 	MaxAgeNoCrash bool
+	// MaxAgeComparedInMs compares a stream's x-max-age on redeclaration
+	// in milliseconds, so that "60m" is "1h", and the error prints both
+	// so: "received '7200000' but current is '3600000'" (stream-
+	// redeclare.txt). A value that is no valid age is compared as it is;
+	// the queue keeps the argument as declared.
+	MaxAgeComparedInMs bool
 
 	// StreamFiltering turns on 3.13's stream filtering: a stream reads
 	// x-stream-filter-value from published messages' headers and gives a

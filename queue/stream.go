@@ -91,8 +91,17 @@ func newStream[T any](env Env[T], d declared) (*stream[T], error) {
 }
 
 // Equivalent checks a redeclaration: durable, auto_delete, then the
-// arguments a stream accepts (stream-redeclare.txt).
-func (s *stream[T]) Equivalent(o Options) error { return s.equivalent(o, streamArgs) }
+// arguments a stream accepts (stream-redeclare.txt), x-max-age in
+// milliseconds where Rules.MaxAgeComparedInMs holds.
+func (s *stream[T]) Equivalent(o Options) error {
+	if !s.opts.Rules.MaxAgeComparedInMs {
+		return s.equivalent(o, streamArgs)
+	}
+	cur := s.declared
+	cur.opts.Args = maxAgeInMs(cur.opts.Args)
+	o.Args = maxAgeInMs(o.Args)
+	return cur.equivalent(o, streamArgs)
+}
 
 // ApplyPolicy applies a policy's max-length-bytes, max-age and
 // stream-max-segment-size-bytes, which win over the queue's arguments

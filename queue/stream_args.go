@@ -2,6 +2,7 @@ package queue
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strconv"
@@ -133,6 +134,23 @@ func checkMaxAge(v any, _ protocol.Table) string {
 		return "invalid_max_age"
 	}
 	return ""
+}
+
+// maxAgeInMs returns args with a valid x-max-age written as its
+// milliseconds ("1h" is "3600000"), still a string, as 4.3 compares it;
+// args itself is not modified.
+func maxAgeInMs(args protocol.Table) protocol.Table {
+	s, ok := args["x-max-age"].(string)
+	if !ok {
+		return args
+	}
+	d, err := ParseMaxAge(s)
+	if err != nil {
+		return args
+	}
+	out := maps.Clone(args)
+	out["x-max-age"] = strconv.FormatInt(d.Milliseconds(), 10)
+	return out
 }
 
 // maxAgeCrash returns the 541 of an x-max-age that crashes RabbitMQ's

@@ -318,6 +318,11 @@ func (v Version) Profile() Profile {
 		// 2026-05-01 with no backport label: the 4.1 and 4.2 profiles
 		// (4.1.8, 4.2.0) are taken to predate it.
 		p.Queue.MaxAgeNoCrash = true
+		// Recorded: stream-redeclare.txt on 4.3.6 (4.0.5 compares the
+		// strings). rabbitmq-server#8509 asked for it and was still
+		// discussed in August 2026: 4.1 and 4.2 are taken to compare
+		// strings.
+		p.Queue.MaxAgeComparedInMs = true
 	}
 	if v.atLeast(3, 12) {
 		p.QueueConsumerTimeout = true
@@ -465,6 +470,8 @@ func Changes() []Change {
 			func(p *Profile, b Profile) { p.SACGetNamesQueueType = b.SACGetNamesQueueType }},
 		{"x-max-age parse errors refused", V4_3, "an x-max-age or x-stream-offset interval that does not start with a digit is refused with 406 instead of closing the connection with 541",
 			func(p *Profile, b Profile) { p.Queue.MaxAgeNoCrash = b.Queue.MaxAgeNoCrash }},
+		{"x-max-age compared in milliseconds", V4_3, "a stream redeclared with an equal x-max-age in other units (\"60m\" for \"1h\") is accepted, and a different one is reported in milliseconds",
+			func(p *Profile, b Profile) { p.Queue.MaxAgeComparedInMs = b.Queue.MaxAgeComparedInMs }},
 		{"global_qos denied", V4_3, "basic.qos global=true sets the per-consumer prefetch instead of a channel-wide limit; permit the feature to keep it",
 			func(p *Profile, b Profile) { p.GlobalQosDenied = b.GlobalQosDenied }},
 		{"consumer timeout on quorum queues only", V4_3, "classic queues have no consumer timeout and refuse x-consumer-timeout",

@@ -119,3 +119,34 @@ func TestStreamFilterConsumerArgsRefused313(t *testing.T) {
 		wantErr(t, err, 406, tc.want, protocol.BasicConsume)
 	}
 }
+
+// 4.3 compares a stream's x-max-age in milliseconds on redeclaration; a
+// value that is no valid age ("3600000", no unit) is compared as it is,
+// so it matches "60m", and "1x" is printed as it is (measured on 4.3.6;
+// stream-redeclare.txt has the rest). 4.0 compares the strings.
+func TestStreamMaxAgeComparedInMs43(t *testing.T) {
+	const pre = "PRECONDITION_FAILED - inequivalent arg 'x-max-age' for queue 's' in vhost '/': "
+	for _, tc := range []struct {
+		v         sim.Version
+		redeclare string
+		want      string // "" when accepted
+	}{
+		{sim.V4_0, "1h", pre + "received '1h' but current is '60m'"},
+		{sim.V4_0, "60m", ""},
+		{sim.V4_3, "1h", ""},
+		{sim.V4_3, "3600000", ""},
+		{sim.V4_3, "3601s", pre + "received '3601000' but current is '3600000'"},
+		{sim.V4_3, "1x", pre + "received '1x' but current is '3600000'"},
+	} {
+		e := newEnvOn(t, tc.v)
+		e.declare("s", sim.QueueOptions{Durable: true, Args: sim.Table{"x-queue-type": "stream", "x-max-age": "60m"}})
+		_, err := e.ch.QueueDeclare("s", sim.QueueOptions{Durable: true, Args: sim.Table{"x-queue-type": "stream", "x-max-age": tc.redeclare}})
+		if tc.want == "" {
+			if err != nil {
+				t.Errorf("%v: redeclared with %q: %v", tc.v, tc.redeclare, err)
+			}
+			continue
+		}
+		wantErr(t, err, 406, tc.want, protocol.QueueDeclare)
+	}
+}

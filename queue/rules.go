@@ -64,6 +64,28 @@ type Rules struct {
 	// redeclare.txt). A value that is no valid age is compared as it is;
 	// the queue keeps the argument as declared.
 	MaxAgeComparedInMs bool
+	// StreamChunkExtra is how many bytes more than 3.10.8 a stream writes
+	// for a message chunk: 12 on 4.0.5 and 4.3.6 (measured: a 2-byte body
+	// published through the default exchange to a stream of a 9-character
+	// name makes a chunk of 149 bytes on 3.10.8, 161 on 4.x), which puts
+	// segments and byte retention where the 4.x recordings have them
+	// (stream-retention-bytes.txt).
+	StreamChunkExtra int64
+	// StreamReadBeforeRetention makes a consumer that attaches to a
+	// stream find its start before the retention evaluation its attach
+	// triggers (when it opens a segment) deletes anything, and read the
+	// deleted segments whole, as a 4.x reader that has the segment file
+	// open does (stream-retention-consume.txt, stream-retention-age.txt,
+	// stream-retention-bytes.txt, stream-policy.txt). A 3.10 consumer
+	// starts in what the evaluation left.
+	StreamReadBeforeRetention bool
+	// StreamStartDeletedCrash crashes the channel of such a consumer,
+	// whose start segment its attach's evaluation deleted, when the next
+	// chunk is written and it has credit: the connection closes with 541
+	// (4.3.6: stream-retention-age.txt, stream-retention-bytes.txt,
+	// stream-policy.txt). With no credit at that chunk it reads on. 4.0.5
+	// reads on in both cases.
+	StreamStartDeletedCrash bool
 
 	// StreamFiltering turns on 3.13's stream filtering: a stream reads
 	// x-stream-filter-value from published messages' headers and gives a

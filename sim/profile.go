@@ -310,6 +310,12 @@ func (v Version) Profile() Profile {
 		// Recorded: stream-consume-args.txt on 4.0.5 and 4.3.6; 4.0
 		// removed classic queue mirroring (release-notes/4.0.1.md).
 		p.Queue.NoHAFailoverArg = true
+		// Measured on 4.0.5 and 4.3.6 alike (segment files); 3.13's
+		// message containers may have made the change, unmeasured.
+		p.Queue.StreamChunkExtra = 12
+		// Recorded: stream-retention-consume.txt, stream-retention-age.txt
+		// and stream-policy.txt on 4.0.5 and 4.3.6.
+		p.Queue.StreamReadBeforeRetention = true
 	}
 	if v.atLeast(4, 3) {
 		// Recorded: stream-declare-crash.txt and stream-offset-errors.txt
@@ -323,6 +329,10 @@ func (v Version) Profile() Profile {
 		// discussed in August 2026: 4.1 and 4.2 are taken to compare
 		// strings.
 		p.Queue.MaxAgeComparedInMs = true
+		// Recorded: stream-retention-age.txt, stream-retention-bytes.txt
+		// and stream-policy.txt on 4.3.6 (4.0.5 reads on); 4.1 and 4.2
+		// are taken to read on as 4.0.
+		p.Queue.StreamStartDeletedCrash = true
 	}
 	if v.atLeast(3, 12) {
 		p.QueueConsumerTimeout = true
@@ -440,6 +450,10 @@ func Changes() []Change {
 			func(p *Profile, b Profile) { p.StreamAnySettlement = b.StreamAnySettlement }},
 		{"x-cancel-on-ha-failover ignored", V4_0, "basic.consume takes x-cancel-on-ha-failover on any queue and ignores it",
 			func(p *Profile, b Profile) { p.Queue.NoHAFailoverArg = b.Queue.NoHAFailoverArg }},
+		{"stream chunks 12 bytes larger", V4_0, "a stream stores each message in 12 more bytes, so its segments fill and x-max-length-bytes deletes them sooner",
+			func(p *Profile, b Profile) { p.Queue.StreamChunkExtra = b.Queue.StreamChunkExtra }},
+		{"stream reader starts before retention", V4_0, "a stream consumer whose attach opens a segment reads the segments that retention then deletes",
+			func(p *Profile, b Profile) { p.Queue.StreamReadBeforeRetention = b.Queue.StreamReadBeforeRetention }},
 		{"publisher's x-death ignored", V4_0, "an x-death header set by a publisher is overwritten, not extended",
 			func(p *Profile, b Profile) { p.IgnorePublisherDeaths = b.IgnorePublisherDeaths }},
 		{"max_message_size 16 MiB", V4_0, "a larger message closes the channel with 406",
@@ -472,6 +486,8 @@ func Changes() []Change {
 			func(p *Profile, b Profile) { p.Queue.MaxAgeNoCrash = b.Queue.MaxAgeNoCrash }},
 		{"x-max-age compared in milliseconds", V4_3, "a stream redeclared with an equal x-max-age in other units (\"60m\" for \"1h\") is accepted, and a different one is reported in milliseconds",
 			func(p *Profile, b Profile) { p.Queue.MaxAgeComparedInMs = b.Queue.MaxAgeComparedInMs }},
+		{"stream reader crash after retention", V4_3, "a stream consumer that started in a segment its attach's retention deleted closes its connection with 541 at the next publish if it has credit",
+			func(p *Profile, b Profile) { p.Queue.StreamStartDeletedCrash = b.Queue.StreamStartDeletedCrash }},
 		{"global_qos denied", V4_3, "basic.qos global=true sets the per-consumer prefetch instead of a channel-wide limit; permit the feature to keep it",
 			func(p *Profile, b Profile) { p.GlobalQosDenied = b.GlobalQosDenied }},
 		{"consumer timeout on quorum queues only", V4_3, "classic queues have no consumer timeout and refuse x-consumer-timeout",

@@ -268,6 +268,10 @@ type Profile struct {
 	//   - ImplicitQueueType, ReturnsByConsumerKey (4.0+) and
 	//     ClassicDeliveryCount (4.3+): measured on 4.0.5 and 4.3.6; the
 	//     last block of Version.Profile names the recordings.
+	//   - NoHAFailoverArg, StreamChunkExtra, StreamReadBeforeRetention
+	//     (4.0+), MaxAgeNoCrash, MaxAgeComparedInMs and
+	//     StreamStartDeletedCrash (4.3+): measured on 4.0.5 and 4.3.6;
+	//     Profile.streams names the recordings.
 	Queue queue.Rules
 }
 
@@ -298,42 +302,7 @@ func (v Version) Profile() Profile {
 		ServerVersion:      serverVersions[v],
 	}
 	p.accessAndHandshake(v)
-	// Streams, as the library recorded on 4.0.5 and 4.3.6 shows them. A
-	// rule the two releases share starts at 4.0 (3.12, 3.13, 4.1 and 4.2
-	// cannot be run here) unless the source says otherwise.
-	if v.atLeast(4, 0) {
-		// Recorded: stream-consume-checks.txt and stream-offset-errors.txt
-		// on 4.0.5 and 4.3.6 (and 3.13.7 still writes 3.10's texts).
-		p.StreamQueueTexts = true
-		// Recorded: stream-settle.txt on 4.0.5 and 4.3.6.
-		p.StreamAnySettlement = true
-		// Recorded: stream-consume-args.txt on 4.0.5 and 4.3.6; 4.0
-		// removed classic queue mirroring (release-notes/4.0.1.md).
-		p.Queue.NoHAFailoverArg = true
-		// Measured on 4.0.5 and 4.3.6 alike (segment files); 3.13's
-		// message containers may have made the change, unmeasured.
-		p.Queue.StreamChunkExtra = 12
-		// Recorded: stream-retention-consume.txt, stream-retention-age.txt
-		// and stream-policy.txt on 4.0.5 and 4.3.6.
-		p.Queue.StreamReadBeforeRetention = true
-	}
-	if v.atLeast(4, 3) {
-		// Recorded: stream-declare-crash.txt and stream-offset-errors.txt
-		// on 4.3.6 (4.0.5 still crashes). The fix is rabbitmq-server
-		// #16284 (check_max_age/1's regex wants a digit), merged on
-		// 2026-05-01 with no backport label: the 4.1 and 4.2 profiles
-		// (4.1.8, 4.2.0) are taken to predate it.
-		p.Queue.MaxAgeNoCrash = true
-		// Recorded: stream-redeclare.txt on 4.3.6 (4.0.5 compares the
-		// strings). rabbitmq-server#8509 asked for it and was still
-		// discussed in August 2026: 4.1 and 4.2 are taken to compare
-		// strings.
-		p.Queue.MaxAgeComparedInMs = true
-		// Recorded: stream-retention-age.txt, stream-retention-bytes.txt
-		// and stream-policy.txt on 4.3.6 (4.0.5 reads on); 4.1 and 4.2
-		// are taken to read on as 4.0.
-		p.Queue.StreamStartDeletedCrash = true
-	}
+	p.streams(v)
 	if v.atLeast(3, 12) {
 		p.QueueConsumerTimeout = true
 		p.Queue.GetCountOnlyReturned = true
@@ -411,6 +380,48 @@ func (p *Profile) accessAndHandshake(v Version) {
 		p.Mechanisms = "PLAIN AMQPLAIN ANONYMOUS"
 		p.PassiveDeclareNeedsPermission = true
 		p.Queue.QueueModeUnchecked = true
+	}
+}
+
+// streams sets the stream rules of release series v, as the library
+// recorded on 4.0.5 and 4.3.6 shows them (stream-*.txt). A rule the two
+// releases share starts at 4.0 (3.12, 3.13, 4.1 and 4.2 cannot be run
+// here) unless the source says otherwise.
+func (p *Profile) streams(v Version) {
+	if v.atLeast(4, 0) {
+		// Recorded: stream-consume-checks.txt and stream-offset-errors.txt
+		// on 4.0.5 and 4.3.6 (a client's documentation quotes 3.13.7
+		// with 3.10's text).
+		p.StreamQueueTexts = true
+		// Recorded: stream-settle.txt on 4.0.5 and 4.3.6.
+		p.StreamAnySettlement = true
+		// Recorded: stream-consume-args.txt on 4.0.5 and 4.3.6; 4.0
+		// removed classic queue mirroring (release-notes/4.0.1.md).
+		p.Queue.NoHAFailoverArg = true
+		// Recorded: stream-retention-bytes.txt on 4.0.5 and 4.3.6, the
+		// size measured there on the segment files; 3.13's message
+		// containers may have made the change, unmeasured.
+		p.Queue.StreamChunkExtra = 12
+		// Recorded: stream-retention-consume.txt, stream-retention-age.txt
+		// and stream-policy.txt on 4.0.5 and 4.3.6.
+		p.Queue.StreamReadBeforeRetention = true
+	}
+	if v.atLeast(4, 3) {
+		// Recorded: stream-declare-crash.txt and stream-offset-errors.txt
+		// on 4.3.6 (4.0.5 still crashes). The fix is rabbitmq-server
+		// #16284 (check_max_age/1's regex wants a digit), merged on
+		// 2026-05-01 with no backport label: the 4.1 and 4.2 profiles
+		// (4.1.8, 4.2.0) are taken to predate it.
+		p.Queue.MaxAgeNoCrash = true
+		// Recorded: stream-redeclare.txt on 4.3.6 (4.0.5 compares the
+		// strings). rabbitmq-server#8509 asked for it and was still
+		// discussed in August 2026: 4.1 and 4.2 are taken to compare
+		// strings.
+		p.Queue.MaxAgeComparedInMs = true
+		// Recorded: stream-retention-age.txt, stream-retention-bytes.txt
+		// and stream-policy.txt on 4.3.6 (4.0.5 reads on); 4.1 and 4.2
+		// are taken to read on as 4.0.
+		p.Queue.StreamStartDeletedCrash = true
 	}
 }
 

@@ -170,6 +170,10 @@ type Env[T any] interface {
 	// Refused tells that the queue did not take m: reason "rejected"
 	// (x-overflow reject-publish) or "discarded" (x-message-ttl 0).
 	Refused(m *Message, reason string)
+	// Crash tells that the channel of consumer c crashed while its queue
+	// served it: RabbitMQ closes the channel's connection with 541
+	// INTERNAL_ERROR.
+	Crash(c *consumer.Consumer[T])
 	// SetTimer (re)schedules a timer to fire at due (on the Now clock);
 	// StopTimer cancels it. The broker calls Queue.TimerFired.
 	SetTimer(t Timer, due int64)

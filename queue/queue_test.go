@@ -21,6 +21,7 @@ type env struct {
 	delivered []string // "tag:body"
 	dead      []string // "reason:body"
 	refused   []string
+	crashed   []string // consumer tags
 	timers    map[queue.Timer]int64
 	// forward answers ForwardDeadLetter; nil takes every dead letter.
 	forward func(m *queue.Message, took map[string]bool) bool
@@ -48,6 +49,7 @@ func (e *env) Refused(m *queue.Message, reason string) {
 }
 func (e *env) SetTimer(t queue.Timer, due int64) { e.timers[t] = due }
 func (e *env) StopTimer(t queue.Timer)           { delete(e.timers, t) }
+func (e *env) Crash(c *consumer.Consumer[int])   { e.crashed = append(e.crashed, c.Tag) }
 
 type testQueue = queue.Queue[int]
 

@@ -41,11 +41,61 @@ type Rules struct {
 	// (3.10) the waiting consumers take over in registration order and
 	// priority is ignored (quorum-single-active-consumer.txt).
 	QuorumSACPriority bool
+	// The rules from here to StreamFiltering were measured on RabbitMQ
+	// 4.0.5 and 4.3.6 (scenarios/library/stream-*.txt); sim/profile.go
+	// says from which release each holds.
+
+	// NoHAFailoverArg drops x-cancel-on-ha-failover from the consumer
+	// arguments RabbitMQ knows (4.0, which removed classic queue
+	// mirroring): a queue of any type takes it and ignores it, where 3.10
+	// refuses it on quorum queues and streams and wants a bool on a
+	// classic queue (stream-consume-args.txt).
+	NoHAFailoverArg bool
+	// MaxAgeNoCrash refuses an x-max-age, or an x-stream-offset interval,
+	// that does not start with a digit ("", "h", "-1h", "FIRST") as any
+	// other invalid one, 406 invalid_max_age at queue.declare and 406
+	// invalid_stream_offset_arg at basic.consume, where 3.10 and 4.0 crash
+	// their parser and close the connection with 541
+	// (stream-declare-crash.txt, stream-offset-errors.txt).
+	MaxAgeNoCrash bool
+	// MaxAgeComparedInMs compares a stream's x-max-age on redeclaration
+	// in milliseconds, so that "60m" is "1h", and the error prints both
+	// so: "received '7200000' but current is '3600000'" (stream-
+	// redeclare.txt). A value that is no valid age is compared as it is;
+	// the queue keeps the argument as declared.
+	MaxAgeComparedInMs bool
+	// StreamChunkExtra is how many bytes more than 3.10.8 a stream writes
+	// for a message chunk: 12 on 4.0.5 and 4.3.6 (measured: a 2-byte body
+	// published through the default exchange to a stream of a 9-character
+	// name makes a chunk of 149 bytes on 3.10.8, 161 on 4.x), which puts
+	// segments and byte retention where the 4.x recordings have them
+	// (stream-retention-bytes.txt).
+	StreamChunkExtra int64
+	// StreamReadBeforeRetention makes a consumer that attaches to a
+	// stream find its start before the retention evaluation its attach
+	// triggers (when it opens a segment) deletes anything, and read the
+	// deleted segments whole, as a 4.x reader that has the segment file
+	// open does (stream-retention-consume.txt, stream-retention-age.txt,
+	// stream-retention-bytes.txt, stream-policy.txt). A 3.10 consumer
+	// starts in what the evaluation left.
+	StreamReadBeforeRetention bool
+	// StreamStartDeletedCrash crashes the channel of such a consumer,
+	// whose start segment its attach's evaluation deleted, when the next
+	// chunk is written and it has credit: the connection closes with 541
+	// (4.3.6: stream-retention-age.txt, stream-retention-bytes.txt,
+	// stream-policy.txt). With no credit at that chunk it reads on. 4.0.5
+	// reads on in both cases.
+	StreamStartDeletedCrash bool
+
 	// StreamFiltering turns on 3.13's stream filtering: a stream reads
 	// x-stream-filter-value from published messages' headers and gives a
 	// consumer with x-stream-filter only the messages whose value it
 	// names (and, with x-stream-match-unfiltered, those with none); it
-	// checks x-stream-filter-size-bytes at declare. Before 3.13 those
+	// checks x-stream-filter-size-bytes at declare. x-stream-filter and
+	// x-stream-match-unfiltered become consumer arguments of streams, which
+	// classic and quorum queues refuse (stream-consume-args.txt, measured
+	// on 4.0.5 and 4.3.6; RS@v3.13.7's stream capabilities/0 list them as
+	// consumer_arguments, as at 4.x). Before 3.13 those
 	// arguments and the header are ignored (stream-filter-310.txt,
 	// recorded on 3.10.8). RS@v3.13.7 rabbit_stream_queue.erl:consume/3
 	// (filter_spec) and capabilities/0.

@@ -72,11 +72,21 @@ type reader[T any] struct {
 	// filters the records of a chunk with O >= StartOffs).
 	next, from int64
 	filter     *Filter
+	// pinned are the entries, from offset pinnedBase, of the segments
+	// that the retention evaluation its own attach ran deleted under a
+	// 4.x reader (Rules.StreamReadBeforeRetention), which it reads
+	// still; doomed is set on such a reader where
+	// Rules.StreamStartDeletedCrash holds, until the next chunk written.
+	pinned     []streamEntry
+	pinnedBase int64
+	doomed     bool
 }
 
 func newStream[T any](env Env[T], d declared) (*stream[T], error) {
-	if err := maxAgeCrash(d.opts.Args); err != nil {
-		return nil, err
+	if !d.opts.Rules.MaxAgeNoCrash {
+		if err := maxAgeCrash(d.opts.Args); err != nil {
+			return nil, err
+		}
 	}
 	if err := d.validateStream(); err != nil {
 		return nil, err
@@ -89,8 +99,17 @@ func newStream[T any](env Env[T], d declared) (*stream[T], error) {
 }
 
 // Equivalent checks a redeclaration: durable, auto_delete, then the
-// arguments a stream accepts (stream-redeclare.txt).
-func (s *stream[T]) Equivalent(o Options) error { return s.equivalent(o, streamArgs) }
+// arguments a stream accepts (stream-redeclare.txt), x-max-age in
+// milliseconds where Rules.MaxAgeComparedInMs holds.
+func (s *stream[T]) Equivalent(o Options) error {
+	if !s.opts.Rules.MaxAgeComparedInMs {
+		return s.equivalent(o, streamArgs)
+	}
+	cur := s.declared
+	cur.opts.Args = maxAgeInMs(cur.opts.Args)
+	o.Args = maxAgeInMs(o.Args)
+	return cur.equivalent(o, streamArgs)
+}
 
 // ApplyPolicy applies a policy's max-length-bytes, max-age and
 // stream-max-segment-size-bytes, which win over the queue's arguments
@@ -99,7 +118,7 @@ func (s *stream[T]) Equivalent(o Options) error { return s.equivalent(o, streamA
 // policy's other keys do not apply to streams.
 func (s *stream[T]) ApplyPolicy(definition protocol.Table) {
 	s.retention.configure(s.opts.Args, definition)
-	s.evaluate(s.env.Now())
+	s.evaluate(s.env.Now(), nil)
 }
 
 // Limits returns no limits: TTL, length limits and dead-lettering do not
@@ -140,8 +159,9 @@ func (s *stream[T]) Messages() []*Message {
 // Publish appends m to the log as one chunk (osiris:write): it gets the
 // next offset, and its properties get the x-stream-offset header every
 // delivery of it carries (rabbit_stream_queue:stream_entries/4 adds it as
-// a long). Retention is evaluated when the append opens a new segment. A
-// stream takes every message; message TTL does not apply.
+// a long). When the append opens a new segment, retention is evaluated
+// once the message is written. A stream takes every message; message TTL
+// does not apply.
 func (s *stream[T]) Publish(m *Message, _ int64, _ bool) bool {
 	now := s.env.Now()
 	s.count.mutate(now, s.retained())
@@ -149,15 +169,30 @@ func (s *stream[T]) Publish(m *Message, _ int64, _ bool) bool {
 	if s.filtering && m.Properties != nil {
 		e.filter, e.hasFilter = m.Properties.Headers["x-stream-filter-value"].(string)
 	}
-	s.roll(now)
+	rolled := s.roll(now, snapshotChunk)
 	offset := s.base + int64(len(s.log))
-	size := chunkSize(m)
+	size := chunkSize(m) + s.opts.Rules.StreamChunkExtra
 	m.Seq = uint64(offset) + 1
 	m.Properties = s.withStreamOffset(m.Properties, offset)
 	e.m = m
 	s.log = append(s.log, e)
 	s.bodies += int64(len(m.Body))
 	s.retention.appended(offset, e.ms, size)
+	if rolled {
+		s.evaluate(now, nil)
+	}
+	// The readers hear of the new chunk (osiris_offset). One that
+	// started in a segment retention deleted at its attach crashes its
+	// channel now if it has credit, and is fine otherwise
+	// (Rules.StreamStartDeletedCrash; measured on 4.3.6).
+	for _, r := range s.readers {
+		if r.doomed {
+			r.doomed = false
+			if r.c.HasCredit() {
+				s.env.Crash(r.c)
+			}
+		}
+	}
 	return true
 }
 
@@ -165,20 +200,23 @@ func (s *stream[T]) Publish(m *Message, _ int64, _ bool) bool {
 // or when a consumer attaches (stream-retention-age.txt: a consumer
 // attaching 4 s after the first segment filled finds it deleted by a
 // 3 s x-max-age, one that attached at once finds it kept). The new
-// segment starts with the writer's snapshot chunk, which takes an offset
-// of its own that no consumer is shown (osiris_log:open_new_segment/1;
-// stream-segments.txt: the fourth message of 400-byte segments has
-// offset 4), and retention is evaluated then, before anything else.
-func (s *stream[T]) roll(now int64) {
+// segment starts with a snapshot chunk of size bytes, which takes an
+// offset of its own that no consumer is shown (osiris_log:
+// open_new_segment/1; stream-segments.txt: the fourth message of 400-byte
+// segments has offset 4). roll reports whether it opened a segment: the
+// caller then evaluates retention, once the chunk that opened it is
+// written (measured on 3.10.8, 4.0.5 and 4.3.6: a limit the segments
+// exceed only with that chunk counted deletes the oldest at once).
+func (s *stream[T]) roll(now, size int64) bool {
 	if !s.retention.beforeAppend() {
-		return
+		return false
 	}
 	ms := s.epoch.Add(time.Duration(now)).UnixMilli()
 	snap := s.base + int64(len(s.log))
 	s.count.mutate(now, s.retained())
 	s.log = append(s.log, streamEntry{at: now, ms: ms})
-	s.retention.appended(snap, ms, snapshotChunk)
-	s.evaluate(now)
+	s.retention.appended(snap, ms, size)
+	return true
 }
 
 // propsBlock is how many messages' properties a stream allocates at once.
@@ -207,8 +245,8 @@ func (s *stream[T]) withStreamOffset(p *protocol.Properties, offset int64) *prot
 }
 
 // evaluate runs retention and forgets the messages of the segments it
-// deleted.
-func (s *stream[T]) evaluate(now int64) {
+// deleted; keep, when not nil, is handed them first, from offset base.
+func (s *stream[T]) evaluate(now int64, keep func(deleted []streamEntry, base int64)) {
 	first := s.retention.evaluate(s.epoch.Add(time.Duration(now)).UnixMilli(), s.base+int64(len(s.log)))
 	// osiris_retention:schedule/3 evaluates again an hour later while a
 	// max-age applies and more than one segment is left.
@@ -222,6 +260,9 @@ func (s *stream[T]) evaluate(now int64) {
 	}
 	s.count.mutate(now, s.retained())
 	n := int(first - s.base)
+	if keep != nil {
+		keep(s.log[:n], s.base)
+	}
 	for i := 0; i < n; i++ {
 		if m := s.log[i].m; m != nil {
 			s.bodies -= int64(len(m.Body))
@@ -243,15 +284,12 @@ func (s *stream[T]) evaluate(now int64) {
 // (stream-credit.txt: H, G, E take m4 in that order).
 func (s *stream[T]) Dispatch() int {
 	n := 0
-	end := s.base + int64(len(s.log))
 	for _, r := range s.order {
-		if r.next < s.base {
-			// Retention deleted what it had not read yet: it goes on
-			// from the first offset left.
-			r.next = s.base
-		}
-		for r.next < end && r.c.HasCredit() {
-			e := &s.log[r.next-s.base]
+		for r.c.HasCredit() {
+			e := s.entry(r)
+			if e == nil {
+				break
+			}
 			if e.m == nil || r.next < r.from || (r.filter != nil && !r.filter.matches(e.filter, e.hasFilter)) {
 				r.next++
 				continue
@@ -267,6 +305,23 @@ func (s *stream[T]) Dispatch() int {
 		}
 	}
 	return n
+}
+
+// entry returns the entry r reads next, nil at the end of the log. A
+// reader whose next offset retention deleted goes on from the first
+// offset left, unless it holds the deleted entries (pinned).
+func (s *stream[T]) entry(r *reader[T]) *streamEntry {
+	if r.next < s.base {
+		if i := r.next - r.pinnedBase; i >= 0 && i < int64(len(r.pinned)) {
+			return &r.pinned[i]
+		}
+		r.next = s.base
+	}
+	r.pinned = nil
+	if i := r.next - s.base; i < int64(len(s.log)) {
+		return &s.log[i]
+	}
+	return nil
 }
 
 // Get is never called: the broker refuses basic.get on a stream.
@@ -316,7 +371,7 @@ const retentionEvalInterval = time.Hour
 // TimerFired runs the scheduled retention evaluation.
 func (s *stream[T]) TimerFired(t Timer) bool {
 	if t == RetentionTimer {
-		s.evaluate(s.env.Now())
+		s.evaluate(s.env.Now(), nil)
 	}
 	return false
 }
@@ -356,9 +411,44 @@ func (s *stream[T]) AddConsumer(c *consumer.Consumer[T]) {
 
 // Attach registers a consumer that starts reading at from, with a 3.13
 // filter when filter is not nil and the stream filters (Rules.StreamFiltering).
+// A consumer attaching opens a new segment when the last one is full,
+// with a snapshot chunk of its own (attachSnapshotChunk), and retention is
+// evaluated. A 3.10 consumer finds its start in what the evaluation left;
+// a 4.x one finds it before, and reads the segments deleted under it
+// (Rules.StreamReadBeforeRetention).
 func (s *stream[T]) Attach(c *consumer.Consumer[T], from Offset, filter *Filter) {
-	s.roll(s.env.Now())
+	now := s.env.Now()
+	rolled := s.roll(now, attachSnapshotChunk)
 	r := &reader[T]{c: c}
+	if rolled && !s.opts.Rules.StreamReadBeforeRetention {
+		s.evaluate(now, nil)
+	}
+	s.position(r, from)
+	if rolled && s.opts.Rules.StreamReadBeforeRetention {
+		s.evaluate(now, func(deleted []streamEntry, base int64) {
+			if r.next < base+int64(len(deleted)) {
+				// osiris_log:init_offset_reader/2 opened the segment
+				// before the retention process deleted it: the reader
+				// holds the file, and reads it to its end.
+				r.pinnedBase = max(r.next, base)
+				r.pinned = slices.Clone(deleted[r.pinnedBase-base:])
+				r.doomed = s.opts.Rules.StreamStartDeletedCrash
+			}
+		})
+	}
+	if s.filtering && filter != nil {
+		r.filter = filter
+	}
+	s.readers = append(s.readers, r)
+	s.byC[c] = r
+	s.hadReader = true
+	s.rotation.Add(c)
+	s.reorder()
+}
+
+// position sets where r starts reading: the offset from names in the log
+// as it is now.
+func (s *stream[T]) position(r *reader[T], from Offset) {
 	end := s.base + int64(len(s.log))
 	switch from.Kind {
 	case OffsetFirst:
@@ -392,14 +482,6 @@ func (s *stream[T]) Attach(c *consumer.Consumer[T], from Offset, filter *Filter)
 		})
 		r.next = s.base + int64(i)
 	}
-	if s.filtering && filter != nil {
-		r.filter = filter
-	}
-	s.readers = append(s.readers, r)
-	s.byC[c] = r
-	s.hadReader = true
-	s.rotation.Add(c)
-	s.reorder()
 }
 
 // RemoveConsumer forgets a consumer (basic.cancel, channel close). Its

@@ -2,6 +2,7 @@ package queue
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strconv"
@@ -135,6 +136,23 @@ func checkMaxAge(v any, _ protocol.Table) string {
 	return ""
 }
 
+// maxAgeInMs returns args with a valid x-max-age written as its
+// milliseconds ("1h" is "3600000"), still a string, as 4.3 compares it;
+// args itself is not modified.
+func maxAgeInMs(args protocol.Table) protocol.Table {
+	s, ok := args["x-max-age"].(string)
+	if !ok {
+		return args
+	}
+	d, err := ParseMaxAge(s)
+	if err != nil {
+		return args
+	}
+	out := maps.Clone(args)
+	out["x-max-age"] = strconv.FormatInt(d.Milliseconds(), 10)
+	return out
+}
+
 // maxAgeCrash returns the 541 of an x-max-age that crashes RabbitMQ's
 // parser, or nil.
 func maxAgeCrash(args protocol.Table) error {
@@ -184,15 +202,15 @@ type Offset struct {
 // ParseOffset reads a stream consumer's x-stream-offset argument as
 // RabbitMQ 3.10.8 does (rabbit_stream_queue:parse_offset_arg/1 and the
 // consume-time check before it; stream-offsets.txt,
-// stream-offset-errors.txt). v is the argument's value and present whether
-// it was given; now is the broker's wall-clock time, the base of an
-// interval. "first", "last" and "next" (of any string type) name
-// themselves; any integer type is an offset; a timestamp is seconds since
-// the epoch; another string is an interval read as x-max-age is ("1h"),
-// "invalid_stream_offset_arg" when it has no valid unit, and a 541 when
-// it does not start with a digit ("FIRST", ""). resource names the queue
-// in the error.
-func ParseOffset(v any, present bool, now time.Time, resource string) (Offset, error) {
+// stream-offset-errors.txt), with the rules r of the release. v is the
+// argument's value and present whether it was given; now is the broker's
+// wall-clock time, the base of an interval. "first", "last" and "next"
+// (of any string type) name themselves; any integer type is an offset; a
+// timestamp is seconds since the epoch; another string is an interval
+// read as x-max-age is ("1h"), "invalid_stream_offset_arg" when it has no
+// valid unit, and a 541 when it does not start with a digit ("FIRST",
+// "") unless r.MaxAgeNoCrash. resource names the queue in the error.
+func ParseOffset(r Rules, v any, present bool, now time.Time, resource string) (Offset, error) {
 	if !present {
 		return Offset{Kind: OffsetNext}, nil
 	}
@@ -207,12 +225,12 @@ func ParseOffset(v any, present bool, now time.Time, resource string) (Offset, e
 			return Offset{Kind: OffsetNext}, nil
 		}
 		d, err := ParseMaxAge(x)
-		if pe, ok := err.(*protocol.Error); ok {
+		if pe, ok := err.(*protocol.Error); ok && !r.MaxAgeNoCrash {
 			return Offset{}, pe
 		}
 		if err != nil {
 			return Offset{}, protocol.Errorf(protocol.PreconditionFailed, protocol.BasicConsume,
-				"invalid arg 'x-stream-offset' for %s: {invalid_stream_offset_arg,{longstr,<<%q>>}}", resource, x)
+				"invalid arg 'x-stream-offset' for %s: {invalid_stream_offset_arg,{longstr,%s}}", resource, erlangBinary(x))
 		}
 		return Offset{Kind: OffsetTime, Time: now.Add(-d).Truncate(time.Millisecond)}, nil
 	case time.Time:
@@ -222,6 +240,15 @@ func ParseOffset(v any, present bool, now time.Time, resource string) (Offset, e
 		return Offset{Kind: OffsetAt, N: n}, nil
 	}
 	return Offset{crash: true}, nil
+}
+
+// erlangBinary writes s as Erlang's ~p prints a binary: <<"1x">>, and
+// <<>> when empty.
+func erlangBinary(s string) string {
+	if s == "" {
+		return "<<>>"
+	}
+	return fmt.Sprintf("<<%q>>", s)
 }
 
 // Crashes reports whether starting a reader at o makes RabbitMQ 3.10.8's

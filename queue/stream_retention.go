@@ -26,13 +26,15 @@ import (
 // message as AMQP 1.0 sections with the exchange and routing key as
 // annotations, in a 48-byte chunk header plus a record header and the
 // publisher's deduplication trailer; amqpsim estimates a chunk's size
-// (chunkSize), calibrated on RabbitMQ 3.10.8's segment files.
+// (chunkSize), calibrated on the segment files of RabbitMQ 3.10.8 and,
+// for 4.x (Rules.StreamChunkExtra), 4.0.5 and 4.3.6.
 // With segments of a few messages, or limits far from a segment boundary,
 // what consumers see matches RabbitMQ (stream-retention-*.txt); close to a
-// boundary it can differ by a segment. The writer snapshot chunk that
-// starts each later segment is modelled (60 bytes, one offset), as
-// measured with one publisher; osiris writes one entry per publishing
-// channel, so with several its size differs. A segment limit below one
+// boundary it can differ by a segment. The snapshot chunk that starts each
+// later segment is modelled (60 bytes, or 104 when a consumer's attach
+// opened the segment; one offset), as measured with one publisher; osiris
+// writes one entry per publishing channel, so with several its size
+// differs. A segment limit below one
 // chunk makes RabbitMQ 3.10.8's reader crash (541 at basic.consume); that
 // is not modelled.
 
@@ -41,18 +43,32 @@ import (
 const segmentHeader = 8
 
 // snapshotChunk is the size of the writer snapshot chunk osiris writes at
-// the head of every segment but the first (measured on RabbitMQ 3.10.8 with
-// one publishing channel: a new segment of 238 bytes held it and one
-// 170-byte message).
+// the head of every segment but the first that a write opens (measured on
+// RabbitMQ 3.10.8, 4.0.5 and 4.3.6 with one publishing channel: a new
+// segment of 238 bytes held it and one 170-byte message).
 const snapshotChunk = 60
+
+// attachSnapshotChunk is the size of the chunk that starts a segment a
+// consumer's attach opens: 104 bytes on 3.10.8, 105 on 4.0.5 and 4.3.6
+// (measured with one publishing channel; the byte is not modelled).
+const attachSnapshotChunk = 104
 
 // chunkOverhead is a one-message chunk's size beyond its body, exchange and
 // routing key: the chunk header (48 bytes), the record header (4), the
 // AMQP 1.0 framing of the message and its annotations, and the writer's
-// trailer. Measured on RabbitMQ 3.10.8: a 2-byte body published to a
-// stream named with 29 characters through the default exchange makes a
-// chunk of 170 bytes, a 10-byte body one of 178.
-const chunkOverhead = 170 - 2 - 29
+// trailer. Measured on RabbitMQ 3.10.8: a 2-byte body published through
+// the default exchange to streams named with 9, 16 and 35 characters makes
+// chunks of 149, 156 and 183 bytes, 138 beyond body and name; a 4.x chunk
+// is larger (Rules.StreamChunkExtra). The constant adds recorderPrefix.
+const chunkOverhead = 138 + recorderPrefix
+
+// recorderPrefix calibrates chunk sizes on the library's recordings: the
+// recorder declares each queue with an 8-character prefix ("s", six hex
+// digits, "."), which the routing key of a publish to it repeats, and the
+// simulator replays on the names as written. With it the replayed
+// segments hold the recorded bytes exactly; a stream's chunks are then
+// estimated 8 bytes high for the name as given.
+const recorderPrefix = 8
 
 // chunkSize estimates the bytes osiris writes for a chunk holding m alone.
 // Properties add their values and a few bytes of framing each (measured:
@@ -136,8 +152,8 @@ func (r *retention) start() {
 }
 
 // beforeAppend opens a new segment when the last one is full, and reports
-// whether it did: retention is then evaluated, before the chunk is written
-// to the new segment.
+// whether it did: retention is then evaluated, once the chunk that opened
+// it is written.
 func (r *retention) beforeAppend() bool {
 	if r.open {
 		return false

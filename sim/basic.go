@@ -68,7 +68,7 @@ func (ch *Channel) Consume(queueName string, o ConsumeOptions) (*Consumer, error
 			}
 			priority = int(n)
 		}
-		if err := queue.CheckConsumeArgs(q.Type(), q.Resource(), o.Args); err != nil {
+		if err := queue.CheckConsumeArgs(ch.b.profile.Queue, q.Type(), q.Resource(), o.Args); err != nil {
 			return err
 		}
 		// rabbit_quorum_queue:consume/3 refuses a channel-wide limit
@@ -435,8 +435,9 @@ func (ch *Channel) recover(m protocol.Method, requeue bool) error {
 			return protocol.Errorf(protocol.NotImplemented, m, "requeue=false")
 		}
 		// Requeueing a stream's delivery crashes RabbitMQ 3.10.8's channel
-		// (stream-settle.txt): 541, the connection closes.
-		if ch.holdsStream() {
+		// (stream-settle.txt): 541, the connection closes. From 4.0 the
+		// stream takes it as an ack (Profile.StreamAnySettlement).
+		if !ch.b.profile.StreamAnySettlement && ch.holdsStream() {
 			return &protocol.Error{Code: protocol.InternalError, Text: protocol.CodeName(protocol.InternalError), Hard: true}
 		}
 		ch.apply(ch.core.TakeAll(), queue.Requeue)
@@ -449,10 +450,11 @@ func (ch *Channel) settle(m protocol.Method, tag uint64, multiple bool, how queu
 	if err != nil {
 		return err
 	}
-	if how != queue.Ack {
-		// rabbit_stream_queue:settle/4 takes only acks: nack and reject
-		// close the connection (stream-settle.txt). The deliveries are
-		// gone from the channel, which dies with the connection.
+	if how != queue.Ack && !ch.b.profile.StreamAnySettlement {
+		// RabbitMQ 3.10.8's rabbit_stream_queue:settle/4 takes only acks:
+		// nack and reject close the connection (stream-settle.txt). The
+		// deliveries are gone from the channel, which dies with the
+		// connection. From 4.0 any settlement gives credit back.
 		for _, d := range ds {
 			if d.Ref.q.stream && !d.Ref.q.deleted {
 				clear(ds)

@@ -218,6 +218,23 @@ type Profile struct {
 	// 4.3.6).
 	UnknownExchangeTypeChannelError bool
 
+	// Streams: what the library recorded on 4.0.5 and 4.3.6 shows of
+	// them (stream-*.txt); the stream rules of Queue are listed below.
+	//
+	// StreamQueueTexts is 4.0's wording of basic.consume's refusals on a
+	// stream: "consumer prefetch count is not set for stream queue 's'
+	// in vhost '/'" and "automatic acknowledgement not supported by
+	// stream queue 's' in vhost '/'" (rabbit_stream_queue:consume/3
+	// formats "stream ~ts" with rabbit_misc:rs/1); 3.10 wrote "for
+	// 'queue 's' in vhost '/''" and "by stream queues queue 's' ...".
+	StreamQueueTexts bool
+	// StreamAnySettlement makes basic.nack, basic.reject and
+	// basic.recover settle a stream's deliveries as basic.ack does,
+	// giving credit back (4.0+: rabbit_stream_queue:settle/5, "all settle
+	// reasons will give credit"); 3.10 closes the connection with 540
+	// for nack and reject and crashes the channel (541) at recover.
+	StreamAnySettlement bool
+
 	// Queue holds the rules the queues follow (queue.Rules):
 	//   - GetCountOnlyReturned (3.12+): RS@v3.12.0
 	//     rabbit_fifo_client:add_delivery_count_header/2; 3.10's
@@ -251,6 +268,10 @@ type Profile struct {
 	//   - ImplicitQueueType, ReturnsByConsumerKey (4.0+) and
 	//     ClassicDeliveryCount (4.3+): measured on 4.0.5 and 4.3.6; the
 	//     last block of Version.Profile names the recordings.
+	//   - NoHAFailoverArg, StreamChunkExtra, StreamReadBeforeRetention
+	//     (4.0+), MaxAgeNoCrash, MaxAgeComparedInMs and
+	//     StreamStartDeletedCrash (4.3+): measured on 4.0.5 and 4.3.6;
+	//     Profile.streams names the recordings.
 	Queue queue.Rules
 }
 
@@ -281,6 +302,7 @@ func (v Version) Profile() Profile {
 		ServerVersion:      serverVersions[v],
 	}
 	p.accessAndHandshake(v)
+	p.streams(v)
 	if v.atLeast(3, 12) {
 		p.QueueConsumerTimeout = true
 		p.Queue.GetCountOnlyReturned = true
@@ -361,6 +383,48 @@ func (p *Profile) accessAndHandshake(v Version) {
 	}
 }
 
+// streams sets the stream rules of release series v, as the library
+// recorded on 4.0.5 and 4.3.6 shows them (stream-*.txt). A rule the two
+// releases share starts at 4.0 (3.12, 3.13, 4.1 and 4.2 cannot be run
+// here) unless the source says otherwise.
+func (p *Profile) streams(v Version) {
+	if v.atLeast(4, 0) {
+		// Recorded: stream-consume-checks.txt and stream-offset-errors.txt
+		// on 4.0.5 and 4.3.6 (a client's documentation quotes 3.13.7
+		// with 3.10's text).
+		p.StreamQueueTexts = true
+		// Recorded: stream-settle.txt on 4.0.5 and 4.3.6.
+		p.StreamAnySettlement = true
+		// Recorded: stream-consume-args.txt on 4.0.5 and 4.3.6; 4.0
+		// removed classic queue mirroring (release-notes/4.0.1.md).
+		p.Queue.NoHAFailoverArg = true
+		// Recorded: stream-retention-bytes.txt on 4.0.5 and 4.3.6, the
+		// size measured there on the segment files; 3.13's message
+		// containers may have made the change, unmeasured.
+		p.Queue.StreamChunkExtra = 12
+		// Recorded: stream-retention-consume.txt, stream-retention-age.txt
+		// and stream-policy.txt on 4.0.5 and 4.3.6.
+		p.Queue.StreamReadBeforeRetention = true
+	}
+	if v.atLeast(4, 3) {
+		// Recorded: stream-declare-crash.txt and stream-offset-errors.txt
+		// on 4.3.6 (4.0.5 still crashes). The fix is rabbitmq-server
+		// #16284 (check_max_age/1's regex wants a digit), merged on
+		// 2026-05-01 with no backport label: the 4.1 and 4.2 profiles
+		// (4.1.8, 4.2.0) are taken to predate it.
+		p.Queue.MaxAgeNoCrash = true
+		// Recorded: stream-redeclare.txt on 4.3.6 (4.0.5 compares the
+		// strings). rabbitmq-server#8509 asked for it and was still
+		// discussed in August 2026: 4.1 and 4.2 are taken to compare
+		// strings.
+		p.Queue.MaxAgeComparedInMs = true
+		// Recorded: stream-retention-age.txt, stream-retention-bytes.txt
+		// and stream-policy.txt on 4.3.6 (4.0.5 reads on); 4.1 and 4.2
+		// are taken to read on as 4.0.
+		p.Queue.StreamStartDeletedCrash = true
+	}
+}
+
 // Change is one rule of Profile that some release changed, named for
 // reports (the upgrade check attributes each difference it finds to the
 // change that, undone, removes it).
@@ -387,10 +451,20 @@ func Changes() []Change {
 			func(p *Profile, b Profile) { p.Queue.GetCountOnlyReturned = b.Queue.GetCountOnlyReturned }},
 		{"x-last-death headers", V3_13, "dead-lettered messages carry x-last-death-reason, -queue and -exchange",
 			func(p *Profile, b Profile) { p.LastDeathHeaders = b.LastDeathHeaders }},
-		{"stream filtering", V3_13, "a stream consumer with x-stream-filter gets only the messages whose x-stream-filter-value it names",
+		{"stream filtering", V3_13, "a stream consumer with x-stream-filter gets only the messages whose x-stream-filter-value it names; classic and quorum queues refuse x-stream-filter and x-stream-match-unfiltered",
 			func(p *Profile, b Profile) { p.Queue.StreamFiltering = b.Queue.StreamFiltering }},
 		{"unknown exchange type is a channel error", V3_13, "exchange.declare of an unknown type closes the channel with 406, not the connection with 503",
 			func(p *Profile, b Profile) { p.UnknownExchangeTypeChannelError = b.UnknownExchangeTypeChannelError }},
+		{"stream consume texts", V4_0, "basic.consume on a stream is refused with texts that name a \"stream queue\"",
+			func(p *Profile, b Profile) { p.StreamQueueTexts = b.StreamQueueTexts }},
+		{"stream nack, reject and recover", V4_0, "basic.nack, basic.reject and basic.recover of a stream's deliveries settle them as basic.ack does instead of closing the connection",
+			func(p *Profile, b Profile) { p.StreamAnySettlement = b.StreamAnySettlement }},
+		{"x-cancel-on-ha-failover ignored", V4_0, "basic.consume takes x-cancel-on-ha-failover on any queue and ignores it",
+			func(p *Profile, b Profile) { p.Queue.NoHAFailoverArg = b.Queue.NoHAFailoverArg }},
+		{"stream chunks 12 bytes larger", V4_0, "a stream stores each message in 12 more bytes, so its segments fill and x-max-length-bytes deletes them sooner",
+			func(p *Profile, b Profile) { p.Queue.StreamChunkExtra = b.Queue.StreamChunkExtra }},
+		{"stream reader starts before retention", V4_0, "a stream consumer whose attach opens a segment reads the segments that retention then deletes",
+			func(p *Profile, b Profile) { p.Queue.StreamReadBeforeRetention = b.Queue.StreamReadBeforeRetention }},
 		{"publisher's x-death ignored", V4_0, "an x-death header set by a publisher is overwritten, not extended",
 			func(p *Profile, b Profile) { p.IgnorePublisherDeaths = b.IgnorePublisherDeaths }},
 		{"max_message_size 16 MiB", V4_0, "a larger message closes the channel with 406",
@@ -419,6 +493,12 @@ func Changes() []Change {
 			func(p *Profile, b Profile) { p.ReplyToMandatoryRouted = b.ReplyToMandatoryRouted }},
 		{"basic.get on quorum SAC text", V4_2, "basic.get on a quorum single active consumer queue is still refused with 405, its text naming the type as <<\"quorum\">>",
 			func(p *Profile, b Profile) { p.SACGetNamesQueueType = b.SACGetNamesQueueType }},
+		{"x-max-age parse errors refused", V4_3, "an x-max-age or x-stream-offset interval that does not start with a digit is refused with 406 instead of closing the connection with 541",
+			func(p *Profile, b Profile) { p.Queue.MaxAgeNoCrash = b.Queue.MaxAgeNoCrash }},
+		{"x-max-age compared in milliseconds", V4_3, "a stream redeclared with an equal x-max-age in other units (\"60m\" for \"1h\") is accepted, and a different one is reported in milliseconds",
+			func(p *Profile, b Profile) { p.Queue.MaxAgeComparedInMs = b.Queue.MaxAgeComparedInMs }},
+		{"stream reader crash after retention", V4_3, "a stream consumer that started in a segment its attach's retention deleted closes its connection with 541 at the next publish if it has credit",
+			func(p *Profile, b Profile) { p.Queue.StreamStartDeletedCrash = b.Queue.StreamStartDeletedCrash }},
 		{"global_qos denied", V4_3, "basic.qos global=true sets the per-consumer prefetch instead of a channel-wide limit; permit the feature to keep it",
 			func(p *Profile, b Profile) { p.GlobalQosDenied = b.GlobalQosDenied }},
 		{"consumer timeout on quorum queues only", V4_3, "classic queues have no consumer timeout and refuse x-consumer-timeout",

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/amqpsim/amqpsim/consumer"
+	"github.com/amqpsim/amqpsim/protocol"
 	"github.com/amqpsim/amqpsim/queue"
 )
 
@@ -89,6 +90,13 @@ func (q *brokerQueue) Refused(m *queue.Message, reason string) {
 		kind = EventDiscarded
 	}
 	q.b.record(q.event(kind, m))
+}
+
+// Crash closes the connection of c's channel with 541 INTERNAL_ERROR, as
+// RabbitMQ does when a channel process crashes, behind what the queues
+// pushed.
+func (q *brokerQueue) Crash(c *consumer.Consumer[*Consumer]) {
+	c.Owner().ch.conn.fault(&protocol.Error{Code: protocol.InternalError, Text: protocol.CodeName(protocol.InternalError), Hard: true}, true)
 }
 
 // SetTimer schedules one of the queue's timers.

@@ -12,16 +12,24 @@ import (
 // where the consumer starts and its 3.13 filter.
 func (ch *Channel) streamConsume(q *brokerQueue, o ConsumeOptions) (queue.Offset, *queue.Filter, error) {
 	v, present := o.Args["x-stream-offset"]
-	from, err := queue.ParseOffset(v, present, ch.b.now, q.Resource())
+	from, err := queue.ParseOffset(ch.b.profile.Queue, v, present, ch.b.now, q.Resource())
 	if err != nil {
 		return from, nil, err
 	}
-	// rabbit_stream_queue:consume/3, in 3.10's texts.
+	// rabbit_stream_queue:consume/3, in 3.10's texts or, from 4.0,
+	// naming a "stream queue" (Profile.StreamQueueTexts).
 	if ch.core.Prefetch() == 0 {
+		if ch.b.profile.StreamQueueTexts {
+			return from, nil, protocol.Errorf(protocol.PreconditionFailed, protocol.BasicConsume, "consumer prefetch count is not set for stream %s", q.Resource())
+		}
 		return from, nil, protocol.Errorf(protocol.PreconditionFailed, protocol.BasicConsume, "consumer prefetch count is not set for '%s'", q.Resource())
 	}
 	if o.NoAck {
-		return from, nil, protocol.Errorf(protocol.NotImplemented, protocol.BasicConsume, "automatic acknowledgement not supported by stream queues %s", q.Resource())
+		by := "stream queues"
+		if ch.b.profile.StreamQueueTexts {
+			by = "stream"
+		}
+		return from, nil, protocol.Errorf(protocol.NotImplemented, protocol.BasicConsume, "automatic acknowledgement not supported by %s %s", by, q.Resource())
 	}
 	if limit, _ := ch.core.GlobalLimit(); limit > 0 {
 		return from, nil, protocol.Errorf(protocol.NotImplemented, protocol.BasicConsume, "%s does not support global qos", q.Resource())

@@ -1,0 +1,226 @@
+package sim_test
+
+import (
+	"testing"
+
+	"github.com/amqpsim/amqpsim/protocol"
+	"github.com/amqpsim/amqpsim/sim"
+)
+
+// The stream rules of this file were measured on RabbitMQ 4.0.5 and 4.3.6
+// (scenarios/library/stream-*.txt, each recorded on 3.10.8 too);
+// sim/profile.go sets them in one block of Version.Profile.
+
+// 4.0 names a "stream queue" in basic.consume's refusals
+// (stream-consume-checks.txt on 4.0.5 and 4.3.6).
+func TestStreamQueueTexts40(t *testing.T) {
+	for _, tc := range []struct {
+		v               sim.Version
+		prefetch, noAck string
+	}{
+		{sim.V3_10, "consumer prefetch count is not set for 'queue 's' in vhost '/''",
+			"automatic acknowledgement not supported by stream queues queue 's' in vhost '/'"},
+		{sim.V3_13, "consumer prefetch count is not set for 'queue 's' in vhost '/''",
+			"automatic acknowledgement not supported by stream queues queue 's' in vhost '/'"},
+		{sim.V4_0, "consumer prefetch count is not set for stream queue 's' in vhost '/'",
+			"automatic acknowledgement not supported by stream queue 's' in vhost '/'"},
+		{sim.V4_3, "consumer prefetch count is not set for stream queue 's' in vhost '/'",
+			"automatic acknowledgement not supported by stream queue 's' in vhost '/'"},
+	} {
+		e := newEnvOn(t, tc.v)
+		e.declare("s", sim.QueueOptions{Durable: true, Args: streamArgs})
+		_, err := e.ch.Consume("s", sim.ConsumeOptions{Tag: "a"})
+		wantErr(t, err, 406, "PRECONDITION_FAILED - "+tc.prefetch, protocol.BasicConsume)
+		ch := e.channel(e.conn)
+		e.qos(ch, 2, false)
+		_, err = ch.Consume("s", sim.ConsumeOptions{Tag: "a", NoAck: true})
+		wantErr(t, err, 540, "NOT_IMPLEMENTED - "+tc.noAck, protocol.BasicConsume)
+	}
+}
+
+// From 4.0 basic.nack, basic.reject and basic.recover of a stream's
+// deliveries give credit back as basic.ack does, and nothing is delivered
+// again (stream-settle.txt on 4.0.5 and 4.3.6); 3.10 closes the
+// connection.
+func TestStreamAnySettlement40(t *testing.T) {
+	e := newEnvOn(t, sim.V3_10)
+	e.declare("s", sim.QueueOptions{Durable: true, Args: streamArgs})
+	e.publish("s", "m1")
+	e.qos(e.ch, 1, false)
+	c := e.consume(e.ch, "s", "a", sim.ConsumeOptions{Args: sim.Table{"x-stream-offset": "first"}})
+	d, _ := c.Next()
+	wantErr(t, e.ch.Reject(d.DeliveryTag, true), 540,
+		"NOT_IMPLEMENTED - basic.nack and basic.reject not supported by stream queues queue 's' in vhost '/'", protocol.BasicReject)
+
+	for _, v := range []sim.Version{sim.V4_0, sim.V4_3} {
+		e := newEnvOn(t, v)
+		e.declare("s", sim.QueueOptions{Durable: true, Args: streamArgs})
+		e.publish("s", "m1", "m2", "m3", "m4")
+		e.qos(e.ch, 1, false)
+		c := e.consume(e.ch, "s", "a", sim.ConsumeOptions{Args: sim.Table{"x-stream-offset": "first"}})
+		var got []string
+		for i, settle := range []func(tag uint64) error{
+			func(tag uint64) error { return e.ch.Nack(tag, false, true) },
+			func(tag uint64) error { return e.ch.Reject(tag, false) },
+			func(uint64) error { return e.ch.Recover(true) },
+		} {
+			d, ok := c.Next()
+			if !ok {
+				t.Fatalf("%v: nothing delivered after settlement %d", v, i)
+			}
+			got = append(got, string(d.Body))
+			e.must(settle(d.DeliveryTag))
+		}
+		d, _ := c.Next()
+		got = append(got, string(d.Body))
+		diff(t, v.String()+" deliveries", []string{"m1", "m2", "m3", "m4"}, got)
+		if st := e.stats("s"); st.Unacked != 1 {
+			t.Errorf("%v: %d unacked, want 1 (m4)", v, st.Unacked)
+		}
+	}
+}
+
+// A 3.13+ broker knows x-stream-filter and x-stream-match-unfiltered as
+// consumer arguments of streams, so classic and quorum queues refuse them
+// (measured on 4.0.5 and 4.3.6; stream-consume-args.txt has the quorum
+// queue's x-stream-filter); 3.10 ignores both. x-cancel-on-ha-failover is
+// ignored from 4.0 (stream-consume-args.txt).
+func TestStreamFilterConsumerArgsRefused313(t *testing.T) {
+	for _, tc := range []struct {
+		v    sim.Version
+		args sim.Table
+		q    string
+		want string // "" when the consume succeeds
+	}{
+		{sim.V3_10, sim.Table{"x-stream-filter": "red"}, "c", ""},
+		{sim.V3_10, sim.Table{"x-stream-match-unfiltered": true}, "qq", ""},
+		{sim.V3_10, sim.Table{"x-cancel-on-ha-failover": int32(1)}, "c",
+			"PRECONDITION_FAILED - invalid arg 'x-cancel-on-ha-failover' for queue 'c' in vhost '/': {unacceptable_type,signedint}"},
+		{sim.V4_0, sim.Table{"x-stream-filter": "red"}, "c",
+			"PRECONDITION_FAILED - invalid arg 'x-stream-filter' for queue 'c' in vhost '/' of queue type rabbit_classic_queue"},
+		{sim.V4_3, sim.Table{"x-stream-match-unfiltered": true}, "c",
+			"PRECONDITION_FAILED - invalid arg 'x-stream-match-unfiltered' for queue 'c' in vhost '/' of queue type rabbit_classic_queue"},
+		{sim.V4_3, sim.Table{"x-stream-match-unfiltered": true}, "qq",
+			"PRECONDITION_FAILED - invalid arg 'x-stream-match-unfiltered' for queue 'qq' in vhost '/' of queue type rabbit_quorum_queue"},
+		{sim.V4_0, sim.Table{"x-cancel-on-ha-failover": int32(1)}, "c", ""},
+		{sim.V4_3, sim.Table{"x-cancel-on-ha-failover": true}, "qq", ""},
+	} {
+		e := newEnvOn(t, tc.v)
+		e.declare("c", sim.QueueOptions{Durable: true})
+		e.declare("qq", quorumQueue)
+		e.qos(e.ch, 5, false)
+		_, err := e.ch.Consume(tc.q, sim.ConsumeOptions{Tag: "a", Args: tc.args})
+		if tc.want == "" {
+			if err != nil {
+				t.Errorf("%v %v on %s: %v", tc.v, tc.args, tc.q, err)
+			}
+			continue
+		}
+		wantErr(t, err, 406, tc.want, protocol.BasicConsume)
+	}
+}
+
+// 4.3 compares a stream's x-max-age in milliseconds on redeclaration; a
+// value that is no valid age ("3600000", no unit) is compared as it is,
+// so it matches "60m", and "1x" is printed as it is (measured on 4.3.6;
+// stream-redeclare.txt has the rest). 4.0 compares the strings.
+func TestStreamMaxAgeComparedInMs43(t *testing.T) {
+	const pre = "PRECONDITION_FAILED - inequivalent arg 'x-max-age' for queue 's' in vhost '/': "
+	for _, tc := range []struct {
+		v         sim.Version
+		redeclare string
+		want      string // "" when accepted
+	}{
+		{sim.V4_0, "1h", pre + "received '1h' but current is '60m'"},
+		{sim.V4_0, "60m", ""},
+		{sim.V4_3, "1h", ""},
+		{sim.V4_3, "3600000", ""},
+		{sim.V4_3, "3601s", pre + "received '3601000' but current is '3600000'"},
+		{sim.V4_3, "1x", pre + "received '1x' but current is '3600000'"},
+	} {
+		e := newEnvOn(t, tc.v)
+		e.declare("s", sim.QueueOptions{Durable: true, Args: sim.Table{"x-queue-type": "stream", "x-max-age": "60m"}})
+		_, err := e.ch.QueueDeclare("s", sim.QueueOptions{Durable: true, Args: sim.Table{"x-queue-type": "stream", "x-max-age": tc.redeclare}})
+		if tc.want == "" {
+			if err != nil {
+				t.Errorf("%v: redeclared with %q: %v", tc.v, tc.redeclare, err)
+			}
+			continue
+		}
+		wantErr(t, err, 406, tc.want, protocol.QueueDeclare)
+	}
+}
+
+// retentionStream declares s with 400-byte segments and a 1200-byte limit
+// and publishes m1..m9, one chunk each: three segments of three messages
+// (the last two led by a snapshot chunk), as in stream-retention-bytes.txt.
+func retentionStream(t *testing.T, v sim.Version) *env {
+	e := newEnvOn(t, v)
+	e.declare("s", sim.QueueOptions{Durable: true, Args: sim.Table{"x-queue-type": "stream",
+		"x-stream-max-segment-size-bytes": int64(400), "x-max-length-bytes": int64(1200)}})
+	e.publish("s", msgs(9)...)
+	return e
+}
+
+// A 4.x chunk is 12 bytes larger than a 3.10 one (measured on the segment
+// files of 3.10.8, 4.0.5 and 4.3.6), so byte retention deletes sooner: the
+// first segment is gone when m7 opens the third (stream-retention-bytes.txt).
+func TestStreamChunkExtra40(t *testing.T) {
+	for _, tc := range []struct {
+		v     sim.Version
+		bytes int64
+		first int64
+	}{{sim.V3_10, 455 + 515 + 515, 0}, {sim.V4_0, 551 + 551, 3}, {sim.V4_3, 551 + 551, 3}} {
+		st := retentionStream(t, tc.v).stats("s").Stream
+		if st.Bytes != tc.bytes || st.FirstOffset != tc.first {
+			t.Errorf("%v: %d bytes from offset %d, want %d from %d", tc.v, st.Bytes, st.FirstOffset, tc.bytes, tc.first)
+		}
+	}
+}
+
+// A 4.x consumer whose attach opens a segment finds its start before the
+// retention evaluation that follows, and reads what it deletes; on 4.3 its
+// channel crashes at the next chunk if it has credit then, and reads on if
+// it has none (measured on 4.0.5 and 4.3.6; the library has the crashes
+// with credit).
+func TestStreamStartDeletedCrash43(t *testing.T) {
+	for _, tc := range []struct {
+		v        sim.Version
+		prefetch int
+		crash    bool
+	}{
+		{sim.V4_0, 20, false},
+		{sim.V4_3, 20, true},
+		{sim.V4_3, 2, false}, // no credit left when m10 is written
+	} {
+		e := retentionStream(t, tc.v)
+		conn := e.b.Connect("reader")
+		ch := e.channel(conn)
+		e.qos(ch, tc.prefetch, false)
+		a := e.consume(ch, "s", "A", sim.ConsumeOptions{Args: sim.Table{"x-stream-offset": "first"}})
+		if st := e.stats("s").Stream; st.FirstOffset != 7 {
+			t.Errorf("%v: the attach left offset %d first, want 7 (the second segment deleted)", tc.v, st.FirstOffset)
+		}
+		e.publish("s", "m10")
+		if tc.crash {
+			if perr := asError(conn.Err()); perr == nil || perr.Code != 541 || perr.Text != "INTERNAL_ERROR" {
+				t.Errorf("%v: connection %v, want closed with 541 INTERNAL_ERROR", tc.v, conn.Err())
+			}
+			diff(t, tc.v.String()+" deliveries", msgs(9)[3:], bodies(a.Deliveries()))
+			continue
+		}
+		if err := conn.Err(); err != nil {
+			t.Fatalf("%v prefetch %d: %v", tc.v, tc.prefetch, err)
+		}
+		var got []string
+		for range 20 {
+			d, ok := a.Next()
+			if !ok {
+				break
+			}
+			got = append(got, string(d.Body))
+			e.must(ch.Ack(d.DeliveryTag, false))
+		}
+		diff(t, tc.v.String()+" deliveries", []string{"m4", "m5", "m6", "m7", "m8", "m9", "m10"}, got)
+	}
+}

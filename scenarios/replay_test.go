@@ -3,17 +3,20 @@ package scenarios_test
 import (
 	"bytes"
 	"io/fs"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/amqpsim/amqpsim/scenarios"
+	"github.com/amqpsim/amqpsim/sim"
 )
 
-// TestLibrary is the CI check: every built-in scenario, recorded from
-// RabbitMQ 3.10.8, replays identically on the simulator. Run it with
-// -scenarios.record=URL to record the library again.
+// TestLibrary is the CI check: every built-in scenario, recorded on
+// RabbitMQ 3.10.8, 4.0.5 and 4.3.6, replays identically on the simulator
+// of each release. Run it with -scenarios.record=URL to record the library
+// again on that broker.
 func TestLibrary(t *testing.T) {
 	scenarios.Run(t, "library")
 }
@@ -23,12 +26,13 @@ func TestLibraryIsLargeAndRecorded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(list) < 150 { // the README counts 152
-		t.Errorf("the library has %d scenarios, want at least 150", len(list))
+	if len(list) < 200 {
+		t.Errorf("the library has %d scenarios, want at least 200", len(list))
 	}
+	want := []sim.Version{sim.V3_10, sim.V4_0, sim.V4_3}
 	for _, s := range list {
-		if !strings.HasPrefix(s.Source, "rabbitmq 3.10.8 ") {
-			t.Errorf("%s: source %q: every library scenario is recorded from RabbitMQ 3.10.8", s.Path, s.Source)
+		if got := s.Releases(); !slices.Equal(got, want) {
+			t.Errorf("%s: recorded on %v: every library scenario is recorded on RabbitMQ 3.10.8, 4.0.5 and 4.3.6", s.Path, got)
 		}
 	}
 }

@@ -1,13 +1,13 @@
 package scenarios
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
 	"os"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -55,7 +55,7 @@ type amqpDriver struct {
 	policies []string
 	// restore holds the rabbitmqctl commands that restore the node's
 	// alarm settings, read before the first alarm step; raised says
-	// which are changed now (alarm.go).
+	// which are changed now (op_alarm.go).
 	restore map[string][]string
 	raised  map[string]bool
 	// users and opPolicies are the prefixed users and operator policies
@@ -135,98 +135,6 @@ func newWireDriver(s *Scenario) (*amqpDriver, error) {
 	return d, nil
 }
 
-func (d *amqpDriver) connect(o Conn) error {
-	conn := o.Name
-	t := newTap(conn, func(e event, ch uint16) {
-		d.mu.Lock()
-		defer d.mu.Unlock()
-		if e.kind != evConnClose && e.kind != evBlocked && e.kind != evUnblocked {
-			e.ch = d.chanOf[conn][ch]
-		}
-		e.text, e.exchange, e.key = d.unp(e.text), d.unp(e.exchange), d.unp(e.key)
-		e.headers = d.headers(e.headers)
-		d.events = append(d.events, e)
-	}, func(at time.Time) {
-		d.mu.Lock()
-		d.last = at
-		d.mu.Unlock()
-	})
-	cfg := amqp.Config{
-		Properties: amqp.Table{"connection_name": "amqpsim " + d.name + " " + conn},
-		Dial: func(network, addr string) (net.Conn, error) {
-			var c net.Conn
-			var err error
-			if d.dial != nil {
-				c, err = d.dial(network, addr)
-			} else {
-				c, err = net.DialTimeout(network, addr, 10*time.Second)
-			}
-			if err != nil {
-				return nil, err
-			}
-			return &tapConn{Conn: c, t: t}, nil
-		},
-	}
-	u, err := d.userURL(o)
-	if err != nil {
-		return err
-	}
-	c, err := amqp.DialConfig(u, cfg)
-	if err != nil {
-		if r := d.amqpRefusal(conn, err); r != nil {
-			return r
-		}
-		return fmt.Errorf("connecting to %s: %w", redact(u), err)
-	}
-	d.conns[conn], d.taps[conn] = c, t
-	d.mu.Lock()
-	d.chanOf[conn] = map[uint16]string{}
-	d.mu.Unlock()
-	return nil
-}
-
-func (d *amqpDriver) openChannel(conn, name string) error {
-	c := d.conns[conn]
-	if c == nil || c.IsClosed() { // nil: the broker refused the connection
-		return errRefused
-	}
-	ch, err := c.Channel()
-	if err != nil {
-		return amqpErr(err)
-	}
-	d.chans[name] = ch
-	d.mu.Lock()
-	d.chanOf[conn][d.taps[conn].opened()] = name
-	d.mu.Unlock()
-	return nil
-}
-
-func (d *amqpDriver) closeChannel(name string) error {
-	ch := d.chans[name]
-	if ch.IsClosed() {
-		return errRefused
-	}
-	return amqpErr(ch.Close())
-}
-
-func (d *amqpDriver) closeConn(name string) error {
-	c := d.conns[name]
-	if c == nil || c.IsClosed() {
-		return errRefused
-	}
-	return amqpErr(c.Close())
-}
-
-// advance moves the simulator's virtual clock, or lets real time pass: a
-// broker has no virtual clock.
-func (d *amqpDriver) advance(dur time.Duration) {
-	if d.sim != nil {
-		d.sim.advance(dur)
-		return
-	}
-	time.Sleep(dur)
-}
-
 // settle returns the events decoded since the last call. On the simulator
 // it first waits until the bubble is idle: every frame the server sent has
 // been read and decoded. Against a broker it waits, when asked, until no
@@ -300,31 +208,6 @@ func value(v any) any {
 	return v
 }
 
-// queueArgs converts a queue's arguments and prefixes the names they refer
-// to as steps' names are: the dead-letter exchange, and the dead-letter
-// routing key when it routes through the default exchange (whose keys are
-// queue names).
-func (d *amqpDriver) queueArgs(args protocol.Table) amqp.Table {
-	t := table(args)
-	if x, ok := t["x-dead-letter-exchange"].(string); ok {
-		t["x-dead-letter-exchange"] = d.p(x)
-		if k, ok := t["x-dead-letter-routing-key"].(string); ok && x == "" {
-			t["x-dead-letter-routing-key"] = d.p(k)
-		}
-	}
-	return t
-}
-
-// exchangeArgs converts an exchange's arguments and prefixes the exchange
-// alternate-exchange names.
-func (d *amqpDriver) exchangeArgs(args protocol.Table) amqp.Table {
-	t := table(args)
-	if x, ok := t["alternate-exchange"].(string); ok {
-		t["alternate-exchange"] = d.p(x)
-	}
-	return t
-}
-
 // headers converts a message's headers, as amqp091-go or the tap decoded
 // them, to the protocol package's types, with the run's prefix removed from
 // every string (x-death names queues and routing keys). An empty table is
@@ -360,138 +243,40 @@ func (d *amqpDriver) header(v any) any {
 	return v
 }
 
-func (d *amqpDriver) do(name string, op Op) (reply, error) {
+// do runs a channel operation through amqp091-go.
+func (d *amqpDriver) do(name string, op chanOp) (reply, error) {
 	ch := d.chans[name]
-	var rep reply
 	if ch.IsClosed() {
-		return rep, errRefused
+		return reply{}, errRefused
 	}
-	var err error
-	switch o := op.(type) {
-	case DeclareQueue:
-		var q amqp.Queue
-		if o.Passive {
-			q, err = ch.QueueDeclarePassive(d.p(o.Queue), o.Durable, o.AutoDelete, o.Exclusive, o.NoWait, d.queueArgs(o.Args))
-		} else {
-			q, err = ch.QueueDeclare(d.p(o.Queue), o.Durable, o.AutoDelete, o.Exclusive, o.NoWait, d.queueArgs(o.Args))
-			if err == nil {
-				d.queues = append(d.queues, q.Name)
-			}
-		}
-		rep.queue, rep.ready, rep.consumers = d.unp(q.Name), q.Messages, q.Consumers
-	case DeclareExchange:
-		if o.Passive {
-			err = ch.ExchangeDeclarePassive(d.p(o.Exchange), o.Kind, o.Durable, o.AutoDelete, o.Internal, false, d.exchangeArgs(o.Args))
-		} else {
-			if x := d.p(o.Exchange); x != "" && !strings.HasPrefix(x, "amq.") {
-				d.exchs = append(d.exchs, x) // never the broker's own
-			}
-			err = ch.ExchangeDeclare(d.p(o.Exchange), o.Kind, o.Durable, o.AutoDelete, o.Internal, false, d.exchangeArgs(o.Args))
-		}
-	case DeleteQueue:
-		rep.count, err = ch.QueueDelete(d.p(o.Queue), o.IfUnused, o.IfEmpty, false)
-	case DeleteExchange:
-		err = ch.ExchangeDelete(d.p(o.Exchange), o.IfUnused, false)
-	case Bind:
-		err = ch.QueueBind(d.p(o.Queue), o.Key, d.p(o.Exchange), false, table(o.Args))
-	case Unbind:
-		err = ch.QueueUnbind(d.p(o.Queue), o.Key, d.p(o.Exchange), table(o.Args))
-	case Purge:
-		rep.count, err = ch.QueuePurge(d.p(o.Queue), false)
-	case Qos:
-		err = ch.Qos(o.Count, o.Size, o.Global)
-	case Consume:
-		var dl <-chan amqp.Delivery
-		dl, err = ch.Consume(d.p(o.Queue), o.Tag, o.NoAck, o.Exclusive, false, false, table(o.Args))
-		if err == nil {
-			// Deliveries are observed on the wire; the library's copies
-			// are drained so that it never blocks.
-			go func() {
-				for range dl {
-				}
-			}()
-		}
-	case Cancel:
-		err = ch.Cancel(o.Tag, false)
-	case Publish:
-		key := o.Key
-		if o.Exchange == "" {
-			key = d.p(key)
-		}
-		err = ch.PublishWithContext(context.Background(), d.p(o.Exchange), key, o.Mandatory, o.Immediate, publishing(o))
-	case Confirm:
-		err = ch.Confirm(false)
-	case ExchangeBind:
-		err = ch.ExchangeBind(d.p(o.Destination), o.Key, d.p(o.Source), false, table(o.Args))
-	case ExchangeUnbind:
-		err = ch.ExchangeUnbind(d.p(o.Destination), o.Key, d.p(o.Source), false, table(o.Args))
-	case Tx:
-		err = o.call(ch.Tx, ch.TxCommit, ch.TxRollback)
-	case Get:
-		var m amqp.Delivery
-		m, rep.got, err = ch.Get(d.p(o.Queue), o.NoAck)
-		rep.get = event{kind: evDeliver, tag: m.DeliveryTag, redelivered: m.Redelivered, body: string(m.Body), left: int(m.MessageCount),
-			exchange: d.unp(m.Exchange), key: d.unp(m.RoutingKey), headers: d.headers(protocol.Table(m.Headers))}
-	case Settle:
-		switch o.Method {
-		case "ack":
-			err = ch.Ack(o.Tag, o.Multiple)
-		case "nack":
-			err = ch.Nack(o.Tag, o.Multiple, o.Requeue)
-		default:
-			err = ch.Reject(o.Tag, o.Requeue)
-		}
-	case Recover:
-		//lint:ignore SA1019 the scenario's step is basic.recover, which amqp091-go deprecates and RabbitMQ still answers.
-		err = ch.Recover(o.Requeue)
-	case Flow:
-		err = ch.Flow(o.Active)
-	default:
-		return rep, fmt.Errorf("the broker driver cannot run %T", op)
-	}
+	rep, err := op.runAMQP(d, ch)
 	return rep, amqpErr(err)
 }
 
-func publishing(o Publish) amqp.Publishing {
-	p := o.Props
-	return amqp.Publishing{
-		Headers: table(p.Headers), ContentType: p.ContentType, ContentEncoding: p.ContentEncoding,
-		DeliveryMode: p.DeliveryMode, Priority: p.Priority, CorrelationId: p.CorrelationID, ReplyTo: p.ReplyTo,
-		Expiration: p.Expiration, MessageId: p.MessageID, Type: p.Type, UserId: p.UserID, AppId: p.AppID,
-		Body: []byte(o.Bodies[0]),
+// admin runs an operator step: on the simulator behind the wire directly,
+// on a broker through rabbitmqctl.
+func (d *amqpDriver) admin(op adminOp) error {
+	if d.sim != nil {
+		return op.runSim(d.sim.b)
 	}
+	return op.runCtl(d)
 }
 
-// queueState observes a queue by a passive declare on the observer
-// connection. A real broker does not tell a client the unacked count.
-func (d *amqpDriver) queueState(q string) (queueState, error) {
-	if d.obsCh == nil || d.obsCh.IsClosed() {
-		ch, err := d.observer.Channel()
-		if err != nil {
-			return queueState{}, err
-		}
-		d.obsCh = ch
+// user prefixes a user name; guest is the broker's own.
+func (d *amqpDriver) user(name string) string {
+	if name == "guest" || name == "" {
+		return name
 	}
-	info, err := d.obsCh.QueueDeclarePassive(d.p(q), false, false, false, false, nil)
-	var aerr *amqp.Error
-	if errors.As(err, &aerr) {
-		switch aerr.Code {
-		case amqp.NotFound:
-			return queueState{status: "not found"}, nil
-		case amqp.ResourceLocked:
-			return queueState{status: "locked"}, nil
-		}
+	return d.prefix + name
+}
+
+// pattern puts the run's prefix after a leading ^ of an expression,
+// leaving "", unanchored ones and ^amq\. alone.
+func (d *amqpDriver) pattern(re string) string {
+	if d.prefix == "" || !strings.HasPrefix(re, "^") || strings.HasPrefix(re, `^amq\.`) {
+		return re
 	}
-	if err != nil {
-		return queueState{}, err
-	}
-	st := queueState{ready: info.Messages, consumers: info.Consumers, unacked: -1}
-	if d.sim != nil {
-		if st.unacked, err = d.sim.unacked(q); err != nil {
-			return queueState{}, err
-		}
-	}
-	return st, nil
+	return "^" + regexp.QuoteMeta(d.prefix) + re[1:]
 }
 
 // finish closes the scenario's connections and deletes every queue and

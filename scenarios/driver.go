@@ -10,7 +10,9 @@ import (
 // driver runs operations on one broker, the simulator or a real one. It
 // translates and observes; the scenario logic (names, what clients hold,
 // rendering) is the runner's. Names are the scenario's connection and
-// channel names.
+// channel names. A method only one op calls is in that op's file
+// (op_conn.go, op_channel.go, op_close.go, op_advance.go, op_alarm.go,
+// op_queue.go); ops.go says how ops run on a driver.
 type driver interface {
 	// connect opens a connection; a refused one is a *connRefused.
 	connect(o Conn) error
@@ -18,13 +20,14 @@ type driver interface {
 	closeChannel(ch string) error
 	closeConn(conn string) error
 	// do runs a channel operation. A Settle has its Tag resolved and Msg
-	// empty. The reply carries what the method's -ok returned.
-	do(ch string, op Op) (reply, error)
+	// empty, a Publish one body. The reply carries what the method's -ok
+	// returned.
+	do(ch string, op chanOp) (reply, error)
 	advance(d time.Duration)
 	// admin runs an operator step (policies, operator policies, users,
 	// permissions) on the vhost "/".
-	admin(op Op) error
-	// alarm raises or clears a resource alarm (alarm.go).
+	admin(op adminOp) error
+	// alarm raises or clears a resource alarm.
 	alarm(o Alarm) error
 	// settle waits until the broker is quiet when wait is set, and returns
 	// every frame pushed to a client since the last call, in order per
@@ -55,6 +58,10 @@ type queueState struct {
 // errRefused is returned by a driver when the client refuses an operation
 // without sending anything, because the channel or connection is closed.
 var errRefused = errors.New("refused: closed")
+
+// errNotSent is returned by a runnerOp that sent nothing, for a reason
+// its result lines give.
+var errNotSent = errors.New("not sent")
 
 // errProtocol wraps a protocol error the broker answered with; the close
 // frame that carries it is among the events.
@@ -98,9 +105,6 @@ type event struct {
 // waits reports whether an operation can make the broker push frames (so a
 // real broker must be watched until it is quiet after it).
 func waits(op Op) bool {
-	switch op.(type) {
-	case Conn, OpenChannel, DeclareQueue, DeclareExchange, Bind, Unbind, ExchangeBind, ExchangeUnbind, Confirm, ShowQueue, ShowHeld, ShowHeaders, ShowEnvelope:
-		return false
-	}
-	return true
+	_, quiet := op.(silent)
+	return !quiet
 }

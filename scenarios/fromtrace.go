@@ -288,84 +288,13 @@ func (w *traceWriter) forget(conn string) {
 }
 
 // call returns the step of a method a client called on channel ch, or
-// nil if the format has none.
+// nil if the format has none: the verb that sends the method says how
+// (verb.fromCall).
 func (w *traceWriter) call(e sim.Event, ch string) Op {
-	switch e.Method {
-	case protocol.ChannelClose:
-		return Close{Name: ch}
-	case protocol.QueueDeclare:
-		qo, _ := e.Options.(sim.QueueOptions)
-		if !w.declared[e.Queue] && e.Queue != "" {
-			w.declared[e.Queue] = true
-			w.queues = append(w.queues, e.Queue)
-		}
-		return DeclareQueue{Channel: ch, Queue: e.Queue, Passive: qo.Passive, Durable: qo.Durable, Exclusive: qo.Exclusive,
-			AutoDelete: qo.AutoDelete, Args: qo.Args}
-	case protocol.ExchangeDeclare:
-		xo, _ := e.Options.(sim.ExchangeOptions)
-		return DeclareExchange{Channel: ch, Exchange: e.Exchange, Kind: e.Target, Passive: xo.Passive, Durable: xo.Durable,
-			AutoDelete: xo.AutoDelete, Internal: xo.Internal, Args: xo.Args}
-	case protocol.QueueDelete:
-		do, _ := e.Options.(sim.QueueDeleteOptions)
-		return DeleteQueue{Channel: ch, Queue: e.Queue, IfUnused: do.IfUnused, IfEmpty: do.IfEmpty}
-	case protocol.ExchangeDelete:
-		do, _ := e.Options.(sim.ExchangeDeleteOptions)
-		return DeleteExchange{Channel: ch, Exchange: e.Exchange, IfUnused: do.IfUnused}
-	case protocol.QueueBind:
-		args, _ := e.Options.(sim.Table)
-		return Bind{Channel: ch, Queue: e.Queue, Exchange: e.Exchange, Key: e.RoutingKey, Args: args}
-	case protocol.QueueUnbind:
-		args, _ := e.Options.(sim.Table)
-		return Unbind{Channel: ch, Queue: e.Queue, Exchange: e.Exchange, Key: e.RoutingKey, Args: args}
-	case protocol.ExchangeBind:
-		args, _ := e.Options.(sim.Table)
-		return ExchangeBind{Channel: ch, Destination: e.Target, Source: e.Exchange, Key: e.RoutingKey, Args: args}
-	case protocol.ExchangeUnbind:
-		args, _ := e.Options.(sim.Table)
-		return ExchangeUnbind{Channel: ch, Destination: e.Target, Source: e.Exchange, Key: e.RoutingKey, Args: args}
-	case protocol.QueuePurge:
-		return Purge{Channel: ch, Queue: e.Queue}
-	case protocol.BasicQos:
-		return Qos{Channel: ch, Count: e.Count, Global: e.Global}
-	case protocol.BasicConsume:
-		co, _ := e.Options.(sim.ConsumeOptions)
-		return Consume{Channel: ch, Queue: e.Queue, Tag: w.tag(e.ConsumerTag), NoAck: co.NoAck, Exclusive: co.Exclusive, Args: co.Args}
-	case protocol.BasicCancel:
-		return Cancel{Channel: ch, Tag: w.tag(e.ConsumerTag)}
-	case protocol.BasicPublish:
-		return publishOp(ch, e)
-	case protocol.ConfirmSelect:
-		return Confirm{Channel: ch}
-	case protocol.TxSelect:
-		return Tx{Channel: ch, Method: TxSelect}
-	case protocol.TxCommit:
-		return Tx{Channel: ch, Method: TxCommit}
-	case protocol.TxRollback:
-		return Tx{Channel: ch, Method: TxRollback}
-	case protocol.BasicGet:
-		return Get{Channel: ch, Queue: e.Queue, NoAck: e.NoAck}
-	case protocol.BasicAck:
-		return Settle{Method: "ack", Channel: ch, Tag: e.DeliveryTag, Multiple: e.Multiple}
-	case protocol.BasicNack:
-		return Settle{Method: "nack", Channel: ch, Tag: e.DeliveryTag, Multiple: e.Multiple, Requeue: e.Requeue}
-	case protocol.BasicReject:
-		return Settle{Method: "reject", Channel: ch, Tag: e.DeliveryTag, Requeue: e.Requeue}
-	case protocol.BasicRecover:
-		return Recover{Channel: ch, Requeue: e.Requeue}
+	if v := traced[e.Method]; v != nil {
+		return v.fromCall(w, e, ch)
 	}
 	return nil
-}
-
-// publishOp is the publish step of a publish event.
-func publishOp(ch string, e sim.Event) Publish {
-	p := Publish{Channel: ch, Key: e.RoutingKey, Exchange: e.Exchange, Bodies: []string{string(e.Body)}}
-	if po, ok := e.Options.(sim.PublishOptions); ok {
-		p.Mandatory, p.Immediate = po.Mandatory, po.Immediate
-	}
-	if e.Properties != nil {
-		p.Props = *e.Properties
-	}
-	return p
 }
 
 // traceDriver plays a trace back to the runner: each step's results are
@@ -399,7 +328,7 @@ func (d *traceDriver) closeConn(conn string) error {
 	return nil
 }
 
-func (d *traceDriver) do(ch string, op Op) (reply, error) {
+func (d *traceDriver) do(ch string, op chanOp) (reply, error) {
 	rep, _ := d.shadow.do(ch, op)
 	if _, ok := op.(Get); ok {
 		rep.got, rep.get = false, event{}
@@ -415,7 +344,7 @@ func (d *traceDriver) do(ch string, op Op) (reply, error) {
 }
 
 func (d *traceDriver) advance(dur time.Duration) { d.shadow.advance(dur) }
-func (d *traceDriver) admin(op Op) error         { return d.shadow.admin(op) }
+func (d *traceDriver) admin(op adminOp) error    { return d.shadow.admin(op) }
 func (d *traceDriver) alarm(o Alarm) error       { return d.shadow.alarm(o) }
 func (d *traceDriver) finish() error             { return nil }
 

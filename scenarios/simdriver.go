@@ -2,7 +2,6 @@ package scenarios
 
 import (
 	"errors"
-	"fmt"
 	"maps"
 	"net"
 	"sync"
@@ -28,7 +27,7 @@ type simDriver struct {
 	// ShowQueue.
 	observer *sim.Channel
 	// connOf names each channel's connection; held are the steps of
-	// connections an alarm blocked, run when it clears (alarm.go).
+	// connections an alarm blocked, run when it clears (op_alarm.go).
 	connOf map[string]string
 	held   map[string][]func() error
 }
@@ -69,48 +68,7 @@ func (d *simDriver) collect(conn string, pushes []sim.Push) {
 	}
 }
 
-func (d *simDriver) connect(o Conn) error {
-	conn := o.Name
-	c, err := d.b.Dial(sim.ConnectOptions{Name: conn, User: o.User, Password: o.Password})
-	if err != nil {
-		if r := simRefusal(conn, err); r != nil {
-			return r
-		}
-		return err
-	}
-	d.conns[conn] = c
-	d.connOrder = append(d.connOrder, conn)
-	d.chanOf[conn] = map[uint16]string{}
-	return nil
-}
-
-func (d *simDriver) openChannel(conn, name string) error {
-	if d.conns[conn] == nil { // the broker refused the connection
-		return errRefused
-	}
-	ch, err := d.conns[conn].Channel()
-	if err != nil {
-		return simErr(err)
-	}
-	d.chans[name] = ch
-	d.chanOf[conn][ch.ID()] = name
-	d.connOf[name] = conn
-	return nil
-}
-
-func (d *simDriver) closeChannel(name string) error {
-	return d.hold(d.connOf[name], false, "", func() error { return simErr(d.chans[name].Close()) })
-}
-
-func (d *simDriver) closeConn(name string) error {
-	if d.conns[name] == nil {
-		return errRefused
-	}
-	return d.hold(name, false, "", func() error { return simErr(d.conns[name].Close()) })
-}
-func (d *simDriver) advance(dur time.Duration) { d.b.Advance(dur) }
-func (d *simDriver) finish() error             { return nil }
-func (d *simDriver) admin(op Op) error         { return simAdmin(d.b, op) }
+func (d *simDriver) finish() error { return nil }
 
 func (d *simDriver) settle(bool) []event {
 	for _, name := range d.connOrder {
@@ -145,7 +103,9 @@ func simErr(err error) error {
 	return err
 }
 
-func (d *simDriver) do(name string, op Op) (reply, error) {
+// do runs a channel operation, or holds it while an alarm blocks the
+// connection (op_alarm.go).
+func (d *simDriver) do(name string, op chanOp) (reply, error) {
 	var rep reply
 	var err error
 	publish, body := false, ""
@@ -153,7 +113,8 @@ func (d *simDriver) do(name string, op Op) (reply, error) {
 		publish, body = true, p.Bodies[0]
 	}
 	run := func() error {
-		rep, err = d.run(name, op)
+		rep, err = op.runSim(d.chans[name])
+		err = simErr(err)
 		return err
 	}
 	if herr := d.hold(d.connOf[name], publish, body, run); herr != nil && !held(herr) {
@@ -162,106 +123,14 @@ func (d *simDriver) do(name string, op Op) (reply, error) {
 	return rep, err
 }
 
+// admin runs an operator step.
+func (d *simDriver) admin(op adminOp) error { return op.runSim(d.b) }
+
 // held reports whether err is one a held step may end with: the
 // broker's error is among the pushes, and a refused step did nothing.
 func held(err error) bool {
 	var perr errProtocol
 	return errors.Is(err, errRefused) || errors.As(err, &perr)
-}
-
-// run runs a channel operation on the broker.
-func (d *simDriver) run(name string, op Op) (reply, error) {
-	ch := d.chans[name]
-	var rep reply
-	var err error
-	switch o := op.(type) {
-	case DeclareQueue:
-		var info sim.QueueInfo
-		info, err = ch.QueueDeclare(o.Queue, sim.QueueOptions{Passive: o.Passive, Durable: o.Durable, Exclusive: o.Exclusive, AutoDelete: o.AutoDelete, Args: o.Args})
-		rep.queue, rep.ready, rep.consumers = info.Name, info.Ready, info.Consumers
-	case DeclareExchange:
-		err = ch.ExchangeDeclare(o.Exchange, o.Kind, sim.ExchangeOptions{Passive: o.Passive, Durable: o.Durable, AutoDelete: o.AutoDelete, Internal: o.Internal, Args: o.Args})
-	case DeleteQueue:
-		rep.count, err = ch.QueueDelete(o.Queue, sim.QueueDeleteOptions{IfUnused: o.IfUnused, IfEmpty: o.IfEmpty})
-	case DeleteExchange:
-		err = ch.ExchangeDelete(o.Exchange, sim.ExchangeDeleteOptions{IfUnused: o.IfUnused})
-	case Bind:
-		err = ch.QueueBind(o.Queue, o.Key, o.Exchange, o.Args)
-	case Unbind:
-		err = ch.QueueUnbind(o.Queue, o.Key, o.Exchange, o.Args)
-	case Purge:
-		rep.count, err = ch.QueuePurge(o.Queue)
-	case Qos:
-		err = ch.Qos(o.Count, o.Size, o.Global)
-	case Consume:
-		_, err = ch.Consume(o.Queue, sim.ConsumeOptions{Tag: o.Tag, NoAck: o.NoAck, Exclusive: o.Exclusive, Args: o.Args})
-	case Cancel:
-		err = ch.Cancel(o.Tag)
-	case Publish:
-		err = ch.Publish(o.Exchange, o.Key, sim.PublishOptions{Mandatory: o.Mandatory, Immediate: o.Immediate}, sim.Message{Properties: o.Props, Body: []byte(o.Bodies[0])})
-	case Confirm:
-		err = ch.Confirm()
-	case ExchangeBind:
-		err = ch.ExchangeBind(o.Destination, o.Key, o.Source, o.Args)
-	case ExchangeUnbind:
-		err = ch.ExchangeUnbind(o.Destination, o.Key, o.Source, o.Args)
-	case Tx:
-		err = o.call(ch.Tx, ch.TxCommit, ch.TxRollback)
-	case Get:
-		var dl sim.Delivery
-		dl, rep.got, err = ch.Get(o.Queue, o.NoAck)
-		rep.get = event{kind: evDeliver, tag: dl.DeliveryTag, redelivered: dl.Redelivered, body: string(dl.Body), left: dl.MessageCount,
-			exchange: dl.Exchange, key: dl.RoutingKey, headers: headers(dl.Headers)}
-	case Settle:
-		switch o.Method {
-		case "ack":
-			err = ch.Ack(o.Tag, o.Multiple)
-		case "nack":
-			err = ch.Nack(o.Tag, o.Multiple, o.Requeue)
-		default:
-			err = ch.Reject(o.Tag, o.Requeue)
-		}
-	case Recover:
-		err = ch.Recover(o.Requeue)
-	case Flow:
-		err = ch.Flow(o.Active)
-	default:
-		return rep, fmt.Errorf("the simulator driver cannot run %T", op)
-	}
-	return rep, simErr(err)
-}
-
-// queueState looks at a queue as the broker driver does, by a passive
-// declare on a connection of its own (so an exclusive queue of a scenario
-// connection is "locked"), and adds the simulator's own unacked count.
-func (d *simDriver) queueState(q string) (queueState, error) {
-	if d.observer == nil || d.observer.Err() != nil {
-		conn, err := d.b.Dial(sim.ConnectOptions{Name: "observer"})
-		if err != nil {
-			return queueState{}, err
-		}
-		if d.observer, err = conn.Channel(); err != nil {
-			return queueState{}, err
-		}
-	}
-	info, err := d.observer.QueueDeclare(q, sim.QueueOptions{Passive: true})
-	var perr *protocol.Error
-	if errors.As(err, &perr) {
-		switch perr.Code {
-		case protocol.NotFound:
-			return queueState{status: "not found"}, nil
-		case protocol.ResourceLocked:
-			return queueState{status: "locked"}, nil
-		}
-	}
-	if err != nil {
-		return queueState{}, err
-	}
-	st, err := d.b.QueueStats("/", q)
-	if err != nil {
-		return queueState{}, err
-	}
-	return queueState{ready: info.Ready, consumers: info.Consumers, unacked: st.Unacked}, nil
 }
 
 // wireSim is the simulator behind the in-memory wire driver: a broker, its

@@ -198,19 +198,6 @@ func (c *Comparison) attribute(from [][]string, permit []string) error {
 	return nil
 }
 
-// methodOf names a step's verb as the AMQP method it sends.
-var methodOf = map[string]string{
-	"declare-queue": "queue.declare", "declare-exchange": "exchange.declare", "delete-queue": "queue.delete",
-	"delete-exchange": "exchange.delete", "bind": "queue.bind", "unbind": "queue.unbind", "purge": "queue.purge",
-	"qos": "basic.qos", "consume": "basic.consume", "cancel": "basic.cancel", "publish": "basic.publish",
-	"confirm": "confirm.select", "tx": "tx.select", "commit": "tx.commit", "rollback": "tx.rollback",
-	"bind-exchange": "exchange.bind", "unbind-exchange": "exchange.unbind", "get": "basic.get", "ack": "basic.ack",
-	"nack": "basic.nack", "reject": "basic.reject", "recover": "basic.recover", "flow": "channel.flow",
-	"close": "close", "conn": "connection.open", "channel": "channel.open", "policy": "a policy",
-	"clear-policy": "clearing a policy", "advance": "time passing", "queue": "the queue's counts",
-	"held": "what consumers hold", "headers": "headers", "envelope": "the envelope",
-}
-
 // closeRE reads a close result line: "C <- connection.close 541 (queue.declare): INTERNAL_ERROR - ...".
 var closeRE = regexp.MustCompile(`^\S+ <- (connection|channel)\.close (\d+) \(([^)]*)\): ([A-Z_]+)`)
 
@@ -219,10 +206,7 @@ var closeRE = regexp.MustCompile(`^\S+ <- (connection|channel)\.close (\d+) \(([
 // older one kept open.
 func classify(step string, from, to []string, v sim.Version) (kind, detail string, closes bool) {
 	verb, _, _ := strings.Cut(step, " ")
-	what := methodOf[verb]
-	if what == "" {
-		what = verb
-	}
+	what := whatStep(verb)
 	added, removed := lineDiff(from, to)
 	for _, l := range added {
 		if m := closeRE.FindStringSubmatch(l); m != nil {

@@ -41,7 +41,11 @@ func (o Alarm) alarms() sim.Alarm {
 	return sim.AlarmMemory | sim.AlarmDisk
 }
 
-var alarmVerb = &verb{usage: "alarm memory|disk | alarm clear [memory|disk]", minPos: 1, maxPos: 2, build: func(a *argSet) (Op, error) {
+func init() {
+	register(&verb{name: "alarm", usage: "alarm memory|disk | alarm clear [memory|disk]", minPos: 1, maxPos: 2, build: buildAlarm})
+}
+
+func buildAlarm(a *argSet) (Op, error) {
 	resource := func(i int) (string, error) {
 		if r := a.str(i); r == "memory" || r == "disk" {
 			return r, nil
@@ -60,7 +64,9 @@ var alarmVerb = &verb{usage: "alarm memory|disk | alarm clear [memory|disk]", mi
 	}
 	r, err := resource(0)
 	return Alarm{Resource: r}, err
-}}
+}
+
+func (o Alarm) run(r *runner, _ *rchan) ([]string, reply, error) { return nil, reply{}, r.d.alarm(o) }
 
 // set applies an alarm step to a simulator.
 func (o Alarm) set(b *sim.Broker) { b.SetAlarm(o.alarms(), !o.Clear) }

@@ -1,0 +1,183 @@
+package scenarios
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/amqpsim/amqpsim/protocol"
+	"github.com/amqpsim/amqpsim/sim"
+)
+
+// Conn opens a connection: "conn c1", as guest, or "conn c2 user=app
+// password=s3cret". A connection the broker refuses shows why ("c2 <-
+// login refused", "c2 <- connection.close 530 ...") and stays closed.
+type Conn struct{ Name, User, Password string }
+
+func init() {
+	register(&verb{name: "conn", usage: "conn NAME [user=U password=P]", minPos: 1, maxPos: 1, options: []string{"user", "password"},
+		method: protocol.ConnectionOpen,
+		build: func(a *argSet) (Op, error) {
+			return Conn{Name: a.str(0), User: a.opts["user"].val, Password: a.opts["password"].val}, nil
+		}})
+}
+
+func (Conn) isOp()   {}
+func (Conn) silent() {}
+
+// String returns the Conn step line.
+func (o Conn) String() string {
+	w := []string{"conn", word(o.Name)}
+	if o.User != "" {
+		w = append(w, "user="+optWord(o.User), "password="+optWord(o.Password))
+	}
+	return line(w...)
+}
+
+func (o Conn) checkNames(n *names) string {
+	if msg := n.fresh(o.Name, "connection"); msg != "" {
+		return msg
+	}
+	n.conns[o.Name] = true
+	return ""
+}
+
+// run connects. A connection the broker refused is one the steps can
+// name, closed.
+func (o Conn) run(r *runner, _ *rchan) ([]string, reply, error) {
+	var out []string
+	err := r.d.connect(o)
+	var refused *connRefused
+	if errors.As(err, &refused) {
+		if refused.line != "" {
+			out = append(out, refused.line)
+		}
+		err = nil
+		c := &rconn{name: o.Name, closed: true}
+		r.conns = append(r.conns, c)
+		r.byConn[o.Name] = c
+	} else if err == nil {
+		c := &rconn{name: o.Name}
+		r.conns = append(r.conns, c)
+		r.byConn[o.Name] = c
+	}
+	return out, reply{}, err
+}
+
+func (d *simDriver) connect(o Conn) error {
+	conn := o.Name
+	c, err := d.b.Dial(sim.ConnectOptions{Name: conn, User: o.User, Password: o.Password})
+	if err != nil {
+		if r := simRefusal(conn, err); r != nil {
+			return r
+		}
+		return err
+	}
+	d.conns[conn] = c
+	d.connOrder = append(d.connOrder, conn)
+	d.chanOf[conn] = map[uint16]string{}
+	return nil
+}
+
+func (d *amqpDriver) connect(o Conn) error {
+	conn := o.Name
+	t := newTap(conn, func(e event, ch uint16) {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		if e.kind != evConnClose && e.kind != evBlocked && e.kind != evUnblocked {
+			e.ch = d.chanOf[conn][ch]
+		}
+		e.text, e.exchange, e.key = d.unp(e.text), d.unp(e.exchange), d.unp(e.key)
+		e.headers = d.headers(e.headers)
+		d.events = append(d.events, e)
+	}, func(at time.Time) {
+		d.mu.Lock()
+		d.last = at
+		d.mu.Unlock()
+	})
+	cfg := amqp.Config{
+		Properties: amqp.Table{"connection_name": "amqpsim " + d.name + " " + conn},
+		Dial: func(network, addr string) (net.Conn, error) {
+			var c net.Conn
+			var err error
+			if d.dial != nil {
+				c, err = d.dial(network, addr)
+			} else {
+				c, err = net.DialTimeout(network, addr, 10*time.Second)
+			}
+			if err != nil {
+				return nil, err
+			}
+			return &tapConn{Conn: c, t: t}, nil
+		},
+	}
+	u, err := d.userURL(o)
+	if err != nil {
+		return err
+	}
+	c, err := amqp.DialConfig(u, cfg)
+	if err != nil {
+		if r := d.amqpRefusal(conn, err); r != nil {
+			return r
+		}
+		return fmt.Errorf("connecting to %s: %w", redact(u), err)
+	}
+	d.conns[conn], d.taps[conn] = c, t
+	d.mu.Lock()
+	d.chanOf[conn] = map[uint16]string{}
+	d.mu.Unlock()
+	return nil
+}
+
+// userURL is the driver's URL with another user's credentials.
+func (d *amqpDriver) userURL(o Conn) (string, error) {
+	if o.User == "" {
+		return d.url, nil
+	}
+	u, err := url.Parse(d.url)
+	if err != nil {
+		return "", err
+	}
+	u.User = url.UserPassword(d.user(o.User), o.Password)
+	return u.String(), nil
+}
+
+// connRefused is a connection the broker refused in the handshake; line
+// is the step's result line, "" when the connection's events carry it. Both drivers see the same: a login refusal
+// reaches amqp091-go without its text (the client reports
+// ErrCredentials), a refused connection.open with RabbitMQ's.
+type connRefused struct{ line string }
+
+func (e *connRefused) Error() string { return e.line }
+
+// amqpRefusal makes a connRefused of amqp091-go's handshake error, or
+// returns nil.
+func (d *amqpDriver) amqpRefusal(conn string, err error) error {
+	if errors.Is(err, amqp.ErrCredentials) {
+		return &connRefused{conn + " <- login refused"}
+	}
+	var ae *amqp.Error
+	if errors.As(err, &ae) {
+		// The tap saw the connection.close and reports it.
+		return &connRefused{}
+	}
+	return nil
+}
+
+// simRefusal makes a connRefused of sim.Broker.Dial's error, or returns
+// nil.
+func simRefusal(conn string, err error) error {
+	var le *sim.LoginError
+	if errors.As(err, &le) {
+		return &connRefused{conn + " <- login refused"}
+	}
+	var pe *protocol.Error
+	if errors.As(err, &pe) {
+		return &connRefused{fmt.Sprintf("%s <- connection.close %d (connection.open): %s", conn, pe.Code, normalizeNames(pe.Text))}
+	}
+	return nil
+}

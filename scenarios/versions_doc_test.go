@@ -70,6 +70,9 @@ func TestVersionsDoc(t *testing.T) {
 			}
 		}
 		evidence := "read from the source the profile cites (no recording pins it)"
+		if c.Measured != "" {
+			evidence = c.Measured
+		}
 		if len(on) > 0 {
 			names := slices.Sorted(func(yield func(string) bool) {
 				for n := range files {

@@ -429,10 +429,14 @@ func (p *Profile) streams(v Version) {
 // reports (the upgrade check attributes each difference it finds to the
 // change that, undone, removes it).
 type Change struct {
-	Name  string  // e.g. "transient_nonexcl_queues denied"
+	Name  string  // e.g. "global_qos denied"
 	Since Version // the first release with the change
 	Why   string  // what it does to a client, in a sentence
-	undo  func(p *Profile, base Profile)
+	// Measured says how the rule was measured on a real broker where no
+	// scenario of the library can show it (a raw socket, a large body),
+	// and which test pins it; "" when a recording does, or nothing.
+	Measured string
+	undo     func(p *Profile, base Profile)
 }
 
 // Undo returns p with this change as it is in base (an older release's
@@ -445,76 +449,79 @@ func (c Change) Undo(p, base Profile) Profile {
 // Changes lists the rules the profiles differ by, oldest first.
 func Changes() []Change {
 	return []Change{
-		{"per-queue consumer timeout", V3_12, "x-consumer-timeout and the consumer-timeout policy set a queue's consumer timeout",
+		{"per-queue consumer timeout", V3_12, "x-consumer-timeout and the consumer-timeout policy set a queue's consumer timeout", "",
 			func(p *Profile, b Profile) { p.QueueConsumerTimeout = b.QueueConsumerTimeout }},
-		{"quorum basic.get without x-delivery-count 0", V3_12, "a quorum basic.get carries x-delivery-count only after a return",
+		{"quorum basic.get without x-delivery-count 0", V3_12, "a quorum basic.get carries x-delivery-count only after a return", "",
 			func(p *Profile, b Profile) { p.Queue.GetCountOnlyReturned = b.Queue.GetCountOnlyReturned }},
-		{"x-last-death headers", V3_13, "dead-lettered messages carry x-last-death-reason, -queue and -exchange",
+		{"x-last-death headers", V3_13, "dead-lettered messages carry x-last-death-reason, -queue and -exchange", "",
 			func(p *Profile, b Profile) { p.LastDeathHeaders = b.LastDeathHeaders }},
-		{"stream filtering", V3_13, "a stream consumer with x-stream-filter gets only the messages whose x-stream-filter-value it names; classic and quorum queues refuse x-stream-filter and x-stream-match-unfiltered",
+		{"stream filtering", V3_13, "a stream consumer with x-stream-filter gets only the messages whose x-stream-filter-value it names; classic and quorum queues refuse x-stream-filter and x-stream-match-unfiltered", "",
 			func(p *Profile, b Profile) { p.Queue.StreamFiltering = b.Queue.StreamFiltering }},
-		{"unknown exchange type is a channel error", V3_13, "exchange.declare of an unknown type closes the channel with 406, not the connection with 503",
+		{"unknown exchange type is a channel error", V3_13, "exchange.declare of an unknown type closes the channel with 406, not the connection with 503", "",
 			func(p *Profile, b Profile) { p.UnknownExchangeTypeChannelError = b.UnknownExchangeTypeChannelError }},
-		{"stream consume texts", V4_0, "basic.consume on a stream is refused with texts that name a \"stream queue\"",
+		{"stream consume texts", V4_0, "basic.consume on a stream is refused with texts that name a \"stream queue\"", "",
 			func(p *Profile, b Profile) { p.StreamQueueTexts = b.StreamQueueTexts }},
-		{"stream nack, reject and recover", V4_0, "basic.nack, basic.reject and basic.recover of a stream's deliveries settle them as basic.ack does instead of closing the connection",
+		{"stream nack, reject and recover", V4_0, "basic.nack, basic.reject and basic.recover of a stream's deliveries settle them as basic.ack does instead of closing the connection", "",
 			func(p *Profile, b Profile) { p.StreamAnySettlement = b.StreamAnySettlement }},
-		{"x-cancel-on-ha-failover ignored", V4_0, "basic.consume takes x-cancel-on-ha-failover on any queue and ignores it",
+		{"x-cancel-on-ha-failover ignored", V4_0, "basic.consume takes x-cancel-on-ha-failover on any queue and ignores it", "",
 			func(p *Profile, b Profile) { p.Queue.NoHAFailoverArg = b.Queue.NoHAFailoverArg }},
-		{"stream chunks 12 bytes larger", V4_0, "a stream stores each message in 12 more bytes, so its segments fill and x-max-length-bytes deletes them sooner",
+		{"stream chunks 12 bytes larger", V4_0, "a stream stores each message in 12 more bytes, so its segments fill and x-max-length-bytes deletes them sooner", "",
 			func(p *Profile, b Profile) { p.Queue.StreamChunkExtra = b.Queue.StreamChunkExtra }},
-		{"stream reader starts before retention", V4_0, "a stream consumer whose attach opens a segment reads the segments that retention then deletes",
+		{"stream reader starts before retention", V4_0, "a stream consumer whose attach opens a segment reads the segments that retention then deletes", "",
 			func(p *Profile, b Profile) { p.Queue.StreamReadBeforeRetention = b.Queue.StreamReadBeforeRetention }},
-		{"publisher's x-death ignored", V4_0, "an x-death header set by a publisher is overwritten, not extended",
+		{"publisher's x-death ignored", V4_0, "an x-death header set by a publisher is overwritten, not extended", "",
 			func(p *Profile, b Profile) { p.IgnorePublisherDeaths = b.IgnorePublisherDeaths }},
 		{"max_message_size 16 MiB", V4_0, "a larger message closes the channel with 406",
+			"measured on 4.0.5 and 4.3.6 with amqp091-go: a 16777217-byte body closes the channel with 406 \"message size 16777217 is larger than configured max size 16777216\", 16777216 bytes go through; 3.10.8 takes both (TestMaxMessageSize40)",
 			func(p *Profile, b Profile) { p.MaxMessageSize = b.MaxMessageSize }},
-		{"quorum delivery limit 20", V4_0, "quorum queues dead-letter or drop a message returned more than 20 times, and requeue to the head",
+		{"quorum delivery limit 20", V4_0, "quorum queues dead-letter or drop a message returned more than 20 times, and requeue to the head", "",
 			func(p *Profile, b Profile) { p.Queue.DefaultDeliveryLimit = b.Queue.DefaultDeliveryLimit }},
-		{"quorum priorities", V4_0, "quorum queues order messages by priority (two levels in 4.0-4.2, 0..31 in 4.3)",
+		{"quorum priorities", V4_0, "quorum queues order messages by priority (two levels in 4.0-4.2, 0..31 in 4.3)", "",
 			func(p *Profile, b Profile) { p.Queue.QuorumPriorities = b.Queue.QuorumPriorities }},
-		{"quorum single active consumer by priority", V4_0, "on a quorum single active consumer queue a consumer of higher x-priority takes over once the active one has settled what it holds, and the next active consumer is the waiting one of highest priority, not the first registered",
+		{"quorum single active consumer by priority", V4_0, "on a quorum single active consumer queue a consumer of higher x-priority takes over once the active one has settled what it holds, and the next active consumer is the waiting one of highest priority, not the first registered", "",
 			func(p *Profile, b Profile) { p.Queue.QuorumSACPriority = b.Queue.QuorumSACPriority }},
-		{"consumer_max_per_channel", V4_0, "with consumer_max_per_channel set, a basic.consume beyond it closes the connection with 530",
+		{"consumer_max_per_channel", V4_0, "with consumer_max_per_channel set, a basic.consume beyond it closes the connection with 530", "",
 			func(p *Profile, b Profile) { p.ConsumerMaxPerChannel = b.ConsumerMaxPerChannel }},
-		{"refusals name the permission", V4_0, "a 403 ACCESS_REFUSED for a missing permission starts with it: \"configure access to queue ...\"",
+		{"refusals name the permission", V4_0, "a 403 ACCESS_REFUSED for a missing permission starts with it: \"configure access to queue ...\"", "",
 			func(p *Profile, b Profile) { p.AccessRefusalNamesPermission = b.AccessRefusalNamesPermission }},
 		{"ANONYMOUS mechanism", V4_0, "connection.start offers ANONYMOUS, which logs in as guest",
+			"measured on 3.10.8, 4.0.5 and 4.3.6 with a raw socket (TestMechanismsAnonymous40, TestServerAnonymousLogin40)",
 			func(p *Profile, b Profile) { p.Mechanisms = b.Mechanisms }},
 		{"AMQP 1.0 protocol header", V4_0, "a protocol header other than 0-9-1's is answered with AMQP 1.0's SASL header, and 0-8's no longer starts AMQP 0-8",
+			"measured on 3.10.8, 4.0.5 and 4.3.6 with a raw socket (TestProtocolHeaderAnswers, TestServerProtocolHeaderPerProfile)",
 			func(p *Profile, b Profile) { p.AMQP08, p.AMQP10, p.RefusalHeader = b.AMQP08, b.AMQP10, b.RefusalHeader }},
-		{"x-queue-type defaults to classic", V4_0, "a redeclaration of another queue type without x-queue-type is refused as \"received 'classic' but current is 'quorum'\"",
+		{"x-queue-type defaults to classic", V4_0, "a redeclaration of another queue type without x-queue-type is refused as \"received 'classic' but current is 'quorum'\"", "",
 			func(p *Profile, b Profile) { p.Queue.ImplicitQueueType = b.Queue.ImplicitQueueType }},
-		{"quorum close returns by consumer", V4_0, "a quorum queue takes back a closed channel's messages consumer by consumer in registration order, basic.get ones last (3.10: basic.get ones first, consumers by tag)",
+		{"quorum close returns by consumer", V4_0, "a quorum queue takes back a closed channel's messages consumer by consumer in registration order, basic.get ones last (3.10: basic.get ones first, consumers by tag)", "",
 			func(p *Profile, b Profile) { p.Queue.ReturnsByConsumerKey = b.Queue.ReturnsByConsumerKey }},
-		{"frame_max 8192 before tune", V4_1, "frames up to 8192 bytes are accepted before connection.tune-ok",
+		{"frame_max 8192 before tune", V4_1, "frames up to 8192 bytes are accepted before connection.tune-ok", "",
 			func(p *Profile, b Profile) { p.FrameMaxBeforeTune = b.FrameMaxBeforeTune }},
-		{"mandatory reply-to routed", V4_2, "a mandatory publish to a direct reply-to name is not returned",
+		{"mandatory reply-to routed", V4_2, "a mandatory publish to a direct reply-to name is not returned", "",
 			func(p *Profile, b Profile) { p.ReplyToMandatoryRouted = b.ReplyToMandatoryRouted }},
-		{"basic.get on quorum SAC text", V4_2, "basic.get on a quorum single active consumer queue is still refused with 405, its text naming the type as <<\"quorum\">>",
+		{"basic.get on quorum SAC text", V4_2, "basic.get on a quorum single active consumer queue is still refused with 405, its text naming the type as <<\"quorum\">>", "",
 			func(p *Profile, b Profile) { p.SACGetNamesQueueType = b.SACGetNamesQueueType }},
-		{"x-max-age parse errors refused", V4_3, "an x-max-age or x-stream-offset interval that does not start with a digit is refused with 406 instead of closing the connection with 541",
+		{"x-max-age parse errors refused", V4_3, "an x-max-age or x-stream-offset interval that does not start with a digit is refused with 406 instead of closing the connection with 541", "",
 			func(p *Profile, b Profile) { p.Queue.MaxAgeNoCrash = b.Queue.MaxAgeNoCrash }},
-		{"x-max-age compared in milliseconds", V4_3, "a stream redeclared with an equal x-max-age in other units (\"60m\" for \"1h\") is accepted, and a different one is reported in milliseconds",
+		{"x-max-age compared in milliseconds", V4_3, "a stream redeclared with an equal x-max-age in other units (\"60m\" for \"1h\") is accepted, and a different one is reported in milliseconds", "",
 			func(p *Profile, b Profile) { p.Queue.MaxAgeComparedInMs = b.Queue.MaxAgeComparedInMs }},
-		{"stream reader crash after retention", V4_3, "a stream consumer that started in a segment its attach's retention deleted closes its connection with 541 at the next publish if it has credit",
+		{"stream reader crash after retention", V4_3, "a stream consumer that started in a segment its attach's retention deleted closes its connection with 541 at the next publish if it has credit", "",
 			func(p *Profile, b Profile) { p.Queue.StreamStartDeletedCrash = b.Queue.StreamStartDeletedCrash }},
-		{"global_qos denied", V4_3, "basic.qos global=true sets the per-consumer prefetch instead of a channel-wide limit; permit the feature to keep it",
+		{"global_qos denied", V4_3, "basic.qos global=true sets the per-consumer prefetch instead of a channel-wide limit; permit the feature to keep it", "",
 			func(p *Profile, b Profile) { p.GlobalQosDenied = b.GlobalQosDenied }},
-		{"consumer timeout on quorum queues only", V4_3, "classic queues have no consumer timeout and refuse x-consumer-timeout",
+		{"consumer timeout on quorum queues only", V4_3, "classic queues have no consumer timeout and refuse x-consumer-timeout", "",
 			func(p *Profile, b Profile) {
 				p.ConsumerTimeoutQuorumOnly = b.ConsumerTimeoutQuorumOnly
 				p.Queue.RefuseClassicConsumerTimeout = b.Queue.RefuseClassicConsumerTimeout
 			}},
-		{"basic.reject and basic.nack counted apart", V4_3, "on quorum queues only basic.reject and channel closes count towards the delivery limit and x-delivery-count; x-acquired-count counts every return",
+		{"basic.reject and basic.nack counted apart", V4_3, "on quorum queues only basic.reject and channel closes count towards the delivery limit and x-delivery-count; x-acquired-count counts every return", "",
 			func(p *Profile, b Profile) { p.Queue.SplitDeliveryCount = b.Queue.SplitDeliveryCount }},
-		{"classic delivery-count", V4_3, "a message a client rejected with basic.reject (not basic.nack), or held on a channel that closed, counts a failed delivery, kept when it is dead-lettered: a classic queue that stores it delivers it as redelivered, even the first time",
+		{"classic delivery-count", V4_3, "a message a client rejected with basic.reject (not basic.nack), or held on a channel that closed, counts a failed delivery, kept when it is dead-lettered: a classic queue that stores it delivers it as redelivered, even the first time", "",
 			func(p *Profile, b Profile) { p.Queue.ClassicDeliveryCount = b.Queue.ClassicDeliveryCount }},
-		{"x-queue-version 2 only", V4_3, "x-queue-version 1 is refused",
+		{"x-queue-version 2 only", V4_3, "x-queue-version 1 is refused", "",
 			func(p *Profile, b Profile) { p.Queue.OnlyQueueVersion2 = b.Queue.OnlyQueueVersion2 }},
-		{"passive declare needs a permission", V4_3, "a passive queue.declare or exchange.declare without any permission on the name is refused with 403, naming configure",
+		{"passive declare needs a permission", V4_3, "a passive queue.declare or exchange.declare without any permission on the name is refused with 403, naming configure", "",
 			func(p *Profile, b Profile) { p.PassiveDeclareNeedsPermission = b.PassiveDeclareNeedsPermission }},
-		{"x-queue-mode unchecked", V4_3, "x-queue-mode takes any value",
+		{"x-queue-mode unchecked", V4_3, "x-queue-mode takes any value", "",
 			func(p *Profile, b Profile) { p.Queue.QueueModeUnchecked = b.Queue.QueueModeUnchecked }},
 	}
 }

@@ -146,7 +146,7 @@ func WithConfig(cfg sim.Config) Option { return func(c *config) { c.simConfig = 
 
 // WithVersion simulates that RabbitMQ release (sim.Config.Version; see
 // sim.Profile for what each changes), for example sim.V4_3; the default
-// is sim.DefaultVersion, 3.10. It overrides WithConfig's Version and is
+// is sim.DefaultVersion, 4.3. It overrides WithConfig's Version and is
 // ignored with WithBroker.
 func WithVersion(v sim.Version) Option { return func(c *config) { c.version = &v } }
 

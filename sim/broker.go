@@ -18,10 +18,10 @@ import (
 )
 
 // Config configures a Broker. The zero value is a broker like a fresh
-// RabbitMQ 3.10 with one vhost "/".
+// RabbitMQ 4.3 (DefaultVersion) with one vhost "/".
 type Config struct {
 	// Version is the RabbitMQ release series simulated (see Profile for
-	// what each changes); zero means DefaultVersion, 3.10.
+	// what each changes); zero means DefaultVersion, 4.3.
 	Version Version
 	// Permit names deprecated features to permit although the release
 	// denies them, as rabbitmq.conf's deprecated_features.permit.NAME =

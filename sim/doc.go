@@ -75,8 +75,9 @@
 //
 // # RabbitMQ versions
 //
-// Config.Version picks the release simulated: V3_10 (the default, the
-// one recorded), V3_12, V3_13, V4_0, V4_1, V4_2 or V4_3. Each is a Profile,
+// Config.Version picks the release simulated: V3_10, V3_12, V3_13, V4_0,
+// V4_1, V4_2 or V4_3 (DefaultVersion, the newest recorded; 3.10, 4.0 and
+// 4.3 are measured, the library recorded on each). Each is a Profile,
 // its differences as data with the rabbitmq-server source each follows;
 // Broker.Profile returns it, and the rest of the broker asks it instead
 // of comparing versions. Config.Permit permits deprecated features a

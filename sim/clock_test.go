@@ -26,7 +26,8 @@ func TestFollowedClock(t *testing.T) {
 		t.Error("a fresh broker has a timer")
 	}
 	ch, _ := b.Connect("app").Channel()
-	if _, err := ch.QueueDeclare("q", sim.QueueOptions{}); err != nil {
+	// A quorum queue: from 4.3 only its deliveries time out.
+	if _, err := ch.QueueDeclare("q", quorumQueue); err != nil {
 		t.Fatal(err)
 	}
 	c, _ := ch.Consume("q", sim.ConsumeOptions{})

@@ -12,6 +12,16 @@ import (
 // The consumer-timeout tests pin the simulator to RabbitMQ 3.10.8 measured
 // with consumer_timeout 3000 and channel_tick_interval 1000 (and 24000/12000
 // for the tick phase), set with rabbitmqctl eval application:set_env.
+// They run on the 3.10 profile (timeoutEnv): the queues they time out are
+// classic, whose deliveries 4.3 no longer times out
+// (TestConsumerTimeoutQuorumOnly43).
+
+// timeoutEnv is newEnvConfig on RabbitMQ 3.10, the release measured.
+func timeoutEnv(t *testing.T, cfg sim.Config) *env {
+	t.Helper()
+	cfg.Version = sim.V3_10
+	return newEnvConfig(t, cfg)
+}
 
 // timeoutText is RabbitMQ 3.10.8's reply text, verbatim.
 func timeoutText(channel int, timeout time.Duration) string {
@@ -23,7 +33,7 @@ func timeoutText(channel int, timeout time.Duration) string {
 // basic.get deliveries count like consumer deliveries; both are requeued in
 // place with redelivered=true.
 func TestConsumerTimeoutClosesOnlyTheChannel(t *testing.T) {
-	e := newEnvConfig(t, sim.Config{ConsumerTimeout: 3 * time.Second, ChannelTickInterval: time.Second})
+	e := timeoutEnv(t, sim.Config{ConsumerTimeout: 3 * time.Second, ChannelTickInterval: time.Second})
 	e.declare("q", sim.QueueOptions{})
 	e.publish("q", "g1", "g2", "g3")
 	ch2 := e.channel(e.conn)
@@ -60,7 +70,7 @@ func TestConsumerTimeoutClosesOnlyTheChannel(t *testing.T) {
 // Consumer deliveries are requeued the same way; no-ack deliveries are never
 // timed out (measured: a no-ack basic.get channel stayed open).
 func TestConsumerTimeoutConsumerAndNoAck(t *testing.T) {
-	e := newEnvConfig(t, sim.Config{ConsumerTimeout: 3 * time.Second, ChannelTickInterval: time.Second})
+	e := timeoutEnv(t, sim.Config{ConsumerTimeout: 3 * time.Second, ChannelTickInterval: time.Second})
 	e.declare("q", sim.QueueOptions{})
 	e.declare("free", sim.QueueOptions{})
 	noAck := e.channel(e.conn)
@@ -108,7 +118,7 @@ func TestConsumerTimeoutFiresTimeoutAfterTheDelivery(t *testing.T) {
 	} {
 		for _, off := range tc.offsets {
 			t.Run(fmt.Sprintf("%v/%v/%v", tc.timeout, tc.tick, off), func(t *testing.T) {
-				e := newEnvConfig(t, sim.Config{ConsumerTimeout: tc.timeout, ChannelTickInterval: tc.tick})
+				e := timeoutEnv(t, sim.Config{ConsumerTimeout: tc.timeout, ChannelTickInterval: tc.tick})
 				timeout, tick := tc.timeout, tc.tick
 				if timeout == 0 {
 					timeout, tick = sim.DefaultConsumerTimeout, sim.DefaultChannelTickInterval
@@ -145,7 +155,7 @@ func TestConsumerTimeoutFiresTimeoutAfterTheDelivery(t *testing.T) {
 func TestConsumerTimeoutTickModel(t *testing.T) {
 	cfg := sim.Config{ConsumerTimeout: 3 * time.Second, ChannelTickInterval: time.Second}
 	t.Run("oldest unacked counts", func(t *testing.T) {
-		e := newEnvConfig(t, cfg)
+		e := timeoutEnv(t, cfg)
 		e.declare("q", sim.QueueOptions{})
 		c := e.consume(e.ch, "q", "c", sim.ConsumeOptions{})
 		e.publish("q", "o1")
@@ -162,7 +172,7 @@ func TestConsumerTimeoutTickModel(t *testing.T) {
 		}
 	})
 	t.Run("tick stops when nothing is unacked and restarts", func(t *testing.T) {
-		e := newEnvConfig(t, cfg)
+		e := timeoutEnv(t, cfg)
 		e.declare("q", sim.QueueOptions{})
 		c := e.consume(e.ch, "q", "c", sim.ConsumeOptions{})
 		e.publish("q", "a1")
@@ -177,7 +187,7 @@ func TestConsumerTimeoutTickModel(t *testing.T) {
 		}
 	})
 	t.Run("acked in time never closes", func(t *testing.T) {
-		e := newEnvConfig(t, cfg)
+		e := timeoutEnv(t, cfg)
 		e.declare("q", sim.QueueOptions{})
 		c := e.consume(e.ch, "q", "c", sim.ConsumeOptions{})
 		for i := range 20 {
@@ -197,7 +207,7 @@ func TestConsumerTimeoutTickModel(t *testing.T) {
 // consumer_timeout does (measured with application:set_env(rabbit,
 // consumer_timeout, false): an unacked basic.get held for 6 s, no close).
 func TestConsumerTimeoutDisabled(t *testing.T) {
-	e := newEnvConfig(t, sim.Config{ConsumerTimeout: -1})
+	e := timeoutEnv(t, sim.Config{ConsumerTimeout: -1})
 	e.declare("q", sim.QueueOptions{})
 	e.publish("q", "d")
 	if _, ok, err := e.ch.Get("q", false); !ok || err != nil {
@@ -216,7 +226,7 @@ func TestConsumerTimeoutDisabled(t *testing.T) {
 func TestTimerOrderTTLBeforeConsumerTimeout(t *testing.T) {
 	for _, step := range []time.Duration{time.Second, 7 * time.Second, 59 * time.Second, time.Minute, 150 * time.Second, 4 * time.Minute, 10 * time.Minute} {
 		t.Run(step.String(), func(t *testing.T) {
-			e := newEnvConfig(t, sim.Config{ConsumerTimeout: 5 * time.Minute})
+			e := timeoutEnv(t, sim.Config{ConsumerTimeout: 5 * time.Minute})
 			e.declare("dlq", sim.QueueOptions{})
 			e.declare("work", sim.QueueOptions{Args: sim.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "dlq"}})
 			e.qos(e.ch, 1, false)
@@ -257,7 +267,7 @@ func TestTimerOrderTTLBeforeConsumerTimeout(t *testing.T) {
 // the 6 s tick (rabbit_channel:handle_info(tick) checks the oldest unacked
 // delivery against consumer_timeout only when the tick runs).
 func TestConsumerTimeoutFiresOnTheTickAfterTheOldestDeliveryTimesOut(t *testing.T) {
-	e := newEnvConfig(t, sim.Config{ConsumerTimeout: 3 * time.Second, ChannelTickInterval: time.Second})
+	e := timeoutEnv(t, sim.Config{ConsumerTimeout: 3 * time.Second, ChannelTickInterval: time.Second})
 	e.declare("q", sim.QueueOptions{})
 	e.consume(e.ch, "q", "c", sim.ConsumeOptions{})
 	e.publish("q", "m1")

@@ -29,7 +29,9 @@ func (e *env) getOne(ch *sim.Channel, q string, noAck bool) sim.Delivery {
 // keys, so both k1's and k2's queues get it; its properties survive, its
 // expiration moves to the x-death entry, its CC header stays.
 func TestDeadLetterRejectedWithCC(t *testing.T) {
-	e := newEnv(t)
+	// 3.10: from 3.13 a dead letter also carries x-last-death-*
+	// (TestLastDeathHeaders313).
+	e := newEnvOn(t, sim.V3_10)
 	for _, x := range []string{"dl-src", "dl-dlx"} {
 		e.must(e.ch.ExchangeDeclare(x, "direct", sim.ExchangeOptions{}))
 	}
@@ -68,7 +70,9 @@ func TestDeadLetterRejectedWithCC(t *testing.T) {
 // header; x-death keeps the original keys. Measured: only k2's queue got
 // it, key k2, x-death routing-keys [kk k1], no CC header.
 func TestDeadLetterRoutingKeyDropsCC(t *testing.T) {
-	e := newEnv(t)
+	// 3.10: from 3.13 a dead letter also carries x-last-death-*
+	// (TestLastDeathHeaders313).
+	e := newEnvOn(t, sim.V3_10)
 	for _, x := range []string{"dl-src", "dl-dlx"} {
 		e.must(e.ch.ExchangeDeclare(x, "direct", sim.ExchangeOptions{}))
 	}
@@ -94,7 +98,9 @@ func TestDeadLetterRoutingKeyDropsCC(t *testing.T) {
 // with CC [dlq dlq] dead-lettered through the default exchange without a
 // routing key: one copy, key s, routing-keys [s dlq dlq].
 func TestDeadLetterOneCopyPerQueue(t *testing.T) {
-	e := newEnv(t)
+	// 3.10: from 3.13 a dead letter also carries x-last-death-*
+	// (TestLastDeathHeaders313).
+	e := newEnvOn(t, sim.V3_10)
 	e.must(e.ch.ExchangeDeclare("dl2-x", "direct", sim.ExchangeOptions{}))
 	e.declare("dl2-dlq", sim.QueueOptions{})
 	e.declare("dl2-s", sim.QueueOptions{Args: sim.Table{"x-dead-letter-exchange": ""}})
@@ -136,7 +142,9 @@ func TestDeadLetterMissingExchangeDrops(t *testing.T) {
 //	round 2: [B expired 1 ("", [B]), A rejected 1 ("", [A], original-expiration 60000)]
 //	round 3: [B expired 2, A rejected 2]; final: [B expired 3, A rejected 3]
 func TestDeadLetterXDeathCountsAndOrder(t *testing.T) {
-	e := newEnv(t)
+	// 3.10: from 3.13 a dead letter also carries x-last-death-*
+	// (TestLastDeathHeaders313).
+	e := newEnvOn(t, sim.V3_10)
 	e.declare("dl-A", sim.QueueOptions{Args: dl("dl-B")})
 	e.declare("dl-B", sim.QueueOptions{Args: dl("dl-A", "x-message-ttl", int32(100))})
 	e.publishExp("dl-A", "loop", "60000")
@@ -178,7 +186,9 @@ func TestDeadLetterXDeathCountsAndOrder(t *testing.T) {
 // on its own queue (DLX "" without a routing key) has one entry, count 2
 // (measured), and a rejection is never a cycle.
 func TestDeadLetterSelfReject(t *testing.T) {
-	e := newEnv(t)
+	// 3.10: from 3.13 a dead letter also carries x-last-death-*
+	// (TestLastDeathHeaders313).
+	e := newEnvOn(t, sim.V3_10)
 	e.declare("dl-F", sim.QueueOptions{Args: sim.Table{"x-dead-letter-exchange": ""}})
 	e.publish("dl-F", "selfrej")
 	for n := int64(1); n <= 2; n++ {
@@ -217,7 +227,9 @@ func TestDeadLetterCycleDropped(t *testing.T) {
 // other field kept, and no x-first-death-* headers. An x-death of another
 // type is replaced by a fresh array, again without x-first-death-*.
 func TestDeadLetterPublisherXDeath(t *testing.T) {
-	e := newEnv(t)
+	// 3.10: from 3.13 a dead letter also carries x-last-death-*, and from 4.0
+	// the publisher's x-death is ignored (TestPublisherDeathIgnored40).
+	e := newEnvOn(t, sim.V3_10)
 	e.declare("dl-Gd", sim.QueueOptions{})
 	e.declare("dl-G", sim.QueueOptions{Args: dl("dl-Gd")})
 	fake := sim.Table{"queue": "dl-G", "reason": "rejected", "count": int64(5), "exchange": "old", "routing-keys": []any{"old"}, "time": time.Unix(1000, 0)}
@@ -244,7 +256,9 @@ func TestDeadLetterPublisherXDeath(t *testing.T) {
 // the simulator's publish does not model BCC, so it is left out here):
 // exchange dl-fan, key dl-H, routing-keys [dl-H yy xx], CC [yy xx].
 func TestDeadLetterExpiredThroughFanout(t *testing.T) {
-	e := newEnv(t)
+	// 3.10: from 3.13 a dead letter also carries x-last-death-*
+	// (TestLastDeathHeaders313).
+	e := newEnvOn(t, sim.V3_10)
 	e.must(e.ch.ExchangeDeclare("dl-fan", "fanout", sim.ExchangeOptions{}))
 	e.declare("dl-Hd", sim.QueueOptions{})
 	e.must(e.ch.QueueBind("dl-Hd", "", "dl-fan", nil))
@@ -268,7 +282,9 @@ func TestDeadLetterExpiredThroughFanout(t *testing.T) {
 // TTL (measured: x-message-ttl 100000, expiration 5000: original-expiration
 // "5000").
 func TestDeadLetterMaxlenOriginalExpiration(t *testing.T) {
-	e := newEnv(t)
+	// 3.10: from 3.13 a dead letter also carries x-last-death-*
+	// (TestLastDeathHeaders313).
+	e := newEnvOn(t, sim.V3_10)
 	e.declare("dl2-dlq", sim.QueueOptions{})
 	e.declare("dl2-s3", sim.QueueOptions{Args: dl("dl2-dlq", "x-max-length", int32(1), "x-overflow", "drop-head", "x-message-ttl", int32(100000))})
 	e.publishExp("dl2-s3", "first", "5000")

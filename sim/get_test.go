@@ -24,7 +24,9 @@ func TestGetWorksBesideFullConsumerWindow(t *testing.T) {
 
 // basic.get ignores the channel-wide limit too, even when it is reached.
 func TestGetIgnoresGlobalLimit(t *testing.T) {
-	e := newEnv(t)
+	// 3.10: from 4.3 global_qos is denied and global=true is per consumer
+	// (TestGlobalQosPerConsumer43).
+	e := newEnvOn(t, sim.V3_10)
 	e.declare("q", sim.QueueOptions{})
 	e.qos(e.ch, 1, true)
 	e.consume(e.ch, "q", "c", sim.ConsumeOptions{})

@@ -164,7 +164,7 @@ func diff(t *testing.T, what string, want, got any) {
 func wantErr(t *testing.T, err error, code int, text string, m protocol.Method) {
 	t.Helper()
 	var perr *sim.Error
-	if !errors.As(err, &perr) {
+	if !errors.As(err, &perr) || perr == nil {
 		t.Fatalf("want protocol error %d %q, got %v", code, text, err)
 	}
 	want := sim.Error{Code: code, Text: text, Method: m, Hard: protocol.IsHard(code)}

@@ -52,7 +52,9 @@ func TestMaxLengthOverflowModes(t *testing.T) {
 		{"reject-publish-dlx", []string{"ack", "ack", "NACK"}, []string{"m1", "m2"}, []string{"m3"}},
 	} {
 		t.Run(tc.overflow, func(t *testing.T) {
-			e := newEnv(t)
+			// 3.10: from 3.13 a dead letter also carries x-last-death-*
+			// (TestLastDeathHeaders313).
+			e := newEnvOn(t, sim.V3_10)
 			q := "ml-" + tc.overflow
 			e.declare("ml-dlq", sim.QueueOptions{})
 			e.declare(q, sim.QueueOptions{Args: dl("ml-dlq", "x-max-length", int32(2), "x-overflow", tc.overflow)})
@@ -99,7 +101,9 @@ func TestMaxLengthRejectPublishSilentWithoutConfirms(t *testing.T) {
 // unacked 1, bytes 2; nack u1 with requeue: queue [r1], dead-lettered [u1]
 // (maxlen, redelivered=false).
 func TestMaxLengthCountsReadyAndDropsHeadAfterRequeue(t *testing.T) {
-	e := newEnv(t)
+	// 3.10: from 3.13 a dead letter also carries x-last-death-*
+	// (TestLastDeathHeaders313).
+	e := newEnvOn(t, sim.V3_10)
 	e.declare("ml-dlq", sim.QueueOptions{})
 	e.declare("ml-ready", sim.QueueOptions{Args: dl("ml-dlq", "x-max-length", int32(1))})
 	gch := e.channel(e.conn)
@@ -155,7 +159,9 @@ func TestMaxLengthBytesCountsBodiesOnly(t *testing.T) {
 // Measured with x-max-length 0: reject-publish: NACK, not delivered;
 // drop-head: delivered; without the consumer, dead-lettered (maxlen).
 func TestMaxLengthZeroWithWaitingConsumer(t *testing.T) {
-	e := newEnv(t)
+	// 3.10: from 3.13 a dead letter also carries x-last-death-*
+	// (TestLastDeathHeaders313).
+	e := newEnvOn(t, sim.V3_10)
 	e.declare("ml-dlq", sim.QueueOptions{})
 	e.declare("ml-rp-zero", sim.QueueOptions{Args: sim.Table{"x-max-length": int32(0), "x-overflow": "reject-publish"}})
 	e.declare("ml-dh-zero", sim.QueueOptions{Args: dl("ml-dlq", "x-max-length", int32(0))})

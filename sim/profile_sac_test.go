@@ -241,7 +241,7 @@ func TestConsumerMaxPerChannel40(t *testing.T) {
 // 3.10 has no consumer_max_per_channel (its rabbitmq.conf schema does not
 // know the key): a Config that sets it is refused, as is a negative one.
 func TestConsumerMaxPerChannelConfig(t *testing.T) {
-	for _, cfg := range []sim.Config{{ConsumerMaxPerChannel: 1}, {Version: sim.V3_13, ConsumerMaxPerChannel: 1},
+	for _, cfg := range []sim.Config{{Version: sim.V3_10, ConsumerMaxPerChannel: 1}, {Version: sim.V3_13, ConsumerMaxPerChannel: 1},
 		{Version: sim.V4_0, ConsumerMaxPerChannel: -1}} {
 		if _, err := sim.Open(cfg); err == nil {
 			t.Errorf("Open(%v, ConsumerMaxPerChannel %d) = nil error", cfg.Version, cfg.ConsumerMaxPerChannel)

@@ -28,11 +28,11 @@ func TestParseVersion(t *testing.T) {
 			t.Errorf("ParseVersion(%q) = %v, want an error listing the profiles", in, err)
 		}
 	}
-	if s := (sim.Version{}).String(); s != "3.10" {
-		t.Errorf("the zero Version is %q, want the default 3.10", s)
+	if s := (sim.Version{}).String(); s != "4.3" {
+		t.Errorf("the zero Version is %q, want the default 4.3", s)
 	}
-	if p := sim.New(sim.Config{}).Profile(); p.Version != sim.V3_10 || p.ServerVersion != "3.10.8" {
-		t.Errorf("the default profile is %v (%s)", p.Version, p.ServerVersion)
+	if p := sim.New(sim.Config{}).Profile(); p.Version != sim.V4_3 || p.ServerVersion != "4.3.6" {
+		t.Errorf("the default profile is %v (%s), want 4.3 (4.3.6)", p.Version, p.ServerVersion)
 	}
 }
 
@@ -115,7 +115,7 @@ func TestQueueConsumerTimeout312(t *testing.T) {
 // policy settings").
 func TestConsumerTimeoutPolicyKey312(t *testing.T) {
 	p := sim.Policy{Name: "ct", Pattern: ".", Definition: sim.Table{"consumer-timeout": int64(1000)}}
-	if err := sim.New(sim.Config{}).SetPolicy("/", p); err == nil {
+	if err := sim.New(sim.Config{Version: sim.V3_10}).SetPolicy("/", p); err == nil {
 		t.Error("3.10 took a consumer-timeout policy")
 	}
 	if err := sim.New(sim.Config{Version: sim.V3_12}).SetPolicy("/", p); err != nil {

@@ -65,7 +65,9 @@ func TestQosGlobalFalseDoesNotChangeExistingConsumers(t *testing.T) {
 
 // global=false also removes the channel-wide limit at once; consumers it blocked resume.
 func TestQosGlobalFalseClearsChannelLimit(t *testing.T) {
-	e := newEnv(t)
+	// 3.10: from 4.3 global_qos is denied and global=true is per consumer
+	// (TestGlobalQosPerConsumer43).
+	e := newEnvOn(t, sim.V3_10)
 	e.declare("q", sim.QueueOptions{})
 	e.qos(e.ch, 2, true)
 	c := e.consume(e.ch, "q", "c", sim.ConsumeOptions{})
@@ -80,7 +82,9 @@ func TestQosGlobalFalseClearsChannelLimit(t *testing.T) {
 
 // global=true is one window shared by all the channel's consumers, served round robin.
 func TestQosGlobalTrueSharedByChannelConsumers(t *testing.T) {
-	e := newEnv(t)
+	// 3.10: from 4.3 global_qos is denied and global=true is per consumer
+	// (TestGlobalQosPerConsumer43).
+	e := newEnvOn(t, sim.V3_10)
 	e.declare("q", sim.QueueOptions{})
 	e.qos(e.ch, 3, true)
 	c1 := e.consume(e.ch, "q", "c1", sim.ConsumeOptions{})
@@ -95,7 +99,9 @@ func TestQosGlobalTrueSharedByChannelConsumers(t *testing.T) {
 
 // global=true applies at once to consumers that already exist.
 func TestQosGlobalTrueAppliesToExistingConsumers(t *testing.T) {
-	e := newEnv(t)
+	// 3.10: from 4.3 global_qos is denied and global=true is per consumer
+	// (TestGlobalQosPerConsumer43).
+	e := newEnvOn(t, sim.V3_10)
 	e.declare("q", sim.QueueOptions{})
 	c := e.consume(e.ch, "q", "c", sim.ConsumeOptions{})
 	e.qos(e.ch, 2, true)
@@ -105,7 +111,9 @@ func TestQosGlobalTrueAppliesToExistingConsumers(t *testing.T) {
 
 // An ack that brings the volume below the limit releases the channel's consumers.
 func TestQosGlobalAckReleasesBlockedConsumers(t *testing.T) {
-	e := newEnv(t)
+	// 3.10: from 4.3 global_qos is denied and global=true is per consumer
+	// (TestGlobalQosPerConsumer43).
+	e := newEnvOn(t, sim.V3_10)
 	e.declare("q", sim.QueueOptions{})
 	e.qos(e.ch, 2, true)
 	c1 := e.consume(e.ch, "q", "c1", sim.ConsumeOptions{})
@@ -122,7 +130,9 @@ func TestQosGlobalAckReleasesBlockedConsumers(t *testing.T) {
 
 // Switching the limit on from 0 starts the volume at the channel's unacked count, basic.get deliveries included.
 func TestQosGlobalVolumeStartsAtUnackedIncludingGets(t *testing.T) {
-	e := newEnv(t)
+	// 3.10: from 4.3 global_qos is denied and global=true is per consumer
+	// (TestGlobalQosPerConsumer43).
+	e := newEnvOn(t, sim.V3_10)
 	e.declare("q", sim.QueueOptions{})
 	e.declare("other", sim.QueueOptions{})
 	e.publish("q", msgs(6)...)
@@ -142,7 +152,9 @@ func TestQosGlobalVolumeStartsAtUnackedIncludingGets(t *testing.T) {
 
 // A get delivery counted when the limit was switched on is never released by its ack (notify_limiter skips gets); checked against RabbitMQ 3.10.8.
 func TestQosGlobalGetCountedAtStartIsNeverReleased(t *testing.T) {
-	e := newEnv(t)
+	// 3.10: from 4.3 global_qos is denied and global=true is per consumer
+	// (TestGlobalQosPerConsumer43).
+	e := newEnvOn(t, sim.V3_10)
 	e.declare("q", sim.QueueOptions{})
 	e.publish("q", msgs(5)...)
 	d, _, err := e.ch.Get("q", false)
@@ -158,7 +170,9 @@ func TestQosGlobalGetCountedAtStartIsNeverReleased(t *testing.T) {
 
 // Changing the limit from N1 to N2 keeps the volume; raising it releases at once, lowering revokes nothing.
 func TestQosGlobalVolumeKeptWhenLimitChanges(t *testing.T) {
-	e := newEnv(t)
+	// 3.10: from 4.3 global_qos is denied and global=true is per consumer
+	// (TestGlobalQosPerConsumer43).
+	e := newEnvOn(t, sim.V3_10)
 	e.declare("q", sim.QueueOptions{})
 	e.qos(e.ch, 2, true)
 	c := e.consume(e.ch, "q", "c", sim.ConsumeOptions{})
@@ -178,7 +192,9 @@ func TestQosGlobalVolumeKeptWhenLimitChanges(t *testing.T) {
 
 // basic.get deliveries made while the limit is active do not count toward the volume.
 func TestQosGlobalGetDeliveriesWhileActiveDoNotCount(t *testing.T) {
-	e := newEnv(t)
+	// 3.10: from 4.3 global_qos is denied and global=true is per consumer
+	// (TestGlobalQosPerConsumer43).
+	e := newEnvOn(t, sim.V3_10)
 	e.declare("q", sim.QueueOptions{})
 	e.publish("q", msgs(6)...)
 	e.qos(e.ch, 2, true)
@@ -196,7 +212,9 @@ func TestQosGlobalGetDeliveriesWhileActiveDoNotCount(t *testing.T) {
 
 // global=true with 0 removes the channel-wide limit at once.
 func TestQosGlobalZeroRemovesLimit(t *testing.T) {
-	e := newEnv(t)
+	// 3.10: from 4.3 global_qos is denied and global=true is per consumer
+	// (TestGlobalQosPerConsumer43).
+	e := newEnvOn(t, sim.V3_10)
 	e.declare("q", sim.QueueOptions{})
 	e.qos(e.ch, 1, true)
 	c := e.consume(e.ch, "q", "c", sim.ConsumeOptions{})
@@ -221,7 +239,9 @@ func TestQosBothLimitsIntersect(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := newEnv(t)
+			// 3.10: from 4.3 global_qos is denied and global=true is per consumer
+			// (TestGlobalQosPerConsumer43).
+			e := newEnvOn(t, sim.V3_10)
 			e.declare("q", sim.QueueOptions{})
 			e.qos(e.ch, tt.perConsumer, false)
 			e.qos(e.ch, tt.all, true)
@@ -236,7 +256,9 @@ func TestQosBothLimitsIntersect(t *testing.T) {
 
 // qos(10,false) then qos(50,true) keeps both limits.
 func TestQosPerConsumerThenGlobalKeepsBoth(t *testing.T) {
-	e := newEnv(t)
+	// 3.10: from 4.3 global_qos is denied and global=true is per consumer
+	// (TestGlobalQosPerConsumer43).
+	e := newEnvOn(t, sim.V3_10)
 	e.qos(e.ch, 10, false)
 	e.qos(e.ch, 50, true)
 	s := e.ch.Stats()
@@ -285,7 +307,9 @@ func TestQosNoAckDeliveriesDoNotCountTowardGlobalVolume(t *testing.T) {
 
 // A full channel limit stops no-ack consumers of the channel too (can_send checks Volume >= Limit first).
 func TestQosGlobalLimitBlocksNoAckConsumer(t *testing.T) {
-	e := newEnv(t)
+	// 3.10: from 4.3 global_qos is denied and global=true is per consumer
+	// (TestGlobalQosPerConsumer43).
+	e := newEnvOn(t, sim.V3_10)
 	e.declare("q", sim.QueueOptions{})
 	e.qos(e.ch, 2, true)
 	ackMode := e.consume(e.ch, "q", "ack", sim.ConsumeOptions{})
@@ -316,7 +340,9 @@ func TestQosGlobalLimitIsPerChannel(t *testing.T) {
 
 // The channel-wide limit spans every queue the channel consumes from.
 func TestQosGlobalLimitSpansQueues(t *testing.T) {
-	e := newEnv(t)
+	// 3.10: from 4.3 global_qos is denied and global=true is per consumer
+	// (TestGlobalQosPerConsumer43).
+	e := newEnvOn(t, sim.V3_10)
 	e.declare("a", sim.QueueOptions{})
 	e.declare("b", sim.QueueOptions{})
 	e.qos(e.ch, 3, true)
@@ -331,7 +357,9 @@ func TestQosGlobalLimitSpansQueues(t *testing.T) {
 
 // A cancelled consumer's unacked deliveries still count against the channel limit until settled.
 func TestQosCancelledConsumerUnackedStillCountsTowardGlobal(t *testing.T) {
-	e := newEnv(t)
+	// 3.10: from 4.3 global_qos is denied and global=true is per consumer
+	// (TestGlobalQosPerConsumer43).
+	e := newEnvOn(t, sim.V3_10)
 	e.declare("q", sim.QueueOptions{})
 	e.qos(e.ch, 2, true)
 	e.consume(e.ch, "q", "c1", sim.ConsumeOptions{})

@@ -11,7 +11,9 @@ var quorumQueue = sim.QueueOptions{Durable: true, Args: sim.Table{"x-queue-type"
 
 // basic.consume on a quorum queue while a channel-wide qos is set is 540, closing the connection (quorum-errors.txt).
 func TestQuorumConsumeWithGlobalQosCloses(t *testing.T) {
-	e := newEnv(t)
+	// 3.10: from 4.3 global_qos is denied and global=true is per consumer
+	// (TestGlobalQosPerConsumer43).
+	e := newEnvOn(t, sim.V3_10)
 	e.declare("q", quorumQueue)
 	e.qos(e.ch, 5, true)
 	_, err := e.ch.Consume("q", sim.ConsumeOptions{Tag: "A"})
@@ -64,7 +66,9 @@ func TestQuorumExclusiveIgnoredAndDeclareCounts(t *testing.T) {
 
 // Quorum deliveries after a return carry x-delivery-count and redelivered; basic.get always carries it.
 func TestQuorumDeliveryCountHeader(t *testing.T) {
-	e := newEnv(t)
+	// 3.10: from 3.12 a first get carries no x-delivery-count
+	// (TestQuorumGetDeliveryCount312).
+	e := newEnvOn(t, sim.V3_10)
 	e.declare("q", quorumQueue)
 	e.publish("q", "m1")
 	d, ok, err := e.ch.Get("q", false)
@@ -82,7 +86,8 @@ func TestQuorumDeliveryCountHeader(t *testing.T) {
 
 // basic.get on a quorum queue with a single active consumer is 405, closing the channel (quorum-single-active-consumer.txt).
 func TestQuorumGetWithSingleActiveConsumerLocked(t *testing.T) {
-	e := newEnv(t)
+	// 3.10's text: from 4.2 it names the type <<"quorum">> (TestQuorumSACGetText42).
+	e := newEnvOn(t, sim.V3_10)
 	e.declare("q", sim.QueueOptions{Durable: true, Args: sim.Table{"x-queue-type": "quorum", "x-single-active-consumer": true}})
 	_, _, err := e.ch.Get("q", false)
 	wantErr(t, err, 405, "RESOURCE_LOCKED - cannot obtain access to locked queue 'q' in vhost '/'. basic.get operations are not supported by quorum queues with single active consumer", protocol.BasicGet)

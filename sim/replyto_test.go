@@ -15,7 +15,8 @@ import (
 // mandatory reply also comes back as basic.return, as 3.10 counts it
 // unrouted.
 func TestReplyToRoundTrip(t *testing.T) {
-	e := newEnv(t)
+	// 3.10: from 4.2 a mandatory reply counts as routed (TestReplyToMandatoryRouted42).
+	e := newEnvOn(t, sim.V3_10)
 	e.declare("rpc", sim.QueueOptions{})
 	replies := e.consume(e.ch, sim.ReplyTo, "rc", sim.ConsumeOptions{NoAck: true})
 	server := e.channel(e.conn)

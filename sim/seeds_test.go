@@ -217,7 +217,9 @@ func TestSeed003UnlimitedFirstConsumerTakesAll(t *testing.T) {
 // 003: global=false, prefetch 10, three consumers on a channel: 30 outstanding; global=true: the three share 10.
 func TestSeed003GlobalFlagPerConsumerVersusShared(t *testing.T) {
 	for _, global := range []bool{false, true} {
-		e := newEnv(t)
+		// 3.10: from 4.3 global_qos is denied and global=true is per consumer
+		// (TestGlobalQosPerConsumer43).
+		e := newEnvOn(t, sim.V3_10)
 		e.declare("q", sim.QueueOptions{})
 		e.qos(e.ch, 10, global)
 		for _, tag := range []string{"a", "b", "c"} {
@@ -236,7 +238,9 @@ func TestSeed003GlobalFlagPerConsumerVersusShared(t *testing.T) {
 
 // 003: both limits intersect: per-consumer 20 bounds each worker, channel 100 bounds the channel.
 func TestSeed003BothLimitsIntersect(t *testing.T) {
-	e := newEnv(t)
+	// 3.10: from 4.3 global_qos is denied and global=true is per consumer
+	// (TestGlobalQosPerConsumer43).
+	e := newEnvOn(t, sim.V3_10)
 	e.declare("q", sim.QueueOptions{})
 	e.qos(e.ch, 20, false)
 	e.qos(e.ch, 100, true)
@@ -260,7 +264,9 @@ func TestSeed003BothLimitsIntersect(t *testing.T) {
 
 // 003: global=false 20 and then global=true 100 leaves both in force.
 func TestSeed003SecondCallDoesNotReplaceFirst(t *testing.T) {
-	e := newEnv(t)
+	// 3.10: from 4.3 global_qos is denied and global=true is per consumer
+	// (TestGlobalQosPerConsumer43).
+	e := newEnvOn(t, sim.V3_10)
 	e.qos(e.ch, 20, false)
 	e.qos(e.ch, 100, true)
 	s := e.ch.Stats()
@@ -308,7 +314,9 @@ func TestSeed003WindowPerQueue(t *testing.T) {
 
 // 003: lowering a channel-wide limit revokes nothing (the broker waits for acks); raising it takes effect at once.
 func TestSeed003LoweringWaitsRaisingIsImmediate(t *testing.T) {
-	e := newEnv(t)
+	// 3.10: from 4.3 global_qos is denied and global=true is per consumer
+	// (TestGlobalQosPerConsumer43).
+	e := newEnvOn(t, sim.V3_10)
 	e.declare("q", sim.QueueOptions{})
 	e.qos(e.ch, 10, true)
 	c := e.consume(e.ch, "q", "c", sim.ConsumeOptions{})

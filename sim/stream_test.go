@@ -15,7 +15,9 @@ var streamArgs = sim.Table{"x-queue-type": "stream"}
 // no-ack, then a channel-wide limit (stream-consume-checks.txt,
 // stream-offset-errors.txt).
 func TestStreamConsumeChecks(t *testing.T) {
-	e := newEnv(t)
+	// 3.10: from 4.3 global_qos is denied and global=true is per consumer
+	// (TestGlobalQosPerConsumer43).
+	e := newEnvOn(t, sim.V3_10)
 	e.declare("s", sim.QueueOptions{Durable: true, Args: streamArgs})
 	_, err := e.ch.Consume("s", sim.ConsumeOptions{Tag: "a", Args: sim.Table{"x-stream-offset": "1x"}})
 	wantErr(t, err, 406, `PRECONDITION_FAILED - invalid arg 'x-stream-offset' for queue 's' in vhost '/': {invalid_stream_offset_arg,{longstr,<<"1x">>}}`, protocol.BasicConsume)

@@ -196,7 +196,9 @@ func TestExpirationAccepted(t *testing.T) {
 // 0.31 s after the publish; a message without expiration behind the first
 // at 1.01 s. The dead-lettered copies, field by field.
 func TestMessageTTLIsTheMinimum(t *testing.T) {
-	e := newEnv(t)
+	// 3.10: from 3.13 a dead letter also carries x-last-death-*
+	// (TestLastDeathHeaders313).
+	e := newEnvOn(t, sim.V3_10)
 	e.declare("ttlmin-dlq", sim.QueueOptions{})
 	e.declare("ttlmin-q1000", sim.QueueOptions{Args: dl("ttlmin-dlq", "x-message-ttl", int32(1000))})
 	e.declare("ttlmin-q300", sim.QueueOptions{Args: dl("ttlmin-dlq", "x-message-ttl", int32(300))})
@@ -236,7 +238,9 @@ func TestMessageTTLIsTheMinimum(t *testing.T) {
 // (200): both still queued at 0.7 s, both dead-lettered at 2.0 s, in queue
 // order, each with its original-expiration.
 func TestExpiryOnlyAtTheHead(t *testing.T) {
-	e := newEnv(t)
+	// 3.10: from 3.13 a dead letter also carries x-last-death-*
+	// (TestLastDeathHeaders313).
+	e := newEnvOn(t, sim.V3_10)
 	e.declare("head-dlq", sim.QueueOptions{})
 	e.declare("head-q", sim.QueueOptions{Args: dl("head-dlq")})
 	e.publishExp("head-q", "long", "2000")
@@ -267,7 +271,9 @@ func TestExpiryOnlyAtTheHead(t *testing.T) {
 // 300 ms after its publish is dead-lettered 500 ms (0.51 s) after the
 // requeue, and the message behind it stays.
 func TestUnackedNeverExpireRequeuedKeepExpiry(t *testing.T) {
-	e := newEnv(t)
+	// 3.10: from 3.13 a dead letter also carries x-last-death-*
+	// (TestLastDeathHeaders313).
+	e := newEnvOn(t, sim.V3_10)
 	e.declare("unack-dlq", sim.QueueOptions{})
 	e.declare("unack-q", sim.QueueOptions{Args: dl("unack-dlq", "x-message-ttl", int32(500))})
 	e.publish("unack-q", "m1")
@@ -322,7 +328,9 @@ func TestUnackedNeverExpireRequeuedKeepExpiry(t *testing.T) {
 // TTL 1000 and expiration 0 behind a message: 2; TTL 0 with a DLX: both
 // messages dead-lettered (reason expired, no original-expiration).
 func TestMessageTTLZero(t *testing.T) {
-	e := newEnv(t)
+	// 3.10: from 3.13 a dead letter also carries x-last-death-*
+	// (TestLastDeathHeaders313).
+	e := newEnvOn(t, sim.V3_10)
 	e.declare("ttl0-q", sim.QueueOptions{Args: sim.Table{"x-message-ttl": int32(0)}})
 	e.publish("ttl0-q", "a")
 	if n := e.stats("ttl0-q").Ready; n != 0 {

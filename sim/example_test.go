@@ -54,11 +54,14 @@ func Example() {
 
 // A consumer that never acks is timed out after RabbitMQ's 30 minutes, at
 // the channel's next tick, and its delivery goes back to the queue — in a
-// test that takes microseconds.
+// test that takes microseconds. The queue is a quorum queue: from 4.3
+// only those time deliveries out (Profile.ConsumerTimeoutQuorumOnly).
+// Unlike RabbitMQ 4.3, whose quorum queue returns the delivery and cancels
+// the consumer, amqpsim closes the channel as 4.2 does.
 func ExampleBroker_Advance() {
 	b := sim.New(sim.Config{})
 	ch, _ := b.Connect("app").Channel()
-	ch.QueueDeclare("orders", sim.QueueOptions{})
+	ch.QueueDeclare("orders", sim.QueueOptions{Durable: true, Args: sim.Table{"x-queue-type": "quorum"}})
 	ch.Qos(2, 0, false)
 	c, _ := ch.Consume("orders", sim.ConsumeOptions{})
 	for _, body := range []string{"m1", "m2", "m3"} {

@@ -24,14 +24,14 @@ func ExampleConfig_version() {
 	}
 	// Output:
 	// 3.10 (3.10.8): j2 j1
-	// 4.0 (4.0.9): j1 j2
+	// 4.0 (4.0.5): j1 j2
 }
 
 // ParseVersion reads a flag or a scenario header; a release without a
 // profile is an error naming those there are.
 func ExampleParseVersion() {
 	v, _ := sim.ParseVersion("4.3.5")
-	fmt.Println(v, v.Profile().TransientNonExclusiveDenied)
+	fmt.Println(v, v.Profile().GlobalQosDenied)
 	_, err := sim.ParseVersion("3.11")
 	fmt.Println(err)
 	// Output:
@@ -48,7 +48,7 @@ func ExampleConfig_consumerMaxPerChannel() {
 	ch.Consume("jobs", sim.ConsumeOptions{Tag: "w1"})
 	_, err := ch.Consume("jobs", sim.ConsumeOptions{Tag: "w2"})
 	fmt.Println(err)
-	_, err = sim.Open(sim.Config{ConsumerMaxPerChannel: 1})
+	_, err = sim.Open(sim.Config{Version: sim.V3_10, ConsumerMaxPerChannel: 1})
 	fmt.Println(err)
 	// Output:
 	// connection error 530 (basic.consume): NOT_ALLOWED - reached maximum (1) of consumers per channel

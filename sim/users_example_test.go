@@ -31,7 +31,7 @@ func ExampleBroker_SetPermissions() {
 	fmt.Println(err)
 	// Output:
 	// <nil>
-	// ACCESS_REFUSED - access to queue 'billing' in vhost '/' refused for user 'orders-svc'
+	// ACCESS_REFUSED - configure access to queue 'billing' in vhost '/' refused for user 'orders-svc'
 	// sim: login refused: user 'orders-svc' - invalid credentials
 }
 

@@ -25,8 +25,10 @@ type Config struct {
 	Version Version
 	// Permit names deprecated features to permit although the release
 	// denies them, as rabbitmq.conf's deprecated_features.permit.NAME =
-	// true does: "transient_nonexcl_queues" and "global_qos" (denied from
-	// 4.3). New ignores other names; CheckPermit tells them.
+	// true does: "global_qos" (denied from 4.3) and
+	// "transient_nonexcl_queues" (denied by no release's profile: 4.3.6
+	// permits it by default; a Config.Profile may deny it). New ignores
+	// other names; CheckPermit tells them.
 	Permit []string
 	// Profile, when set, is used instead of Version's: a release with
 	// some of its changes undone (Change.Undo), as the upgrade check

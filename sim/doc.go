@@ -81,7 +81,7 @@
 // its differences as data with the rabbitmq-server source each follows;
 // Broker.Profile returns it, and the rest of the broker asks it instead
 // of comparing versions. Config.Permit permits deprecated features a
-// release denies (4.3's transient_nonexcl_queues and global_qos).
+// release denies (4.3's global_qos).
 //
 // # Time
 //

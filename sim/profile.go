@@ -166,10 +166,11 @@ type Profile struct {
 	ReplyToMandatoryRouted bool
 	// TransientNonExclusiveDenied refuses queue.declare of a classic
 	// queue that is neither durable nor exclusive with 541, closing the
-	// connection (4.3+: the transient_nonexcl_queues deprecated feature is
-	// denied by default; RS@v4.3.5 rabbit_amqqueue:declare/7,
+	// connection (RS@v4.3.5 rabbit_amqqueue:declare/7,
 	// is_queue_args_combination_permitted/2, and
-	// rabbit_deprecated_features:get_warning/2 for the text).
+	// rabbit_deprecated_features:get_warning/2 for the text). No
+	// release's profile sets it: 4.3.6 lists transient_nonexcl_queues as
+	// permitted_by_default (measured); a Config.Profile may.
 	TransientNonExclusiveDenied bool
 	// GlobalQosDenied takes basic.qos global=true as global=false (4.3+:
 	// global_qos denied by default; RS@v4.3.5 rabbit_channel:

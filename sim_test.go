@@ -3,7 +3,8 @@ package amqpsim_test
 // The model-based property tests of the whole broker (DESIGN.md,
 // "Testing"). The harness - reference model, invariant checker, operation
 // generators, counterexample writer - is internal/modeltest; its package
-// doc says what is checked.
+// doc says what is checked. The model is RabbitMQ 3.10's, so these tests
+// run the simulator on 3.10 (modeltest.Release), not on the default 4.3.
 
 import (
 	"os"
@@ -23,7 +24,8 @@ func TestModel(t *testing.T) { modeltest.Check(t) }
 
 // TestModelRegressions replays the sequences in testdata/model through the
 // harness: each once found a bug, or pins a rule (the file's comment says
-// which). A file with result lines must also replay to them.
+// which). Each names the release it was found on ("rabbitmq 3.10"), and
+// replays there. A file with result lines must also replay to them.
 func TestModelRegressions(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("testdata", "model", "*.txt"))
 	if err != nil || len(files) == 0 {

@@ -300,3 +300,33 @@ func TestSetSeed(t *testing.T) {
 		t.Errorf("read back seed %d, lines %d %d; built lines %d %d", back.Seed, back.Steps[0].Line, back.Steps[1].Line, s.Steps[0].Line, s.Steps[1].Line)
 	}
 }
+
+func TestSetVersion(t *testing.T) {
+	s := scenarios.New("pinned", "a title", "",
+		scenarios.Conn{Name: "c1"}, scenarios.OpenChannel{Conn: "c1", Name: "ch1"})
+	s.SetSeed(7)
+	if err := s.SetVersion(sim.V4_0); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetVersion(sim.V3_10); err != nil { // replaces, does not add a second directive
+		t.Fatal(err)
+	}
+	want := "# a title\nsource hand-written\nseed 7\nrabbitmq 3.10\n\nconn c1\nchannel c1.ch1\n"
+	if got := string(s.Format()); got != want {
+		t.Fatalf("got\n%s\nwant\n%s", got, want)
+	}
+	back, err := scenarios.Parse("pinned.txt", s.Format())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.Version != sim.V3_10 || back.Steps[0].Line != s.Steps[0].Line {
+		t.Errorf("read back version %v, line %d; built line %d", back.Version, back.Steps[0].Line, s.Steps[0].Line)
+	}
+	multi, err := scenarios.Parse("multi.txt", []byte("source rabbitmq 3.10.8 2026-11-30\nsource rabbitmq 4.3.6 2026-12-01\n\nconn c1\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := multi.SetVersion(sim.V3_10); err == nil {
+		t.Error("a file recorded on two releases took a rabbitmq directive")
+	}
+}

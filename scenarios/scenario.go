@@ -313,12 +313,32 @@ func (s *Scenario) setSource(src string) {
 // after the source directive when the scenario has none.
 func (s *Scenario) SetSeed(seed uint64) {
 	s.Seed = seed
+	s.addDirective("seed")
+}
+
+// SetVersion sets the rabbitmq directive: the release whose profile
+// replays the scenario (sim.Config.Version), adding it after the source
+// and seed directives when the scenario has none. A scenario recorded on
+// several releases replays each on its own profile and takes no rabbitmq
+// directive: SetVersion refuses it (On picks one of its recordings).
+func (s *Scenario) SetVersion(v sim.Version) error {
+	if len(s.recordings) > 1 {
+		return fmt.Errorf("%s is recorded on several releases, each replayed on its own profile: it takes no rabbitmq directive", s.Path)
+	}
+	s.Version = v
+	s.addDirective("rabbitmq")
+	return nil
+}
+
+// addDirective adds directive d after the source and seed directives, or
+// after the leading comment block, unless the scenario has it.
+func (s *Scenario) addDirective(d string) {
 	at := 0
 	for i, it := range s.items {
 		switch it.dir {
-		case "seed":
+		case d:
 			return
-		case "source":
+		case "source", "seed", "rabbitmq":
 			at = i + 1
 		}
 	}
@@ -327,7 +347,7 @@ func (s *Scenario) SetSeed(seed uint64) {
 			at++
 		}
 	}
-	s.items = append(s.items[:at], append([]item{{dir: "seed"}}, s.items[at:]...)...)
+	s.items = append(s.items[:at], append([]item{{dir: d}}, s.items[at:]...)...)
 	for _, it := range s.items[at+1:] {
 		if it.step != nil {
 			it.step.Line++ // the steps below moved down a line

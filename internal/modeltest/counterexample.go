@@ -148,7 +148,8 @@ func (cx *counterexamples) save(h *harness, fallback bool) (string, error) {
 		title = append(title, "It failed: "+h.failure)
 	}
 	title = append(title,
-		"The seed directive below is the simulator's seed for the sequence (sim.Config.Seed).",
+		"The seed directive below is the simulator's seed for the sequence (sim.Config.Seed), and the rabbitmq",
+		"directive the release the reference model restates (modeltest.Release): record it on that release.",
 		"To make it a regression test, record RabbitMQ's answers, then replay them on the simulator:",
 		"  go run ./cmd/amqpsim record --url $AMQP_URL "+path,
 		"  go run ./cmd/amqpsim replay "+path)
@@ -158,6 +159,9 @@ func (cx *counterexamples) save(h *harness, fallback bool) (string, error) {
 	}
 	s := scenarios.New(name, strings.Join(title, "\n"), "", ops...)
 	s.SetSeed(h.seed)
+	if err := s.SetVersion(Release); err != nil {
+		return "", err
+	}
 	return path, os.WriteFile(path, s.Format(), 0o644)
 }
 

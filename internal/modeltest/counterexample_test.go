@@ -65,7 +65,11 @@ func TestScenario(t *testing.T) {
 	if len(notes) != 3 {
 		t.Errorf("notes: %q", notes)
 	}
-	back := writeTemp(t, scenarios.New("every-op", "every operation", "", ops...))
+	written := scenarios.New("every-op", "every operation", "", ops...)
+	if err := written.SetVersion(Release); err != nil { // as a counterexample is written
+		t.Fatal(err)
+	}
+	back := writeTemp(t, written)
 	if len(back.Steps) != len(s.Steps)+3 { // held, queue q1, queue q2
 		t.Errorf("%d steps, want %d", len(back.Steps), len(s.Steps)+3)
 	}
@@ -204,8 +208,8 @@ func TestCounterexampleScenario(t *testing.T) {
 		}
 	}
 	ops, _ := cx.last.scenario()
-	if s.Seed != cx.last.seed || len(s.Steps) != len(ops) {
-		t.Errorf("seed %d, %d steps; want seed %d, %d steps", s.Seed, len(s.Steps), cx.last.seed, len(ops))
+	if s.Seed != cx.last.seed || len(s.Steps) != len(ops) || s.Version != Release {
+		t.Errorf("seed %d, %d steps, RabbitMQ %v; want seed %d, %d steps, %v", s.Seed, len(s.Steps), s.Version, cx.last.seed, len(ops), Release)
 	}
 	checkReplays(t, s, cx.last)
 	if testing.Verbose() {
@@ -262,7 +266,7 @@ func TestCounterexampleFallback(t *testing.T) {
 		"# Counterexample from TestModel, the shortest failing sequence rapid ran (3 operations): its replay of the shrunk one passed.\n",
 		"# Reproduce it: go test . -run=\"TestModel\" -rapid.seed=42\n",
 		"# It failed: after \"declare-queue ch1 q1\" something\n",
-		"seed 2\n\nconn conn1\nchannel conn1.ch1\ndeclare-queue ch1 q1\nheld\nqueue q1\n",
+		"seed 2\nrabbitmq 3.10\n\nconn conn1\nchannel conn1.ch1\ndeclare-queue ch1 q1\nheld\nqueue q1\n",
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the file lacks %q:\n%s", want, text)

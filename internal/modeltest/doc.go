@@ -3,6 +3,14 @@
 // operations run on the simulator, compared step by step with a naive
 // reference model and checked against DESIGN.md's invariants.
 //
+// The model is RabbitMQ 3.10's: it restates the rules recorded on 3.10.8
+// (global qos as a channel-wide limit, the consumer timeout on every
+// queue, 3.10's dead-letter headers and quorum returns). Every simulator
+// the harness builds is pinned to that release (Release, sim.V3_10),
+// whatever sim.DefaultVersion is; a sequence Replay runs must name it
+// ("rabbitmq 3.10"), as the regressions kept in the root's testdata/model
+// do, and a counterexample is written with it, to be recorded on 3.10.
+//
 // # Operations
 //
 // An operation is a scenarios.Op, the step of a scenario file: rapid's

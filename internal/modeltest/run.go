@@ -32,7 +32,8 @@ func Check(t *testing.T) {
 // harness: each step on the simulator and the model, which must agree,
 // with the invariants checked after it, and the whole replayed at the end
 // for determinism. The scenario's seed directive seeds the simulator and
-// the model. Its result lines, if any, are not read. The harness runs what
+// the model, and its rabbitmq directive must name Release, the model's
+// release. Its result lines, if any, are not read. The harness runs what
 // its generators write: one body per publish, settlements by delivery tag,
 // queue arguments of the kinds the generators draw, and "publish pub ..."
 // (channel pub of connection broker) as Broker.Publish.
@@ -41,6 +42,9 @@ func Replay(t *testing.T, name, text string) {
 	s, err := scenarios.Parse(name, []byte(text))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if s.Version != Release {
+		t.Fatalf("%s replays on RabbitMQ %s, but the reference model is %s's: add a line \"rabbitmq %s\" after its source line", name, s.Version, Release, Release)
 	}
 	newHarness(t, s.Seed, false).run(s)
 }

@@ -22,8 +22,14 @@ type world struct {
 	chanBy map[string]int
 }
 
+// Release is the RabbitMQ release the reference model restates and every
+// simulator the harness builds simulates: 3.10, whose rules the model was
+// written from (scenarios/library's 3.10.8 recordings), whatever
+// sim.DefaultVersion is.
+var Release = sim.V3_10
+
 func newWorld(seed uint64) *world {
-	return &world{b: sim.New(sim.Config{Seed: seed}), connBy: map[string]int{}, chanBy: map[string]int{}}
+	return &world{b: sim.New(sim.Config{Seed: seed, Version: Release}), connBy: map[string]int{}, chanBy: map[string]int{}}
 }
 
 // apply performs one operation on the simulator.

@@ -26,8 +26,8 @@ func TestCheckHelpers(t *testing.T) {
 	b := srv.Broker()
 	ch, _ := b.Connect("app").Channel()
 	ch.QueueDeclare("jobs", sim.QueueOptions{})
+	ch.Qos(1, 0, false) // a prefetch of 1, on any release
 	ch.Consume("jobs", sim.ConsumeOptions{})
-	ch.Qos(1, 0, true)
 	for _, body := range []string{"a", "b", "c"} {
 		b.Publish("/", "", "jobs", sim.Message{Properties: protocol.Properties{Headers: sim.Table{"n": int32(len(body))}}, Body: []byte(body)})
 	}

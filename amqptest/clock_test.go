@@ -15,12 +15,13 @@ import (
 // consumer that holds a delivery for 31 minutes has its channel closed by
 // RabbitMQ's consumer timeout (30 minutes by default), with RabbitMQ
 // 3.10's 406 and text, at the channel tick 30 minutes after the delivery.
+// The queue is a quorum queue: from 4.3 only those time deliveries out.
 func TestWallClockConsumerTimeout(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		srv := amqptest.NewServer(t, amqptest.WithClock(amqptest.WallClock))
 		conn := dial(t, srv)
 		ch := channel(t, conn)
-		declare(t, ch, "jobs")
+		declareQuorum(t, ch, "jobs")
 		closed := ch.NotifyClose(make(chan *amqp.Error, 1))
 		ds, err := ch.Consume("jobs", "", false, false, false, false, nil)
 		if err != nil {

@@ -13,7 +13,11 @@ import (
 // The one-line switch: dial the simulator with amqp.DialConfig and the
 // server's Dial instead of amqp.Dial(realURL). Everything after it is
 // ordinary amqp091-go code. The broker's virtual clock moves only when
-// told: here past RabbitMQ's 30-minute consumer_timeout.
+// told: here past RabbitMQ's 30-minute consumer_timeout, on a quorum queue
+// (from 4.3, the default release, only quorum queues time deliveries out;
+// amqpsim closes the channel, as 4.2 does, where 4.3's quorum queue
+// cancels the consumer). The waits are bounded so that a broker that never
+// answers fails the example instead of hanging it.
 func Example() {
 	srv, err := amqptest.Start() // in a test: srv := amqptest.NewServer(t)
 	if err != nil {
@@ -30,18 +34,29 @@ func Example() {
 
 	ch, _ := conn.Channel()
 	closed := ch.NotifyClose(make(chan *amqp.Error, 1))
-	ch.QueueDeclare("orders", false, false, false, false, nil)
+	ch.QueueDeclare("orders", true, false, false, false, amqp.Table{"x-queue-type": "quorum"})
 	ch.Qos(1, 0, false)
 	deliveries, _ := ch.Consume("orders", "", false, false, false, false, nil)
 	for _, body := range []string{"m1", "m2"} {
 		ch.Publish("", "orders", false, false, amqp.Publishing{Body: []byte(body)})
 	}
-	d := <-deliveries
-	fmt.Printf("got %s, tag %d\n", d.Body, d.DeliveryTag)
+	select {
+	case d := <-deliveries:
+		fmt.Printf("got %s, tag %d\n", d.Body, d.DeliveryTag)
+	case <-time.After(10 * time.Second):
+		fmt.Println("timed out waiting for m1")
+		return
+	}
 
 	// Never acknowledged: advance the broker's clock past consumer_timeout.
 	srv.Broker().Advance(31 * time.Minute)
-	fmt.Println((<-closed).Reason)
+	select {
+	case e := <-closed:
+		fmt.Println(e.Reason)
+	case <-time.After(10 * time.Second):
+		fmt.Println("timed out waiting for the channel's close")
+		return
+	}
 
 	s, _ := srv.Broker().QueueStats("/", "orders")
 	fmt.Printf("ready %d, unacked %d, consumers %d\n", s.Ready, s.Unacked, s.Consumers)

@@ -47,5 +47,5 @@ func ExampleWithDefinitions() {
 	}
 	// Output:
 	// declared orders
-	// 403 ACCESS_REFUSED - access to queue 'billing' in vhost '/' refused for user 'orders-svc'
+	// 403 ACCESS_REFUSED - configure access to queue 'billing' in vhost '/' refused for user 'orders-svc'
 }

@@ -14,34 +14,34 @@ import (
 )
 
 // WithVersion picks the release: the client sees its version, and its
-// rules (4.3 refuses a transient non-exclusive queue with 541).
+// rules (3.10 takes basic.qos global=true as a channel-wide limit, which a
+// quorum queue refuses with 540, closing the connection; 4.3 takes it per
+// consumer).
 func TestWithVersion(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		srv := amqptest.NewServer(t, amqptest.WithVersion(sim.V4_3), amqptest.WithConfig(sim.Config{Version: sim.V3_12}))
+		srv := amqptest.NewServer(t, amqptest.WithVersion(sim.V3_10), amqptest.WithConfig(sim.Config{Version: sim.V4_3}))
 		conn := dial(t, srv)
-		if v := conn.Properties["version"]; v != "4.3.5" {
-			t.Errorf("version %v, want 4.3.5 (WithVersion overrides WithConfig)", v)
+		if v := conn.Properties["version"]; v != "3.10.8" {
+			t.Errorf("version %v, want 3.10.8 (WithVersion overrides WithConfig)", v)
 		}
-		ch, err := conn.Channel()
-		if err != nil {
+		ch := channel(t, conn)
+		declareQuorum(t, ch, "jobs")
+		if err := ch.Qos(1, 0, true); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := ch.QueueDeclare("durable", true, false, false, false, nil); err != nil {
-			t.Fatal(err)
-		}
-		_, err = ch.QueueDeclare("transient", false, false, false, false, nil)
+		_, err := ch.Consume("jobs", "", false, false, false, false, nil)
 		var aerr *amqp.Error
-		if !errors.As(err, &aerr) || aerr.Code != 541 {
-			t.Errorf("transient declare: %v, want 541", err)
+		if !errors.As(err, &aerr) || aerr.Code != 540 {
+			t.Errorf("consume under a global qos: %v, want 540", err)
 		}
 	})
 }
 
-// A test can run against the release production runs: here RabbitMQ 4.3,
-// where basic.qos global=true is a per-consumer prefetch, so a quorum
-// queue accepts the consumer.
+// A test can run against the release production runs: here RabbitMQ 4.0
+// (the default is 4.3), where basic.qos global=true is a channel-wide
+// limit, which a quorum queue refuses, closing the connection.
 func ExampleWithVersion() {
-	srv, err := amqptest.Start(amqptest.WithVersion(sim.V4_3))
+	srv, err := amqptest.Start(amqptest.WithVersion(sim.V4_0))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func ExampleWithVersion() {
 	fmt.Println("RabbitMQ", conn.Properties["version"])
 	ch, _ := conn.Channel()
 	ch.QueueDeclare("jobs", true, false, false, false, amqp.Table{"x-queue-type": "quorum"})
-	ch.Qos(5, 0, true) // global: refused by quorum queues before 4.3
+	ch.Qos(5, 0, true) // global: a per-consumer prefetch from 4.3
 	if _, err := ch.Consume("jobs", "worker", false, false, false, false, nil); err != nil {
 		fmt.Println("consume:", err)
 		return
@@ -62,6 +62,6 @@ func ExampleWithVersion() {
 	st, _ := srv.Broker().QueueStats("/", "jobs")
 	fmt.Println("consumers:", st.Consumers)
 	// Output:
-	// RabbitMQ 4.3.5
-	// consumers: 1
+	// RabbitMQ 4.0.5
+	// consume: Exception (540) Reason: "NOT_IMPLEMENTED - queue 'jobs' in vhost '/' does not support global qos"
 }

@@ -19,7 +19,9 @@ import (
 // management API on an httptest server.
 func newSimTarget(t *testing.T) *target {
 	t.Helper()
-	b := sim.New(sim.Config{})
+	// The recordings in testdata are RabbitMQ 3.10.8's: its version in
+	// the overview and definitions, its refusal texts.
+	b := sim.New(sim.Config{Version: sim.V3_10})
 	ws := wire.NewServer(b)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -167,9 +167,16 @@ func FuzzHandler(f *testing.F) {
 	})
 }
 
-// The API reports the simulated release, as connection.start does.
+// The API reports the simulated release, as connection.start does: the
+// default's, or the one Config.Version names.
 func TestOverviewReportsTheProfile(t *testing.T) {
-	h := mgmt.NewHandler(sim.New(sim.Config{Version: sim.V4_3}))
+	for _, v := range []sim.Version{{}, sim.V4_0} {
+		checkReportedVersion(t, mgmt.NewHandler(sim.New(sim.Config{Version: v})), v.Profile().ServerVersion)
+	}
+}
+
+func checkReportedVersion(t *testing.T, h http.Handler, want string) {
+	t.Helper()
 	for _, path := range []string{"/api/overview", "/api/definitions"} {
 		req := httptest.NewRequest("GET", path, nil)
 		req.SetBasicAuth("guest", "guest")
@@ -179,8 +186,8 @@ func TestOverviewReportsTheProfile(t *testing.T) {
 		if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
 			t.Fatalf("%s: %v", path, err)
 		}
-		if body["rabbitmq_version"] != "4.3.5" || body["product_version"] != "4.3.5" {
-			t.Errorf("%s: rabbitmq_version %v, product_version %v; want 4.3.5", path, body["rabbitmq_version"], body["product_version"])
+		if body["rabbitmq_version"] != want || body["product_version"] != want {
+			t.Errorf("%s: rabbitmq_version %v, product_version %v; want %s", path, body["rabbitmq_version"], body["product_version"], want)
 		}
 	}
 }

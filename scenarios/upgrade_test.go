@@ -47,13 +47,12 @@ func TestVersionDirectives(t *testing.T) {
 }
 
 // A scenario with a rabbitmq line replays on that profile, over the wire
-// too: on 4.3 a transient queue is refused.
+// too: on 3.10 an unknown exchange type closes the connection with 503
+// (the default, 4.3, closes the channel with 406).
 func TestReplayUsesTheScenarioVersion(t *testing.T) {
-	src := "rabbitmq 4.3\nconn c1\nchannel c1.ch1\ndeclare-queue ch1 q\n" +
-		"  c1 <- connection.close 541 (queue.declare): INTERNAL_ERROR - Feature `transient_nonexcl_queues` is deprecated.\\n" +
-		"By default, this feature is not permitted anymore.\\nThe feature will be removed from a future major RabbitMQ version, " +
-		"regardless of the configuration; actual version to be determined.\\nTo...\n"
-	s, err := scenarios.Parse("v43.txt", []byte(src))
+	src := "rabbitmq 3.10\nconn c1\nchannel c1.ch1\ndeclare-exchange ch1 x nosuchtype\n" +
+		"  c1 <- connection.close 503 (exchange.declare): COMMAND_INVALID - unknown exchange type 'nosuchtype'\n"
+	s, err := scenarios.Parse("v310.txt", []byte(src))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,6 +24,10 @@ type TraceOptions struct {
 	// with a held step and a queue step for every queue the run declared,
 	// showing that broker's counts.
 	Final *sim.Broker
+	// Version is the release the run simulated, written as the rabbitmq
+	// directive so that a replay runs on the same profile; zero means
+	// Final's release when Final is set, else sim.DefaultVersion.
+	Version sim.Version
 }
 
 // FromTrace writes a simulator run, from its typed trace (sim.Broker.Trace,
@@ -46,6 +50,12 @@ func FromTrace(trace []sim.Event, o TraceOptions) (*Scenario, *Result, error) {
 	if o.Name == "" {
 		o.Name = "run"
 	}
+	if o.Version == (sim.Version{}) {
+		o.Version = sim.DefaultVersion
+		if o.Final != nil {
+			o.Version = o.Final.Profile().Version
+		}
+	}
 	w := newTraceWriter(trace)
 	w.walk()
 	if o.Final != nil {
@@ -54,7 +64,7 @@ func FromTrace(trace []sim.Event, o TraceOptions) (*Scenario, *Result, error) {
 			w.add(ShowQueue{Queue: q})
 		}
 	}
-	s := &Scenario{Name: o.Name, Path: o.Name + ".txt", Source: TraceSource}
+	s := &Scenario{Name: o.Name, Path: o.Name + ".txt", Source: TraceSource, Version: o.Version}
 	for _, l := range strings.Split(strings.TrimSpace(o.Title), "\n") {
 		if l != "" {
 			s.items = append(s.items, item{text: "# " + l})
@@ -65,6 +75,7 @@ func FromTrace(trace []sim.Event, o TraceOptions) (*Scenario, *Result, error) {
 		s.Seed = o.Seed
 		s.items = append(s.items, item{dir: "seed"})
 	}
+	s.items = append(s.items, item{dir: "rabbitmq"})
 	s.items = append(s.items, item{text: ""})
 	for _, st := range w.steps {
 		for _, c := range st.comments {
@@ -74,7 +85,7 @@ func FromTrace(trace []sim.Event, o TraceOptions) (*Scenario, *Result, error) {
 		s.Steps = append(s.Steps, step)
 		s.items = append(s.items, item{step: step})
 	}
-	d := &traceDriver{w: w, shadow: newSimDriver(sim.Config{Seed: o.Seed}), final: o.Final}
+	d := &traceDriver{w: w, shadow: newSimDriver(sim.Config{Seed: o.Seed, Version: o.Version}), final: o.Final}
 	res, err := newRunner(d, s).run()
 	if err != nil {
 		return nil, nil, err

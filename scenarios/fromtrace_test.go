@@ -16,7 +16,8 @@ func TestFromTraceReplays(t *testing.T) {
 	b := sim.New(sim.Config{Seed: 3})
 	conn := b.Connect("app")
 	ch, _ := conn.Channel()
-	ch.QueueDeclare("jobs", sim.QueueOptions{Durable: true, Args: sim.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "failed"}})
+	// A quorum queue: from 4.3 only those time deliveries out.
+	ch.QueueDeclare("jobs", sim.QueueOptions{Durable: true, Args: sim.Table{"x-queue-type": "quorum", "x-dead-letter-exchange": "", "x-dead-letter-routing-key": "failed"}})
 	ch.QueueDeclare("failed", sim.QueueOptions{})
 	ch.Qos(2, 0, false)
 	c, _ := ch.Consume("jobs", sim.ConsumeOptions{Tag: "A"})
@@ -40,9 +41,9 @@ func TestFromTraceReplays(t *testing.T) {
 	}
 	text := string(s.Format())
 	for _, want := range []string{
-		"# a test's run\nsource simulator trace\nseed 3\n",
+		"# a test's run\nsource simulator trace\nseed 3\nrabbitmq " + sim.DefaultVersion.String() + "\n",
 		"conn app\nchannel app.app-ch1\n",
-		"declare-queue app-ch1 jobs durable x-dead-letter-exchange=\"\" x-dead-letter-routing-key=failed\n  declare-ok ready=0 consumers=0\n",
+		"declare-queue app-ch1 jobs durable x-dead-letter-exchange=\"\" x-dead-letter-routing-key=failed x-queue-type=quorum\n  declare-ok ready=0 consumers=0\n",
 		"publish direct-ch1 jobs m1 persistent\n  A <- m1 #1\n",
 		"advance 30m0s\n  app-ch1 <- channel.close 406 (none): PRECONDITION_FAILED - delivery acknowledgement on channel 1 timed out.",
 		"app-ch1-2 <- basic.return lost 312 NO_ROUTE exchange=\"\" key=nowhere\n  app-ch1-2 <- confirm ack 1\n",
@@ -66,4 +67,34 @@ func TestFromTraceReplays(t *testing.T) {
 	if svg := string(res.SVG()); !strings.Contains(svg, "<svg") || !strings.Contains(svg, "m1") {
 		t.Errorf("no diagram: %.200s", svg)
 	}
+}
+
+// A run on another release than the default names it, and replays there:
+// on 3.10 a global qos is one window for the channel's two consumers.
+func TestFromTraceNamesTheRelease(t *testing.T) {
+	b := sim.New(sim.Config{Version: sim.V3_10})
+	ch, _ := b.Connect("app").Channel()
+	ch.QueueDeclare("jobs", sim.QueueOptions{})
+	ch.Qos(1, 0, true)
+	ch.Consume("jobs", sim.ConsumeOptions{Tag: "A"})
+	ch.Consume("jobs", sim.ConsumeOptions{Tag: "B"})
+	b.Publish("/", "", "jobs", sim.Message{Body: []byte("m1")})
+	b.Publish("/", "", "jobs", sim.Message{Body: []byte("m2")})
+
+	s, _, err := scenarios.FromTrace(b.Trace(), scenarios.TraceOptions{Final: b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(s.Format())
+	if !strings.Contains(text, "source simulator trace\nrabbitmq 3.10\n") || !strings.Contains(text, "jobs ready=1 unacked=1 consumers=2") {
+		t.Errorf("the file does not name 3.10 or show its one window:\n%s", text)
+	}
+	back, err := scenarios.Parse("run.txt", s.Format())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.Version != sim.V3_10 {
+		t.Errorf("the file replays on %v", back.Version)
+	}
+	scenarios.Check(t, back)
 }

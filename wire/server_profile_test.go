@@ -23,16 +23,26 @@ func newProfileServer(t *testing.T, v sim.Version) *Server {
 // does: version, platform, copyright and mechanisms as a raw socket read
 // them from 3.10.8, 4.0.5 and 4.3.6 (sim.Profile; RabbitMQ's
 // rabbit_reader:server_properties/1 and auth_mechanisms/1); amqpsim names
-// itself in information only.
+// itself in information only. A broker without a Version reports
+// sim.DefaultVersion's.
 func TestServerPropertiesReportProfile(t *testing.T) {
-	for _, tc := range []struct {
+	type props struct {
 		v                                        sim.Version
 		version, platform, copyright, mechanisms string
-	}{
-		{sim.Version{}, "3.10.8", "Erlang/OTP 25.2.3", "Copyright (c) 2007-2022 VMware, Inc. or its affiliates.", "PLAIN AMQPLAIN"},
+	}
+	measured := []props{
+		{sim.V3_10, "3.10.8", "Erlang/OTP 25.2.3", "Copyright (c) 2007-2022 VMware, Inc. or its affiliates.", "PLAIN AMQPLAIN"},
 		{sim.V4_0, "4.0.5", "Erlang/OTP 27.3.4.1", "Copyright (c) 2007-2024 Broadcom Inc and/or its subsidiaries", "PLAIN ANONYMOUS AMQPLAIN"},
 		{sim.V4_3, "4.3.6", "Erlang/OTP 29.1.2", "Copyright (c) 2007-2026 Broadcom Inc and/or its subsidiaries", "PLAIN AMQPLAIN ANONYMOUS"},
-	} {
+	}
+	for _, p := range measured {
+		if p.v == sim.DefaultVersion {
+			p.v = sim.Version{}
+			measured = append(measured, p)
+			break
+		}
+	}
+	for _, tc := range measured {
 		synctest.Test(t, func(t *testing.T) {
 			c := dialRaw(t, newProfileServer(t, tc.v))
 			c.fw.WriteProtocolHeader()

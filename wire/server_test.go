@@ -182,9 +182,11 @@ func cclose(code int, text string, m protocol.Method) *ConnectionClose {
 	return &ConnectionClose{ReplyCode: uint16(code), ReplyText: text, ClassID: m.Class, MethodID: m.ID}
 }
 
+// connection.start as RabbitMQ 3.10.8 sends it (measured), on 3.10:
+// TestServerPropertiesReportProfile gives the other releases' properties.
 func TestServerConnectionStart(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		s, _ := newRawServer(t)
+		s := newProfileServer(t, sim.V3_10)
 		c := dialRaw(t, s)
 		c.fw.WriteProtocolHeader()
 		start, ok := c.expect().(*ConnectionStart)
@@ -228,9 +230,11 @@ func TestServerTuneDefaults(t *testing.T) {
 	})
 }
 
+// On 3.10 a bad protocol header is answered with the 0-9-1 header; from
+// 4.0 with AMQP 1.0's SASL header (TestServerProtocolHeaderPerProfile).
 func TestServerBadProtocolHeader(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		s, _ := newRawServer(t)
+		s := newProfileServer(t, sim.V3_10)
 		for _, h := range []string{"AMQP\x00\x00\x09\x02", "GET / HTTP/1.1\r\n\r\n"} {
 			c := dialRaw(t, s)
 			c.conn.Write([]byte(h))

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/amqpsim/amqpsim/sim"
 )
 
 // DefaultBrokerCost is the broker's time per message (deliver and ack) on
@@ -74,8 +76,12 @@ type Config struct {
 	Prefetch []int
 	// Global applies each prefetch value to the channel (basic.qos
 	// global=true, RabbitMQ's channel-wide limit) instead of to each
-	// consumer.
+	// consumer. From 4.3 RabbitMQ denies global_qos and takes global=true
+	// per consumer, so Global needs a Version of 4.2 or older.
 	Global bool
+	// Version is the RabbitMQ release simulated (sim.Config.Version);
+	// zero means sim.DefaultVersion.
+	Version sim.Version
 	// Seed seeds the handler times; the same Config gives the same Result.
 	Seed uint64
 	// Workers is how many prefetch values run at once (default 1): each
@@ -151,6 +157,8 @@ func (c Config) withDefaults() (Config, error) {
 		return c, errors.New("at most 10,000,000 messages")
 	case len(c.Prefetch) == 0:
 		return c, errors.New("no prefetch values to sweep")
+	case c.Global && globalQosDenied(c.Version):
+		return c, fmt.Errorf("global: RabbitMQ %s denies global_qos and takes basic.qos global=true per consumer; simulate 4.2 or older for a channel-wide limit", c.Version)
 	}
 	for _, p := range c.Prefetch {
 		if p < 0 || p > 65535 {

@@ -144,7 +144,7 @@ func (r *run) schedule(e event) {
 
 // simulate runs the config with one prefetch value.
 func simulate(cfg Config, prefetch int) (Point, error) {
-	b, err := newSimBroker(cfg.Seed, "tune")
+	b, err := newSimBroker(cfg.Seed, cfg.Version, "tune")
 	if err != nil {
 		return Point{}, err
 	}

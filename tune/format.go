@@ -9,6 +9,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/amqpsim/amqpsim/sim"
 )
 
 // Describe returns a one-line summary of the configuration.
@@ -35,6 +37,9 @@ func (c Config) Describe() string {
 	fmt.Fprintf(&b, ", broker cost %v + %v unbatched, client cost %v", c.BrokerCost, c.UnbatchedCost, c.ClientCost)
 	if c.Global {
 		b.WriteString(", prefetch per channel (global)")
+	}
+	if c.Version != (sim.Version{}) {
+		fmt.Fprintf(&b, ", RabbitMQ %s", c.Version)
 	}
 	fmt.Fprintf(&b, ", seed %d", c.Seed)
 	return b.String()

@@ -38,8 +38,8 @@ type simConsumer struct {
 // newSimBroker makes a broker with its trace off and its consumer timeout
 // disabled (a long simulated drain must not be cut by RabbitMQ's 30
 // minutes), and declares the queue the run consumes from.
-func newSimBroker(seed uint64, queue string) (*simBroker, error) {
-	b := sim.New(sim.Config{Seed: seed, NoTrace: true, ConsumerTimeout: -1})
+func newSimBroker(seed uint64, v sim.Version, queue string) (*simBroker, error) {
+	b := sim.New(sim.Config{Seed: seed, Version: v, NoTrace: true, ConsumerTimeout: -1})
 	ch, err := b.Connect("tune-setup").Channel()
 	if err != nil {
 		return nil, err
@@ -113,3 +113,7 @@ func (c *simConsumer) next() (tag uint64, id int, ok bool) {
 	}
 	return d.DeliveryTag, int(binary.LittleEndian.Uint32(d.Body)), true
 }
+
+// globalQosDenied reports whether release v denies global_qos, taking
+// basic.qos global=true per consumer (sim.Profile.GlobalQosDenied).
+func globalQosDenied(v sim.Version) bool { return v.Profile().GlobalQosDenied }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/amqpsim/amqpsim/sim"
 )
 
 func sweep(t *testing.T, cfg Config) *Result {
@@ -91,10 +93,11 @@ func TestAckEveryBeyondPrefetchStalls(t *testing.T) {
 	}
 }
 
-// A channel-wide limit is shared by the channel's consumers.
+// A channel-wide limit is shared by the channel's consumers. On 3.10: from
+// 4.3 global=true is per consumer (TestGlobalRefusedWhereDenied).
 func TestGlobalPrefetchIsPerChannel(t *testing.T) {
 	cfg := Config{Consumers: 4, ConsumersPerChannel: 2, Handler: Constant(time.Millisecond), RTT: time.Millisecond, Size: 100, Backlog: 4000,
-		Prefetch: []int{2}, Global: true}
+		Prefetch: []int{2}, Global: true, Version: sim.V3_10}
 	p := sweep(t, cfg).Points[0]
 	cfg.Global = false
 	q := sweep(t, cfg).Points[0]
@@ -103,6 +106,24 @@ func TestGlobalPrefetchIsPerChannel(t *testing.T) {
 	}
 	if p.Throughput >= q.Throughput {
 		t.Errorf("global %.1f msg/s ≥ per consumer %.1f: half the window should be slower", p.Throughput, q.Throughput)
+	}
+}
+
+// Global needs a release with a channel-wide limit: on 4.3, which denies
+// global_qos, the sweep is refused rather than run per consumer.
+func TestGlobalRefusedWhereDenied(t *testing.T) {
+	cfg := Config{Consumers: 2, Handler: Constant(time.Millisecond), Backlog: 10, Prefetch: []int{2}, Global: true}
+	for _, v := range []sim.Version{{}, sim.V4_3} {
+		cfg.Version = v
+		if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "denies global_qos") {
+			t.Errorf("%v: Validate = %v, want global_qos denied", v, err)
+		}
+	}
+	for _, v := range []sim.Version{sim.V3_10, sim.V4_2} {
+		cfg.Version = v
+		if err := cfg.Validate(); err != nil {
+			t.Errorf("%v: %v", v, err)
+		}
 	}
 }
 

@@ -58,11 +58,15 @@ func TestTuneSweep(t *testing.T) {
 func TestTuneUsage(t *testing.T) {
 	var out, errb bytes.Buffer
 	for _, args := range []string{"--format xml", "--handler gamma:1", "--prefetch a", "--size 1XB", "--bandwidth fast", "extra", "--ack-every 2 --per-channel 2", "--nosuch",
+		"--global", "--global --rabbitmq 4.3", "--rabbitmq 5.0",
 		"calibrate --url amqp://x extra", "calibrate --nosuch"} {
 		err := runTune(strings.Fields(args), &out, &errb)
 		if !errors.As(err, new(usageError)) {
 			t.Errorf("%q: %v, want a usageError", args, err)
 		}
+	}
+	if err := runTune(strings.Fields("--global --rabbitmq 3.10 --per-channel 2 --consumers 2 --backlog 100 --prefetch 2"), &out, &errb); err != nil {
+		t.Errorf("--global on 3.10: %v", err)
 	}
 	for _, args := range []string{"-h", "calibrate -h"} {
 		if err := runTune(strings.Fields(args), &out, &errb); !errors.Is(err, flag.ErrHelp) {

@@ -1,5 +1,6 @@
 // Package amqpsim is an in-process AMQP 0-9-1 broker simulator for tests. It
-// behaves like RabbitMQ 3.10 on the consumer side — per-consumer and
+// behaves like RabbitMQ 4.3 by default, or another release from 3.10 on
+// (sim.Config.Version), on the consumer side — per-consumer and (to 4.2)
 // channel-wide prefetch, round-robin dispatch that skips full windows,
 // basic.get outside qos, acks, nacks and rejects with RabbitMQ's rules,
 // redelivery on channel close, and RabbitMQ's exact errors — runs on a virtual

@@ -92,7 +92,8 @@
 // diagram, so the test's author sees the conversation that failed.
 //
 // The broker's own errors (406 PRECONDITION_FAILED for an unknown delivery
-// tag, ...) reach the client exactly as RabbitMQ 3.10 sends them.
+// tag, ...) reach the client exactly as the simulated RabbitMQ release
+// (4.3 unless WithVersion says) sends them.
 package amqptest
 
 import (

@@ -13,7 +13,7 @@
 //	}
 //
 // Rules are named (Rule) and can be switched off with Options.Disable.
-// They follow RabbitMQ 3.10's behaviour as the simulator models it: a
+// They follow RabbitMQ's behaviour as the simulator models it: a
 // basic.qos applies only to consumers created after it, a manual-ack
 // consumer without a prefetch limit is pushed the whole queue, closing a
 // channel requeues everything it holds, and so on.

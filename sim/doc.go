@@ -64,10 +64,11 @@
 //
 // # Fidelity
 //
-// The behaviour follows RabbitMQ 3.10's classic and quorum queues and
-// streams, read from the broker's source and checked against a running
-// broker: see the package docs of consumer, queue and channel for the
-// rules each models. A stream (x-queue-type=stream) is a log each consumer
+// The behaviour follows RabbitMQ's classic and quorum queues and streams
+// as 3.10 has them, with each later release's changes as its Profile says
+// (see RabbitMQ versions below), read from the broker's source and checked
+// against running brokers: see the package docs of consumer, queue and
+// channel for the rules each models. A stream (x-queue-type=stream) is a log each consumer
 // reads from its x-stream-offset, with the offset in each delivery's
 // headers; acks only return credit; QueueStats.Stream describes the log. Publisher confirms are sent
 // when the connection is idle (ConnectOptions.Batched, Connection.Idle),

@@ -18,9 +18,10 @@
 // UNEXPECTED_FRAME) a RabbitMQ server would close the connection with.
 // Decoded strings, byte slices and tables never alias the input.
 //
-// [Server] speaks the protocol to clients the way RabbitMQ 3.10 does and
-// translates every method into a call on a [sim.Broker]; [Pipe] is the
-// in-memory transport it is usually served over (see package amqptest).
+// [Server] speaks the protocol to clients the way the simulated RabbitMQ
+// release does (sim.Profile; 4.3 by default) and translates every method
+// into a call on a [sim.Broker]; [Pipe] is the in-memory transport it is
+// usually served over (see package amqptest).
 // methods_gen.go is regenerated with "go generate ./wire/".
 //
 //go:generate go run ./internal/gen

@@ -29,12 +29,12 @@ const (
 // ErrServerClosed is returned by Serve and ServeConn after Close.
 var ErrServerClosed = errors.New("wire: server closed")
 
-// Server serves AMQP 0-9-1 clients against a simulated broker. It speaks the
-// protocol the way RabbitMQ 3.10 does (handshake, capabilities, reply codes
-// and texts, channel and connection close rules, heartbeats) and translates
-// every method into a call on the *sim.Broker, then writes the call's
-// reply and drains the connection's outbox (sim.Connection.Drain) to the
-// socket; it holds no broker logic.
+// Server serves AMQP 0-9-1 clients against a simulated broker. It speaks
+// the protocol the way the broker's RabbitMQ release does (sim.Profile:
+// handshake, capabilities, reply codes and texts, channel and connection
+// close rules, heartbeats) and translates every method into a call on the
+// *sim.Broker, then writes the call's reply and drains the connection's
+// outbox (sim.Connection.Drain) to the socket; it holds no broker logic.
 //
 // Set the fields before the first ServeConn or Serve; the zero values give
 // RabbitMQ's defaults. A Server is safe for concurrent use.

@@ -35,7 +35,9 @@ func TestStreamConsumeChecks(t *testing.T) {
 // acks settle them; basic.get, nack and queue.purge close the connection
 // (stream-offsets.txt, stream-settle.txt).
 func TestStreamDeliveriesAndRefusals(t *testing.T) {
-	e := newEnv(t)
+	// 3.10, the release of these texts: from 4.0 they name a stream queue
+	// and basic.nack settles (TestStreamQueueTexts40, TestStreamAnySettlement40).
+	e := newEnvOn(t, sim.V3_10)
 	e.declare("s", sim.QueueOptions{Durable: true, Args: streamArgs})
 	e.publish("s", "m0", "m1", "m2")
 	e.qos(e.ch, 2, false)
@@ -59,7 +61,7 @@ func TestStreamDeliveriesAndRefusals(t *testing.T) {
 	_, _, err := e.channel(e.conn).Get("s", false)
 	wantErr(t, err, 540, "NOT_IMPLEMENTED - basic.get not supported by stream queues queue 's' in vhost '/'", protocol.BasicGet)
 
-	e2 := newEnv(t)
+	e2 := newEnvOn(t, sim.V3_10)
 	e2.declare("s", sim.QueueOptions{Durable: true, Args: streamArgs})
 	e2.publish("s", "m0")
 	e2.qos(e2.ch, 2, false)

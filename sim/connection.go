@@ -78,11 +78,15 @@ const DefaultChannelMax = 2047
 
 // Connection is one client connection.
 type Connection struct {
-	b        *Broker
-	id       uint64
-	name     string
-	vhost    *vhost
-	user     string
+	b     *Broker
+	id    uint64
+	name  string
+	vhost *vhost
+	user  string
+	// tags are the user's tags at login: RabbitMQ's connection keeps the
+	// #user record it authenticated, so a tag added or removed later
+	// changes nothing for it (checkUserID).
+	tags     []string
 	opts     ConnectOptions
 	channels map[uint16]*Channel // open and closing channels
 	out      outbox
@@ -145,7 +149,8 @@ func (b *Broker) Dial(o ConnectOptions) (*Connection, error) {
 	if o.Name == "" {
 		o.Name = fmt.Sprintf("conn%d", b.nextConnID)
 	}
-	c := &Connection{b: b, id: b.nextConnID, name: o.Name, vhost: v, user: o.User, opts: o, channels: map[uint16]*Channel{}, connectedAt: b.now}
+	c := &Connection{b: b, id: b.nextConnID, name: o.Name, vhost: v, user: o.User, tags: slices.Clone(b.users[o.User].tags),
+		opts: o, channels: map[uint16]*Channel{}, connectedAt: b.now}
 	c.out.notify = o.Notify
 	b.conns = append(b.conns, c)
 	b.record(connEvent(EventConnectionOpen, c, 0))

@@ -414,15 +414,18 @@ func (ch *Channel) checkQueueAccess(m protocol.Method, kind, name string) error 
 }
 
 // checkUserID is rabbit_channel:check_user_id_header: a message's user-id
-// property, when set, must be the connection's user, unless the user has
-// the impersonator tag (measured on 3.10.8: 406 PRECONDITION_FAILED
-// "user_id property set to 'someone' but authenticated user was 'guest'").
+// property, when set, must be the connection's user, unless the user had
+// the impersonator tag when the connection logged in (measured on 3.10.8:
+// 406 PRECONDITION_FAILED "user_id property set to 'someone' but
+// authenticated user was 'guest'"; a tag added by set_user_tags does not
+// let an open connection impersonate, on its old channels or new ones,
+// and one removed does not stop it; 4.0.5 and 4.3.6 alike).
 func (ch *Channel) checkUserID(claimed string) error {
 	c := ch.conn
 	if claimed == "" || claimed == c.user {
 		return nil
 	}
-	if u, ok := ch.b.users[c.user]; ok && slices.Contains(u.tags, TagImpersonator) {
+	if slices.Contains(c.tags, TagImpersonator) {
 		return nil
 	}
 	return protocol.Errorf(protocol.PreconditionFailed, protocol.BasicPublish, "user_id property set to '%s' but authenticated user was '%s'", claimed, c.user)

@@ -202,6 +202,66 @@ func TestTopicPermissions(t *testing.T) {
 	}
 }
 
+// TestUserTagsFixedAtLogin: a connection keeps the tags its user had when
+// it logged in. Measured on 3.10.8 (4.0.5 and 4.3.6 alike) with
+// set_user_tags: impersonator added while a connection is open does not
+// let it publish with another user-id, on an old channel or a new one; a
+// connection opened after may; removing the tag then does not stop that
+// connection, and a connection opened after the removal is refused.
+func TestUserTagsFixedAtLogin(t *testing.T) {
+	b := New(Config{})
+	if err := b.AddUser(User{Name: "imp", Password: "pw"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.SetPermissions("/", "imp", FullPermissions); err != nil {
+		t.Fatal(err)
+	}
+	dial := func() *Connection {
+		c, err := b.Dial(ConnectOptions{User: "imp", Password: "pw"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	impersonate := func(ch *Channel) bool {
+		return ch.Publish("", "q", PublishOptions{}, Message{Properties: Properties{UserID: "someone"}}) == nil
+	}
+	c1 := dial()
+	old, _ := c1.Channel()
+	if err := b.SetUserTags("imp", TagImpersonator); err != nil {
+		t.Fatal(err)
+	}
+	if impersonate(old) {
+		t.Error("tag added: the open connection's old channel impersonates")
+	}
+	if ch, _ := c1.Channel(); impersonate(ch) {
+		t.Error("tag added: the open connection's new channel impersonates")
+	}
+	c2 := dial()
+	old2, _ := c2.Channel()
+	if !impersonate(old2) {
+		t.Error("tag added: a new connection may not impersonate")
+	}
+	if err := b.SetUserTags("imp"); err != nil {
+		t.Fatal(err)
+	}
+	if !impersonate(old2) {
+		t.Error("tag removed: the open connection's old channel no longer impersonates")
+	}
+	if ch, _ := c2.Channel(); !impersonate(ch) {
+		t.Error("tag removed: the open connection's new channel no longer impersonates")
+	}
+	if ch, _ := dial().Channel(); impersonate(ch) {
+		t.Error("tag removed: a new connection impersonates")
+	}
+	if u, _ := b.User("imp"); len(u.Tags) != 0 {
+		t.Errorf("tags after SetUserTags with none: %v", u.Tags)
+	}
+	if err := b.SetUserTags("nobody", TagImpersonator); !errors.Is(err, ErrNoUser) {
+		t.Errorf("SetUserTags of a missing user: %v", err)
+	}
+}
+
 // TestTopicPermissionPatterns pins how a topic permission's expression is
 // read, measured on 3.10.8 (4.0.5 and 4.3.6 alike) with rabbitmqctl
 // set_topic_permissions on a topic exchange and users p310-u and p310.v:

@@ -57,9 +57,11 @@ type amqpDriver struct {
 	restore map[string][]string
 	raised  map[string]bool
 	// users and opPolicies are the prefixed users and operator policies
-	// to delete at the end.
+	// to delete at the end; topicPerms the topic permissions of users the
+	// run did not create (guest), by user and prefixed exchange, to clear.
 	users      []string
 	opPolicies []string
+	topicPerms [][2]string
 	version    string
 	finished   bool
 }
@@ -540,6 +542,9 @@ func (d *amqpDriver) finish() error {
 	}
 	for _, u := range d.users {
 		_ = rabbitmqctl("delete_user", u) // the scenario may have deleted it
+	}
+	for _, tp := range d.topicPerms {
+		_ = rabbitmqctl("clear_topic_permissions", "-p", "/", tp[0], tp[1])
 	}
 	if err := d.observer.Close(); err != nil {
 		return err

@@ -44,7 +44,7 @@ func (n *names) check(op Op, text string) (int, string) {
 		if !n.conns[o.Name] && n.chans[o.Name] == "" {
 			return col, fmt.Sprintf("unknown connection or channel %q", o.Name)
 		}
-	case Advance, ShowQueue, ShowHeld, SetPolicy, ClearPolicy, AddUser, DeleteUser, SetPermissions, ClearPermissions, SetOperatorPolicy, ClearOperatorPolicy, Alarm:
+	case Advance, ShowQueue, ShowHeld, SetPolicy, ClearPolicy, AddUser, DeleteUser, SetPermissions, ClearPermissions, SetUserTags, SetTopicPermissions, SetOperatorPolicy, ClearOperatorPolicy, Alarm:
 	default:
 		ch := channelOf(op)
 		if n.chans[ch] == "" {

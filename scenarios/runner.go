@@ -166,7 +166,7 @@ func (r *runner) exec(op Op) ([]string, error) {
 	case Advance:
 		r.d.advance(o.D)
 		r.now += o.D
-	case SetPolicy, ClearPolicy, AddUser, DeleteUser, SetPermissions, ClearPermissions, SetOperatorPolicy, ClearOperatorPolicy:
+	case SetPolicy, ClearPolicy, AddUser, DeleteUser, SetPermissions, ClearPermissions, SetUserTags, SetTopicPermissions, SetOperatorPolicy, ClearOperatorPolicy:
 		err = r.d.admin(op)
 	case Alarm:
 		err = r.d.alarm(o)

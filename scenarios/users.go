@@ -36,6 +36,23 @@ type SetPermissions struct{ User, Configure, Write, Read string }
 // "clear-permissions app".
 type ClearPermissions struct{ User string }
 
+// SetUserTags replaces a user's tags: "user-tags app impersonator", or
+// "user-tags app" to clear them (rabbitmqctl set_user_tags on a broker).
+// A connection keeps the tags its user had when it logged in.
+type SetUserTags struct {
+	Name string
+	Tags []string
+}
+
+// SetTopicPermissions sets a user's topic permissions on an exchange of
+// "/": "topic-permissions app tx ^a ^b" (write, then read: expressions
+// over routing keys, "" matching the empty key only, {username} and
+// {vhost} expanded; rabbitmqctl set_topic_permissions on a broker). On a
+// broker the exchange and the user get the run's prefix, the expressions
+// do not: they match routing keys, which are not prefixed (so {username}
+// expands to the prefixed name there; use it only for guest).
+type SetTopicPermissions struct{ User, Exchange, Write, Read string }
+
 // SetOperatorPolicy sets an operator policy of "/", in the policy step's
 // words: "operator-policy cap ^ arg.max-length=2 apply-to=queues".
 type SetOperatorPolicy struct {
@@ -52,6 +69,8 @@ func (AddUser) isOp()             {}
 func (DeleteUser) isOp()          {}
 func (SetPermissions) isOp()      {}
 func (ClearPermissions) isOp()    {}
+func (SetUserTags) isOp()         {}
+func (SetTopicPermissions) isOp() {}
 func (SetOperatorPolicy) isOp()   {}
 func (ClearOperatorPolicy) isOp() {}
 
@@ -74,6 +93,20 @@ func (o SetPermissions) String() string {
 
 // String returns the ClearPermissions step line.
 func (o ClearPermissions) String() string { return line("clear-permissions", word(o.User)) }
+
+// String returns the SetUserTags step line.
+func (o SetUserTags) String() string {
+	w := []string{"user-tags", word(o.Name)}
+	for _, t := range o.Tags {
+		w = append(w, word(t))
+	}
+	return strings.Join(w, " ")
+}
+
+// String returns the SetTopicPermissions step line.
+func (o SetTopicPermissions) String() string {
+	return strings.Join([]string{"topic-permissions", word(o.User), word(o.Exchange), word(o.Write), word(o.Read)}, " ")
+}
 
 // String returns the SetOperatorPolicy step line.
 func (o SetOperatorPolicy) String() string {
@@ -110,6 +143,23 @@ func addUserVerbs(verbs map[string]*verb) {
 	verbs["clear-permissions"] = &verb{usage: "clear-permissions USER", minPos: 1, maxPos: 1, build: func(a *argSet) (Op, error) {
 		return ClearPermissions{User: a.str(0)}, nil
 	}}
+	verbs["user-tags"] = &verb{usage: "user-tags USER [TAG...]", minPos: 1, maxPos: -1, build: func(a *argSet) (Op, error) {
+		o := SetUserTags{Name: a.str(0)}
+		for i := 1; i < len(a.pos); i++ {
+			o.Tags = append(o.Tags, a.str(i))
+		}
+		return o, nil
+	}}
+	verbs["topic-permissions"] = &verb{usage: "topic-permissions USER EXCHANGE WRITE READ", minPos: 4, maxPos: 4,
+		build: func(a *argSet) (Op, error) {
+			o := SetTopicPermissions{User: a.str(0), Exchange: a.str(1), Write: a.str(2), Read: a.str(3)}
+			for i, re := range []string{o.Write, o.Read} {
+				if _, err := regexp.Compile(re); err != nil {
+					return nil, a.errAt(a.pos[i+2], "invalid regular expression: %v", err)
+				}
+			}
+			return o, nil
+		}}
 	policy := verbs["policy"]
 	verbs["operator-policy"] = &verb{usage: "operator-policy NAME ^PATTERN [apply-to=queues|exchanges|all] [priority=N] arg.KEY=V...",
 		minPos: policy.minPos, maxPos: policy.maxPos, options: policy.options, args: true,
@@ -140,6 +190,10 @@ func simAdmin(b *sim.Broker, op Op) error {
 		return b.SetPermissions("/", o.User, sim.Permissions{Configure: o.Configure, Write: o.Write, Read: o.Read})
 	case ClearPermissions:
 		return b.ClearPermissions("/", o.User)
+	case SetUserTags:
+		return b.SetUserTags(o.Name, o.Tags...)
+	case SetTopicPermissions:
+		return b.SetTopicPermissions(sim.TopicPermissions{User: o.User, Vhost: "/", Exchange: o.Exchange, Write: o.Write, Read: o.Read})
 	case SetOperatorPolicy:
 		return b.SetOperatorPolicy("/", sim.Policy{Name: o.Name, Pattern: o.Pattern, ApplyTo: o.ApplyTo, Priority: o.Priority, Definition: o.Definition})
 	case ClearOperatorPolicy:
@@ -170,6 +224,14 @@ func (d *amqpDriver) admin(op Op) error {
 		return rabbitmqctl("set_permissions", "-p", "/", d.user(o.User), d.pattern(o.Configure), d.pattern(o.Write), d.pattern(o.Read))
 	case ClearPermissions:
 		return rabbitmqctl("clear_permissions", "-p", "/", d.user(o.User))
+	case SetUserTags:
+		return rabbitmqctl(append([]string{"set_user_tags", d.user(o.Name)}, o.Tags...)...)
+	case SetTopicPermissions:
+		if d.user(o.User) == o.User {
+			// guest's: cleared at the end (a created user's go with it).
+			d.topicPerms = append(d.topicPerms, [2]string{o.User, d.p(o.Exchange)})
+		}
+		return rabbitmqctl("set_topic_permissions", "-p", "/", d.user(o.User), d.p(o.Exchange), o.Write, o.Read)
 	case SetOperatorPolicy:
 		d.opPolicies = append(d.opPolicies, d.p(o.Name))
 		return d.setPolicy("set_operator_policy", SetPolicy(o), d.pattern(o.Pattern))

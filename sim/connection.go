@@ -67,9 +67,10 @@ type ConnectOptions struct {
 	// password is checked, and it is not a client's network connection.
 	Direct bool
 	// Batched is set by shells that call Connection.Idle when the
-	// client's frames run out: publisher confirms then wait for it and go
-	// out coalesced, as RabbitMQ's channel sends what is ready when its
-	// mailbox runs empty. Without it each call is its own batch.
+	// client's frames run out: publisher confirms of messages that
+	// reached a queue then wait for it and go out coalesced, as RabbitMQ's
+	// channel sends what is ready when its mailbox runs empty. Without it
+	// each call is its own batch.
 	Batched bool
 }
 

@@ -269,9 +269,9 @@ func (b *Broker) Publish(vhostName, exchangeName, key string, m Message) error {
 // publish routes m and enqueues it in every queue it reaches, returning how
 // many queues it reached (a direct reply-to counts), whether any refused
 // it (x-overflow reject-publish), and when a publisher would be sent its
-// confirm (a direct reply-to alone is confirmed at once, as a message
-// that reached no queue). ttl is the message's own TTL. Caller holds the
-// lock.
+// confirm (a direct reply-to alone is taken as a message that reached no
+// queue, confirmed at once; not measured). ttl is the message's own TTL.
+// Caller holds the lock.
 func (b *Broker) publish(v *vhost, x *exchange, key string, m Message, ttl time.Duration, hasTTL bool) (routed int, rejected bool, stage confirmStage) {
 	replied := false
 	if x.name == "" && isReplyTo(key) {

@@ -59,9 +59,11 @@ type amqpDriver struct {
 	restore map[string][]string
 	raised  map[string]bool
 	// users and opPolicies are the prefixed users and operator policies
-	// to delete at the end.
+	// to delete at the end; topicPerms the topic permissions of users the
+	// run did not create (guest), by user and prefixed exchange, to clear.
 	users      []string
 	opPolicies []string
+	topicPerms [][2]string
 	version    string
 	finished   bool
 }
@@ -331,6 +333,9 @@ func (d *amqpDriver) finish() error {
 	}
 	for _, u := range d.users {
 		_ = d.rabbitmqctl("delete_user", u) // the scenario may have deleted it
+	}
+	for _, tp := range d.topicPerms {
+		_ = d.rabbitmqctl("clear_topic_permissions", "-p", "/", tp[0], tp[1])
 	}
 	if err := d.observer.Close(); err != nil {
 		return err

@@ -103,6 +103,8 @@
 //	delete-user NAME
 //	permissions USER CONFIGURE WRITE READ         a user's permissions in "/" (set_permissions)
 //	clear-permissions USER
+//	user-tags USER [TAG...]                       replace a user's tags (set_user_tags)
+//	topic-permissions USER EXCHANGE WRITE READ    a user's topic permissions on an exchange of "/" (set_topic_permissions)
 //	get CH Q [no-ack]
 //	ack CH MSG|#TAG [multiple]
 //	nack CH MSG|#TAG [multiple] [requeue|requeue=false]
@@ -126,7 +128,8 @@
 //
 // On a broker, user names get the run's prefix (guest excepted), and so do
 // permission expressions and policy patterns after a leading ^ (unless
-// ^amq\. follows); results show them without it. A connection the broker
+// ^amq\. follows), but not topic permissions' expressions, which match
+// routing keys; results show them without it. A connection the broker
 // refuses shows "C <- login refused" (a bad user or password: amqp091-go
 // does not show RabbitMQ's text) or its connection.close, and stays
 // closed.

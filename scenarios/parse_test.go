@@ -109,7 +109,7 @@ func genOp(t *rapid.T) Op {
 	}
 	b := rapid.Bool()
 	ch := ident.Draw(t, "ch")
-	switch rapid.IntRange(0, 35).Draw(t, "kind") {
+	switch rapid.IntRange(0, 37).Draw(t, "kind") {
 	case 0:
 		return Conn{Name: ident.Draw(t, "c")}
 	case 1:
@@ -209,6 +209,15 @@ func genOp(t *rapid.T) Op {
 			Definition: protocol.Table{"max-length": int32(rapid.IntRange(0, 9).Draw(t, "ml"))}}
 	case 35:
 		return ClearOperatorPolicy{Name: ident.Draw(t, "p")}
+	case 36:
+		var tags []string
+		for range rapid.IntRange(0, 2).Draw(t, "ntags") {
+			tags = append(tags, rapid.SampledFrom([]string{"impersonator", "management", "a b"}).Draw(t, "tag"))
+		}
+		return SetUserTags{Name: ident.Draw(t, "u"), Tags: tags}
+	case 37:
+		re := rapid.SampledFrom([]string{"", ".*", "^a", "^{username}$", "{vhost}", "a b"})
+		return SetTopicPermissions{User: ident.Draw(t, "u"), Exchange: name.Draw(t, "x"), Write: re.Draw(t, "w"), Read: re.Draw(t, "r")}
 	}
 	return ShowHeld{}
 }

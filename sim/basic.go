@@ -190,11 +190,11 @@ func (ch *Channel) Publish(exchangeName, key string, o PublishOptions, m Message
 				e.Exchange, e.RoutingKey, e.Body, e.Reason = exchangeName, key, m.Body, "nack injected"
 				ch.b.record(e)
 			}
-			ch.published(exchangeName, key, PublishOptions{}, m, 0, true)
+			ch.published(exchangeName, key, PublishOptions{}, m, 0, true, confirmQueued)
 			return nil
 		}
-		routed, rejected := ch.b.publish(ch.conn.vhost, x, key, m, ttl, hasTTL)
-		ch.published(exchangeName, key, o, m, routed, rejected)
+		routed, rejected, stage := ch.b.publish(ch.conn.vhost, x, key, m, ttl, hasTTL)
+		ch.published(exchangeName, key, o, m, routed, rejected, stage)
 		return nil
 	})
 }
@@ -214,19 +214,28 @@ func (b *Broker) NackPublishes(n int) {
 // published sends what a routed publish owes its publisher: basic.return
 // (312 NO_ROUTE) of a mandatory message that reached no queue, and in
 // confirm mode the confirm, a nack when a queue refused it (x-overflow
-// reject-publish), sent when the connection is next idle.
-func (ch *Channel) published(exchangeName, key string, o PublishOptions, m Message, routed int, rejected bool) {
+// reject-publish): at once when no queue took the message, otherwise
+// when the connection is next idle, at the stage the queues confirm it
+// (see confirmStage).
+func (ch *Channel) published(exchangeName, key string, o PublishOptions, m Message, routed int, rejected bool, stage confirmStage) {
 	if routed == 0 && o.Mandatory {
 		// The publisher may reuse its buffer once Publish returns.
 		m.Body = append([]byte(nil), m.Body...)
 		ch.push(Push{Method: protocol.BasicReturn, ReplyCode: protocol.NoRoute, ReplyText: "NO_ROUTE",
 			Delivery: Delivery{Exchange: exchangeName, RoutingKey: key, Message: m}})
 	}
-	if ch.confirming {
-		ch.publishTag++
-		ch.ready.confirm(ch.publishTag, rejected)
-		ch.conn.pendingConfirms++
+	if !ch.confirming {
+		return
 	}
+	ch.publishTag++
+	if stage == confirmAtOnce && !rejected {
+		// The channel confirms it itself, after the return, before it
+		// reads its next method: alone, so without multiple.
+		ch.push(Push{Method: protocol.BasicAck, Delivery: Delivery{DeliveryTag: ch.publishTag}})
+		return
+	}
+	ch.ready.confirm(ch.publishTag, rejected, stage == confirmLate)
+	ch.conn.pendingConfirms++
 }
 
 // Publish routes a message through an exchange of vhost without a channel,
@@ -258,29 +267,32 @@ func (b *Broker) Publish(vhostName, exchangeName, key string, m Message) error {
 }
 
 // publish routes m and enqueues it in every queue it reaches, returning how
-// many queues it reached and whether any refused it (x-overflow
-// reject-publish). ttl is the message's own TTL. Caller holds the lock.
-func (b *Broker) publish(v *vhost, x *exchange, key string, m Message, ttl time.Duration, hasTTL bool) (routed int, rejected bool) {
+// many queues it reached (a direct reply-to counts), whether any refused
+// it (x-overflow reject-publish), and when a publisher would be sent its
+// confirm (a direct reply-to alone is taken as a message that reached no
+// queue, confirmed at once; not measured). ttl is the message's own TTL.
+// Caller holds the lock.
+func (b *Broker) publish(v *vhost, x *exchange, key string, m Message, ttl time.Duration, hasTTL bool) (routed int, rejected bool, stage confirmStage) {
 	replied := false
 	if x.name == "" && isReplyTo(key) {
 		replied = b.deliverReply(key, x, m)
 	}
 	b.routeKeys = routingKeys(key, m.Headers, b.routeKeys[:0])
 	b.routed = b.route(v, x, b.routeKeys, m.Headers, b.routed[:0])
-	routed, rejected = b.enqueue(b.routed, x, key, m, ttl, hasTTL)
+	routed, rejected, stage = b.enqueue(b.routed, x, key, m, ttl, hasTTL)
 	clear(b.routed)
 	if replied {
 		routed++
 	}
-	return routed, rejected
+	return routed, rejected, stage
 }
 
 // enqueue puts m into the queues routing chose, skipping deleted ones; the
 // body is copied once and shared, and BCC is removed. It returns how many
-// queues took it and whether any refused it.
-func (b *Broker) enqueue(queues []*brokerQueue, x *exchange, key string, m Message, ttl time.Duration, hasTTL bool) (routed int, rejected bool) {
+// queues took it, whether any refused it, and the stage of its confirm.
+func (b *Broker) enqueue(queues []*brokerQueue, x *exchange, key string, m Message, ttl time.Duration, hasTTL bool) (routed int, rejected bool, stage confirmStage) {
 	if len(queues) == 0 {
-		return 0, false
+		return 0, false, confirmAtOnce
 	}
 	body, props := ownCopy(m)
 	if props != nil {
@@ -296,9 +308,10 @@ func (b *Broker) enqueue(queues []*brokerQueue, x *exchange, key string, m Messa
 			rejected = true
 		}
 		routed++
+		stage = max(stage, q.confirmStage(m.DeliveryMode == 2))
 		b.markDirty(q)
 	}
-	return routed, rejected
+	return routed, rejected, stage
 }
 
 // ownCopy returns the broker's copies of a published message's body and

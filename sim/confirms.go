@@ -6,45 +6,126 @@ import (
 	"github.com/amqpsim/amqpsim/protocol"
 )
 
-// confirms are a confirm-mode channel's publish tags ready to be
-// confirmed: RabbitMQ's channel collects them and sends them when its
-// mailbox runs empty (noreply_coalesce), coalesced.
-type confirms struct {
-	acked, nacked []uint64
+// confirmStage is when RabbitMQ confirms a publish, by the queues that
+// took it. Measured on 3.10.8 with raw frames, every publish of a run in
+// one write on a confirm-mode channel (4.0.5 and 4.3.6 alike):
+//
+//   - to no queue (5 unroutable: "ack 1", ..., "ack 5", each without
+//     multiple, also 50 in one write): the channel confirms the publish
+//     itself as it handles it (rabbit_channel:process_routing_confirm
+//     with no queues, then noreply's send_confirms_and_nacks), alone;
+//   - to classic queues, transient: the queue confirms on enqueue and the
+//     channel sends what is ready when its mailbox runs empty
+//     (noreply_coalesce): 5 in one write gave "ack 5 multiple", or a few
+//     groups, as the queue's replies happened to arrive;
+//   - to a quorum queue or a stream (after consensus), or persistent to a
+//     durable classic queue (after the disk write): a millisecond or more
+//     later, after the others of the write. Quorum, unroutable, quorum,
+//     unroutable, unroutable gave "ack 2", "ack 4", "ack 5" at once and
+//     "ack 3 multiple" 1 ms later (later tags acked before earlier ones);
+//     classic, persistent-durable, classic, persistent-durable gave "ack 1
+//     multiple", "ack 3", then "ack 4 multiple"; classic, classic,
+//     unroutable gave "ack 3", then "ack 2 multiple".
+//
+// amqpsim keeps the order and drops the timing: confirmAtOnce is pushed
+// during the publish; at Idle (the end of a socket read) every channel
+// sends its confirmQueued tags, coalesced against its confirmLate ones,
+// which are still unconfirmed, then every channel its confirmLate tags;
+// then the deliveries the read caused follow (a quorum queue's ack came
+// before its delivery in every run). Where RabbitMQ's grouping depends on
+// when replies arrived (classic confirms one by one or together), amqpsim
+// takes them together.
+type confirmStage uint8
+
+const (
+	confirmAtOnce confirmStage = iota
+	confirmQueued
+	confirmLate
+)
+
+// confirmStage is when the queue confirms a message it took (persistent
+// when its delivery mode is 2).
+func (q *brokerQueue) confirmStage(persistent bool) confirmStage {
+	if q.quorum || q.stream || persistent && q.Options().Durable {
+		return confirmLate
+	}
+	return confirmQueued
 }
 
-// confirm records a publish: acked, or nacked when a queue refused it.
-func (c *confirms) confirm(tag uint64, nack bool) {
-	if nack {
+// confirms are a confirm-mode channel's publish tags that its queues have
+// confirmed (or refused) and the channel has not yet sent, by stage: sent
+// when the connection is idle, as RabbitMQ's channel sends them when its
+// mailbox runs empty.
+type confirms struct {
+	acked, nacked         []uint64 // confirmQueued
+	lateAcked, lateNacked []uint64 // confirmLate
+}
+
+// confirm records a publish: acked, or nacked when a queue refused it;
+// late for confirmLate.
+func (c *confirms) confirm(tag uint64, nack, late bool) {
+	switch {
+	case late && nack:
+		c.lateNacked = append(c.lateNacked, tag)
+	case late:
+		c.lateAcked = append(c.lateAcked, tag)
+	case nack:
 		c.nacked = append(c.nacked, tag)
-	} else {
+	default:
 		c.acked = append(c.acked, tag)
 	}
 }
 
-// send pushes what is ready as rabbit_channel:send_confirms_and_nacks does:
-// one basic.ack without multiple for a lone tag; otherwise the tags below
-// the first nacked one in one basic.ack with multiple, the others one by
-// one; then the nacks the same way, the acked tags cutting them (no
-// publish stays unconfirmed in the simulator, so nothing else does).
-func (c *confirms) send(ch *Channel) {
-	switch len(c.acked) {
-	case 0:
-	case 1:
-		ch.push(Push{Method: protocol.BasicAck, Delivery: Delivery{DeliveryTag: c.acked[0]}})
-	default:
-		coalesce(ch, protocol.BasicAck, c.acked, c.nacked)
-	}
-	if len(c.nacked) > 0 {
-		coalesce(ch, protocol.BasicNack, c.nacked, c.acked)
-	}
+// sendQueued sends the confirmQueued tags; the confirmLate ones are the
+// channel's unconfirmed publishes, which cut the coalescing.
+func (c *confirms) sendQueued(ch *Channel) {
+	pushConfirms(ch, c.acked, c.nacked, smallest(c.lateAcked, c.lateNacked))
 	c.acked, c.nacked = c.acked[:0], c.nacked[:0]
 }
 
-// coalesce is rabbit_channel:coalesce_and_send with nothing unconfirmed.
-func coalesce(ch *Channel, m protocol.Method, tags, negative []uint64) {
+// sendLate sends the confirmLate tags, nothing left unconfirmed.
+func (c *confirms) sendLate(ch *Channel) {
+	pushConfirms(ch, c.lateAcked, c.lateNacked, 0)
+	c.lateAcked, c.lateNacked = c.lateAcked[:0], c.lateNacked[:0]
+}
+
+// pushConfirms pushes acked and nacked as rabbit_channel:send_confirms_and_nacks
+// does: one basic.ack without multiple for a lone tag; otherwise the tags
+// below the first nacked or unconfirmed one (unconfirmed, when not 0, is
+// the smallest) in one basic.ack with multiple, the others one by one;
+// then the nacks the same way, the acked tags cutting them.
+func pushConfirms(ch *Channel, acked, nacked []uint64, unconfirmed uint64) {
+	switch len(acked) {
+	case 0:
+	case 1:
+		ch.push(Push{Method: protocol.BasicAck, Delivery: Delivery{DeliveryTag: acked[0]}})
+	default:
+		coalesce(ch, protocol.BasicAck, acked, nacked, unconfirmed)
+	}
+	if len(nacked) > 0 {
+		coalesce(ch, protocol.BasicNack, nacked, acked, unconfirmed)
+	}
+}
+
+// smallest returns the smallest tag of a and b, 0 for none.
+func smallest(a, b []uint64) uint64 {
+	var out uint64
+	for _, tags := range [][]uint64{a, b} {
+		if len(tags) > 0 && (out == 0 || slices.Min(tags) < out) {
+			out = slices.Min(tags)
+		}
+	}
+	return out
+}
+
+// coalesce is rabbit_channel:coalesce_and_send; unconfirmed is the
+// smallest tag the channel has not confirmed, 0 for none.
+func coalesce(ch *Channel, m protocol.Method, tags, negative []uint64, unconfirmed uint64) {
 	slices.Sort(tags)
 	cutoff := tags[len(tags)-1] + 1
+	if unconfirmed != 0 {
+		cutoff = unconfirmed
+	}
 	for _, n := range negative {
 		cutoff = min(cutoff, n)
 	}
@@ -89,7 +170,8 @@ func (c *Connection) idle() {
 	c.out.endCall()
 }
 
-// sendConfirms sends every channel's ready publisher confirms.
+// sendConfirms sends every channel's ready publisher confirms: first every
+// channel's confirmQueued ones, then every channel's confirmLate ones.
 func (c *Connection) sendConfirms() {
 	c.pendingConfirms = 0
 	open := c.confirmingOrder[:0]
@@ -99,9 +181,14 @@ func (c *Connection) sendConfirms() {
 		}
 		open = append(open, ch)
 		if len(ch.ready.acked)+len(ch.ready.nacked) > 0 {
-			ch.ready.send(ch)
+			ch.ready.sendQueued(ch)
 		}
 	}
 	clear(c.confirmingOrder[len(open):])
 	c.confirmingOrder = open
+	for _, ch := range open {
+		if len(ch.ready.lateAcked)+len(ch.ready.lateNacked) > 0 {
+			ch.ready.sendLate(ch)
+		}
+	}
 }

@@ -67,9 +67,10 @@ type ConnectOptions struct {
 	// password is checked, and it is not a client's network connection.
 	Direct bool
 	// Batched is set by shells that call Connection.Idle when the
-	// client's frames run out: publisher confirms then wait for it and go
-	// out coalesced, as RabbitMQ's channel sends what is ready when its
-	// mailbox runs empty. Without it each call is its own batch.
+	// client's frames run out: publisher confirms of messages that
+	// reached a queue then wait for it and go out coalesced, as RabbitMQ's
+	// channel sends what is ready when its mailbox runs empty. Without it
+	// each call is its own batch.
 	Batched bool
 }
 
@@ -78,11 +79,15 @@ const DefaultChannelMax = 2047
 
 // Connection is one client connection.
 type Connection struct {
-	b        *Broker
-	id       uint64
-	name     string
-	vhost    *vhost
-	user     string
+	b     *Broker
+	id    uint64
+	name  string
+	vhost *vhost
+	user  string
+	// tags are the user's tags at login: RabbitMQ's connection keeps the
+	// #user record it authenticated, so a tag added or removed later
+	// changes nothing for it (checkUserID).
+	tags     []string
 	opts     ConnectOptions
 	channels map[uint16]*Channel // open and closing channels
 	out      outbox
@@ -145,7 +150,8 @@ func (b *Broker) Dial(o ConnectOptions) (*Connection, error) {
 	if o.Name == "" {
 		o.Name = fmt.Sprintf("conn%d", b.nextConnID)
 	}
-	c := &Connection{b: b, id: b.nextConnID, name: o.Name, vhost: v, user: o.User, opts: o, channels: map[uint16]*Channel{}, connectedAt: b.now}
+	c := &Connection{b: b, id: b.nextConnID, name: o.Name, vhost: v, user: o.User, tags: slices.Clone(b.users[o.User].tags),
+		opts: o, channels: map[uint16]*Channel{}, connectedAt: b.now}
 	c.out.notify = o.Notify
 	b.conns = append(b.conns, c)
 	b.record(connEvent(EventConnectionOpen, c, 0))

@@ -196,7 +196,7 @@ func (c *Connection) fault(err *Error, fromQueue bool) {
 		c.b.record(pushEvent(c, &p))
 	}
 	if fromQueue {
-		c.out.queuePush(compact(nil, &p), nil)
+		c.out.queuePush(compact(nil, &p), nil, false)
 	} else {
 		c.out.add(compact(nil, &p))
 	}
@@ -214,7 +214,7 @@ func (ch *Channel) faultPush(p Push, fromQueue bool) {
 	if ch.b.tracing() {
 		ch.b.record(pushEvent(ch.conn, &p))
 	}
-	ch.conn.out.queuePush(compact(ch, &p), nil)
+	ch.conn.out.queuePush(compact(ch, &p), nil, false)
 }
 
 // applyFired finishes the closes fired faults pushed; flush calls it once

@@ -71,8 +71,11 @@
 // channel for the rules each models. A stream (x-queue-type=stream) is a log each consumer
 // reads from its x-stream-offset, with the offset in each delivery's
 // headers; acks only return credit; QueueStats.Stream describes the log. Publisher confirms are sent
-// when the connection is idle (ConnectOptions.Batched, Connection.Idle),
-// coalesced as RabbitMQ's channel coalesces them.
+// as RabbitMQ 3.10.8 sends them: a message that reached no queue is
+// confirmed at once, the others when the connection is idle
+// (ConnectOptions.Batched, Connection.Idle), coalesced as RabbitMQ's
+// channel coalesces them, classic queues' before those of quorum queues,
+// streams and persistent messages in durable queues.
 //
 // # RabbitMQ versions
 //

@@ -93,10 +93,13 @@ func (o *outbox) add(it outItem) uint64 {
 }
 
 // stagedItem is a queue's push held during a call; cons, when set, is the
-// in-process consumer that reads it with Next.
+// in-process consumer that reads it with Next; late marks a delivery
+// from a quorum queue, which reaches RabbitMQ's channel only after the
+// queue's consensus (Channel.dropLateDeliveries).
 type stagedItem struct {
 	outItem
 	cons *Consumer
+	late bool
 }
 
 // queuePush appends a push a queue makes (a delivery, a broker cancel).
@@ -104,9 +107,9 @@ type stagedItem struct {
 // replies, returns, confirms and closes): in RabbitMQ the channel and its
 // queues are separate processes, and what the queues send in reaction to
 // a method reaches the client after what the channel sends for it.
-func (o *outbox) queuePush(it outItem, cons *Consumer) {
+func (o *outbox) queuePush(it outItem, cons *Consumer, late bool) {
 	if o.staging {
-		o.staged = append(o.staged, stagedItem{it, cons})
+		o.staged = append(o.staged, stagedItem{it, cons, late})
 		return
 	}
 	seq := o.add(it)
@@ -122,10 +125,25 @@ func (o *outbox) beginCall() { o.staging = true }
 func (o *outbox) endCall() {
 	o.staging = false
 	for _, st := range o.staged {
-		o.queuePush(st.outItem, st.cons)
+		o.queuePush(st.outItem, st.cons, false)
 	}
 	clear(o.staged)
 	o.staged = o.staged[:0]
+}
+
+// dropLate drops the late deliveries staged for ch and returns how many
+// it dropped.
+func (o *outbox) dropLate(ch *Channel) int {
+	kept := o.staged[:0]
+	for _, st := range o.staged {
+		if !st.late || st.owner != ch {
+			kept = append(kept, st)
+		}
+	}
+	n := len(o.staged) - len(kept)
+	clear(o.staged[len(kept):])
+	o.staged = kept
+	return n
 }
 
 // find returns the index of the waiting push with sequence number seq.

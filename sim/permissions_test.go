@@ -206,6 +206,113 @@ func TestTopicPermissions(t *testing.T) {
 	}
 }
 
+// TestUserTagsFixedAtLogin: a connection keeps the tags its user had when
+// it logged in. Measured on 3.10.8 (4.0.5 and 4.3.6 alike) with
+// set_user_tags: impersonator added while a connection is open does not
+// let it publish with another user-id, on an old channel or a new one; a
+// connection opened after may; removing the tag then does not stop that
+// connection, and a connection opened after the removal is refused.
+func TestUserTagsFixedAtLogin(t *testing.T) {
+	b := New(Config{})
+	if err := b.AddUser(User{Name: "imp", Password: "pw"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.SetPermissions("/", "imp", FullPermissions); err != nil {
+		t.Fatal(err)
+	}
+	dial := func() *Connection {
+		c, err := b.Dial(ConnectOptions{User: "imp", Password: "pw"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	impersonate := func(ch *Channel) bool {
+		return ch.Publish("", "q", PublishOptions{}, Message{Properties: Properties{UserID: "someone"}}) == nil
+	}
+	c1 := dial()
+	old, _ := c1.Channel()
+	if err := b.SetUserTags("imp", TagImpersonator); err != nil {
+		t.Fatal(err)
+	}
+	if impersonate(old) {
+		t.Error("tag added: the open connection's old channel impersonates")
+	}
+	if ch, _ := c1.Channel(); impersonate(ch) {
+		t.Error("tag added: the open connection's new channel impersonates")
+	}
+	c2 := dial()
+	old2, _ := c2.Channel()
+	if !impersonate(old2) {
+		t.Error("tag added: a new connection may not impersonate")
+	}
+	if err := b.SetUserTags("imp"); err != nil {
+		t.Fatal(err)
+	}
+	if !impersonate(old2) {
+		t.Error("tag removed: the open connection's old channel no longer impersonates")
+	}
+	if ch, _ := c2.Channel(); !impersonate(ch) {
+		t.Error("tag removed: the open connection's new channel no longer impersonates")
+	}
+	if ch, _ := dial().Channel(); impersonate(ch) {
+		t.Error("tag removed: a new connection impersonates")
+	}
+	if u, _ := b.User("imp"); len(u.Tags) != 0 {
+		t.Errorf("tags after SetUserTags with none: %v", u.Tags)
+	}
+	if err := b.SetUserTags("nobody", TagImpersonator); !errors.Is(err, ErrNoUser) {
+		t.Errorf("SetUserTags of a missing user: %v", err)
+	}
+}
+
+// TestTopicPermissionPatterns pins how a topic permission's expression is
+// read, measured on 3.10.8 (4.0.5 and 4.3.6 alike) with rabbitmqctl
+// set_topic_permissions on a topic exchange and users p310-u and p310.v:
+// "" is ^$ (the empty key only); {username} and {vhost} are expanded,
+// as text, so the "." of p310.v matches any character; {client_id} is not
+// expanded and matches itself.
+func TestTopicPermissionPatterns(t *testing.T) {
+	for _, tc := range []struct {
+		user, write, read string
+		keys              map[string][2]bool // key: publish allowed, bind allowed
+	}{
+		{"p310-u", "", "", map[string][2]bool{"": {true, true}, "a": {}, "p310-u": {}, "{username}": {}}},
+		{"p310-u", "^{username}$", "{vhost}", map[string][2]bool{"": {}, "p310-u": {true, false}, "p310-uX": {},
+			"/": {false, true}, "{username}": {}, "{vhost}": {}}},
+		{"p310-u", `^{username}\.x`, "^{client_id}$", map[string][2]bool{"p310-u.x": {true, false}, "p310-u": {},
+			"{client_id}": {false, true}}},
+		{"p310.v", "^{username}$", "^{username}$", map[string][2]bool{"p310.v": {true, true}, "p310xv": {true, true}, "p310": {}}},
+	} {
+		b := New(Config{})
+		if err := b.AddUser(User{Name: tc.user, Password: "pw"}); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.SetPermissions("/", tc.user, FullPermissions); err != nil {
+			t.Fatal(err)
+		}
+		c, err := b.Dial(ConnectOptions{User: tc.user, Password: "pw"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		setup, _ := c.Channel()
+		setup.ExchangeDeclare("p310-x", "topic", ExchangeOptions{})
+		setup.QueueDeclare("p310-q", QueueOptions{})
+		if err := b.SetTopicPermissions(TopicPermissions{User: tc.user, Vhost: "/", Exchange: "p310-x", Write: tc.write, Read: tc.read}); err != nil {
+			t.Fatal(err)
+		}
+		for key, want := range tc.keys {
+			ch, _ := c.Channel()
+			pub := ch.Publish("p310-x", key, PublishOptions{}, Message{}) == nil
+			ch, _ = c.Channel()
+			bind := ch.QueueBind("p310-q", key, "p310-x", nil) == nil
+			if got := [2]bool{pub, bind}; got != want {
+				t.Errorf("user %s, write %q, read %q, key %q: publish, bind allowed = %v, RabbitMQ: %v", tc.user, tc.write, tc.read, key, got, want)
+			}
+		}
+	}
+}
+
 // TestUserIDProperty pins check_user_id_header (measured on 3.10.8 for
 // guest): a user-id that is not the connection's user is 406, unless the
 // user is an impersonator.

@@ -108,15 +108,16 @@ func (ch *Channel) push(p Push) {
 }
 
 // pushDelivery pushes basic.deliver of m, a queue's push; cons is the
-// in-process reader to tell, or nil. Caller holds the lock.
-func (ch *Channel) pushDelivery(ctag string, tag uint64, redelivered bool, queueName string, m *queue.Message, cons *Consumer) {
+// in-process reader to tell, or nil; late is set for a quorum queue's
+// delivery (see Channel.dropLateDeliveries). Caller holds the lock.
+func (ch *Channel) pushDelivery(ctag string, tag uint64, redelivered bool, queueName string, m *queue.Message, cons *Consumer, late bool) {
 	it := outItem{method: protocol.BasicDeliver, channel: ch.id, owner: ch, tag: tag, ctag: ctag,
 		redelivered: redelivered, queue: queueName, msg: m}
 	if ch.b.tracing() {
 		p := it.push()
 		ch.b.record(pushEvent(ch.conn, &p))
 	}
-	ch.conn.out.queuePush(it, cons)
+	ch.conn.out.queuePush(it, cons, late)
 	ch.conn.unsent++
 	ch.delivered(queueName, ctag, true)
 }
@@ -128,7 +129,7 @@ func (ch *Channel) pushFromQueue(p Push) {
 	if ch.b.tracing() {
 		ch.b.record(pushEvent(ch.conn, &p))
 	}
-	ch.conn.out.queuePush(compact(ch, &p), nil)
+	ch.conn.out.queuePush(compact(ch, &p), nil, false)
 }
 
 // pushEvent is the trace event of a push.

@@ -86,6 +86,6 @@ func (b *Broker) deliverReply(key string, x *exchange, m Message) (routed bool) 
 	if ch.conn.opts.Notify == nil {
 		reader = ch.reply.cons
 	}
-	ch.pushDelivery(ch.reply.tag, ch.core.NextTag(), false, ReplyTo, qm, reader)
+	ch.pushDelivery(ch.reply.tag, ch.core.NextTag(), false, ReplyTo, qm, reader, false)
 	return b.profile.ReplyToMandatoryRouted
 }

@@ -22,7 +22,7 @@ const (
 	DefaultHeartbeat        = 60 * time.Second
 	DefaultHandshakeTimeout = 10 * time.Second
 	// DefaultHandshakeFailureDelay is RabbitMQ's delay before it drops a
-	// connection whose login failed.
+	// connection whose handshake failed.
 	DefaultHandshakeFailureDelay = 3 * time.Second
 )
 
@@ -57,11 +57,13 @@ type Server struct {
 	// HandshakeTimeout bounds the time from accepting a connection to
 	// connection.open; zero means 10 s, as RabbitMQ.
 	HandshakeTimeout time.Duration
-	// HandshakeFailureDelay is how long a connection whose login failed,
-	// or whose tune-ok was out of range, stays open before the server
-	// drops it (unless the client closes it first); zero means RabbitMQ's
-	// 3 s, negative no delay. On a synctest bubble's clock it costs
-	// nothing.
+	// HandshakeFailureDelay is how long a connection whose handshake
+	// failed stays open before the server drops it: after a refused login
+	// (unless the client answers with connection.close-ok, which drops it
+	// at once), an unknown mechanism, a malformed response or an
+	// out-of-range tune-ok (whatever the client sends). Zero means
+	// RabbitMQ's 3 s, negative no delay. On a synctest bubble's clock it
+	// costs nothing.
 	HandshakeFailureDelay time.Duration
 	// CloseTimeout bounds how long the server waits for connection.close-ok
 	// after sending connection.close; zero means RabbitMQ's rule: the

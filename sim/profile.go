@@ -203,9 +203,10 @@ type Profile struct {
 	// AccessRefusalNamesPermission starts a refused permission's text
 	// with the permission: "configure access to queue 'q' in vhost '/'
 	// refused for user 'u'", and "write access to topic ..." (4.0+;
-	// recorded: permissions-methods.txt, permissions-channel-cache.txt and
-	// users-login.txt on 4.0.5 and 4.3.6; measured there for topic
-	// permissions; rabbit_access_control:check_resource_access/4 formats
+	// recorded: permissions-methods.txt, permissions-channel-cache.txt,
+	// users-login.txt and, for topic permissions,
+	// users-topic-permissions.txt on 4.0.5 and 4.3.6;
+	// rabbit_access_control:check_resource_access/4 formats
 	// "~ts access to ~ts refused for user '~ts'"). 3.10.8 omits it.
 	AccessRefusalNamesPermission bool
 	// PassiveDeclareNeedsPermission makes a passive queue.declare or

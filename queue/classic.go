@@ -62,14 +62,14 @@ func newClassic[T any](env Env[T], d declared) (*classic[T], error) {
 // classicRules are the release's own checks of a classic declaration:
 // 4.3 keeps only storage version 2 and gives classic queues no consumer
 // timeout, so x-consumer-timeout is an argument of another queue type
-// there (sim/profile.go cites the source).
+// there (Rules.ConsumerTimeoutQuorumOnly).
 func (d *declared) classicRules() error {
 	r := d.opts.Rules
 	if n, ok := protocol.Int(d.opts.Args["x-queue-version"]); ok && n == 1 && r.OnlyQueueVersion2 {
 		return protocol.Errorf(protocol.PreconditionFailed, protocol.QueueDeclare,
 			"invalid arg 'x-queue-version' for %s: \"unsupported queue version '1'\"", d.Resource())
 	}
-	if r.RefuseClassicConsumerTimeout {
+	if r.ConsumerTimeoutQuorumOnly {
 		return d.refuse([]string{"x-consumer-timeout"}, "rabbit_classic_queue")
 	}
 	return nil

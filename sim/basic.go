@@ -338,10 +338,10 @@ func (ch *Channel) Get(queueName string, noAck bool) (d Delivery, ok bool, err e
 		}
 		// rabbit_quorum_queue:dequeue/4 in 3.10
 		// (quorum-single-active-consumer.txt); the 4.2+ channel prints the
-		// type's short alias, a binary, with ~p (Profile.SACGetNamesQueueType).
+		// type's short alias, a binary, with ~p (queue.Rules.SACGetNamesQueueType).
 		if q.quorum && q.SingleActive() {
 			kind := "quorum"
-			if ch.b.profile.SACGetNamesQueueType {
+			if ch.b.profile.Queue.SACGetNamesQueueType {
 				kind = `<<"quorum">>`
 			}
 			return protocol.Errorf(protocol.ResourceLocked, protocol.BasicGet,
@@ -436,8 +436,8 @@ func (ch *Channel) recover(m protocol.Method, requeue bool) error {
 		}
 		// Requeueing a stream's delivery crashes RabbitMQ 3.10.8's channel
 		// (stream-settle.txt): 541, the connection closes. From 4.0 the
-		// stream takes it as an ack (Profile.StreamAnySettlement).
-		if !ch.b.profile.StreamAnySettlement && ch.holdsStream() {
+		// stream takes it as an ack (queue.Rules.StreamAnySettlement).
+		if !ch.b.profile.Queue.StreamAnySettlement && ch.holdsStream() {
 			return &protocol.Error{Code: protocol.InternalError, Text: protocol.CodeName(protocol.InternalError), Hard: true}
 		}
 		ch.apply(ch.core.TakeAll(), queue.Requeue)
@@ -450,7 +450,7 @@ func (ch *Channel) settle(m protocol.Method, tag uint64, multiple bool, how queu
 	if err != nil {
 		return err
 	}
-	if how != queue.Ack && !ch.b.profile.StreamAnySettlement {
+	if how != queue.Ack && !ch.b.profile.Queue.StreamAnySettlement {
 		// RabbitMQ 3.10.8's rabbit_stream_queue:settle/4 takes only acks:
 		// nack and reject close the connection (stream-settle.txt). The
 		// deliveries are gone from the channel, which dies with the

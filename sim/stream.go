@@ -17,16 +17,16 @@ func (ch *Channel) streamConsume(q *brokerQueue, o ConsumeOptions) (queue.Offset
 		return from, nil, err
 	}
 	// rabbit_stream_queue:consume/3, in 3.10's texts or, from 4.0,
-	// naming a "stream queue" (Profile.StreamQueueTexts).
+	// naming a "stream queue" (queue.Rules.StreamQueueTexts).
 	if ch.core.Prefetch() == 0 {
-		if ch.b.profile.StreamQueueTexts {
+		if ch.b.profile.Queue.StreamQueueTexts {
 			return from, nil, protocol.Errorf(protocol.PreconditionFailed, protocol.BasicConsume, "consumer prefetch count is not set for stream %s", q.Resource())
 		}
 		return from, nil, protocol.Errorf(protocol.PreconditionFailed, protocol.BasicConsume, "consumer prefetch count is not set for '%s'", q.Resource())
 	}
 	if o.NoAck {
 		by := "stream queues"
-		if ch.b.profile.StreamQueueTexts {
+		if ch.b.profile.Queue.StreamQueueTexts {
 			by = "stream"
 		}
 		return from, nil, protocol.Errorf(protocol.NotImplemented, protocol.BasicConsume, "automatic acknowledgement not supported by %s %s", by, q.Resource())

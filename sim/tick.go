@@ -66,12 +66,12 @@ func (ch *Channel) onTick() {
 
 // oldestTimed is the delivery the tick checks: the oldest unacked one,
 // or, where only quorum queues have a consumer timeout (4.3,
-// Profile.ConsumerTimeoutQuorumOnly), the oldest from a quorum queue.
+// queue.Rules.ConsumerTimeoutQuorumOnly), the oldest from a quorum queue.
 // Unlike RabbitMQ 4.3, whose quorum queue times a delivery out itself,
 // returns it and cancels the consumer, amqpsim keeps 4.2's channel close
 // for those.
 func (ch *Channel) oldestTimed() *channel.Delivery[delivery] {
-	if !ch.b.profile.ConsumerTimeoutQuorumOnly {
+	if !ch.b.profile.Queue.ConsumerTimeoutQuorumOnly {
 		return ch.core.Oldest()
 	}
 	for _, d := range ch.core.Deliveries() {

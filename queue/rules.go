@@ -31,7 +31,7 @@ type Rules struct {
 	// ConsumerTimeoutQuorumOnly is 4.3's move of the consumer timeout
 	// into the queue: only quorum queues have one, so the channel's
 	// consumer timeout no longer applies to deliveries from classic
-	// queues and streams, and classic queues
+	// queues and streams (Queue.HasConsumerTimeout), and classic queues
 	// refuse the x-consumer-timeout argument (RS@v4.3.5
 	// rabbit_classic_queue:capabilities/0 does not list it;
 	// release-notes/4.3.0.md "Consumer Timeouts are No Longer Evaluated

@@ -159,15 +159,6 @@ func (d *declared) Vhost() string { return d.vhost }
 // Options returns the queue's declaration settings.
 func (d *declared) Options() Options { return d.opts }
 
-// Type returns the queue type its x-queue-type names: "classic" (also
-// when it is missing), "quorum" or "stream".
-func (d *declared) Type() string {
-	if t, _ := d.opts.Args["x-queue-type"].(string); t != "" {
-		return t
-	}
-	return "classic"
-}
-
 // Resource names the queue as RabbitMQ does in error texts.
 func (d *declared) Resource() string {
 	return fmt.Sprintf("queue '%s' in vhost '%s'", d.name, d.vhost)

@@ -43,7 +43,7 @@ var notClassic = []string{
 }
 
 func newClassic[T any](env Env[T], d declared) (*classic[T], error) {
-	if err := d.refuse(notClassic, "rabbit_classic_queue"); err != nil {
+	if err := d.refuse(notClassic, Classic.module()); err != nil {
 		return nil, err
 	}
 	if err := d.classicRules(); err != nil {
@@ -62,15 +62,15 @@ func newClassic[T any](env Env[T], d declared) (*classic[T], error) {
 // classicRules are the release's own checks of a classic declaration:
 // 4.3 keeps only storage version 2 and gives classic queues no consumer
 // timeout, so x-consumer-timeout is an argument of another queue type
-// there (sim/profile.go cites the source).
+// there (Rules.ConsumerTimeoutQuorumOnly).
 func (d *declared) classicRules() error {
 	r := d.opts.Rules
 	if n, ok := protocol.Int(d.opts.Args["x-queue-version"]); ok && n == 1 && r.OnlyQueueVersion2 {
 		return protocol.Errorf(protocol.PreconditionFailed, protocol.QueueDeclare,
 			"invalid arg 'x-queue-version' for %s: \"unsupported queue version '1'\"", d.Resource())
 	}
-	if r.RefuseClassicConsumerTimeout {
-		return d.refuse([]string{"x-consumer-timeout"}, "rabbit_classic_queue")
+	if r.ConsumerTimeoutQuorumOnly {
+		return d.refuse([]string{"x-consumer-timeout"}, Classic.module())
 	}
 	return nil
 }
@@ -152,15 +152,15 @@ func (q *classic[T]) Publish(m *Message, ttl int64, hasTTL bool) bool {
 // the head even if it has expired (its TTL timer has not fired yet: in a
 // priority queue it may be set for a later message), and drops what
 // expired behind it only afterwards. basic.get restarts x-expires.
-func (q *classic[T]) Get(ackRequired bool, got func(m *Message, redelivered bool)) bool {
+func (q *classic[T]) Get(ackRequired bool, got func(m *Message, redelivered bool)) (bool, error) {
 	q.Touch()
 	m, redelivered := q.fetch(ackRequired)
 	if m == nil {
-		return false
+		return false, nil
 	}
 	got(m, redelivered)
 	q.dropExpired()
-	return true
+	return true, nil
 }
 
 // Settle settles one group: acks forget the messages, rejects dead-letter
@@ -217,20 +217,21 @@ func (q *classic[T]) failed(m *Message) {
 
 // Purge removes every ready message and returns how many there were.
 // Unacked messages stay.
-func (q *classic[T]) Purge() int {
+func (q *classic[T]) Purge() (int, error) {
 	n := q.readyCount
 	for i := range q.levels {
 		q.levels[i].clear()
 	}
 	q.readyCount, q.readyBytes = 0, 0
-	return n
+	return n, nil
 }
 
-// Retain removes the ready messages keep refuses. The kept ones go back
-// into each level's ring in sequence order (requeued ones included: they
-// all have lower sequences than the ring's, so the ring's order is the
-// fetch order); their sequence numbers and flags stay.
-func (q *classic[T]) Retain(keep func(m *Message) bool) int {
+// retain removes the ready messages keep refuses, and returns how many.
+// The kept ones go back into each level's ring in sequence order
+// (requeued ones included: they all have lower sequences than the ring's,
+// so the ring's order is the fetch order); their sequence numbers and
+// flags stay.
+func (q *classic[T]) retain(keep func(m *Message) bool) int {
 	removed := 0
 	for i := range q.levels {
 		var kept []*Message

@@ -16,45 +16,58 @@ import (
 // x-cancel-on-ha-failover (Rules.NoHAFailoverArg).
 var consumerArgs = []struct {
 	key   string
-	types []string
+	types []Type
 	known func(Rules) bool
 }{
-	{"x-cancel-on-ha-failover", []string{"classic"}, func(r Rules) bool { return !r.NoHAFailoverArg }},
-	{"x-priority", []string{"classic", "quorum"}, nil},
-	{"x-stream-filter", []string{"stream"}, func(r Rules) bool { return r.StreamFiltering }},
-	{"x-stream-match-unfiltered", []string{"stream"}, func(r Rules) bool { return r.StreamFiltering }},
-	{"x-stream-offset", []string{"stream"}, nil},
+	{"x-cancel-on-ha-failover", []Type{Classic}, func(r Rules) bool { return !r.NoHAFailoverArg }},
+	{"x-priority", []Type{Classic, Quorum}, nil},
+	{"x-stream-filter", []Type{Stream}, func(r Rules) bool { return r.StreamFiltering }},
+	{"x-stream-match-unfiltered", []Type{Stream}, func(r Rules) bool { return r.StreamFiltering }},
+	{"x-stream-offset", []Type{Stream}, nil},
 }
 
-// typeModules are the Erlang modules RabbitMQ's texts name queue types by.
-var typeModules = map[string]string{
-	"classic": "rabbit_classic_queue",
-	"quorum":  "rabbit_quorum_queue",
-	"stream":  "rabbit_stream_queue",
-}
-
-// CheckConsumeArgs checks a basic.consume's arguments against the queue
-// type that takes them, as the release of r does: x-cancel-on-ha-failover,
-// while known, must be a bool on a classic queue, and a known argument of
-// another queue type is refused (the first in key order; RabbitMQ reports
-// the first in the table's wire order). The caller checks x-priority's
-// value; on a classic or quorum queue that comes first, on a stream the
-// refusal does (stream-consume-args.txt).
-func CheckConsumeArgs(r Rules, queueType, resource string, args protocol.Table) error {
-	if v, ok := args["x-cancel-on-ha-failover"]; ok && queueType == "classic" && !r.NoHAFailoverArg {
+// checkConsumeArgs checks a basic.consume's arguments against the queue
+// type t that takes them, as the release of its rules does:
+// x-cancel-on-ha-failover, while known, must be a bool on a classic
+// queue, and a known argument of another queue type is refused (the first
+// in key order; RabbitMQ reports the first in the table's wire order).
+// On a classic or quorum queue x-priority's value is checked before
+// (consumerPriority), on a stream the refusal comes first
+// (stream-consume-args.txt).
+func (d *declared) checkConsumeArgs(t Type, args protocol.Table) error {
+	r := d.opts.Rules
+	if v, ok := args["x-cancel-on-ha-failover"]; ok && t == Classic && !r.NoHAFailoverArg {
 		if _, isBool := v.(bool); !isBool {
 			return protocol.Errorf(protocol.PreconditionFailed, protocol.BasicConsume,
-				"invalid arg 'x-cancel-on-ha-failover' for %s: %s", resource, unacceptable(v))
+				"invalid arg 'x-cancel-on-ha-failover' for %s: %s", d.Resource(), unacceptable(v))
 		}
 	}
 	for _, a := range consumerArgs {
 		if a.known != nil && !a.known(r) {
 			continue
 		}
-		if _, ok := args[a.key]; ok && !slices.Contains(a.types, queueType) {
+		if _, ok := args[a.key]; ok && !slices.Contains(a.types, t) {
 			return protocol.Errorf(protocol.PreconditionFailed, protocol.BasicConsume,
-				"invalid arg '%s' for %s of queue type %s", a.key, resource, typeModules[queueType])
+				"invalid arg '%s' for %s of queue type %s", a.key, d.Resource(), t.module())
 		}
 	}
 	return nil
+}
+
+// consumerPriority reads a consumer's x-priority, 0 when it has none, as
+// classic and quorum queues do: a value that is no integer is refused
+// (rabbit_amqqueue:check_int_arg formats "expected integer, got <type>"
+// and the channel prints it with ~p, quotes included; checked against
+// RabbitMQ 3.10.8).
+func (d *declared) consumerPriority(args protocol.Table) (int, error) {
+	v, ok := args["x-priority"]
+	if !ok {
+		return 0, nil
+	}
+	n, isInt := protocol.Int(v)
+	if !isInt {
+		return 0, protocol.Errorf(protocol.PreconditionFailed, protocol.BasicConsume,
+			"invalid arg 'x-priority' for %s: \"expected integer, got %s\"", d.Resource(), protocol.TypeName(v))
+	}
+	return int(n), nil
 }

@@ -15,6 +15,25 @@
 // an append-only log each consumer reads from its own offset, acks only
 // returning credit, with retention by whole segments.
 //
+// # Each type answers for its own rules
+//
+// The broker never asks a queue which Type it is to decide what to do.
+// It asks the queue, as RabbitMQ's channel asks rabbit_queue_type, and the
+// type answers with its rule or RabbitMQ's refusal (a *protocol.Error with
+// RabbitMQ's text): Consume checks a basic.consume's arguments, the
+// channel's prefetch and global qos and the exclusive flag in the type's
+// order, then registers the consumer; Get is basic.get or its refusal
+// (a stream, a quorum single active consumer queue); CheckSettle says
+// whether a settlement (basic.ack, nack, reject, recover) is one the type
+// takes; CheckDelete applies queue.delete's if-unused and if-empty, Purge
+// is queue.purge, Delete empties a queue the broker deletes; Restart is
+// what a broker restart keeps; HasConsumerTimeout and ChannelLimited say
+// whether the channel's consumer timeout and its channel-wide limiter
+// apply to the queue's deliveries; Stats is what inspection shows. Before
+// a queue exists, CheckServerNamed and DefinitionArgs answer for the type
+// a declaration names. What differs between releases is data, in Rules:
+// no type compares versions.
+//
 // A queue knows nothing of channels, delivery tags or routing: it asks Env
 // whether a consumer's channel may take a message, hands deliveries and
 // dead letters to Env, and asks Env for its timers.
@@ -188,8 +207,10 @@ type Queue[T any] interface {
 	Name() string
 	Vhost() string
 	Resource() string
-	// Type is the queue type: "classic", "quorum" or "stream".
-	Type() string
+	// Type is the queue's type, for names (the management API, a
+	// definitions export); the broker asks the methods below for the
+	// type's rules, never the type.
+	Type() Type
 	// Options returns the settings it was declared with.
 	Options() Options
 	// Limits returns its TTL, length and dead-letter settings.
@@ -221,8 +242,17 @@ type Queue[T any] interface {
 	ActiveConsumer() *consumer.Consumer[T]
 	// SingleActive reports x-single-active-consumer.
 	SingleActive() bool
+	// Consume is basic.consume: it checks the request as the queue's type
+	// does, in its order (the consumer arguments, x-priority, the
+	// channel's prefetch and channel-wide limit, a stream's offset,
+	// whether the consumer may join), and returns RabbitMQ's refusal of
+	// the first that fails; otherwise it calls join once with the
+	// consumer's x-priority, for the broker to make the consumer, and
+	// registers the consumer join returns.
+	Consume(r ConsumeRequest, join func(priority int) *consumer.Consumer[T]) error
 	// AdmitConsumer checks whether a new consumer may join, with RabbitMQ's
-	// error when it may not; AddConsumer then registers it.
+	// error when it may not; AddConsumer then registers it (a stream's
+	// reading from the next offset). Consume does both.
 	AdmitConsumer(exclusive bool) error
 	AddConsumer(c *consumer.Consumer[T])
 	// RemoveConsumer unregisters a consumer (basic.cancel, channel close).
@@ -238,22 +268,44 @@ type Queue[T any] interface {
 	// Dispatch hands ready messages to consumers while one can take them,
 	// returning how many it delivered.
 	Dispatch() int
-	// Get is basic.get: it takes the head message, counting it unacked
-	// when ackRequired, and hands it to got before anything else happens
-	// (a basic.get is a delivery of one). It reports false when the queue
-	// has no ready message.
-	Get(ackRequired bool, got func(m *Message, redelivered bool)) bool
+	// Get is basic.get, or the type's refusal of it: it takes the head
+	// message, counting it unacked when ackRequired, and hands it to got
+	// before anything else happens (a basic.get is a delivery of one). It
+	// reports false when the queue has no ready message.
+	Get(ackRequired bool, got func(m *Message, redelivered bool)) (bool, error)
+	// CheckSettle reports whether the type takes a settlement of its
+	// deliveries by method m (basic.ack, nack, reject, recover or
+	// recover-async), with RabbitMQ's error when it does not. The
+	// channel asks before it settles anything.
+	CheckSettle(m protocol.Method, how Settlement) error
 	// Settle applies a channel's settlement of one group of deliveries
 	// from this queue and gives their consumers credit back.
 	Settle(ds []Settled[T], how Settlement)
 	// Return takes back the unacked messages of a channel that closed.
 	Return(ms []*Message)
-	// Purge removes the ready messages and returns how many there were.
-	Purge() int
-	// Retain removes the ready messages keep refuses, keeping the others
-	// in their order, and returns how many it removed: a broker restart
-	// keeps only the persistent ones. Unacked messages stay.
-	Retain(keep func(m *Message) bool) int
+	// Purge is queue.purge: it removes the ready messages and returns how
+	// many there were, or the type's refusal. Unacked messages stay.
+	Purge() (int, error)
+	// CheckDelete is queue.delete's check of if-unused and if-empty as
+	// the type makes it: RabbitMQ's refusal, or the message count
+	// delete-ok reports. The broker then deletes the queue.
+	CheckDelete(ifUnused, ifEmpty bool) (int, error)
+	// Delete empties a queue the broker deletes, for any reason.
+	Delete()
+	// Restart drops the ready messages a broker restart does not keep of
+	// a durable queue, keeping the others in their order: a classic queue
+	// keeps the persistent ones (delivery mode 2), a quorum queue and a
+	// stream keep all.
+	Restart()
+	// HasConsumerTimeout reports whether the channel's consumer timeout
+	// applies to deliveries from the queue, and ChannelLimited whether
+	// the queue asks the channel-wide limiter before each delivery
+	// (rabbit_limiter:can_send, which only classic queues call). Neither
+	// changes over the queue's life.
+	HasConsumerTimeout() bool
+	ChannelLimited() bool
+	// Stats is what inspection shows beyond the counts above.
+	Stats() Stats
 	// Touch restarts the x-expires clock: a client used the queue
 	// (declare, consume, cancel, get, channel close).
 	Touch()
@@ -267,27 +319,27 @@ type Queue[T any] interface {
 // it.
 func New[T any](env Env[T], vhost, name string, o Options) (Queue[T], error) {
 	d := declared{vhost: vhost, name: name, opts: o}
-	switch t, _ := o.Args["x-queue-type"].(string); t {
-	case "quorum":
+	t, typeName, ok := parseType(o.Args)
+	switch {
+	case !ok:
+		if err := d.validate(); err != nil {
+			return nil, err
+		}
+		return nil, protocol.Errorf(protocol.NotImplemented, protocol.QueueDeclare, "amqpsim simulates classic, quorum and stream queues only, not x-queue-type '%s'", typeName)
+	case t == Quorum:
 		// A quorum queue checks the values of its own arguments only:
 		// RabbitMQ 3.10.8 refuses x-max-priority=300 on a quorum queue
 		// as an argument of another queue type, not as a bad value
 		// (quorum-declare-checks.txt).
 		return newQuorum(env, d)
-	case "stream":
+	case t == Stream:
 		// A stream too checks the values of its own arguments only
 		// (stream-declare-refused.txt: x-message-ttl=abc is an argument
 		// of another type).
 		return newStream(env, d)
-	case "", "classic":
-		if err := d.validate(); err != nil {
-			return nil, err
-		}
-		return newClassic(env, d)
-	default:
-		if err := d.validate(); err != nil {
-			return nil, err
-		}
-		return nil, protocol.Errorf(protocol.NotImplemented, protocol.QueueDeclare, "amqpsim simulates classic, quorum and stream queues only, not x-queue-type '%s'", t)
 	}
+	if err := d.validate(); err != nil {
+		return nil, err
+	}
+	return newClassic(env, d)
 }

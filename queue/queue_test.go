@@ -87,10 +87,10 @@ func fetch(q testQueue, n int) ([]fetched, []*queue.Message) {
 	var out []fetched
 	var ms []*queue.Message
 	for i := 0; i < n; i++ {
-		if !q.Get(true, func(m *queue.Message, re bool) {
+		if ok, _ := q.Get(true, func(m *queue.Message, re bool) {
 			out = append(out, fetched{string(m.Body), re})
 			ms = append(ms, m)
-		}) {
+		}); !ok {
 			break
 		}
 	}
@@ -176,7 +176,7 @@ func TestPurgeReadyOnly(t *testing.T) {
 	q, _ := newQueue(t, nil)
 	enqueue(q, 0, "m1", "m2", "m3")
 	_, ms := fetch(q, 1)
-	if n := q.Purge(); n != 2 {
+	if n, err := q.Purge(); n != 2 || err != nil {
 		t.Errorf("purged %d", n)
 	}
 	if q.Ready() != 0 || q.Unacked() != 1 || q.ReadyBytes() != 0 {

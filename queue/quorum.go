@@ -277,13 +277,17 @@ func (q *quorum[T]) Dispatch() int {
 // first, and the get-ok's message_count is what is ready after the take.
 // Expired head messages go before the take; what expired behind the taken
 // one goes at the next dispatch, after the count was taken
-// (quorum-ttl.txt: get-ok left=2, then 1 ready).
-func (q *quorum[T]) Get(ackRequired bool, got func(m *Message, redelivered bool)) bool {
+// (quorum-ttl.txt: get-ok left=2, then 1 ready). A single active
+// consumer queue refuses basic.get (sacGetRefused).
+func (q *quorum[T]) Get(ackRequired bool, got func(m *Message, redelivered bool)) (bool, error) {
+	if q.singleActive {
+		return false, q.sacGetRefused()
+	}
 	q.lastActive = q.env.Now() // also for get-empty (quorum-expires.txt)
 	q.expire()
 	m := q.take()
 	if m == nil {
-		return false
+		return false, nil
 	}
 	out, redelivered := q.handOut(m, true)
 	if ackRequired {
@@ -292,7 +296,7 @@ func (q *quorum[T]) Get(ackRequired bool, got func(m *Message, redelivered bool)
 	}
 	q.evaluateLimit()
 	got(out, redelivered)
-	return true
+	return true, nil
 }
 
 // Settle applies a channel's settlement: ack forgets (rabbit_fifo
@@ -444,40 +448,14 @@ func btoi(b bool) int {
 
 // Purge removes the ready messages, returns and messages alike; checked
 // out ones stay.
-func (q *quorum[T]) Purge() int {
+func (q *quorum[T]) Purge() (int, error) {
 	n := q.Ready()
 	q.returns = ring{}
 	q.messages.clear()
 	q.readyBytes = 0
 	q.evaluateLimit()
 	q.ensureTTLTimer()
-	return n
-}
-
-// Retain removes the ready messages keep refuses, returns first, each
-// ring keeping its order. (A broker restart keeps every message of a
-// quorum queue, persistent or not: they are all in its Raft log.)
-func (q *quorum[T]) Retain(keep func(m *Message) bool) int {
-	removed := 0
-	var kept ring
-	for i := 0; i < q.returns.len(); i++ {
-		if m := q.returns.at(i); keep(m) {
-			kept.pushBack(m)
-		} else {
-			removed++
-			q.readyBytes -= int64(len(m.Body))
-		}
-	}
-	q.returns = kept
-	for _, m := range q.messages.retain(keep) {
-		removed++
-		q.readyBytes -= int64(len(m.Body))
-	}
-	if removed > 0 {
-		q.evaluateLimit()
-		q.ensureTTLTimer()
-	}
-	return removed
+	return n, nil
 }
 
 // Touch does nothing: a quorum queue's last_active moves only with its

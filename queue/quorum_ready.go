@@ -129,23 +129,5 @@ func (r *quorumReady) clone() quorumReady {
 	return c
 }
 
-// retain keeps the messages keep accepts, each level in its order, and
-// returns the removed ones.
-func (r *quorumReady) retain(keep func(m *Message) bool) (removed []*Message) {
-	for i := range r.levels {
-		var kept ring
-		for j := 0; j < r.levels[i].len(); j++ {
-			if m := r.levels[i].at(j); keep(m) {
-				kept.pushBack(m)
-			} else {
-				removed = append(removed, m)
-			}
-		}
-		r.levels[i] = kept
-	}
-	r.n -= len(removed)
-	return removed
-}
-
 // clear empties it, keeping the mode.
 func (r *quorumReady) clear() { *r = newQuorumReady(r.mode) }

@@ -191,7 +191,7 @@ func TestQuorumGetHeader(t *testing.T) {
 	if v, _ := deliveryCount(got); v != int64(1) || !re || string(got.Body) != "m1" {
 		t.Errorf("second get of m1: count %v redelivered %t body %s", v, re, got.Body)
 	}
-	if q.Get(true, func(*queue.Message, bool) {}) {
+	if ok, _ := q.Get(true, func(*queue.Message, bool) {}); ok {
 		t.Error("get on an empty queue")
 	}
 }

@@ -28,10 +28,26 @@ type Rules struct {
 	// picks storage only: which one is the default (1 before 4.0, then 2)
 	// changes nothing a client sees.
 	OnlyQueueVersion2 bool
-	// RefuseClassicConsumerTimeout refuses x-consumer-timeout on a
-	// classic queue (4.3, where only quorum queues have a consumer
-	// timeout).
-	RefuseClassicConsumerTimeout bool
+	// ConsumerTimeoutQuorumOnly is 4.3's move of the consumer timeout
+	// into the queue: only quorum queues have one, so the channel's
+	// consumer timeout no longer applies to deliveries from classic
+	// queues and streams (Queue.HasConsumerTimeout), and classic queues
+	// refuse the x-consumer-timeout argument (RS@v4.3.5
+	// rabbit_classic_queue:capabilities/0 does not list it;
+	// release-notes/4.3.0.md "Consumer Timeouts are No Longer Evaluated
+	// for Classic Queues and Streams").
+	ConsumerTimeoutQuorumOnly bool
+	// SACGetNamesQueueType is the newer text for basic.get on a quorum
+	// single active consumer queue: the queue type is printed with ~p
+	// from rabbit_queue_type:short_alias_of/1, a binary, so it reads
+	// <<"quorum">> (rabbit_channel:
+	// unsupported_single_active_consumer_error/1, read in a 4.x
+	// rabbit_channel). Recorded: quorum-single-active-consumer.txt, where
+	// 4.3.6 writes <<"quorum">> and 4.0.5 still 3.10's "quorum queues".
+	// From 4.2: the registry lookup short_alias_of/1 makes came with
+	// queue types from plugins (rabbitmq-server#13905, merged May 2025,
+	// after 4.1.0), the likeliest origin; the tag is not confirmed.
+	SACGetNamesQueueType bool
 	// QuorumSACPriority makes a quorum single active consumer queue
 	// honour x-priority (4.0+): the consumer activated when the active
 	// one goes is the waiting one of highest priority, then most credit,
@@ -45,6 +61,21 @@ type Rules struct {
 	// 4.0.5 and 4.3.6 (scenarios/library/stream-*.txt); sim/profile.go
 	// says from which release each holds.
 
+	// StreamQueueTexts is 4.0's wording of basic.consume's refusals on a
+	// stream: "consumer prefetch count is not set for stream queue 's'
+	// in vhost '/'" and "automatic acknowledgement not supported by
+	// stream queue 's' in vhost '/'" (rabbit_stream_queue:consume/3
+	// formats "stream ~ts" with rabbit_misc:rs/1); 3.10 wrote "for
+	// 'queue 's' in vhost '/''" and "by stream queues queue 's' ..."
+	// (stream-consume-checks.txt, stream-offset-errors.txt).
+	StreamQueueTexts bool
+	// StreamAnySettlement makes basic.nack, basic.reject and
+	// basic.recover settle a stream's deliveries as basic.ack does,
+	// giving credit back (4.0+: rabbit_stream_queue:settle/5, "all settle
+	// reasons will give credit"); 3.10 closes the connection with 540
+	// for nack and reject and crashes the channel (541) at recover
+	// (stream-settle.txt).
+	StreamAnySettlement bool
 	// NoHAFailoverArg drops x-cancel-on-ha-failover from the consumer
 	// arguments RabbitMQ knows (4.0, which removed classic queue
 	// mirroring): a queue of any type takes it and ignores it, where 3.10

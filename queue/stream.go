@@ -324,13 +324,10 @@ func (s *stream[T]) entry(r *reader[T]) *streamEntry {
 	return nil
 }
 
-// Get is never called: the broker refuses basic.get on a stream.
-func (s *stream[T]) Get(bool, func(*Message, bool)) bool { return false }
-
 // Settle gives credit back for acknowledged deliveries
 // (rabbit_stream_queue:settle/4 with complete); nothing leaves the log.
-// The broker refuses nack, reject and recover on a stream before they get
-// here; any other settlement also only returns credit.
+// Before 4.0 CheckSettle refuses nack, reject and recover before they get
+// here; from 4.0 they too only return credit.
 func (s *stream[T]) Settle(ds []Settled[T], _ Settlement) {
 	settled := s.settled[:0]
 	for _, d := range ds {
@@ -348,18 +345,6 @@ func (s *stream[T]) Settle(ds []Settled[T], _ Settlement) {
 // stream has nothing to take back, and the consumers went with the
 // channel.
 func (s *stream[T]) Return(ms []*Message) { s.unacked -= len(ms) }
-
-// Purge empties the log (the broker refuses queue.purge on a stream; it
-// purges a stream it deletes) and returns how many messages it held.
-func (s *stream[T]) Purge() int {
-	n := len(s.log)
-	s.base += int64(n)
-	s.log, s.bodies = nil, 0
-	return n
-}
-
-// Retain keeps every message: a stream's log survives a restart whole.
-func (s *stream[T]) Retain(func(*Message) bool) int { return 0 }
 
 // Touch does nothing: a stream has no x-expires.
 func (s *stream[T]) Touch() {}
@@ -403,20 +388,20 @@ func (s *stream[T]) SingleActive() bool { return false }
 // exclusive flag (stream-consume-checks.txt).
 func (s *stream[T]) AdmitConsumer(bool) error { return nil }
 
-// AddConsumer registers a consumer reading from the next offset; the
-// broker uses Attach to say where a consumer starts.
+// AddConsumer registers a consumer reading from the next offset;
+// Consume says where a consumer starts.
 func (s *stream[T]) AddConsumer(c *consumer.Consumer[T]) {
-	s.Attach(c, Offset{Kind: OffsetNext}, nil)
+	s.attach(c, Offset{Kind: OffsetNext}, nil)
 }
 
-// Attach registers a consumer that starts reading at from, with a 3.13
+// attach registers a consumer that starts reading at from, with a 3.13
 // filter when filter is not nil and the stream filters (Rules.StreamFiltering).
 // A consumer attaching opens a new segment when the last one is full,
 // with a snapshot chunk of its own (attachSnapshotChunk), and retention is
 // evaluated. A 3.10 consumer finds its start in what the evaluation left;
 // a 4.x one finds it before, and reads the segments deleted under it
 // (Rules.StreamReadBeforeRetention).
-func (s *stream[T]) Attach(c *consumer.Consumer[T], from Offset, filter *Filter) {
+func (s *stream[T]) attach(c *consumer.Consumer[T], from Offset, filter *Filter) {
 	now := s.env.Now()
 	rolled := s.roll(now, attachSnapshotChunk)
 	r := &reader[T]{c: c}
@@ -529,21 +514,7 @@ type StreamStats struct {
 	Segments int
 	// Bytes is the log's size as amqpsim estimates osiris's segment files.
 	Bytes int64
-}
-
-// Streamer is the part of a stream the broker reads beyond Queue.
-type Streamer[T any] interface {
-	Queue[T]
-	// Attach registers a consumer starting at from, with a 3.13 filter.
-	Attach(c *consumer.Consumer[T], from Offset, filter *Filter)
-	// StreamStats describes the log.
-	StreamStats() StreamStats
-}
-
-var _ Streamer[int] = (*stream[int])(nil)
-
-// StreamStats describes the log.
-func (s *stream[T]) StreamStats() StreamStats {
-	return StreamStats{FirstOffset: s.base, NextOffset: s.base + int64(len(s.log)),
-		Segments: len(s.retention.segments), Bytes: s.retention.total()}
+	// Messages counts the retained messages (not the segments' snapshot
+	// chunks, which take offsets of their own).
+	Messages int
 }

@@ -154,7 +154,7 @@ func TestStreamRetentionByAgeTimer(t *testing.T) {
 	if want := []string{"m4"}; !slices.Equal(bodies, want) {
 		t.Fatalf("retained %v, want %v", bodies, want)
 	}
-	if st := q.StreamStats(); st.FirstOffset != 3 || st.NextOffset != 5 || st.Segments != 1 {
+	if st := q.Stats().Stream; st.FirstOffset != 3 || st.NextOffset != 5 || st.Segments != 1 {
 		t.Fatalf("stats %+v, want first 3 (the snapshot), next 5, one segment", st)
 	}
 	if _, ok := e.timers[queue.RetentionTimer]; ok {

@@ -53,58 +53,28 @@ func (ch *Channel) Consume(queueName string, o ConsumeOptions) (*Consumer, error
 		if _, dup := ch.consumers[tag]; dup {
 			return protocol.Errorf(protocol.NotAllowed, protocol.BasicConsume, "attempt to reuse consumer tag '%s'", tag)
 		}
-		// Classic and quorum queues check x-priority's value before the
-		// other arguments; a stream, which does not take x-priority,
-		// refuses it with the others before any value is read
-		// (stream-consume-args.txt).
-		priority := 0
-		if v, ok := o.Args["x-priority"]; ok && !q.stream {
-			n, isInt := protocol.Int(v)
-			if !isInt {
-				// rabbit_amqqueue:check_int_arg formats "expected integer,
-				// got <type>" and the channel prints it with ~p, quotes
-				// included (checked against RabbitMQ 3.10.8).
-				return protocol.Errorf(protocol.PreconditionFailed, protocol.BasicConsume, "invalid arg 'x-priority' for %s: \"expected integer, got %s\"", q.Resource(), protocol.TypeName(v))
+		// The queue's type checks the rest in its order, then the
+		// consumer joins.
+		limit, _ := ch.core.GlobalLimit()
+		req := queue.ConsumeRequest{Args: o.Args, NoAck: o.NoAck, Exclusive: o.Exclusive,
+			Prefetch: ch.core.Prefetch(), GlobalLimit: limit, Now: ch.b.now}
+		if err := q.Consume(req, func(priority int) *consumer.Consumer[*Consumer] {
+			g := ch.groups[q]
+			if g == nil {
+				g = &consumer.Group[*Consumer]{}
+				ch.groups[q] = g
 			}
-			priority = int(n)
-		}
-		if err := queue.CheckConsumeArgs(ch.b.profile.Queue, q.Type(), q.Resource(), o.Args); err != nil {
-			return err
-		}
-		// rabbit_quorum_queue:consume/3 refuses a channel-wide limit
-		// (3.10: {error, global_qos_not_supported_for_queue_type}), a
-		// hard error (quorum-errors.txt).
-		if limit, _ := ch.core.GlobalLimit(); limit > 0 && q.quorum {
-			return protocol.Errorf(protocol.NotImplemented, protocol.BasicConsume, "%s does not support global qos", q.Resource())
-		}
-		var from queue.Offset
-		var filter *queue.Filter
-		if q.stream {
-			var err error
-			if from, filter, err = ch.streamConsume(q, o); err != nil {
-				return err
+			s := consumer.Settings{Tag: tag, NoAck: o.NoAck, Exclusive: o.Exclusive, Priority: priority}
+			if !o.NoAck {
+				s.Prefetch = ch.core.Prefetch()
 			}
-		}
-		if err := q.AdmitConsumer(o.Exclusive); err != nil {
+			cs = &Consumer{ch: ch, q: q, args: o.Args}
+			cs.core = consumer.New(s, g, cs)
+			ch.consumers[tag] = cs
+			ch.order = append(ch.order, cs)
+			return cs.core
+		}); err != nil {
 			return err
-		}
-		g := ch.groups[q]
-		if g == nil {
-			g = &consumer.Group[*Consumer]{}
-			ch.groups[q] = g
-		}
-		s := consumer.Settings{Tag: tag, NoAck: o.NoAck, Exclusive: o.Exclusive, Priority: priority}
-		if !o.NoAck {
-			s.Prefetch = ch.core.Prefetch()
-		}
-		cs = &Consumer{ch: ch, q: q, args: o.Args}
-		cs.core = consumer.New(s, g, cs)
-		ch.consumers[tag] = cs
-		ch.order = append(ch.order, cs)
-		if sq, ok := q.Queue.(queue.Streamer[*Consumer]); ok {
-			sq.Attach(cs.core, from, filter)
-		} else {
-			q.AddConsumer(cs.core)
 		}
 		q.Touch()
 		ch.b.markDirty(q)
@@ -345,22 +315,9 @@ func (ch *Channel) Get(queueName string, noAck bool) (d Delivery, ok bool, err e
 		if err != nil {
 			return err
 		}
-		// rabbit_stream_queue:dequeue/4 (stream-settle.txt).
-		if q.stream {
-			return protocol.Errorf(protocol.NotImplemented, protocol.BasicGet, "basic.get not supported by stream queues %s", q.Resource())
-		}
-		// rabbit_quorum_queue:dequeue/4 in 3.10
-		// (quorum-single-active-consumer.txt); the 4.2+ channel prints the
-		// type's short alias, a binary, with ~p (Profile.SACGetNamesQueueType).
-		if q.quorum && q.SingleActive() {
-			kind := "quorum"
-			if ch.b.profile.SACGetNamesQueueType {
-				kind = `<<"quorum">>`
-			}
-			return protocol.Errorf(protocol.ResourceLocked, protocol.BasicGet,
-				"cannot obtain access to locked %s. basic.get operations are not supported by %s queues with single active consumer", q.Resource(), kind)
-		}
-		ok = q.Get(!noAck, func(m *queue.Message, redelivered bool) {
+		// The queue's type may refuse basic.get (a stream, a quorum
+		// single active consumer queue).
+		ok, err = q.Get(!noAck, func(m *queue.Message, redelivered bool) {
 			tag := ch.core.NextTag()
 			if !noAck {
 				ch.core.Record(channel.Delivery[delivery]{Tag: tag, Queue: q.id, At: ch.b.now, Ref: delivery{q: q, m: m}})
@@ -368,6 +325,9 @@ func (ch *Channel) Get(queueName string, noAck bool) (d Delivery, ok bool, err e
 			}
 			d = makeDelivery("", tag, redelivered, q.Name(), m)
 		})
+		if err != nil {
+			return err
+		}
 		if !ok {
 			ch.pushReply(Push{Method: protocol.BasicGetEmpty})
 			return nil
@@ -447,11 +407,10 @@ func (ch *Channel) recover(m protocol.Method, requeue bool) error {
 		if !requeue {
 			return protocol.Errorf(protocol.NotImplemented, m, "requeue=false")
 		}
-		// Requeueing a stream's delivery crashes RabbitMQ 3.10.8's channel
-		// (stream-settle.txt): 541, the connection closes. From 4.0 the
-		// stream takes it as an ack (Profile.StreamAnySettlement).
-		if !ch.b.profile.StreamAnySettlement && ch.holdsStream() {
-			return &protocol.Error{Code: protocol.InternalError, Text: protocol.CodeName(protocol.InternalError), Hard: true}
+		// A queue's type may refuse to requeue its deliveries (a 3.10
+		// stream crashes the channel).
+		if err := checkSettle(ch.core.Deliveries(), m, queue.Requeue); err != nil {
+			return err
 		}
 		ch.apply(ch.core.TakeAll(), queue.Requeue)
 		return nil
@@ -463,17 +422,12 @@ func (ch *Channel) settle(m protocol.Method, tag uint64, multiple bool, how queu
 	if err != nil {
 		return err
 	}
-	if how != queue.Ack && !ch.b.profile.StreamAnySettlement {
-		// RabbitMQ 3.10.8's rabbit_stream_queue:settle/4 takes only acks:
-		// nack and reject close the connection (stream-settle.txt). The
-		// deliveries are gone from the channel, which dies with the
-		// connection. From 4.0 any settlement gives credit back.
-		for _, d := range ds {
-			if d.Ref.q.stream && !d.Ref.q.deleted {
-				clear(ds)
-				return protocol.Errorf(protocol.NotImplemented, m, "basic.nack and basic.reject not supported by stream queues %s", d.Ref.q.Resource())
-			}
-		}
+	// A queue's type may refuse the settlement (a 3.10 stream takes only
+	// acks): the deliveries are gone from the channel, which dies with
+	// the connection.
+	if err := checkSettle(ds, m, how); err != nil {
+		clear(ds)
+		return err
 	}
 	if ch.tx != nil {
 		ch.tx.settles = append(ch.tx.settles, heldSettle{ds: slices.Clone(ds), how: how})
@@ -483,6 +437,20 @@ func (ch *Channel) settle(m protocol.Method, tag uint64, multiple bool, how queu
 	ch.apply(ds, how)
 	clear(ds)
 	ch.settled = ds[:0]
+	return nil
+}
+
+// checkSettle asks the queues of deliveries ds, in order, whether their
+// types take a settlement by method m, and returns the first refusal. A
+// deleted queue's deliveries are ignored, as their settlement is.
+func checkSettle(ds []channel.Delivery[delivery], m protocol.Method, how queue.Settlement) error {
+	for _, d := range ds {
+		if q := d.Ref.q; !q.deleted {
+			if err := q.CheckSettle(m, how); err != nil {
+				return err
+			}
+		}
+	}
 	return nil
 }
 

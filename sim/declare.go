@@ -136,12 +136,9 @@ func (ch *Channel) QueueDeclare(name string, o QueueOptions) (QueueInfo, error) 
 		// RabbitMQ 3.10.8).
 		if name == "" {
 			// rabbit_channel asks rabbit_amqqueue:is_server_named_allowed/1
-			// before anything else: a quorum queue's capabilities say no
-			// (quorum-server-named-and-consumer-args.txt).
-			// So do a stream's (stream-declare-checks.txt).
-			switch t, _ := o.Args["x-queue-type"].(string); t {
-			case "quorum", "stream":
-				return protocol.Errorf(protocol.PreconditionFailed, protocol.QueueDeclare, "Cannot declare a server-named queue for type rabbit_%s_queue", t)
+			// before anything else.
+			if err := queue.CheckServerNamed(o.Args); err != nil {
+				return err
 			}
 			name = ch.b.randomName("amq.gen-")
 		} else if err := reservedName("queue", name, protocol.QueueDeclare); err != nil {
@@ -289,13 +286,9 @@ func (ch *Channel) QueuePurge(name string) (int, error) {
 		if err != nil {
 			return err
 		}
-		// rabbit_stream_queue:purge/1 answers {error, not_supported}
-		// (stream-settle.txt).
-		if q.stream {
-			return protocol.Errorf(protocol.NotImplemented, protocol.QueuePurge, "queue.purge not supported by stream queues %s", q.Resource())
-		}
-		n = q.Purge()
-		return nil
+		// The queue's type may refuse it (a stream).
+		n, err = q.Purge()
+		return err
 	})
 	return n, err
 }
@@ -321,32 +314,11 @@ func (ch *Channel) QueueDelete(name string, o QueueDeleteOptions) (int, error) {
 		if err := ch.checkExclusive(q, protocol.QueueDelete); err != nil {
 			return err
 		}
-		// rabbit_quorum_queue:delete/4 refuses both flags, if-unused
-		// first, with a hard error (quorum-errors.txt).
-		if q.Type() == "quorum" {
-			for _, f := range []struct {
-				set  bool
-				name string
-			}{{o.IfUnused, "if-unused"}, {o.IfEmpty, "if-empty"}} {
-				if f.set {
-					return protocol.Errorf(protocol.NotImplemented, protocol.QueueDelete,
-						"cannot delete %s. queue.delete operations with %s flag set are not supported by quorum queues", q.Resource(), f.name)
-				}
-			}
+		// The queue's type applies if-unused and if-empty, and says what
+		// delete-ok counts.
+		if n, err = q.CheckDelete(o.IfUnused, o.IfEmpty); err != nil {
+			return err
 		}
-		// rabbit_stream_queue:delete/4 ignores both flags and answers 0
-		// (stream-delete.txt).
-		if q.stream {
-			ch.b.deleteQueue(q)
-			return nil
-		}
-		if o.IfEmpty && q.Ready() > 0 {
-			return protocol.Errorf(protocol.PreconditionFailed, protocol.QueueDelete, "%s not empty", q.Resource())
-		}
-		if o.IfUnused && q.ConsumerCount() > 0 {
-			return protocol.Errorf(protocol.PreconditionFailed, protocol.QueueDelete, "%s in use", q.Resource())
-		}
-		n = q.Ready()
 		ch.b.deleteQueue(q)
 		return nil
 	})
@@ -367,7 +339,7 @@ func (b *Broker) deleteQueue(q *brokerQueue) {
 		e.Count = q.Ready()
 		b.record(e)
 	}
-	q.Purge()
+	q.Delete()
 	q.deleted = true
 	q.stopTimers()
 	delete(v.queues, q.Name())

@@ -66,7 +66,7 @@ func (b *Broker) ExportDefinitions() *definitions.File {
 			if args == nil {
 				args = map[string]any{}
 			}
-			d.Queues = append(d.Queues, definitions.Queue{Name: qn, Vhost: vn, Durable: o.Durable, AutoDelete: o.AutoDelete, Arguments: args, Type: q.Type()})
+			d.Queues = append(d.Queues, definitions.Queue{Name: qn, Vhost: vn, Durable: o.Durable, AutoDelete: o.AutoDelete, Arguments: args, Type: q.Type().String()})
 		}
 		for _, x := range sortedExchanges(v) {
 			if x.name != "" && !strings.HasPrefix(x.name, "amq.") && !x.internal {

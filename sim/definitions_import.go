@@ -229,12 +229,7 @@ func (b *Broker) planImport(defs *definitions.File) (*importPlan, error) {
 		if err != nil {
 			return nil, fmt.Errorf("queues[%d] %q: arguments: %v", i, dq.Name, err)
 		}
-		if _, ok := args["x-queue-type"]; !ok && dq.Type != "" && dq.Type != "classic" {
-			if args == nil {
-				args = Table{}
-			}
-			args["x-queue-type"] = dq.Type
-		}
+		args = queue.DefinitionArgs(args, dq.Type)
 		q, err := b.newQueue(dq.Vhost, dq.Name, queue.Options{Durable: dq.Durable, AutoDelete: dq.AutoDelete, Args: args})
 		if err != nil {
 			return nil, fmt.Errorf("queues[%d] %q: %s", i, dq.Name, errText(err))

@@ -77,6 +77,19 @@
 // channel coalesces them, classic queues' before those of quorum queues,
 // streams and persistent messages in durable queues.
 //
+// # Queue types
+//
+// The broker holds each queue as a queue.Queue and never tests its type:
+// what basic.consume, basic.get, a settlement, queue.purge, queue.delete's
+// flags, the consumer-timeout tick, a restart and inspection mean for a
+// queue, and RabbitMQ's refusals with their texts, are the type's answers
+// to the broker's questions (queue.Queue's Consume, Get, CheckSettle,
+// Purge, CheckDelete, Restart, HasConsumerTimeout, ChannelLimited,
+// Stats), as RabbitMQ's channel asks rabbit_queue_type. A new queue type,
+// or a release's rule for one, changes package queue only; a test
+// (TestSimDoesNotTestQueueTypes) fails if sim's code compares or asserts
+// a queue's type, or writes a type's name or error text.
+//
 // # RabbitMQ versions
 //
 // Config.Version picks the release simulated: V3_10, V3_12, V3_13, V4_0,

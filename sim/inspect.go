@@ -2,7 +2,6 @@ package sim
 
 import (
 	"fmt"
-	"github.com/amqpsim/amqpsim/queue"
 	"slices"
 	"strings"
 )
@@ -43,11 +42,10 @@ func (b *Broker) Queues() []QueueStats {
 }
 
 func queueStats(q *brokerQueue) QueueStats {
-	st := QueueStats{Vhost: q.Vhost(), Name: q.Name(), Ready: q.Ready(), Unacked: q.Unacked(), Consumers: q.ConsumerCount(), Bytes: q.ReadyBytes()}
-	if sq, ok := q.Queue.(queue.Streamer[*Consumer]); ok {
-		ss := sq.StreamStats()
-		st.Consumers = len(q.Consumers())
-		st.Stream = &StreamStats{FirstOffset: ss.FirstOffset, NextOffset: ss.NextOffset, Messages: len(q.Messages()),
+	qs := q.Stats()
+	st := QueueStats{Vhost: q.Vhost(), Name: q.Name(), Ready: q.Ready(), Unacked: q.Unacked(), Consumers: qs.Consumers, Bytes: q.ReadyBytes()}
+	if ss := qs.Stream; ss != nil {
+		st.Stream = &StreamStats{FirstOffset: ss.FirstOffset, NextOffset: ss.NextOffset, Messages: ss.Messages,
 			Segments: ss.Segments, Bytes: ss.Bytes}
 	}
 	return st

@@ -88,7 +88,7 @@ func (b *Broker) Bindings(vhostName string) ([]BindingDetails, error) {
 // QueueDetails is one queue with its settings, counts and consumers.
 type QueueDetails struct {
 	QueueStats
-	Type                           string // "classic" or "quorum"
+	Type                           string // the queue type: "classic", "quorum" or "stream"
 	Durable, Exclusive, AutoDelete bool
 	Args                           Table
 	// Policy and OperatorPolicy name the policy and operator policy that
@@ -147,7 +147,7 @@ func (b *Broker) AllQueueDetails() []QueueDetails {
 
 func queueDetails(v *vhost, q *brokerQueue) QueueDetails {
 	o := q.Options()
-	d := QueueDetails{QueueStats: queueStats(q), Type: q.Type(), Durable: o.Durable, Exclusive: o.Exclusive,
+	d := QueueDetails{QueueStats: queueStats(q), Type: q.Type().String(), Durable: o.Durable, Exclusive: o.Exclusive,
 		AutoDelete: o.AutoDelete, Args: o.Args}
 	if p := v.bestPolicy(q.Name(), "queues"); p != nil {
 		d.Policy = p.Name

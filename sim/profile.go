@@ -112,12 +112,6 @@ type Profile struct {
 	// rabbit_channel:get_queue_consumer_timeout/2). The argument is not
 	// validated: a non-integer means none.
 	QueueConsumerTimeout bool
-	// ConsumerTimeoutQuorumOnly is 4.3's move of the consumer timeout
-	// into the queue: classic queues have none and refuse the
-	// x-consumer-timeout argument (RS@v4.3.5 rabbit_classic_queue:
-	// capabilities/0 does not list it; release-notes/4.3.0.md "Consumer
-	// Timeouts are No Longer Evaluated for Classic Queues and Streams").
-	ConsumerTimeoutQuorumOnly bool
 
 	// LastDeathHeaders adds x-last-death-reason, -queue and -exchange to
 	// a dead-lettered message, updated at every death (3.13+; RS@v3.13.7
@@ -148,17 +142,6 @@ type Profile struct {
 	// #conf{max_consumers} it reads at channel start; the stored source
 	// read is a 4.x rabbit_channel, the tag not confirmed).
 	ConsumerMaxPerChannel bool
-	// SACGetNamesQueueType is the newer text for basic.get on a quorum
-	// single active consumer queue: the queue type is printed with ~p
-	// from rabbit_queue_type:short_alias_of/1, a binary, so it reads
-	// <<"quorum">> (rabbit_channel:
-	// unsupported_single_active_consumer_error/1, read in a 4.x
-	// rabbit_channel). Recorded: quorum-single-active-consumer.txt, where
-	// 4.3.6 writes <<"quorum">> and 4.0.5 still 3.10's "quorum queues".
-	// From 4.2: the registry lookup short_alias_of/1 makes came with
-	// queue types from plugins (rabbitmq-server#13905, merged May 2025,
-	// after 4.1.0), the likeliest origin; the tag is not confirmed.
-	SACGetNamesQueueType bool
 
 	// ReplyToMandatoryRouted counts a publish to a direct reply-to name
 	// as routed, so a mandatory one is not returned (4.2+;
@@ -225,24 +208,10 @@ type Profile struct {
 	// 4.3.6).
 	UnknownExchangeTypeChannelError bool
 
-	// Streams: what the library recorded on 4.0.5 and 4.3.6 shows of
-	// them (stream-*.txt); the stream rules of Queue are listed below.
-	//
-	// StreamQueueTexts is 4.0's wording of basic.consume's refusals on a
-	// stream: "consumer prefetch count is not set for stream queue 's'
-	// in vhost '/'" and "automatic acknowledgement not supported by
-	// stream queue 's' in vhost '/'" (rabbit_stream_queue:consume/3
-	// formats "stream ~ts" with rabbit_misc:rs/1); 3.10 wrote "for
-	// 'queue 's' in vhost '/''" and "by stream queues queue 's' ...".
-	StreamQueueTexts bool
-	// StreamAnySettlement makes basic.nack, basic.reject and
-	// basic.recover settle a stream's deliveries as basic.ack does,
-	// giving credit back (4.0+: rabbit_stream_queue:settle/5, "all settle
-	// reasons will give credit"); 3.10 closes the connection with 540
-	// for nack and reject and crashes the channel (541) at recover.
-	StreamAnySettlement bool
-
-	// Queue holds the rules the queues follow (queue.Rules):
+	// Queue holds the rules the queues follow (queue.Rules), each queue
+	// type's own included (its texts, what it refuses, which of its
+	// deliveries time out); the fields' comments there give the evidence
+	// of those measured on 4.0.5 and 4.3.6:
 	//   - GetCountOnlyReturned (3.12+): RS@v3.12.0
 	//     rabbit_fifo_client:add_delivery_count_header/2; 3.10's
 	//     dequeue/3 adds the header to every get.
@@ -265,7 +234,11 @@ type Profile struct {
 	//   - OnlyQueueVersion2 (4.3+): RS@v4.3.5
 	//     rabbit_amqqueue:check_queue_version/2; the refusal's text is
 	//     assumed to be 3.10's (not read).
-	//   - RefuseClassicConsumerTimeout: as ConsumerTimeoutQuorumOnly.
+	//   - ConsumerTimeoutQuorumOnly (4.3+): RS@v4.3.5
+	//     rabbit_classic_queue:capabilities/0; release-notes/4.3.0.md.
+	//   - SACGetNamesQueueType (4.2+): rabbit_channel:
+	//     unsupported_single_active_consumer_error/1 in a 4.x source;
+	//     recorded on 4.3.6.
 	//   - QueueModeUnchecked (4.3+): recorded in
 	//     declare-invalid-arguments.txt and measured on 4.3.6 (any value
 	//     of any type declares; a redeclare still compares it; quorum
@@ -275,10 +248,11 @@ type Profile struct {
 	//   - ImplicitQueueType, ReturnsByConsumerKey (4.0+) and
 	//     ClassicDeliveryCount (4.3+): measured on 4.0.5 and 4.3.6; the
 	//     last block of Version.Profile names the recordings.
-	//   - NoHAFailoverArg, StreamChunkExtra, StreamReadBeforeRetention
-	//     (4.0+), MaxAgeNoCrash, MaxAgeComparedInMs and
-	//     StreamStartDeletedCrash (4.3+): measured on 4.0.5 and 4.3.6;
-	//     Profile.streams names the recordings.
+	//   - StreamQueueTexts, StreamAnySettlement, NoHAFailoverArg,
+	//     StreamChunkExtra, StreamReadBeforeRetention (4.0+),
+	//     MaxAgeNoCrash, MaxAgeComparedInMs and StreamStartDeletedCrash
+	//     (4.3+): measured on 4.0.5 and 4.3.6; Profile.streams names the
+	//     recordings.
 	Queue queue.Rules
 }
 
@@ -331,15 +305,14 @@ func (v Version) Profile() Profile {
 	}
 	if v.atLeast(4, 2) {
 		p.ReplyToMandatoryRouted = true
-		p.SACGetNamesQueueType = true
+		p.Queue.SACGetNamesQueueType = true
 	}
 	if v.atLeast(4, 3) {
 		p.GlobalQosDenied = true
-		p.ConsumerTimeoutQuorumOnly = true
+		p.Queue.ConsumerTimeoutQuorumOnly = true
 		p.Queue.QuorumPriorities = queue.StrictQuorumPriorities
 		p.Queue.SplitDeliveryCount = true
 		p.Queue.OnlyQueueVersion2 = true
-		p.Queue.RefuseClassicConsumerTimeout = true
 	}
 	// Quorum queues and dead-lettering, as the library recorded on 4.0.5
 	// and 4.3.6 shows them. A rule the two releases share starts at 4.0
@@ -399,9 +372,9 @@ func (p *Profile) streams(v Version) {
 		// Recorded: stream-consume-checks.txt and stream-offset-errors.txt
 		// on 4.0.5 and 4.3.6 (a client's documentation quotes 3.13.7
 		// with 3.10's text).
-		p.StreamQueueTexts = true
+		p.Queue.StreamQueueTexts = true
 		// Recorded: stream-settle.txt on 4.0.5 and 4.3.6.
-		p.StreamAnySettlement = true
+		p.Queue.StreamAnySettlement = true
 		// Recorded: stream-consume-args.txt on 4.0.5 and 4.3.6; 4.0
 		// removed classic queue mirroring (release-notes/4.0.1.md).
 		p.Queue.NoHAFailoverArg = true
@@ -467,9 +440,9 @@ func Changes() []Change {
 		{"unknown exchange type is a channel error", V3_13, "exchange.declare of an unknown type closes the channel with 406, not the connection with 503", "",
 			func(p *Profile, b Profile) { p.UnknownExchangeTypeChannelError = b.UnknownExchangeTypeChannelError }},
 		{"stream consume texts", V4_0, "basic.consume on a stream is refused with texts that name a \"stream queue\"", "",
-			func(p *Profile, b Profile) { p.StreamQueueTexts = b.StreamQueueTexts }},
+			func(p *Profile, b Profile) { p.Queue.StreamQueueTexts = b.Queue.StreamQueueTexts }},
 		{"stream nack, reject and recover", V4_0, "basic.nack, basic.reject and basic.recover of a stream's deliveries settle them as basic.ack does instead of closing the connection", "",
-			func(p *Profile, b Profile) { p.StreamAnySettlement = b.StreamAnySettlement }},
+			func(p *Profile, b Profile) { p.Queue.StreamAnySettlement = b.Queue.StreamAnySettlement }},
 		{"x-cancel-on-ha-failover ignored", V4_0, "basic.consume takes x-cancel-on-ha-failover on any queue and ignores it", "",
 			func(p *Profile, b Profile) { p.Queue.NoHAFailoverArg = b.Queue.NoHAFailoverArg }},
 		{"stream chunks 12 bytes larger", V4_0, "a stream stores each message in 12 more bytes, so its segments fill and x-max-length-bytes deletes them sooner", "",
@@ -506,7 +479,7 @@ func Changes() []Change {
 		{"mandatory reply-to routed", V4_2, "a mandatory publish to a direct reply-to name is not returned", "",
 			func(p *Profile, b Profile) { p.ReplyToMandatoryRouted = b.ReplyToMandatoryRouted }},
 		{"basic.get on quorum SAC text", V4_2, "basic.get on a quorum single active consumer queue is still refused with 405, its text naming the type as <<\"quorum\">>", "",
-			func(p *Profile, b Profile) { p.SACGetNamesQueueType = b.SACGetNamesQueueType }},
+			func(p *Profile, b Profile) { p.Queue.SACGetNamesQueueType = b.Queue.SACGetNamesQueueType }},
 		{"x-max-age parse errors refused", V4_3, "an x-max-age or x-stream-offset interval that does not start with a digit is refused with 406 instead of closing the connection with 541", "",
 			func(p *Profile, b Profile) { p.Queue.MaxAgeNoCrash = b.Queue.MaxAgeNoCrash }},
 		{"x-max-age compared in milliseconds", V4_3, "a stream redeclared with an equal x-max-age in other units (\"60m\" for \"1h\") is accepted, and a different one is reported in milliseconds", "",
@@ -516,10 +489,7 @@ func Changes() []Change {
 		{"global_qos denied", V4_3, "basic.qos global=true sets the per-consumer prefetch instead of a channel-wide limit; permit the feature to keep it", "",
 			func(p *Profile, b Profile) { p.GlobalQosDenied = b.GlobalQosDenied }},
 		{"consumer timeout on quorum queues only", V4_3, "classic queues have no consumer timeout and refuse x-consumer-timeout", "",
-			func(p *Profile, b Profile) {
-				p.ConsumerTimeoutQuorumOnly = b.ConsumerTimeoutQuorumOnly
-				p.Queue.RefuseClassicConsumerTimeout = b.Queue.RefuseClassicConsumerTimeout
-			}},
+			func(p *Profile, b Profile) { p.Queue.ConsumerTimeoutQuorumOnly = b.Queue.ConsumerTimeoutQuorumOnly }},
 		{"basic.reject and basic.nack counted apart", V4_3, "on quorum queues only basic.reject and channel closes count towards the delivery limit and x-delivery-count; x-acquired-count counts every return", "",
 			func(p *Profile, b Profile) { p.Queue.SplitDeliveryCount = b.Queue.SplitDeliveryCount }},
 		{"classic delivery-count", V4_3, "a message a client rejected with basic.reject (not basic.nack), or held on a channel that closed, counts a failed delivery, kept when it is dead-lettered: a classic queue that stores it delivers it as redelivered, even the first time", "",

@@ -169,8 +169,8 @@ func TestQuorumSACQuiescingOutlivesItsCause40(t *testing.T) {
 
 // 4.2+ refuses basic.get on a quorum single active consumer queue with the
 // 405 of 3.10 but another text (quorum-single-active-consumer.txt: 4.3.6
-// writes it, 4.0.5 still 3.10's, so the change came after 4.0; sim's
-// Profile.SACGetNamesQueueType places it in 4.2): the channel prints the
+// writes it, 4.0.5 still 3.10's, so the change came after 4.0;
+// queue.Rules.SACGetNamesQueueType places it in 4.2): the channel prints the
 // queue type, rabbit_queue_type:short_alias_of/1 (a
 // binary by its spec), with ~p, so <<"quorum">>. Source:
 // rabbit_channel:unsupported_single_active_consumer_error/1, and

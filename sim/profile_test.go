@@ -44,7 +44,7 @@ func TestProfilesAccumulate(t *testing.T) {
 	for _, v := range sim.Versions() {
 		p := v.Profile()
 		f := flags{p.QueueConsumerTimeout, p.LastDeathHeaders, p.IgnorePublisherDeaths, p.ReplyToMandatoryRouted,
-			p.TransientNonExclusiveDenied, p.GlobalQosDenied, p.ConsumerTimeoutQuorumOnly}
+			p.TransientNonExclusiveDenied, p.GlobalQosDenied, p.Queue.ConsumerTimeoutQuorumOnly}
 		for i, was := range []bool{prev.qct, prev.lastDeath, prev.ignoreDeath, prev.replyTo, prev.transient, prev.globalQos, prev.quorumOnly} {
 			now := []bool{f.qct, f.lastDeath, f.ignoreDeath, f.replyTo, f.transient, f.globalQos, f.quorumOnly}[i]
 			if was && !now {

@@ -22,9 +22,8 @@ type brokerQueue struct {
 	// deliveries are then ignored, as RabbitMQ ignores them.
 	deleted bool
 	timers  [4]*timer // by queue.Timer, made on first use
-	// quorum is set for a quorum queue and stream for a stream, read on
-	// the delivery path.
-	quorum, stream bool
+	// limited is the queue's ChannelLimited, read on the delivery path.
+	limited bool
 }
 
 var _ queue.Env[*Consumer] = (*brokerQueue)(nil)
@@ -39,8 +38,7 @@ func (b *Broker) newQueue(vhost, name string, o queue.Options) (*brokerQueue, er
 		return nil, err
 	}
 	q.Queue = qq
-	q.quorum = qq.Type() == "quorum"
-	q.stream = qq.Type() == "stream"
+	q.limited = qq.ChannelLimited()
 	return q, nil
 }
 
@@ -48,20 +46,14 @@ func (b *Broker) newQueue(vhost, name string, o queue.Options) (*brokerQueue, er
 func (q *brokerQueue) Now() int64 { return int64(q.b.now.Sub(q.b.cfg.Start)) }
 
 // CanSend is the channel-wide limiter's can_send for c's channel; a closed
-// channel (its connection is closing) takes nothing, and a quorum queue or
-// a stream asks only for room in the connection's outbox (a stream's
-// consumers have their own credit, rabbit_stream_queue's, and RabbitMQ
-// refuses them a channel-wide limit at basic.consume).
+// channel (its connection is closing) takes nothing, and a queue that is
+// not ChannelLimited asks only for room in the connection's outbox.
 func (q *brokerQueue) CanSend(c *consumer.Consumer[*Consumer]) bool {
 	cs := c.Owner()
 	if cs.ch.closed != nil || cs.ch.conn.closed != nil { // closing (a fired DeliveryFault)
 		return false
 	}
-	if q.quorum || q.stream {
-		// A quorum queue never asks the channel's limiter (only
-		// rabbit_amqqueue_process calls rabbit_limiter:can_send), though
-		// the channel still counts its acks against the volume
-		// (quorum-global-qos-after-consume.txt).
+	if !q.limited {
 		return cs.ch.conn.canSend(q)
 	}
 	return cs.ch.conn.canSend(q) && cs.ch.core.Allow(q, !c.NoAck)

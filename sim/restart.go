@@ -5,7 +5,6 @@ import (
 	"slices"
 
 	"github.com/amqpsim/amqpsim/protocol"
-	"github.com/amqpsim/amqpsim/queue"
 )
 
 // ShutdownText is the text of the connection.close a RabbitMQ node sends
@@ -47,11 +46,9 @@ func (b *Broker) Restart() {
 				b.deleteQueue(q)
 				continue
 			}
-			if q.Type() == "classic" {
-				// A quorum queue keeps every message: all are in its
-				// Raft log, whatever their delivery mode.
-				q.Retain(func(m *queue.Message) bool { return m.Properties != nil && m.Properties.DeliveryMode == 2 })
-			}
+			// The queue's type drops what a restart does not keep (a
+			// classic queue's transient messages).
+			q.Restart()
 			// The recovered queue is a new process: its init runs
 			// process_args_policy, whose init_exp restarts x-expires
 			// from now (rabbit_amqqueue_process).

@@ -64,18 +64,18 @@ func (ch *Channel) onTick() {
 	ch.syncTick()
 }
 
-// oldestTimed is the delivery the tick checks: the oldest unacked one,
-// or, where only quorum queues have a consumer timeout (4.3,
-// Profile.ConsumerTimeoutQuorumOnly), the oldest from a quorum queue.
-// Unlike RabbitMQ 4.3, whose quorum queue times a delivery out itself,
-// returns it and cancels the consumer, amqpsim keeps 4.2's channel close
-// for those.
+// oldestTimed is the delivery the tick checks: the oldest unacked one
+// from a queue whose type has a consumer timeout (Queue.HasConsumerTimeout:
+// every queue but, in 4.3, classic queues and streams,
+// queue.Rules.ConsumerTimeoutQuorumOnly). Unlike RabbitMQ 4.3, whose
+// quorum queue times a delivery out itself, returns it and cancels the
+// consumer, amqpsim keeps 4.2's channel close for those.
 func (ch *Channel) oldestTimed() *channel.Delivery[delivery] {
-	if !ch.b.profile.ConsumerTimeoutQuorumOnly {
-		return ch.core.Oldest()
+	if d := ch.core.Oldest(); d == nil || d.Ref.q.HasConsumerTimeout() {
+		return d
 	}
 	for _, d := range ch.core.Deliveries() {
-		if d.Ref.q.quorum {
+		if d.Ref.q.HasConsumerTimeout() {
 			return &d
 		}
 	}

@@ -1,0 +1,125 @@
+package queue
+
+import (
+	"github.com/amqpsim/amqpsim/consumer"
+	"github.com/amqpsim/amqpsim/protocol"
+)
+
+// What the AMQP methods mean for a stream (rabbit_stream_queue), where
+// the broker asks the queue.
+
+// Type returns Stream.
+func (s *stream[T]) Type() Type { return Stream }
+
+// Consume runs the checks RabbitMQ 3.10.8 makes of a basic.consume on a
+// stream, in its order (stream-consume-checks.txt, stream-offsets.txt,
+// stream-consume-args.txt): the consumer arguments (a stream does not
+// take x-priority, which is refused with the others before any value is
+// read), the x-stream-offset value, a per-consumer prefetch, manual acks,
+// no channel-wide limit, then the offsets its reader crashes on. The
+// consumer starts where x-stream-offset says, with its 3.13 filter; a
+// stream ignores the exclusive flag (AdmitConsumer), and its consumers
+// have no priority.
+func (s *stream[T]) Consume(r ConsumeRequest, join func(priority int) *consumer.Consumer[T]) error {
+	if err := s.checkConsumeArgs(Stream, r.Args); err != nil {
+		return err
+	}
+	v, present := r.Args["x-stream-offset"]
+	from, err := ParseOffset(s.opts.Rules, v, present, r.Now, s.Resource())
+	if err != nil {
+		return err
+	}
+	// rabbit_stream_queue:consume/3, in 3.10's texts or, from 4.0,
+	// naming a "stream queue" (Rules.StreamQueueTexts).
+	texts := s.opts.Rules.StreamQueueTexts
+	if r.Prefetch == 0 {
+		if texts {
+			return protocol.Errorf(protocol.PreconditionFailed, protocol.BasicConsume, "consumer prefetch count is not set for stream %s", s.Resource())
+		}
+		return protocol.Errorf(protocol.PreconditionFailed, protocol.BasicConsume, "consumer prefetch count is not set for '%s'", s.Resource())
+	}
+	if r.NoAck {
+		by := "stream queues"
+		if texts {
+			by = "stream"
+		}
+		return protocol.Errorf(protocol.NotImplemented, protocol.BasicConsume, "automatic acknowledgement not supported by %s %s", by, s.Resource())
+	}
+	if r.GlobalLimit > 0 {
+		return s.globalQosRefused()
+	}
+	if from.Crashes() {
+		return from.CrashError()
+	}
+	var filter *Filter
+	if f, ok := ParseFilter(r.Args); ok {
+		filter = &f
+	}
+	if err := s.AdmitConsumer(r.Exclusive); err != nil {
+		return err
+	}
+	s.attach(join(0), from, filter)
+	return nil
+}
+
+// Get refuses basic.get, as rabbit_stream_queue:dequeue/4 does
+// (stream-settle.txt).
+func (s *stream[T]) Get(bool, func(*Message, bool)) (bool, error) {
+	return false, protocol.Errorf(protocol.NotImplemented, protocol.BasicGet, "basic.get not supported by stream queues %s", s.Resource())
+}
+
+// CheckSettle takes basic.ack, and from 4.0 every settlement
+// (Rules.StreamAnySettlement). RabbitMQ 3.10.8's
+// rabbit_stream_queue:settle/4 takes only acks: nack and reject close the
+// connection with 540, and requeueing a stream's delivery with
+// basic.recover crashes the channel, 541 (stream-settle.txt).
+func (s *stream[T]) CheckSettle(m protocol.Method, how Settlement) error {
+	if how == Ack || s.opts.Rules.StreamAnySettlement {
+		return nil
+	}
+	if m == protocol.BasicRecover || m == protocol.BasicRecoverAsync {
+		return internalError()
+	}
+	return protocol.Errorf(protocol.NotImplemented, m, "basic.nack and basic.reject not supported by stream queues %s", s.Resource())
+}
+
+// Purge refuses queue.purge: rabbit_stream_queue:purge/1 answers {error,
+// not_supported} (stream-settle.txt).
+func (s *stream[T]) Purge() (int, error) {
+	return 0, protocol.Errorf(protocol.NotImplemented, protocol.QueuePurge, "queue.purge not supported by stream queues %s", s.Resource())
+}
+
+// CheckDelete ignores both flags and answers 0, as
+// rabbit_stream_queue:delete/4 does (stream-delete.txt).
+func (s *stream[T]) CheckDelete(bool, bool) (int, error) { return 0, nil }
+
+// Delete empties the log.
+func (s *stream[T]) Delete() {
+	s.base += int64(len(s.log))
+	s.log, s.bodies = nil, 0
+}
+
+// Restart keeps the log whole.
+func (s *stream[T]) Restart() {}
+
+// HasConsumerTimeout reports true but where only quorum queues have a
+// consumer timeout (Rules.ConsumerTimeoutQuorumOnly).
+func (s *stream[T]) HasConsumerTimeout() bool { return !s.opts.Rules.ConsumerTimeoutQuorumOnly }
+
+// ChannelLimited reports false: a stream's consumers have their own
+// credit (rabbit_stream_queue's), and Consume refuses a channel-wide
+// limit.
+func (s *stream[T]) ChannelLimited() bool { return false }
+
+// Stats counts the registered consumers (declare-ok's count is 0) and
+// describes the log.
+func (s *stream[T]) Stats() Stats {
+	st := &StreamStats{FirstOffset: s.base, NextOffset: s.base + int64(len(s.log)),
+		Segments: len(s.retention.segments), Bytes: s.retention.total()}
+	for i := range s.log {
+		if s.log[i].m != nil {
+			st.Messages++
+		}
+	}
+	return Stats{Consumers: len(s.readers), Stream: st}
+}

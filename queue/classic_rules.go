@@ -63,6 +63,13 @@ func (q *classic[T]) Restart() {
 // consumer timeout (Rules.ConsumerTimeoutQuorumOnly).
 func (q *classic[T]) HasConsumerTimeout() bool { return !q.opts.Rules.ConsumerTimeoutQuorumOnly }
 
+// ConfirmsLate reports whether a persistent message goes to a durable
+// queue's store before its confirm.
+func (q *classic[T]) ConfirmsLate(persistent bool) bool { return persistent && q.opts.Durable }
+
+// DeliversAfterConsensus reports false: a classic queue delivers at once.
+func (q *classic[T]) DeliversAfterConsensus() bool { return false }
+
 // ChannelLimited reports true: rabbit_amqqueue_process asks
 // rabbit_limiter:can_send before each delivery.
 func (q *classic[T]) ChannelLimited() bool { return true }

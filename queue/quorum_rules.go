@@ -77,6 +77,13 @@ func (q *quorum[T]) Restart() {}
 // channel's close, Rules.ConsumerTimeoutQuorumOnly).
 func (q *quorum[T]) HasConsumerTimeout() bool { return true }
 
+// ConfirmsLate reports true: a quorum queue confirms after consensus.
+func (q *quorum[T]) ConfirmsLate(bool) bool { return true }
+
+// DeliversAfterConsensus reports true: rabbit_fifo delivers once the
+// enqueue is committed.
+func (q *quorum[T]) DeliversAfterConsensus() bool { return true }
+
 // ChannelLimited reports false: a quorum queue never asks the channel's
 // limiter (only rabbit_amqqueue_process calls rabbit_limiter:can_send),
 // though the channel still counts its acks against the volume

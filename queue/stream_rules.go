@@ -106,6 +106,15 @@ func (s *stream[T]) Restart() {}
 // consumer timeout (Rules.ConsumerTimeoutQuorumOnly).
 func (s *stream[T]) HasConsumerTimeout() bool { return !s.opts.Rules.ConsumerTimeoutQuorumOnly }
 
+// ConfirmsLate reports true: a stream confirms once its writer has
+// replicated the chunk.
+func (s *stream[T]) ConfirmsLate(bool) bool { return true }
+
+// DeliversAfterConsensus reports false: amqpsim delivers a stream's chunk
+// as it is written (3.10.8 delivered before the acks of the double-ack
+// measurement arrived).
+func (s *stream[T]) DeliversAfterConsensus() bool { return false }
+
 // ChannelLimited reports false: a stream's consumers have their own
 // credit (rabbit_stream_queue's), and Consume refuses a channel-wide
 // limit.

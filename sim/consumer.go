@@ -56,7 +56,7 @@ func (c *Consumer) deliver(m *queue.Message, redelivered bool) {
 	if ch.conn.opts.Notify == nil { // read in process, with Next
 		reader = c
 	}
-	ch.pushDelivery(c.core.Tag, tag, redelivered, c.q.Name(), m, reader, c.q.quorum)
+	ch.pushDelivery(c.core.Tag, tag, redelivered, c.q.Name(), m, reader, c.q.DeliversAfterConsensus())
 }
 
 // remember notes the outbox position of a delivery for Next, reusing the

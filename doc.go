@@ -6,16 +6,31 @@
 // redelivery on channel close, and RabbitMQ's exact errors — runs on a virtual
 // clock, and is deterministic: the same calls give the same trace.
 //
-// The packages, bottom to top:
+// The packages, lowest first: each imports only packages listed before it.
 //
-//   - protocol: reply codes, method ids, the error type, field tables, properties.
-//   - definitions: RabbitMQ's definitions file (JSON), the format sim imports and exports.
+//   - protocol: AMQP vocabulary: reply codes, method ids, the error type, field tables, properties.
 //   - consumer: one consumer's credit window and a queue's rotation of consumers.
-//   - queue: one classic queue's ready messages, unacked count, arguments and dispatch.
+//   - queue: classic queues, quorum queues and streams behind one interface, and the rules a release sets.
 //   - channel: one channel's delivery tags, unacked ledger, prefetch and channel-wide limiter.
-//   - sim: the broker users call: vhosts, exchanges, routing, connections,
-//     channels, the virtual clock, inspection and the event trace.
+//   - definitions: RabbitMQ's definitions file (JSON), the format sim imports and exports.
+//   - sim: the broker users call: vhosts, users, exchanges, routing, connections,
+//     channels, the virtual clock, release profiles, faults, inspection and the event trace.
+//   - wire: the AMQP 0-9-1 codec and a server that turns frames into sim calls.
+//   - scenarios: record a conversation on RabbitMQ, replay it on the simulator, the upgrade check.
+//   - mgmt: RabbitMQ's management HTTP API over a sim.Broker.
+//   - amqptest: the httptest-style server for amqp091-go, with faults, waits, checks and reports.
+//   - check: lint rules and properties over a run's typed trace.
+//   - tune: prefetch tuning by simulation (tune/measure calibrates and validates it on RabbitMQ).
+//   - internal/modeltest: the model-based property tests' harness.
+//   - cmd/amqpsim: the command: serve, replay, upgrade-check, record, tune.
 //
-// Start with package sim. This root package holds the model-based property
-// tests of the whole broker (sim_test.go).
+// Beside them: internal/bubble (helpers for tests in a testing/synctest
+// bubble), wire/internal/gen (generates wire's codec from the spec XML),
+// examples/prefetch (the two-consumer diagram as a program) and
+// examples/worker (a consumer property-tested against fault schedules). The core (consumer, queue, channel, sim) has no
+// goroutines, no wall clock and no I/O.
+//
+// Start with package amqptest, or sim for the broker without a client. This
+// root package holds the model-based property tests of the whole broker
+// (sim_test.go) and the tests that keep README.md and docs/ true.
 package amqpsim

@@ -1,10 +1,11 @@
 package amqpsim_test
 
-// The model-based property tests of the whole broker (DESIGN.md,
-// "Testing"). The harness - reference model, invariant checker, operation
-// generators, counterexample writer - is internal/modeltest; its package
-// doc says what is checked. The model is RabbitMQ 3.10's, so these tests
-// run the simulator on 3.10 (modeltest.Release), not on the default 4.3.
+// The model-based property tests of the whole broker (docs/fidelity.md,
+// "Property tests of the simulator"). The harness - reference model,
+// invariant checker, operation generators, counterexample writer - is
+// internal/modeltest; its package doc says what is checked. The model is
+// RabbitMQ 3.10's, so these tests run the simulator on 3.10
+// (modeltest.Release), not on the default 4.3.
 
 import (
 	"os"

@@ -56,5 +56,5 @@
 // development machine's RabbitMQ 3.10.8; package measure measures them on
 // another broker (`amqpsim tune calibrate --url URL`) and compares this
 // package's predictions with real amqp091-go consumers behind a delaying
-// proxy. The README has the comparison.
+// proxy. docs/tune.md has the comparison.
 package tune

@@ -11,7 +11,7 @@ import (
 	"github.com/amqpsim/amqpsim/sim"
 )
 
-// checker verifies DESIGN.md's invariants after every step from what the
+// checker verifies the package doc's invariants after every step from what the
 // simulator shows, independently of the reference model: it never decides
 // who gets a message or when one expires. It replays the simulator's own
 // trace of the step (publishes, deliveries, settlements, channel closes,

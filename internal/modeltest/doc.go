@@ -1,7 +1,8 @@
 // Package modeltest is the harness behind the root package's model-based
-// property tests (DESIGN.md, "Testing"): random sequences of AMQP
-// operations run on the simulator, compared step by step with a naive
-// reference model and checked against DESIGN.md's invariants.
+// property tests (docs/fidelity.md, "Property tests of the simulator"):
+// random sequences of AMQP operations run on the simulator, compared step
+// by step with a naive reference model and checked against the invariants
+// under Checks below.
 //
 // The model is RabbitMQ 3.10's: it restates the rules recorded on 3.10.8
 // (global qos as a channel-wide limit, the consumer timeout on every

@@ -257,6 +257,13 @@ func Open(cfg Config) (*Broker, error) {
 	return b, nil
 }
 
+// Config returns the configuration the broker was opened with, Open's
+// defaults filled in: Start, ConsumerTimeout, ChannelTickInterval and the
+// default user, password, vhost, tags and permissions. It does not change
+// after Open; its slices and pointers are the broker's, not to be
+// modified.
+func (b *Broker) Config() Config { return b.cfg }
+
 // AddVhost creates a virtual host with the predeclared exchanges. Adding an
 // existing one does nothing. No user has permissions in a new vhost until
 // SetPermissions grants them, as in RabbitMQ.

@@ -29,8 +29,9 @@ func (s *Server) Restart(downtime time.Duration) {
 // RefuseDials makes Dial fail with "connection refused" (an error that
 // errors.Is matches with syscall.ECONNREFUSED, as a TCP dial to a stopped
 // broker fails) until the broker's clock has moved d past its current
-// time: with the manual clock, until the test Advances it; with
-// WallClock, once d has passed (in a synctest bubble, fake time). Open
+// time: with the manual clock, until the test Advances it; with a
+// followed clock (sim.Config.Clock), once d has passed (in a synctest
+// bubble, fake time). Open
 // connections are not touched. WithTCP it governs Dial only, not clients
 // that dial the address themselves.
 func (s *Server) RefuseDials(d time.Duration) {

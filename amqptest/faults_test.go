@@ -32,7 +32,7 @@ func named(t *testing.T, srv *amqptest.Server, name, query string) *amqp.Connect
 // messages and loses the transient ones.
 func TestRestartThroughClient(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		srv := amqptest.NewServer(t, amqptest.WithClock(amqptest.WallClock))
+		srv := amqptest.NewServer(t, amqptest.WithConfig(sim.Config{Clock: time.Now}))
 		conn := named(t, srv, "app", "")
 		closed := conn.NotifyClose(make(chan *amqp.Error, 1))
 		ch := channel(t, conn)

@@ -47,7 +47,7 @@ func TestWorkerUnderFaults(t *testing.T) {
 // title, and its diagram, into $AMQPSIM_REPORT if set: rapid runs the
 // smallest failing schedule last, so the files show that one.
 func runWorker(sched amqptest.Schedule) (err error) {
-	srv, err := amqptest.Start(amqptest.WithClock(amqptest.WallClock))
+	srv, err := amqptest.Start(amqptest.WithConfig(sim.Config{Clock: time.Now}))
 	if err != nil {
 		return err
 	}

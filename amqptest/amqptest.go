@@ -406,11 +406,6 @@ func (s *Server) CloseClientConnections(reason string) {
 	}
 }
 
-// Connections returns the broker's open client connections, oldest first.
-// A connection's name is the client's "connection_name" property if it
-// sent one.
-func (s *Server) Connections() []*sim.Connection { return s.broker.Connections() }
-
 // CloseChannel closes channel id of the named connection from the broker's
 // side with a RabbitMQ error, as if a method had failed with it: code and
 // text become channel.close (or connection.close, for a hard error code).

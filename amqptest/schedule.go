@@ -298,10 +298,22 @@ func (s *Server) arm(f Fault) (bool, error) {
 // the end of its downtime): the code under test stopped consuming.
 func (s *Server) StartSchedule(sched Schedule) (wait func() error, err error) {
 	timeout := s.waitTimeout()
-	var later Schedule // faults wait injects itself, and exact ones already due
-	last := 0          // the latest trigger: once reached, every armed fault has fired
+	later, err := s.armSchedule(sched)
+	if err != nil {
+		return nil, err
+	}
+	last := 0 // the latest trigger: once reached, every armed fault has fired
 	for _, f := range sched {
 		last = max(last, f.AfterDeliveries)
+	}
+	return func() error { return s.runLater(later, last, sched, timeout) }, nil
+}
+
+// armSchedule arms the closes of sched and returns the faults left to
+// inject once their triggers are reached: those the broker cannot arm,
+// and exact ones already due.
+func (s *Server) armSchedule(sched Schedule) (later Schedule, err error) {
+	for _, f := range sched {
 		if !f.Kind.exact() {
 			later = append(later, f)
 			continue
@@ -314,7 +326,7 @@ func (s *Server) StartSchedule(sched Schedule) (wait func() error, err error) {
 			later = append(later, f)
 		}
 	}
-	return func() error { return s.runLater(later, last, sched, timeout) }, nil
+	return later, nil
 }
 
 // runLater is StartSchedule's wait.

@@ -56,10 +56,11 @@ import (
 // clock by default), and a run that does not finish fails saying what it
 // waited for. A failing run fails the property: rapid shrinks the
 // schedule towards fewer, earlier, simpler faults and prints the
-// smallest, with what failed in its run; the run is also written as a
-// failure report (a scenario file and its SVG diagram, named after the
-// test) when WithFailureReport (in ServerOptions) or $AMQPSIM_REPORT names
-// a directory.
+// smallest, with what failed in its run. Its draw is logged as a Go
+// literal, which pins it in a test: Faults(rapid.Just(schedule)). The
+// run is also written as a failure report (a scenario file and its SVG
+// diagram, named after the test) when WithFailureReport (in
+// ServerOptions) or $AMQPSIM_REPORT names a directory.
 //
 // A consumer's goroutines do not run in a fixed order, so one schedule
 // may fail once and pass the next time. So that shrinking converges and
@@ -67,10 +68,10 @@ import (
 // before is run up to Reruns times (10 by default) until it fails again;
 // so is the first schedule of a test (a fail file's, when rapid replays
 // one, as a failure says how to), and, once one schedule has passed after
-// failing, every schedule rapid tries while shrinking. A schedule that failed and then passed all its re-runs fails
-// the property as flaky: "the schedule failed once and passed 10 re-runs:
-// the consumer's outcome depends on goroutine order", with its first
-// failure.
+// failing, every schedule rapid tries while shrinking. A schedule that
+// failed and then passed all its re-runs fails the property as flaky:
+// "the schedule failed once and passed 10 re-runs: the consumer's outcome
+// depends on goroutine order", with its first failure.
 //
 // CheckUnderFaults needs a *testing.T, as testing/synctest does, and must
 // not be called inside a bubble. With rapid's own flags (-rapid.checks,

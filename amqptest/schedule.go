@@ -175,6 +175,77 @@ func (s Schedule) String() string {
 	return strings.Join(lines, "\n")
 }
 
+// GoString prints the schedule as a Go literal, as rapid logs a drawn
+// value, so that a failing schedule pastes into a test that pins it:
+// Faults(rapid.Just(amqptest.Schedule{{AfterDeliveries: 1, Kind:
+// amqptest.FaultCloseChannel}})).
+func (s Schedule) GoString() string {
+	faults := make([]string, len(s))
+	for i, f := range s {
+		faults[i] = f.literal()
+	}
+	return "amqptest.Schedule{" + strings.Join(faults, ", ") + "}"
+}
+
+// GoString prints the fault as a Go literal.
+func (f Fault) GoString() string { return "amqptest.Fault" + f.literal() }
+
+// literal is the fault's composite literal without its type, its zero
+// fields left out.
+func (f Fault) literal() string {
+	fields := []string{fmt.Sprintf("AfterDeliveries: %d", f.AfterDeliveries), "Kind: " + f.Kind.GoString()}
+	if f.Downtime != 0 {
+		fields = append(fields, "Downtime: "+durationLiteral(f.Downtime))
+	}
+	if f.Alarm != 0 {
+		var alarms []string
+		if f.Alarm&sim.AlarmDisk != 0 {
+			alarms = append(alarms, "sim.AlarmDisk")
+		}
+		if f.Alarm&sim.AlarmMemory != 0 {
+			alarms = append(alarms, "sim.AlarmMemory")
+		}
+		if rest := f.Alarm &^ (sim.AlarmDisk | sim.AlarmMemory); rest != 0 || len(alarms) == 0 {
+			alarms = append(alarms, fmt.Sprintf("sim.Alarm(%d)", uint8(rest)))
+		}
+		fields = append(fields, "Alarm: "+strings.Join(alarms, " | "))
+	}
+	if f.For != 0 {
+		fields = append(fields, "For: "+durationLiteral(f.For))
+	}
+	if f.Count != 0 {
+		fields = append(fields, fmt.Sprintf("Count: %d", f.Count))
+	}
+	return "{" + strings.Join(fields, ", ") + "}"
+}
+
+// durationLiteral writes d as Go: 4 * time.Second.
+func durationLiteral(d time.Duration) string {
+	for _, u := range []struct {
+		d    time.Duration
+		name string
+	}{{time.Hour, "time.Hour"}, {time.Minute, "time.Minute"}, {time.Second, "time.Second"}, {time.Millisecond, "time.Millisecond"}} {
+		if d%u.d == 0 {
+			if d == u.d {
+				return u.name
+			}
+			return fmt.Sprintf("%d * %s", d/u.d, u.name)
+		}
+	}
+	return fmt.Sprintf("time.Duration(%d)", int64(d))
+}
+
+// GoString names the kind's constant.
+func (k FaultKind) GoString() string {
+	names := map[FaultKind]string{FaultDrop: "FaultDrop", FaultForceClose: "FaultForceClose", FaultRestart: "FaultRestart",
+		FaultCloseChannel: "FaultCloseChannel", FaultCloseConnection: "FaultCloseConnection",
+		FaultConsumerTimeout: "FaultConsumerTimeout", FaultAlarm: "FaultAlarm", FaultNackPublishes: "FaultNackPublishes"}
+	if n, ok := names[k]; ok {
+		return "amqptest." + n
+	}
+	return fmt.Sprintf("amqptest.FaultKind(%d)", uint8(k))
+}
+
 // Schedules generates fault schedules for rapid: up to maxFaults faults of
 // the given kinds (every kind if none are given), each triggered after at
 // most maxDeliveries deliveries (at least one for the kinds that act on a

@@ -1,6 +1,7 @@
 package amqptest_test
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -36,6 +37,30 @@ func TestScheduleString(t *testing.T) {
 	}
 	if got := (amqptest.Schedule{}).String(); got != "no faults" {
 		t.Errorf("empty schedule prints %q", got)
+	}
+}
+
+// TestScheduleGoString: rapid logs a drawn schedule with %#v, which
+// prints a literal a test can pin.
+func TestScheduleGoString(t *testing.T) {
+	s := amqptest.Schedule{
+		{AfterDeliveries: 1, Kind: amqptest.FaultCloseChannel},
+		{AfterDeliveries: 3, Kind: amqptest.FaultRestart, Downtime: 2 * time.Second},
+		{AfterDeliveries: 8, Kind: amqptest.FaultAlarm, Alarm: sim.AlarmMemory | sim.AlarmDisk, For: 1500 * time.Millisecond},
+		{AfterDeliveries: 9, Kind: amqptest.FaultNackPublishes, Count: 2},
+	}
+	want := "amqptest.Schedule{{AfterDeliveries: 1, Kind: amqptest.FaultCloseChannel}, " +
+		"{AfterDeliveries: 3, Kind: amqptest.FaultRestart, Downtime: 2 * time.Second}, " +
+		"{AfterDeliveries: 8, Kind: amqptest.FaultAlarm, Alarm: sim.AlarmDisk | sim.AlarmMemory, For: 1500 * time.Millisecond}, " +
+		"{AfterDeliveries: 9, Kind: amqptest.FaultNackPublishes, Count: 2}}"
+	if got := fmt.Sprintf("%#v", s); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	if got := fmt.Sprintf("%#v", amqptest.Schedule(nil)); got != "amqptest.Schedule{}" {
+		t.Errorf("no faults: %s", got)
+	}
+	if got := fmt.Sprintf("%#v", amqptest.Fault{Kind: 99}); got != "amqptest.Fault{AfterDeliveries: 0, Kind: amqptest.FaultKind(99)}" {
+		t.Errorf("an unknown kind: %s", got)
 	}
 }
 

@@ -18,8 +18,9 @@
 //   - wire: the AMQP 0-9-1 codec and a server that turns frames into sim calls.
 //   - scenarios: record a conversation on RabbitMQ, replay it on the simulator, the upgrade check.
 //   - mgmt: RabbitMQ's management HTTP API over a sim.Broker.
-//   - amqptest: the httptest-style server for amqp091-go, with faults, waits, checks and reports.
 //   - check: lint rules and properties over a run's typed trace.
+//   - amqptest: the httptest-style server for amqp091-go, with faults, waits, checks and reports,
+//     and CheckUnderFaults, the one-call property test of a consumer under fault schedules.
 //   - tune: prefetch tuning by simulation (tune/measure calibrates and validates it on RabbitMQ).
 //   - internal/modeltest: the model-based property tests' harness.
 //   - cmd/amqpsim: the command: serve, replay, upgrade-check, record, tune.

@@ -17,14 +17,26 @@
 // test, to inspect queues (Broker().QueueStats) or to move its virtual clock
 // (Broker().Advance), which drives consumer timeouts, TTLs and the like.
 //
+// # Configuration
+//
+// The broker is configured by sim.Config, through WithConfig: the
+// RabbitMQ release simulated (Version), the default user, whose
+// credentials URL() carries (DefaultUser, DefaultPass), definitions
+// imported at boot (Definitions), the consumer timeout, the seed, the
+// clock. The options of this package are for what only the server has:
+// its transport (WithTCP, WithTLS, WithHeartbeat), extra vhosts
+// (WithVhosts), logs, waits and failure reports.
+//
+//	srv := amqptest.NewServer(t, amqptest.WithConfig(sim.Config{Version: sim.V3_10}))
+//
 // # Time
 //
-// The broker has one clock, and WithClock chooses what moves it. By default
-// (ManualClock) it moves only when the test calls Broker().Advance. With
-// WithClock(WallClock) it follows time.Now: inside a synctest bubble that
-// is the bubble's fake clock, so a time.Sleep in the code under test fires
-// the consumer timeout, TTLs and x-expires on the way, and a server
-// goroutine wakes the broker at each of its timers. Heartbeats are a
+// The broker has one clock. By default it moves only when the test calls
+// Broker().Advance. With sim.Config{Clock: time.Now} it follows the time
+// package's clock: inside a synctest bubble that is the bubble's fake
+// clock, so a time.Sleep in the code under test fires the consumer
+// timeout, TTLs and x-expires on the way, and a server goroutine wakes
+// the broker at each of its timers (FollowClock). Heartbeats are a
 // transport matter and always use the time package: in real time outside
 // a synctest bubble (amqp091-go negotiates 10 s and both sides send
 // heartbeats every 5 s, harmlessly), in the bubble's fake time inside one.
@@ -59,20 +71,29 @@
 //     any, then end the connection on both sides);
 //   - CloseClientConnections: "rabbitmqctl close_connection" (320);
 //   - CloseChannel: one channel closed with an error of the test's choosing;
-//   - CloseChannelAtDelivery, CloseConnectionAtDelivery and
-//     TimeOutConsumerAtDelivery: the same, exactly at the nth delivery
-//     from now, right behind it (sim.Broker.CloseAtDelivery);
 //   - ForceConsumerTimeout: the consumer timeout's 406, now;
 //   - Broker().SetAlarm (or SetAlarmFor, with an end): a memory or disk
 //     alarm; publishers get connection.blocked and their frames wait
 //     until it clears;
 //   - Broker().NackPublishes: the next publishes in confirm mode nacked.
 //
-// For property tests, Schedules draws fault schedules of all these kinds
-// with rapid; StartSchedule (or RunSchedule) injects them at points of
-// the delivery stream, the closes exactly at their delivery (see the
-// examples/worker package). CheckQueue, CheckCounts and CheckMessages
-// assert the broker's state with a diff.
+// A fault at a point of the delivery stream is a Schedule: StartSchedule
+// injects each of its faults once the broker has pushed so many
+// deliveries, the closes (of the channel or connection of that delivery,
+// by error or by consumer timeout, or of every connection) exactly right
+// behind it (sim.Broker.CloseAtDelivery, which also counts from now or
+// only a queue's deliveries, is the broker's own spelling).
+//
+// # Property tests
+//
+// CheckUnderFaults property-tests a consumer in one call: it runs it
+// against fault schedules drawn with rapid (Schedules), each run in its
+// own synctest bubble, checks every run's trace (package check: no
+// message lost, the prefetch window held, a bound on redeliveries, Lint),
+// re-runs a failing schedule until it fails again so that rapid shrinks
+// it reliably, and prints the smallest (see the examples/worker
+// package). CheckQueue, CheckCounts and CheckMessages assert the broker's
+// state with a diff.
 //
 // # Management API
 //
@@ -93,12 +114,13 @@
 //
 // The broker's own errors (406 PRECONDITION_FAILED for an unknown delivery
 // tag, ...) reach the client exactly as the simulated RabbitMQ release
-// (4.3 unless WithVersion says) sends them.
+// (4.3 unless sim.Config.Version says) sends them.
 package amqptest
 
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -108,7 +130,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/amqpsim/amqpsim/definitions"
 	"github.com/amqpsim/amqpsim/mgmt"
 	"github.com/amqpsim/amqpsim/protocol"
 	"github.com/amqpsim/amqpsim/sim"
@@ -121,11 +142,7 @@ type Option func(*config)
 type config struct {
 	broker    *sim.Broker
 	simConfig sim.Config
-	version   *sim.Version
-	user      string
-	pass      string
-	userSet   bool
-	defs      *definitions.File
+	configSet bool // WithConfig was given
 	vhosts    []string
 	heartbeat time.Duration
 	tcp       bool
@@ -133,40 +150,29 @@ type config struct {
 	logf      func(string, ...any)
 	// waitTimeout bounds the Wait helpers (wait.go).
 	waitTimeout time.Duration
-	clock       Clock
 	// reportDir is WithFailureReport's directory (report.go).
 	reportDir string
 }
 
-// WithBroker serves an existing broker instead of a new one.
+// WithBroker serves an existing broker instead of a new one, configured
+// as it was opened; Start refuses it with WithConfig. A broker whose
+// clock follows sim.Config.Clock is woken at its timers while the server
+// runs, as a new one is.
 func WithBroker(b *sim.Broker) Option { return func(c *config) { c.broker = b } }
 
-// WithConfig configures the new broker (seed, start time, consumer
-// timeout...). It is ignored with WithBroker.
-func WithConfig(cfg sim.Config) Option { return func(c *config) { c.simConfig = cfg } }
-
-// WithVersion simulates that RabbitMQ release (sim.Config.Version; see
-// sim.Profile for what each changes), for example sim.V4_3; the default
-// is sim.DefaultVersion, 4.3. It overrides WithConfig's Version and is
-// ignored with WithBroker.
-func WithVersion(v sim.Version) Option { return func(c *config) { c.version = &v } }
-
-// WithUser sets the broker's default user (sim.Config.DefaultUser and
-// DefaultPass: an administrator with full permissions in "/", in place of
-// guest), and the one URL() carries; the default is guest/guest. With
-// WithBroker the user is added to that broker instead.
-func WithUser(user, pass string) Option {
-	return func(c *config) { c.user, c.pass, c.userSet = user, pass, true }
+// WithConfig configures the new broker (see sim.Config): the release
+// simulated (Version; 4.3 by default), the default user whose
+// credentials URL() carries (DefaultUser and DefaultPass; guest/guest by
+// default), definitions to import at boot (Definitions; Start fails if
+// they do not import), a clock to follow (Clock: time.Now, in a synctest
+// bubble the bubble's clock; the server then wakes the broker at its
+// timers), the consumer timeout, the seed.
+func WithConfig(cfg sim.Config) Option {
+	return func(c *config) { c.simConfig, c.configSet = cfg, true }
 }
 
-// WithDefinitions imports a definitions file (users, vhosts, permissions,
-// policies, queues, exchanges, bindings) into the broker before it serves,
-// as RabbitMQ's load_definitions does at boot; see definitions.Parse.
-// Start fails if they do not import.
-func WithDefinitions(defs *definitions.File) Option { return func(c *config) { c.defs = defs } }
-
-// WithVhosts adds virtual hosts next to "/", in which the URL's user gets
-// full permissions.
+// WithVhosts adds virtual hosts next to "/", in which the URL's user (the
+// broker's default user) gets full permissions.
 func WithVhosts(names ...string) Option {
 	return func(c *config) { c.vhosts = append(c.vhosts, names...) }
 }
@@ -191,8 +197,10 @@ func WithLogf(logf func(format string, args ...any)) Option {
 type Server struct {
 	cfg    config
 	broker *sim.Broker
-	wire   *wire.Server
-	ln     net.Listener // WithTCP only
+	// user and pass are the broker's default user's, URL()'s credentials.
+	user, pass string
+	wire       *wire.Server
+	ln         net.Listener // WithTCP only
 	// tlsServer and tlsClient are WithTLS's configurations (tls.go).
 	tlsServer, tlsClient *tls.Config
 	served               chan error
@@ -232,54 +240,35 @@ func NewServer(t testing.TB, opts ...Option) *Server {
 
 // Start starts a server outside a test; the caller must Close it.
 func Start(opts ...Option) (*Server, error) {
-	cfg := config{user: "guest", pass: "guest"}
+	var cfg config
 	for _, o := range opts {
 		o(&cfg)
 	}
+	return start(cfg)
+}
+
+// start is Start with its options applied.
+func start(cfg config) (*Server, error) {
 	b := cfg.broker
 	if b == nil {
-		sc := cfg.simConfig
-		if cfg.version != nil {
-			sc.Version = *cfg.version
-		}
-		if cfg.clock == WallClock {
-			sc.Clock = time.Now
-		}
-		if cfg.defs != nil {
-			sc.Definitions = cfg.defs
-		}
-		if cfg.userSet {
-			sc.DefaultUser, sc.DefaultPass = cfg.user, cfg.pass
-		} else if sc.DefaultUser != "" {
-			cfg.user, cfg.pass = sc.DefaultUser, sc.DefaultPass
-		}
 		var err error
-		if b, err = sim.Open(sc); err != nil {
+		if b, err = sim.Open(cfg.simConfig); err != nil {
 			return nil, err
 		}
-	} else if cfg.userSet {
-		if err := b.PutUser(sim.User{Name: cfg.user, Password: cfg.pass, Tags: []string{sim.TagAdministrator}}); err != nil {
-			return nil, err
-		}
-		if err := b.SetPermissions("/", cfg.user, sim.FullPermissions); err != nil {
-			return nil, err
-		}
+	} else if cfg.configSet {
+		return nil, errors.New("amqptest: WithConfig configures a new broker, and WithBroker serves one already configured: give one of them")
 	}
-	if cfg.defs != nil && cfg.broker != nil {
-		if err := b.ImportDefinitions(cfg.defs); err != nil {
-			return nil, err
-		}
-	}
+	bc := b.Config()
 	for _, v := range cfg.vhosts {
 		b.AddVhost(v)
-		if err := b.SetPermissions(v, cfg.user, sim.FullPermissions); err != nil {
+		if err := b.SetPermissions(v, bc.DefaultUser, sim.FullPermissions); err != nil {
 			return nil, err
 		}
 	}
 	ws := wire.NewServer(b)
 	ws.Heartbeat = cfg.heartbeat
 	ws.Logf = cfg.logf
-	s := &Server{cfg: cfg, broker: b, wire: ws, mgmt: mgmt.NewHandler(b)}
+	s := &Server{cfg: cfg, broker: b, user: bc.DefaultUser, pass: bc.DefaultPass, wire: ws, mgmt: mgmt.NewHandler(b)}
 	if cfg.tls {
 		var err error
 		if s.tlsServer, s.tlsClient, err = newTLS(); err != nil {
@@ -288,7 +277,7 @@ func Start(opts ...Option) (*Server, error) {
 	}
 	s.io.init()
 	ws.OnWritten = s.io.signal
-	if cfg.clock == WallClock && cfg.broker == nil {
+	if bc.Clock != nil {
 		ctx, cancel := context.WithCancel(context.Background())
 		s.stopClock, s.clockDone = cancel, make(chan struct{})
 		go func() {
@@ -311,8 +300,9 @@ func Start(opts ...Option) (*Server, error) {
 	return s, nil
 }
 
-// URL returns the URL to give amqp.DialConfig with Dial: credentials and
-// the host "amqpsim" (or 127.0.0.1:port WithTCP), with no trailing slash,
+// URL returns the URL to give amqp.DialConfig with Dial: the broker's
+// default user's credentials (sim.Config.DefaultUser and DefaultPass,
+// guest/guest unless configured) and the host "amqpsim" (or 127.0.0.1:port WithTCP), with no trailing slash,
 // which amqp091-go reads as vhost "/"; its scheme is amqps WithTLS. Use
 // VhostURL for another vhost.
 func (s *Server) URL() string {
@@ -320,7 +310,7 @@ func (s *Server) URL() string {
 	if s.tlsClient != nil {
 		scheme = "amqps"
 	}
-	u := url.URL{Scheme: scheme, User: url.UserPassword(s.cfg.user, s.cfg.pass), Host: "amqpsim"}
+	u := url.URL{Scheme: scheme, User: url.UserPassword(s.user, s.pass), Host: "amqpsim"}
 	if s.ln != nil {
 		u.Host = s.ln.Addr().String()
 	}
@@ -415,11 +405,6 @@ func (s *Server) CloseClientConnections(reason string) {
 		c.CloseWithError(sim.Forced(reason))
 	}
 }
-
-// Connections returns the broker's open client connections, oldest first.
-// A connection's name is the client's "connection_name" property if it
-// sent one.
-func (s *Server) Connections() []*sim.Connection { return s.broker.Connections() }
 
 // CloseChannel closes channel id of the named connection from the broker's
 // side with a RabbitMQ error, as if a method had failed with it: code and

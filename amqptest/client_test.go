@@ -407,7 +407,7 @@ func TestBrokerSideClose(t *testing.T) {
 		if diff := cmp.Diff(want, recv(t, connClosed)); diff != "" {
 			t.Errorf("(-want +got):\n%s", diff)
 		}
-		if n := len(srv.Connections()); n != 0 {
+		if n := len(srv.Broker().Connections()); n != 0 {
 			t.Errorf("%d connections left", n)
 		}
 	})

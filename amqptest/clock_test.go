@@ -8,17 +8,19 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/amqpsim/amqpsim/amqptest"
+	"github.com/amqpsim/amqpsim/sim"
 )
 
-// TestWallClockConsumerTimeout: with WallClock, the code under test
-// sleeping in a synctest bubble is what moves the broker's clock. A
+// TestWallClockConsumerTimeout: with sim.Config.Clock set to time.Now,
+// the code under test sleeping in a synctest bubble is what moves the
+// broker's clock. A
 // consumer that holds a delivery for 31 minutes has its channel closed by
 // RabbitMQ's consumer timeout (30 minutes by default), with RabbitMQ
 // 3.10's 406 and text, at the channel tick 30 minutes after the delivery.
 // The queue is a quorum queue: from 4.3 only those time deliveries out.
 func TestWallClockConsumerTimeout(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		srv := amqptest.NewServer(t, amqptest.WithClock(amqptest.WallClock))
+		srv := amqptest.NewServer(t, amqptest.WithConfig(sim.Config{Clock: time.Now}))
 		conn := dial(t, srv)
 		ch := channel(t, conn)
 		declareQuorum(t, ch, "jobs")
@@ -57,7 +59,7 @@ func TestWallClockConsumerTimeout(t *testing.T) {
 // test sleeps.
 func TestWallClockTTLAndExpires(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		srv := amqptest.NewServer(t, amqptest.WithClock(amqptest.WallClock))
+		srv := amqptest.NewServer(t, amqptest.WithConfig(sim.Config{Clock: time.Now}))
 		ch := channel(t, dial(t, srv))
 		if _, err := ch.QueueDeclare("short", false, false, false, false, amqp.Table{"x-message-ttl": int32(60000)}); err != nil {
 			t.Fatal(err)
@@ -81,6 +83,26 @@ func TestWallClockTTLAndExpires(t *testing.T) {
 			if q.Name == "brief" {
 				t.Error("queue brief outlived its x-expires")
 			}
+		}
+	})
+}
+
+// TestWithBrokerFollowsItsClock: a broker opened with a Clock and served
+// WithBroker is woken at its timers as a new one is: its TTL fires while
+// the test sleeps, with no call to the broker.
+func TestWithBrokerFollowsItsClock(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := sim.New(sim.Config{Clock: time.Now})
+		srv := amqptest.NewServer(t, amqptest.WithBroker(b))
+		ch := channel(t, dial(t, srv))
+		if _, err := ch.QueueDeclare("short", false, false, false, false, amqp.Table{"x-message-ttl": int32(60000)}); err != nil {
+			t.Fatal(err)
+		}
+		publish(t, ch, "short", "m1")
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		if tr := b.Trace(); tr[len(tr)-1].Kind != sim.EventDeadLetter || tr[len(tr)-1].Reason != "expired" {
+			t.Errorf("the last event is %v, want the message's expiry", tr[len(tr)-1])
 		}
 	})
 }

@@ -91,7 +91,7 @@ func ExampleServer_alarm() {
 // A fault at an exact point of the delivery stream: the channel that
 // receives the second delivery is closed right after it, whatever the
 // client does meanwhile, and both deliveries are requeued.
-func ExampleServer_CloseChannelAtDelivery() {
+func ExampleServer_StartSchedule() {
 	srv, err := amqptest.Start()
 	if err != nil {
 		log.Fatal(err)
@@ -108,7 +108,7 @@ func ExampleServer_CloseChannelAtDelivery() {
 	for _, body := range []string{"j1", "j2", "j3"} {
 		ch.Publish("", "jobs", false, false, amqp.Publishing{Body: []byte(body)})
 	}
-	srv.CloseChannelAtDelivery(2)
+	srv.StartSchedule(amqptest.Schedule{{AfterDeliveries: 2, Kind: amqptest.FaultCloseChannel}})
 	ch.Consume("jobs", "worker", false, false, false, false, nil)
 	fmt.Println((<-closed).Reason)
 

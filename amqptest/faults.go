@@ -8,9 +8,6 @@ import (
 	"sync"
 	"syscall"
 	"time"
-
-	"github.com/amqpsim/amqpsim/protocol"
-	"github.com/amqpsim/amqpsim/sim"
 )
 
 // Restart restarts the broker as a RabbitMQ node restart does
@@ -29,8 +26,9 @@ func (s *Server) Restart(downtime time.Duration) {
 // RefuseDials makes Dial fail with "connection refused" (an error that
 // errors.Is matches with syscall.ECONNREFUSED, as a TCP dial to a stopped
 // broker fails) until the broker's clock has moved d past its current
-// time: with the manual clock, until the test Advances it; with
-// WallClock, once d has passed (in a synctest bubble, fake time). Open
+// time: with the manual clock, until the test Advances it; with a
+// followed clock (sim.Config.Clock), once d has passed (in a synctest
+// bubble, fake time). Open
 // connections are not touched. WithTCP it governs Dial only, not clients
 // that dial the address themselves.
 func (s *Server) RefuseDials(d time.Duration) {
@@ -209,31 +207,3 @@ func (fc *faultConn) setStalled(on bool) {
 
 // faultText is the explanation of the errors amqptest's faults close with.
 const faultText = "fault injected by amqptest"
-
-// CloseChannelAtDelivery closes, from the broker's side, the channel that
-// receives the nth delivery from now (basic.deliver or basic.get-ok, of
-// any queue and consumer): the client reads that delivery and then
-// channel.close 406 PRECONDITION_FAILED - fault injected by amqptest,
-// and nothing after it on that channel; its unacked deliveries are
-// requeued. Unlike a fault a goroutine injects on seeing the delivery, it
-// lands exactly there (sim.Broker.CloseAtDelivery).
-func (s *Server) CloseChannelAtDelivery(n int) error {
-	return s.broker.CloseAtDelivery(sim.DeliveryFault{N: n, Action: sim.FaultCloseChannel,
-		Err: protocol.Errorf(protocol.PreconditionFailed, protocol.Method{}, faultText)})
-}
-
-// CloseConnectionAtDelivery closes the connection that receives the nth
-// delivery from now right after it, with 320 CONNECTION_FORCED - fault
-// injected by amqptest, as "rabbitmqctl close_connection" would had it
-// run at that instant.
-func (s *Server) CloseConnectionAtDelivery(n int) error {
-	return s.broker.CloseAtDelivery(sim.DeliveryFault{N: n, Action: sim.FaultCloseConnection, Err: sim.Forced(faultText)})
-}
-
-// TimeOutConsumerAtDelivery closes the channel that receives the nth
-// delivery from now right after it, as RabbitMQ's consumer timeout does
-// (406 PRECONDITION_FAILED - delivery acknowledgement on channel N timed
-// out...), its deliveries requeued.
-func (s *Server) TimeOutConsumerAtDelivery(n int) error {
-	return s.broker.CloseAtDelivery(sim.DeliveryFault{N: n, Action: sim.FaultConsumerTimeout})
-}

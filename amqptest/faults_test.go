@@ -32,7 +32,7 @@ func named(t *testing.T, srv *amqptest.Server, name, query string) *amqp.Connect
 // messages and loses the transient ones.
 func TestRestartThroughClient(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		srv := amqptest.NewServer(t, amqptest.WithClock(amqptest.WallClock))
+		srv := amqptest.NewServer(t, amqptest.WithConfig(sim.Config{Clock: time.Now}))
 		conn := named(t, srv, "app", "")
 		closed := conn.NotifyClose(make(chan *amqp.Error, 1))
 		ch := channel(t, conn)
@@ -272,26 +272,23 @@ func TestNackPublishes(t *testing.T) {
 	})
 }
 
-// TestCloseAtDelivery: each of the three closes lands right behind the
-// nth delivery counted from when it was armed (a basic.get before it does
-// not count), and reaches amqp091-go as RabbitMQ's close: nothing is
-// delivered after it, and every unacked delivery is requeued.
+// TestCloseAtDelivery: each of the three closes of a delivery's channel
+// or connection lands right behind the nth delivery of the broker (a
+// basic.get counts), and reaches amqp091-go as RabbitMQ's close: nothing
+// is delivered after it, and every unacked delivery is requeued.
 func TestCloseAtDelivery(t *testing.T) {
 	for _, tc := range []struct {
-		name      string
-		arm       func(*amqptest.Server, int) error
+		kind      amqptest.FaultKind
 		code      int
 		reason    string
 		wholeConn bool // the connection closes, not only the channel
 	}{
-		{"CloseChannelAtDelivery", (*amqptest.Server).CloseChannelAtDelivery,
-			406, "PRECONDITION_FAILED - fault injected by amqptest", false},
-		{"CloseConnectionAtDelivery", (*amqptest.Server).CloseConnectionAtDelivery,
-			320, "CONNECTION_FORCED - fault injected by amqptest", true},
-		{"TimeOutConsumerAtDelivery", (*amqptest.Server).TimeOutConsumerAtDelivery,
+		{amqptest.FaultCloseChannel, 406, "PRECONDITION_FAILED - fault injected by amqptest", false},
+		{amqptest.FaultCloseConnection, 320, "CONNECTION_FORCED - fault injected by amqptest", true},
+		{amqptest.FaultConsumerTimeout,
 			406, "PRECONDITION_FAILED - delivery acknowledgement on channel 1 timed out. Timeout value used: 1800000 ms. This timeout value can be configured, see consumers doc guide to learn more", false},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
+		t.Run(tc.kind.String(), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				srv := amqptest.NewServer(t)
 				conn := named(t, srv, "worker", "")
@@ -302,14 +299,14 @@ func TestCloseAtDelivery(t *testing.T) {
 				for _, body := range []string{"j1", "j2", "j3", "j4"} {
 					srv.Broker().Publish("/", "", "jobs", sim.Message{Body: []byte(body)})
 				}
-				d, ok, err := ch.Get("jobs", false) // a delivery before arming
+				if _, err := srv.StartSchedule(amqptest.Schedule{{AfterDeliveries: 3, Kind: tc.kind}}); err != nil {
+					t.Fatal(err)
+				}
+				d, ok, err := ch.Get("jobs", false) // delivery 1
 				if !ok || err != nil {
 					t.Fatalf("get: %v %v", ok, err)
 				}
 				d.Ack(false)
-				if err := tc.arm(srv, 2); err != nil {
-					t.Fatal(err)
-				}
 				if _, err := ch.Consume("jobs", "w", false, false, false, false, nil); err != nil {
 					t.Fatal(err)
 				}

@@ -58,7 +58,7 @@ func (s *Server) reportOnFailure(t testing.TB) {
 func (s *Server) WriteReport(dir, name, title string) (string, error) {
 	base := fileName(name)
 	sc, res, err := scenarios.FromTrace(s.broker.Trace(), scenarios.TraceOptions{Name: base, Title: title,
-		Seed: s.cfg.simConfig.Seed, Final: s.broker})
+		Seed: s.broker.Config().Seed, Final: s.broker})
 	if err != nil {
 		return "", err
 	}

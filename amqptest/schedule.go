@@ -30,13 +30,18 @@ const (
 	// their persistent messages kept.
 	FaultRestart
 	// FaultCloseChannel closes the channel of the trigger's delivery with
-	// 406 PRECONDITION_FAILED right behind it (CloseChannelAtDelivery).
+	// 406 PRECONDITION_FAILED - fault injected by amqptest right behind
+	// it; its unacked deliveries are requeued.
 	FaultCloseChannel
 	// FaultCloseConnection closes the connection of the trigger's
-	// delivery with 320 CONNECTION_FORCED right behind it.
+	// delivery with 320 CONNECTION_FORCED - fault injected by amqptest
+	// right behind it, as "rabbitmqctl close_connection" would had it run
+	// at that instant.
 	FaultCloseConnection
 	// FaultConsumerTimeout closes the channel of the trigger's delivery
-	// as RabbitMQ's consumer timeout does, right behind it.
+	// as RabbitMQ's consumer timeout does (406 PRECONDITION_FAILED -
+	// delivery acknowledgement on channel N timed out...), right behind
+	// it.
 	FaultConsumerTimeout
 	// FaultAlarm raises the fault's Alarm for For on the broker's clock
 	// (sim.Broker.SetAlarmFor): publishers are blocked, consumers are not.
@@ -52,8 +57,8 @@ var allKinds = []FaultKind{FaultCloseChannel, FaultCloseConnection, FaultForceCl
 	FaultRestart, FaultAlarm, FaultNackPublishes}
 
 // exact reports whether the kind lands right behind its trigger's
-// delivery (sim.Broker.CloseAtDelivery); the others land once RunSchedule
-// has seen the trigger.
+// delivery (sim.Broker.CloseAtDelivery); the others land once
+// StartSchedule's wait has seen the trigger.
 func (k FaultKind) exact() bool {
 	switch k {
 	case FaultForceClose, FaultCloseChannel, FaultCloseConnection, FaultConsumerTimeout:
@@ -100,8 +105,8 @@ func (k FaultKind) String() string {
 // AfterDeliveries-th delivery, before any other delivery, and the first
 // three act on that delivery's channel or connection, so they need
 // AfterDeliveries of 1 or more. For the other kinds the trigger is a
-// lower bound: the code under test runs on while RunSchedule wakes, so a
-// few more deliveries may be pushed before the fault lands. A property
+// lower bound: the code under test runs on while StartSchedule's wait
+// wakes, so a few more deliveries may be pushed before the fault lands. A property
 // that must hold under every schedule holds under that one too.
 type Fault struct {
 	AfterDeliveries int
@@ -170,6 +175,77 @@ func (s Schedule) String() string {
 	return strings.Join(lines, "\n")
 }
 
+// GoString prints the schedule as a Go literal, as rapid logs a drawn
+// value, so that a failing schedule pastes into a test that pins it:
+// Faults(rapid.Just(amqptest.Schedule{{AfterDeliveries: 1, Kind:
+// amqptest.FaultCloseChannel}})).
+func (s Schedule) GoString() string {
+	faults := make([]string, len(s))
+	for i, f := range s {
+		faults[i] = f.literal()
+	}
+	return "amqptest.Schedule{" + strings.Join(faults, ", ") + "}"
+}
+
+// GoString prints the fault as a Go literal.
+func (f Fault) GoString() string { return "amqptest.Fault" + f.literal() }
+
+// literal is the fault's composite literal without its type, its zero
+// fields left out.
+func (f Fault) literal() string {
+	fields := []string{fmt.Sprintf("AfterDeliveries: %d", f.AfterDeliveries), "Kind: " + f.Kind.GoString()}
+	if f.Downtime != 0 {
+		fields = append(fields, "Downtime: "+durationLiteral(f.Downtime))
+	}
+	if f.Alarm != 0 {
+		var alarms []string
+		if f.Alarm&sim.AlarmDisk != 0 {
+			alarms = append(alarms, "sim.AlarmDisk")
+		}
+		if f.Alarm&sim.AlarmMemory != 0 {
+			alarms = append(alarms, "sim.AlarmMemory")
+		}
+		if rest := f.Alarm &^ (sim.AlarmDisk | sim.AlarmMemory); rest != 0 || len(alarms) == 0 {
+			alarms = append(alarms, fmt.Sprintf("sim.Alarm(%d)", uint8(rest)))
+		}
+		fields = append(fields, "Alarm: "+strings.Join(alarms, " | "))
+	}
+	if f.For != 0 {
+		fields = append(fields, "For: "+durationLiteral(f.For))
+	}
+	if f.Count != 0 {
+		fields = append(fields, fmt.Sprintf("Count: %d", f.Count))
+	}
+	return "{" + strings.Join(fields, ", ") + "}"
+}
+
+// durationLiteral writes d as Go: 4 * time.Second.
+func durationLiteral(d time.Duration) string {
+	for _, u := range []struct {
+		d    time.Duration
+		name string
+	}{{time.Hour, "time.Hour"}, {time.Minute, "time.Minute"}, {time.Second, "time.Second"}, {time.Millisecond, "time.Millisecond"}} {
+		if d%u.d == 0 {
+			if d == u.d {
+				return u.name
+			}
+			return fmt.Sprintf("%d * %s", d/u.d, u.name)
+		}
+	}
+	return fmt.Sprintf("time.Duration(%d)", int64(d))
+}
+
+// GoString names the kind's constant.
+func (k FaultKind) GoString() string {
+	names := map[FaultKind]string{FaultDrop: "FaultDrop", FaultForceClose: "FaultForceClose", FaultRestart: "FaultRestart",
+		FaultCloseChannel: "FaultCloseChannel", FaultCloseConnection: "FaultCloseConnection",
+		FaultConsumerTimeout: "FaultConsumerTimeout", FaultAlarm: "FaultAlarm", FaultNackPublishes: "FaultNackPublishes"}
+	if n, ok := names[k]; ok {
+		return "amqptest." + n
+	}
+	return fmt.Sprintf("amqptest.FaultKind(%d)", uint8(k))
+}
+
 // Schedules generates fault schedules for rapid: up to maxFaults faults of
 // the given kinds (every kind if none are given), each triggered after at
 // most maxDeliveries deliveries (at least one for the kinds that act on a
@@ -207,10 +283,10 @@ func Schedules(maxFaults, maxDeliveries int, kinds ...FaultKind) *rapid.Generato
 	})
 }
 
-// Inject injects one fault now, whatever its trigger. The kinds that act
-// on a delivery's channel or connection cannot be injected without one:
-// use CloseChannel or ForceConsumerTimeout.
-func (s *Server) Inject(f Fault) error {
+// inject injects one fault now, whatever its trigger (each is a Server or
+// sim.Broker method); the kinds that act on a delivery's channel or
+// connection are armed at their delivery instead.
+func (s *Server) inject(f Fault) error {
 	switch f.Kind {
 	case FaultDrop:
 		for _, c := range s.broker.Connections() {
@@ -229,7 +305,7 @@ func (s *Server) Inject(f Fault) error {
 	case FaultNackPublishes:
 		s.broker.NackPublishes(f.Count)
 	case FaultCloseChannel, FaultCloseConnection, FaultConsumerTimeout:
-		return fmt.Errorf("amqptest: %v: acts on a delivery; RunSchedule injects it", f)
+		return fmt.Errorf("amqptest: %v: acts on a delivery, so is armed at it", f)
 	default:
 		return fmt.Errorf("amqptest: unknown fault kind %d", f.Kind)
 	}
@@ -270,17 +346,6 @@ func (s *Server) arm(f Fault) (bool, error) {
 	return err == nil, err
 }
 
-// RunSchedule is StartSchedule's wait, at once: it injects each fault of
-// sched once its trigger is reached and returns when the last one is
-// injected.
-func (s *Server) RunSchedule(sched Schedule) error {
-	wait, err := s.StartSchedule(sched)
-	if err != nil {
-		return err
-	}
-	return wait()
-}
-
 // StartSchedule arms the closes of sched on the broker at once (they land
 // exactly; see Fault), and returns wait, which injects the other faults
 // as it sees the broker's delivery count reach their triggers, waiting on
@@ -291,15 +356,35 @@ func (s *Server) RunSchedule(sched Schedule) error {
 // lands right behind the next delivery instead. In a testing/synctest
 // bubble the wait is exact and its timeout costs no real time.
 //
+// It is the one way this package injects a fault at a point of the
+// delivery stream; one fault is a Schedule of one:
+//
+//	srv.StartSchedule(amqptest.Schedule{{AfterDeliveries: 2, Kind: amqptest.FaultCloseChannel}})
+//
+// closes the channel that receives the broker's second delivery right
+// behind it. A schedule of closes only needs no wait: they are armed.
+//
 // wait returns an error naming the fault whose trigger was not reached
 // within the wait timeout (WithWaitTimeout; after a restart, counted from
 // the end of its downtime): the code under test stopped consuming.
 func (s *Server) StartSchedule(sched Schedule) (wait func() error, err error) {
 	timeout := s.waitTimeout()
-	var later Schedule // faults wait injects itself, and exact ones already due
-	last := 0          // the latest trigger: once reached, every armed fault has fired
+	later, err := s.armSchedule(sched)
+	if err != nil {
+		return nil, err
+	}
+	last := 0 // the latest trigger: once reached, every armed fault has fired
 	for _, f := range sched {
 		last = max(last, f.AfterDeliveries)
+	}
+	return func() error { return s.runLater(later, last, sched, timeout) }, nil
+}
+
+// armSchedule arms the closes of sched and returns the faults left to
+// inject once their triggers are reached: those the broker cannot arm,
+// and exact ones already due.
+func (s *Server) armSchedule(sched Schedule) (later Schedule, err error) {
+	for _, f := range sched {
 		if !f.Kind.exact() {
 			later = append(later, f)
 			continue
@@ -312,7 +397,7 @@ func (s *Server) StartSchedule(sched Schedule) (wait func() error, err error) {
 			later = append(later, f)
 		}
 	}
-	return func() error { return s.runLater(later, last, sched, timeout) }, nil
+	return later, nil
 }
 
 // runLater is StartSchedule's wait.
@@ -332,7 +417,7 @@ func (s *Server) runLater(later Schedule, last int, sched Schedule, timeout time
 		if err := wait(f.AfterDeliveries, f); err != nil {
 			return err
 		}
-		if err := s.Inject(f); err != nil {
+		if err := s.inject(f); err != nil {
 			return err
 		}
 		if up := s.broker.Now().Add(f.Downtime); f.Kind == FaultRestart && up.After(back) {

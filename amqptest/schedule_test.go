@@ -1,6 +1,7 @@
 package amqptest_test
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -39,6 +40,30 @@ func TestScheduleString(t *testing.T) {
 	}
 }
 
+// TestScheduleGoString: rapid logs a drawn schedule with %#v, which
+// prints a literal a test can pin.
+func TestScheduleGoString(t *testing.T) {
+	s := amqptest.Schedule{
+		{AfterDeliveries: 1, Kind: amqptest.FaultCloseChannel},
+		{AfterDeliveries: 3, Kind: amqptest.FaultRestart, Downtime: 2 * time.Second},
+		{AfterDeliveries: 8, Kind: amqptest.FaultAlarm, Alarm: sim.AlarmMemory | sim.AlarmDisk, For: 1500 * time.Millisecond},
+		{AfterDeliveries: 9, Kind: amqptest.FaultNackPublishes, Count: 2},
+	}
+	want := "amqptest.Schedule{{AfterDeliveries: 1, Kind: amqptest.FaultCloseChannel}, " +
+		"{AfterDeliveries: 3, Kind: amqptest.FaultRestart, Downtime: 2 * time.Second}, " +
+		"{AfterDeliveries: 8, Kind: amqptest.FaultAlarm, Alarm: sim.AlarmDisk | sim.AlarmMemory, For: 1500 * time.Millisecond}, " +
+		"{AfterDeliveries: 9, Kind: amqptest.FaultNackPublishes, Count: 2}}"
+	if got := fmt.Sprintf("%#v", s); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	if got := fmt.Sprintf("%#v", amqptest.Schedule(nil)); got != "amqptest.Schedule{}" {
+		t.Errorf("no faults: %s", got)
+	}
+	if got := fmt.Sprintf("%#v", amqptest.Fault{Kind: 99}); got != "amqptest.Fault{AfterDeliveries: 0, Kind: amqptest.FaultKind(99)}" {
+		t.Errorf("an unknown kind: %s", got)
+	}
+}
+
 func TestSchedulesDrawsSortedBoundedFaults(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		s := amqptest.Schedules(4, 20, amqptest.FaultDrop, amqptest.FaultRestart).Draw(rt, "schedule")
@@ -62,17 +87,21 @@ func TestSchedulesDrawsSortedBoundedFaults(t *testing.T) {
 	})
 }
 
-func TestInjectUnknownKind(t *testing.T) {
+func TestStartScheduleUnknownKind(t *testing.T) {
 	srv := amqptest.NewServer(t)
-	if err := srv.Inject(amqptest.Fault{Kind: 99}); err == nil {
-		t.Error("unknown fault kind accepted")
+	wait, err := srv.StartSchedule(amqptest.Schedule{{Kind: 99}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := wait(); err == nil || !strings.Contains(err.Error(), "unknown fault kind") {
+		t.Errorf("unknown fault kind: %v, want refused", err)
 	}
 }
 
-// TestRunSchedule: each fault lands once its trigger is reached, as the
+// TestStartSchedule: each fault lands once its trigger is reached, as the
 // client sees it, and a trigger never reached is an error after the wait
 // timeout (fake time in the bubble).
-func TestRunSchedule(t *testing.T) {
+func TestStartSchedule(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		srv := amqptest.NewServer(t)
 		b := srv.Broker()
@@ -86,10 +115,12 @@ func TestRunSchedule(t *testing.T) {
 		for range 3 {
 			b.Publish("/", "", "jobs", sim.Message{Body: []byte("m")})
 		}
+		wait, err := srv.StartSchedule(amqptest.Schedule{{AfterDeliveries: 2, Kind: amqptest.FaultForceClose}})
+		if err != nil {
+			t.Fatal(err)
+		}
 		done := make(chan error, 1)
-		go func() {
-			done <- srv.RunSchedule(amqptest.Schedule{{AfterDeliveries: 2, Kind: amqptest.FaultForceClose}})
-		}()
+		go func() { done <- wait() }()
 		synctest.Wait()
 		select {
 		case err := <-done:
@@ -109,17 +140,19 @@ func TestRunSchedule(t *testing.T) {
 			t.Fatalf("closed with %v, want 320", e)
 		}
 
-		err = srv.RunSchedule(amqptest.Schedule{{AfterDeliveries: 10, Kind: amqptest.FaultDrop}})
-		if err == nil || !strings.Contains(err.Error(), "only 2 deliveries") {
+		if wait, err = srv.StartSchedule(amqptest.Schedule{{AfterDeliveries: 10, Kind: amqptest.FaultDrop}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := wait(); err == nil || !strings.Contains(err.Error(), "only 2 deliveries") {
 			t.Fatalf("unreached trigger: %v", err)
 		}
 	})
 }
 
-// TestRunScheduleExact: a close lands right behind its delivery, though
+// TestStartScheduleExact: a close lands right behind its delivery, though
 // one consume against a deep queue pushes many at once; the trace shows
 // no delivery between the trigger's and the close.
-func TestRunScheduleExact(t *testing.T) {
+func TestStartScheduleExact(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		srv := amqptest.NewServer(t)
 		b := srv.Broker()
@@ -133,10 +166,12 @@ func TestRunScheduleExact(t *testing.T) {
 		for range 10 {
 			b.Publish("/", "", "jobs", sim.Message{Body: []byte("m")})
 		}
+		wait, err := srv.StartSchedule(amqptest.Schedule{{AfterDeliveries: 4, Kind: amqptest.FaultCloseChannel}})
+		if err != nil {
+			t.Fatal(err)
+		}
 		done := make(chan error, 1)
-		go func() {
-			done <- srv.RunSchedule(amqptest.Schedule{{AfterDeliveries: 4, Kind: amqptest.FaultCloseChannel}})
-		}()
+		go func() { done <- wait() }()
 		synctest.Wait()
 		ch.Consume("jobs", "A", false, false, false, false, nil)
 		if err := <-done; err != nil {
@@ -159,16 +194,19 @@ func TestRunScheduleExact(t *testing.T) {
 	})
 }
 
-// TestRunScheduleAlarmAndNacks: an alarm with an end and injected nacks,
-// drawn as faults.
-func TestRunScheduleAlarmAndNacks(t *testing.T) {
+// TestStartScheduleAlarmAndNacks: an alarm with an end and injected
+// nacks, drawn as faults.
+func TestStartScheduleAlarmAndNacks(t *testing.T) {
 	srv := amqptest.NewServer(t)
 	b := srv.Broker()
-	err := srv.RunSchedule(amqptest.Schedule{
+	wait, err := srv.StartSchedule(amqptest.Schedule{
 		{Kind: amqptest.FaultAlarm, Alarm: sim.AlarmDisk, For: 2 * time.Second},
 		{Kind: amqptest.FaultNackPublishes, Count: 1},
 	})
 	if err != nil {
+		t.Fatal(err)
+	}
+	if err := wait(); err != nil {
 		t.Fatal(err)
 	}
 	if b.Alarms() != sim.AlarmDisk {
@@ -185,7 +223,7 @@ func TestRunScheduleAlarmAndNacks(t *testing.T) {
 	if cs := ch.Confirms(); len(cs) != 1 || !cs[0].Nack {
 		t.Errorf("confirms %+v, want one nack", cs)
 	}
-	if err := srv.RunSchedule(amqptest.Schedule{{Kind: amqptest.FaultCloseChannel}}); err == nil {
+	if _, err := srv.StartSchedule(amqptest.Schedule{{Kind: amqptest.FaultCloseChannel}}); err == nil {
 		t.Error("a channel close with no delivery accepted")
 	}
 }

@@ -48,7 +48,7 @@ func TestTLSInMemory(t *testing.T) {
 
 		// DropConnection still cuts the transport under TLS.
 		closed := conn.NotifyClose(make(chan *amqp.Error, 1))
-		name := srv.Connections()[0].Name()
+		name := srv.Broker().Connections()[0].Name()
 		if _, err := srv.StallConnection(name); err == nil {
 			t.Error("a TLS connection stalled")
 		}

@@ -9,13 +9,14 @@ import (
 
 	"github.com/amqpsim/amqpsim/amqptest"
 	"github.com/amqpsim/amqpsim/definitions"
+	"github.com/amqpsim/amqpsim/sim"
 )
 
 // A service whose RabbitMQ is set up by a definitions file (as
 // rabbitmqctl export_definitions writes it) is tested against the same
 // file: its user logs in with the password behind the file's hash, and the
 // permissions in the file apply to every method.
-func ExampleWithDefinitions() {
+func ExampleWithConfig_definitions() {
 	defs, err := definitions.Parse([]byte(`{
 		"users": [{"name": "orders-svc", "password_hash": "1s00h6Nz9olUa+BVEXVsxKyuyoMJqaUF7IDs4GcIcXwS8rRG",
 		           "hashing_algorithm": "rabbit_password_hashing_sha256", "tags": []}],
@@ -25,7 +26,7 @@ func ExampleWithDefinitions() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	srv, err := amqptest.Start(amqptest.WithDefinitions(defs))
+	srv, err := amqptest.Start(amqptest.WithConfig(sim.Config{Definitions: defs}))
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -15,15 +15,16 @@ import (
 	"github.com/amqpsim/amqpsim/sim"
 )
 
-// WithUser makes that user the broker's default user, in place of guest,
-// with full permissions in "/" and in the WithVhosts vhosts. In a bubble:
-// a refused login holds the socket for RabbitMQ's 3 s.
-func TestWithUserReplacesGuest(t *testing.T) {
-	synctest.Test(t, testWithUserReplacesGuest)
+// sim.Config's default user replaces guest: URL() carries its
+// credentials, and it gets full permissions in "/" and in the WithVhosts
+// vhosts. In a bubble: a refused login holds the socket for RabbitMQ's
+// 3 s.
+func TestDefaultUserIsTheURLs(t *testing.T) {
+	synctest.Test(t, testDefaultUserIsTheURLs)
 }
 
-func testWithUserReplacesGuest(t *testing.T) {
-	srv := amqptest.NewServer(t, amqptest.WithUser("admin", "pw"), amqptest.WithVhosts("extra"))
+func testDefaultUserIsTheURLs(t *testing.T) {
+	srv := amqptest.NewServer(t, amqptest.WithConfig(sim.Config{DefaultUser: "admin", DefaultPass: "pw"}), amqptest.WithVhosts("extra"))
 	if !strings.HasPrefix(srv.URL(), "amqp://admin:pw@") {
 		t.Fatalf("URL %s", srv.URL())
 	}
@@ -42,23 +43,31 @@ func testWithUserReplacesGuest(t *testing.T) {
 	}
 }
 
-// WithBroker and WithUser add the user to the given broker.
-func TestWithUserOnExistingBroker(t *testing.T) {
-	b := sim.New(sim.Config{})
-	srv := amqptest.NewServer(t, amqptest.WithBroker(b), amqptest.WithUser("app", "pw"))
+// WithBroker serves the broker as it was configured: URL() carries its
+// default user's credentials. WithConfig beside it, which would configure
+// another broker, is refused.
+func TestWithBrokerKeepsItsConfig(t *testing.T) {
+	b := sim.New(sim.Config{DefaultUser: "app", DefaultPass: "pw"})
+	srv := amqptest.NewServer(t, amqptest.WithBroker(b))
+	if !strings.HasPrefix(srv.URL(), "amqp://app:pw@") {
+		t.Fatalf("URL %s, want the broker's default user's", srv.URL())
+	}
 	conn, err := amqp.DialConfig(srv.URL(), amqp.Config{Dial: srv.Dial})
 	if err != nil {
 		t.Fatal(err)
 	}
 	conn.Close()
+	if _, err := amqptest.Start(amqptest.WithBroker(b), amqptest.WithConfig(sim.Config{})); err == nil || !strings.Contains(err.Error(), "give one of them") {
+		t.Fatalf("Start with WithBroker and WithConfig: %v, want refused", err)
+	}
 }
 
-func TestWithDefinitionsRefusesABadFile(t *testing.T) {
+func TestDefinitionsThatDoNotImportFailStart(t *testing.T) {
 	defs, err := definitions.Parse([]byte(`{"queues":[{"name":"q","vhost":"nosuch","durable":true,"arguments":{}}]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := amqptest.Start(amqptest.WithDefinitions(defs)); err == nil || !strings.Contains(err.Error(), `queues[0] "q"`) {
+	if _, err := amqptest.Start(amqptest.WithConfig(sim.Config{Definitions: defs})); err == nil || !strings.Contains(err.Error(), `queues[0] "q"`) {
 		t.Fatalf("Start: %v", err)
 	}
 }

@@ -13,16 +13,16 @@ import (
 	"github.com/amqpsim/amqpsim/sim"
 )
 
-// WithVersion picks the release: the client sees its version, and its
-// rules (3.10 takes basic.qos global=true as a channel-wide limit, which a
-// quorum queue refuses with 540, closing the connection; 4.3 takes it per
-// consumer).
-func TestWithVersion(t *testing.T) {
+// sim.Config.Version picks the release: the client sees its version, and
+// its rules (3.10 takes basic.qos global=true as a channel-wide limit,
+// which a quorum queue refuses with 540, closing the connection; 4.3 takes
+// it per consumer).
+func TestConfigVersion(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		srv := amqptest.NewServer(t, amqptest.WithVersion(sim.V3_10), amqptest.WithConfig(sim.Config{Version: sim.V4_3}))
+		srv := amqptest.NewServer(t, amqptest.WithConfig(sim.Config{Version: sim.V3_10}))
 		conn := dial(t, srv)
 		if v := conn.Properties["version"]; v != "3.10.8" {
-			t.Errorf("version %v, want 3.10.8 (WithVersion overrides WithConfig)", v)
+			t.Errorf("version %v, want 3.10.8", v)
 		}
 		ch := channel(t, conn)
 		declareQuorum(t, ch, "jobs")
@@ -40,8 +40,8 @@ func TestWithVersion(t *testing.T) {
 // A test can run against the release production runs: here RabbitMQ 4.0
 // (the default is 4.3), where basic.qos global=true is a channel-wide
 // limit, which a quorum queue refuses, closing the connection.
-func ExampleWithVersion() {
-	srv, err := amqptest.Start(amqptest.WithVersion(sim.V4_0))
+func ExampleWithConfig_version() {
+	srv, err := amqptest.Start(amqptest.WithConfig(sim.Config{Version: sim.V4_0}))
 	if err != nil {
 		log.Fatal(err)
 	}

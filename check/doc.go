@@ -23,5 +23,8 @@
 // MaxUnacked, AtMostDeliveries and NoLoss check a trace against
 // properties a consumer should keep whatever happens, for plain tests and
 // for property tests with pgregory.net/rapid: each returns an error that
-// names the events that break it, or nil.
+// names the events that break it, or nil. amqptest.CheckUnderFaults runs
+// them and Lint over every run of a consumer under drawn fault schedules.
+// (This package reads traces only, and imports sim alone: amqptest, which
+// serves the broker, imports it, never the other way round.)
 package check

@@ -60,10 +60,10 @@ type Config struct {
 	ChannelTickInterval time.Duration
 	// Clock, when set, is the time the virtual clock follows instead of
 	// moving only by Advance (see the package doc, "Time"). The broker
-	// never reads the time itself; the caller supplies it
-	// (amqptest.WithClock(amqptest.WallClock) passes the time package's
-	// clock, which in a testing/synctest bubble is the bubble's fake
-	// clock). Start then defaults to Clock().
+	// never reads the time itself; the caller supplies it (time.Now, which
+	// in a testing/synctest bubble is the bubble's fake clock; an amqptest
+	// server then wakes the broker at its timers). Start then defaults to
+	// Clock().
 	Clock func() time.Time
 
 	// DefaultUser and DefaultPass are the user a fresh broker creates,
@@ -256,6 +256,13 @@ func Open(cfg Config) (*Broker, error) {
 	}
 	return b, nil
 }
+
+// Config returns the configuration the broker was opened with, Open's
+// defaults filled in: Start, ConsumerTimeout, ChannelTickInterval and the
+// default user, password, vhost, tags and permissions. It does not change
+// after Open; its slices and pointers are the broker's, not to be
+// modified.
+func (b *Broker) Config() Config { return b.cfg }
 
 // AddVhost creates a virtual host with the predeclared exchanges. Adding an
 // existing one does nothing. No user has permissions in a new vhost until

@@ -11,8 +11,9 @@ import "time"
 // the timers due on the way at their own times. A broker nobody calls does
 // not look at the clock, so the shell that supplies it must also wake the
 // broker when its next timer falls due: NextTimer says when, Sync makes the
-// call. amqptest does that with one goroutine of its own (WithClock), so
-// that sim stays free of goroutines.
+// call. amqptest does that with one goroutine of its own (FollowClock,
+// which a Server runs for a broker with a Clock), so that sim stays free
+// of goroutines.
 //
 // Determinism then depends on the clock: inside a testing/synctest bubble
 // the time package's clock moves only when every goroutine is blocked, so the same test

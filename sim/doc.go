@@ -112,9 +112,9 @@
 // Or, with Config.Clock set, the same clock follows a time the caller
 // supplies, and Advance is refused: every call first moves the clock up to
 // Clock(), firing what fell due, and a shell wakes an idle broker at
-// NextTimer with Sync. amqptest.WithClock(amqptest.WallClock) passes the
-// time package's clock, so that inside a testing/synctest bubble a sleep
-// in the code under test fires the broker's timers; sim itself never
+// NextTimer with Sync. Config{Clock: time.Now} under an amqptest server
+// (which wakes the broker) makes a sleep in the code under test, inside a
+// testing/synctest bubble, fire the broker's timers; sim itself never
 // reads the time.
 //
 // # Waiting

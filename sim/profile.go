@@ -33,8 +33,8 @@ var (
 // recorded on 3.10.8, 4.0.5 and 4.3.6; each file holds the three
 // releases' answers), so that what the simulator does by default is
 // measured, not read. 3.10 and 4.0 are one option away:
-// sim.Config{Version: sim.V3_10}, amqptest.WithVersion(sim.V3_10),
-// amqpsim serve --rabbitmq 3.10.
+// sim.Config{Version: sim.V3_10} (in process, or through
+// amqptest.WithConfig), amqpsim serve --rabbitmq 3.10.
 var DefaultVersion = V4_3
 
 // Versions returns the versions that have a profile, oldest first.

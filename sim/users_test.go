@@ -139,6 +139,12 @@ func TestDefaultUserConfig(t *testing.T) {
 	if _, err := Open(Config{DefaultPermissions: &Permissions{Read: "["}}); err == nil {
 		t.Fatal("Open accepted an invalid DefaultPermissions")
 	}
+	if cfg := b.Config(); cfg.DefaultUser != "admin" || cfg.DefaultPass != "pw" || cfg.ConsumerTimeout != DefaultConsumerTimeout {
+		t.Fatalf("Config = %+v, want the default user and the defaults filled in", cfg)
+	}
+	if cfg := New(Config{}).Config(); cfg.DefaultUser != "guest" || cfg.DefaultPass != "guest" || cfg.DefaultVhost != "/" {
+		t.Fatalf("Config of a zero Config: user %q/%q vhost %q, want guest/guest in /", cfg.DefaultUser, cfg.DefaultPass, cfg.DefaultVhost)
+	}
 }
 
 // TestDeleteUserAndVhostCloseConnections pins the 320 texts measured on

@@ -102,7 +102,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if o.clock == "wall" {
 		// The virtual clock is the real one (so that what clients read of
 		// it, a stream's x-stream-offset timestamps, the management API's
-		// idle_since, is today's), as amqptest.WithClock(WallClock) does.
+		// idle_since, is today's), as sim.Config{Clock: time.Now} under
+		// amqptest does.
 		cfg.Clock = time.Now
 	}
 	if o.definitions != "" {

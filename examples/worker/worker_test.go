@@ -3,17 +3,12 @@ package worker
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"sync"
 	"testing"
-	"testing/synctest"
 	"time"
 
-	"pgregory.net/rapid"
-
 	"github.com/amqpsim/amqpsim/amqptest"
-	"github.com/amqpsim/amqpsim/check"
 	"github.com/amqpsim/amqpsim/protocol"
 	"github.com/amqpsim/amqpsim/sim"
 )
@@ -24,130 +19,47 @@ const (
 )
 
 // TestWorkerUnderFaults property-tests the worker through amqp091-go
-// against random fault schedules (connections dropped or force-closed,
-// broker restarts with downtime, at random points of the delivery
-// stream): every good message is handled, at most once per fault more
-// than once, every bad one ends dead-lettered exactly once, no message is
-// lost, the prefetch window holds, and check.Lint finds nothing. Each run
-// is in its own synctest bubble, so the worker's back-off sleeps, the restart's
-// downtime and every wait take no real time, and each run is exact.
+// against random fault schedules (channels and connections closed at a
+// delivery, connections dropped, broker restarts with downtime, alarms,
+// nacked publishes, at random points of the delivery stream): every good
+// message is handled, every bad one ends dead-lettered exactly once, and
+// amqptest checks the rest on the trace: no message lost, the prefetch
+// window held, each message delivered at most once more per fault, and
+// check.Lint finds nothing. Each run is in its own synctest bubble, so
+// the worker's back-off sleeps, the restart's downtime and every wait take
+// no real time, and each run is exact. A failing schedule is shrunk and
+// printed, and its run written into $AMQPSIM_REPORT if set.
 func TestWorkerUnderFaults(t *testing.T) {
-	rapid.Check(t, func(rt *rapid.T) {
-		sched := amqptest.Schedules(3, messages).Draw(rt, "schedule")
-		var err error
-		synctest.Test(t, func(*testing.T) { err = runWorker(sched) })
-		if err != nil {
-			rt.Fatalf("schedule:\n%v\n%v", sched, err)
-		}
-	})
+	amqptest.CheckUnderFaults(t, func(ctx context.Context, srv *amqptest.Server) error {
+		var handled tally
+		w := &Worker{URL: srv.URL(), Dial: srv.Dial, Queue: "jobs", Prefetch: prefetch, Backoff: time.Second,
+			Handle: handled.handle}
+		w.Run(ctx)
+		return handled.check(srv.Broker())
+	},
+		amqptest.Setup(setup),
+		amqptest.Drained("jobs"),
+		amqptest.Faults(amqptest.Schedules(3, messages)),
+		amqptest.MaxUnacked(prefetch))
 }
 
-// runWorker runs the worker over one fault schedule and checks the run.
-// A failing run is written as a scenario file, with the schedule as its
-// title, and its diagram, into $AMQPSIM_REPORT if set: rapid runs the
-// smallest failing schedule last, so the files show that one.
-func runWorker(sched amqptest.Schedule) (err error) {
-	srv, err := amqptest.Start(amqptest.WithClock(amqptest.WallClock))
-	if err != nil {
-		return err
-	}
-	defer srv.Close()
-	defer func() {
-		if dir := os.Getenv(amqptest.ReportEnv); err != nil && dir != "" {
-			if path, rerr := srv.WriteReport(dir, "TestWorkerUnderFaults", "The worker under the schedule\n"+sched.String()); rerr == nil {
-				err = fmt.Errorf("%w\nthe run: %s", err, path)
-			}
-		}
-	}()
-	b := srv.Broker()
-	if err := declare(b); err != nil {
-		return err
-	}
-	var bodies []string
+// bodies are the jobs: one in seven cannot be handled.
+var bodies = func() []string {
+	var bs []string
 	for i := range messages {
 		body := fmt.Sprintf("job-%02d", i)
 		if i%7 == 3 {
 			body = fmt.Sprintf("bad-%02d", i)
 		}
-		bodies = append(bodies, body)
-		m := sim.Message{Properties: protocol.Properties{DeliveryMode: 2}, Body: []byte(body)}
-		if err := b.Publish("/", "", "jobs", m); err != nil {
-			return err
-		}
+		bs = append(bs, body)
 	}
+	return bs
+}()
 
-	var mu sync.Mutex
-	handled := map[string]int{}
-	w := &Worker{URL: srv.URL(), Dial: srv.Dial, Queue: "jobs", Prefetch: prefetch, Backoff: time.Second,
-		Handle: func(body []byte) error {
-			mu.Lock()
-			defer mu.Unlock()
-			handled[string(body)]++
-			if strings.HasPrefix(string(body), "bad") {
-				return fmt.Errorf("cannot handle %s", body)
-			}
-			return nil
-		}}
-	// The closes are armed before the worker consumes, so they land at
-	// their deliveries exactly.
-	waitSchedule, err := srv.StartSchedule(sched)
-	if err != nil {
-		return err
-	}
-	ctx, stop := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); w.Run(ctx) }()
-
-	if err := waitSchedule(); err != nil {
-		stop()
-		<-done
-		return err
-	}
-	// Done when the queue is empty and nothing is held.
-	wait, cancel := context.WithTimeout(context.Background(), time.Minute)
-	err = b.WaitFor(wait, func(b *sim.Broker) bool {
-		st, err := b.QueueStats("/", "jobs")
-		return err == nil && st.Ready == 0 && st.Unacked == 0
-	})
-	cancel()
-	stop()
-	<-done
-	if err != nil {
-		return fmt.Errorf("the worker did not drain the queue: %v", err)
-	}
-
-	failed, err := b.QueueMessages("/", "jobs.failed")
-	if err != nil {
-		return err
-	}
-	deadLettered := map[string]int{}
-	for _, m := range failed {
-		deadLettered[string(m.Body)]++
-	}
-	for _, body := range bodies {
-		n := handled[body]
-		if n == 0 || n > 1+len(sched) {
-			return fmt.Errorf("%s handled %d times, want 1 to %d", body, n, 1+len(sched))
-		}
-		if bad := strings.HasPrefix(body, "bad"); bad && deadLettered[body] != 1 || !bad && deadLettered[body] != 0 {
-			return fmt.Errorf("%s dead-lettered %d times", body, deadLettered[body])
-		}
-	}
-	trace := b.Trace()
-	for _, err := range []error{check.NoLoss(trace), check.MaxUnacked(trace, prefetch), check.AtMostDeliveries(trace, 1+len(sched))} {
-		if err != nil {
-			return err
-		}
-	}
-	if fs := check.Lint(trace, check.Options{}); len(fs) > 0 {
-		return fmt.Errorf("lint: %v", fs)
-	}
-	return nil
-}
-
-// declare makes the durable work queue, whose rejects go to a durable
-// jobs.failed queue.
-func declare(b *sim.Broker) error {
+// setup makes the durable work queue, whose rejects go to a durable
+// jobs.failed queue, and publishes the jobs, persistent.
+func setup(srv *amqptest.Server) error {
+	b := srv.Broker()
 	conn := b.Connect("setup")
 	defer conn.Close()
 	ch, err := conn.Channel()
@@ -161,5 +73,57 @@ func declare(b *sim.Broker) error {
 		"x-dead-letter-exchange":    "",
 		"x-dead-letter-routing-key": "jobs.failed",
 	}})
-	return err
+	if err != nil {
+		return err
+	}
+	for _, body := range bodies {
+		m := sim.Message{Properties: protocol.Properties{DeliveryMode: 2}, Body: []byte(body)}
+		if err := b.Publish("/", "", "jobs", m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// tally counts what the worker handled.
+type tally struct {
+	mu      sync.Mutex
+	handled map[string]int
+}
+
+func (t *tally) handle(body []byte) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.handled == nil {
+		t.handled = map[string]int{}
+	}
+	t.handled[string(body)]++
+	if strings.HasPrefix(string(body), "bad") {
+		return fmt.Errorf("cannot handle %s", body)
+	}
+	return nil
+}
+
+// check says whether every job was handled and every bad one, only,
+// dead-lettered once.
+func (t *tally) check(b *sim.Broker) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	failed, err := b.QueueMessages("/", "jobs.failed")
+	if err != nil {
+		return err
+	}
+	deadLettered := map[string]int{}
+	for _, m := range failed {
+		deadLettered[string(m.Body)]++
+	}
+	for _, body := range bodies {
+		if t.handled[body] == 0 {
+			return fmt.Errorf("%s never handled", body)
+		}
+		if bad := strings.HasPrefix(body, "bad"); bad && deadLettered[body] != 1 || !bad && deadLettered[body] != 0 {
+			return fmt.Errorf("%s dead-lettered %d times", body, deadLettered[body])
+		}
+	}
+	return nil
 }

@@ -1,0 +1,364 @@
+package amqptest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+	"pgregory.net/rapid"
+
+	"github.com/amqpsim/amqpsim/check"
+	"github.com/amqpsim/amqpsim/protocol"
+	"github.com/amqpsim/amqpsim/sim"
+)
+
+// The tests of CheckUnderFaults run a small amqp091-go consumer of "jobs"
+// with bugs planted in it. Those that watch the property fail give rapid a
+// recordingTB, and run in a temporary directory, where rapid writes its
+// fail files.
+
+// recordingTB is a rapid.TB whose failures are recorded, not reported.
+type recordingTB struct {
+	name   string
+	mu     sync.Mutex
+	failed bool
+	errors []string
+	logs   []string
+}
+
+func (r *recordingTB) Helper()                           {}
+func (r *recordingTB) Name() string                      { return r.name }
+func (r *recordingTB) Logf(format string, args ...any)   { r.Log(fmt.Sprintf(format, args...)) }
+func (r *recordingTB) Skipf(format string, args ...any)  { r.Fatalf(format, args...) }
+func (r *recordingTB) Skip(args ...any)                  { r.Fatal(args...) }
+func (r *recordingTB) SkipNow()                          { r.FailNow() }
+func (r *recordingTB) Errorf(format string, args ...any) { r.Error(fmt.Sprintf(format, args...)) }
+func (r *recordingTB) Fatalf(format string, args ...any) { r.Error(fmt.Sprintf(format, args...)) }
+func (r *recordingTB) Fatal(args ...any)                 { r.Error(args...) }
+func (r *recordingTB) Fail()                             { r.FailNow() }
+
+func (r *recordingTB) Log(args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.logs = append(r.logs, fmt.Sprint(args...))
+}
+
+func (r *recordingTB) Error(args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.failed = true
+	r.errors = append(r.errors, fmt.Sprint(args...))
+}
+
+func (r *recordingTB) FailNow() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.failed = true
+}
+
+func (r *recordingTB) Failed() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.failed
+}
+
+// output is everything recorded, errors first.
+func (r *recordingTB) output() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return strings.Join(r.errors, "\n") + "\n" + strings.Join(r.logs, "\n")
+}
+
+// failing runs the property with a recordingTB named name, in a temporary
+// directory, and returns it; the property must fail.
+func failing(t *testing.T, name string, run func(context.Context, *Server) error, opts ...CheckOption) *recordingTB {
+	t.Helper()
+	tb := &recordingTB{name: name}
+	checkUnderFaults(t, tb, run, opts)
+	if !tb.Failed() {
+		t.Fatalf("the property held:\n%s", tb.output())
+	}
+	return tb
+}
+
+// jobs declares the durable queue jobs, without a dead-letter exchange,
+// and publishes ten persistent jobs to it.
+func jobs(srv *Server) error {
+	b := srv.Broker()
+	conn := b.Connect("setup")
+	defer conn.Close()
+	ch, err := conn.Channel()
+	if err != nil {
+		return err
+	}
+	if _, err := ch.QueueDeclare("jobs", sim.QueueOptions{Durable: true}); err != nil {
+		return err
+	}
+	for i := range 10 {
+		m := sim.Message{Properties: protocol.Properties{DeliveryMode: 2}, Body: fmt.Appendf(nil, "job-%d", i)}
+		if err := b.Publish("/", "", "jobs", m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// consumer consumes jobs through amqp091-go with a prefetch of 5, acking
+// each delivery, and reconnects a second after every failure, until its
+// context ends. The fields plant bugs.
+type consumer struct {
+	// drop, if set, says whether to reject a delivery without requeue
+	// (jobs has no dead-letter exchange: the message is lost).
+	drop func(d amqp.Delivery) bool
+	// requeue, if set, says whether to nack a delivery with requeue.
+	requeue func(d amqp.Delivery) bool
+	// qosLate sets the prefetch after basic.consume, too late for it.
+	qosLate bool
+}
+
+func (c consumer) run(ctx context.Context, srv *Server) error {
+	for ctx.Err() == nil {
+		c.session(ctx, srv)
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Second):
+		}
+	}
+	return nil
+}
+
+func (c consumer) session(ctx context.Context, srv *Server) {
+	conn, err := amqp.DialConfig(srv.URL(), amqp.Config{Dial: srv.Dial, Properties: amqp.Table{"connection_name": "consumer"}})
+	if err != nil {
+		return
+	}
+	defer conn.Close()
+	ch, err := conn.Channel()
+	if err != nil {
+		return
+	}
+	if !c.qosLate {
+		if err := ch.Qos(5, 0, false); err != nil {
+			return
+		}
+	}
+	ds, err := ch.Consume("jobs", "", false, false, false, false, nil)
+	if err != nil {
+		return
+	}
+	if c.qosLate {
+		if err := ch.Qos(5, 0, false); err != nil {
+			return
+		}
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case d, ok := <-ds:
+			switch {
+			case !ok:
+				return
+			case c.drop != nil && c.drop(d):
+				d.Reject(false)
+			case c.requeue != nil && c.requeue(d):
+				d.Nack(false, true)
+			default:
+				d.Ack(false)
+			}
+		}
+	}
+}
+
+// smallest is the schedule every planted bug below that loses a
+// redelivered message shrinks to: the simplest fault, at the first
+// delivery.
+var smallest = Schedule{{AfterDeliveries: 1, Kind: FaultCloseChannel}}
+
+// TestCheckUnderFaultsHolds: a correct consumer holds under every kind of
+// fault, in a few lines.
+func TestCheckUnderFaultsHolds(t *testing.T) {
+	CheckUnderFaults(t, consumer{}.run, Setup(jobs), Drained("jobs"), Faults(Schedules(3, 10)))
+}
+
+// TestCheckUnderFaultsShrinks: a consumer that drops every redelivered
+// message fails under any fault that requeues one, every time: rapid
+// shrinks the schedule to the smallest, the property's failure prints it,
+// the failing run's checks are logged, and its report is written, titled
+// with the schedule.
+func TestCheckUnderFaultsShrinks(t *testing.T) {
+	t.Chdir(t.TempDir())
+	dir := t.TempDir()
+	bug := consumer{drop: func(d amqp.Delivery) bool { return d.Redelivered }}
+	tb := failing(t, "TestDropsRedeliveries", bug.run, Setup(jobs), Drained("jobs"), Faults(Schedules(3, 10)),
+		ServerOptions(WithFailureReport(dir)))
+	want := "amqptest: the consumer fails under this schedule:\n" + indent(smallest.String()) + "\n"
+	if len(tb.errors) != 1 || !strings.Contains(tb.errors[0], want) {
+		t.Errorf("the property's failure, want %q:\n%s", want, tb.output())
+	}
+	for _, want := range []string{"check.NoLoss: event ", "reject-without-dlx", "the run is in " + filepath.Join(dir, "TestDropsRedeliveries.txt")} {
+		if !strings.Contains(tb.output(), want) {
+			t.Errorf("the output lacks %q:\n%s", want, tb.output())
+		}
+	}
+	report, err := os.ReadFile(filepath.Join(dir, "TestDropsRedeliveries.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "# The run of TestDropsRedeliveries under the schedule\n# " + smallest.String() + "\n# which failed:\n# check.NoLoss"; !strings.HasPrefix(string(report), want) {
+		t.Errorf("the report begins\n%.300s\nwant\n%s", report, want)
+	}
+}
+
+// TestCheckUnderFaultsReproduces: a consumer whose bug shows only in one
+// run out of three (as a bug that depends on goroutine order does, here
+// counted so that the test does not depend on it) still shrinks to the
+// smallest schedule, which each failure is re-run until it fails again;
+// and the schedule rapid saved fails again when the test is rerun.
+func TestCheckUnderFaultsReproduces(t *testing.T) {
+	t.Chdir(t.TempDir())
+	var mu sync.Mutex
+	runs := 0 // runs that redelivered a message
+	bug := func(ctx context.Context, srv *Server) error {
+		drop := false // this run's luck, drawn at its first redelivery
+		seen := false
+		return consumer{drop: func(d amqp.Delivery) bool {
+			if !d.Redelivered {
+				return false
+			}
+			if !seen {
+				mu.Lock()
+				runs++
+				drop, seen = runs%3 == 0, true
+				mu.Unlock()
+			}
+			return drop
+		}}.run(ctx, srv)
+	}
+	opts := []CheckOption{Setup(jobs), Drained("jobs"), Reruns(4),
+		Faults(Schedules(3, 5, FaultCloseChannel, FaultCloseConnection, FaultConsumerTimeout))}
+	want := "amqptest: the consumer fails under this schedule:\n" + indent(smallest.String()) + "\n"
+	tb := failing(t, "TestSometimesDrops", bug, opts...)
+	if len(tb.errors) != 1 || !strings.Contains(tb.errors[0], want) {
+		t.Errorf("the property's failure, want %q:\n%s", want, tb.output())
+	}
+	// Rerun, as the failure says: rapid replays the fail file first.
+	files, _ := filepath.Glob("testdata/rapid/TestSometimesDrops/*.fail")
+	if len(files) != 1 {
+		t.Fatalf("fail files %q, want one", files)
+	}
+	tb = failing(t, "TestSometimesDrops", bug, opts...)
+	if len(tb.errors) != 1 || !strings.Contains(tb.errors[0], "failed after 0 tests: "+want) {
+		t.Errorf("the rerun's failure, want the fail file's schedule to fail again:\n%s", tb.output())
+	}
+}
+
+// TestCheckUnderFaultsFlaky: a consumer whose bug shows once and never
+// again fails as flaky, saying so, with the schedule and its failure.
+func TestCheckUnderFaultsFlaky(t *testing.T) {
+	t.Chdir(t.TempDir())
+	var once sync.Once
+	bug := func(ctx context.Context, srv *Server) error {
+		drop := false
+		return consumer{drop: func(d amqp.Delivery) bool {
+			if d.Redelivered {
+				once.Do(func() { drop = true })
+			}
+			return drop
+		}}.run(ctx, srv)
+	}
+	tb := failing(t, "TestDropsOnce", bug, Setup(jobs), Drained("jobs"), Faults(rapid.Just(smallest)), Reruns(4))
+	want := "amqptest: the schedule failed once and passed 4 re-runs: the consumer's outcome depends on goroutine order\n" +
+		indent(smallest.String()) + "\nits first failure:\n\tcheck.NoLoss: event "
+	if len(tb.errors) != 1 || !strings.Contains(tb.errors[0], want) {
+		t.Errorf("the property's failure, want %q:\n%s", want, tb.output())
+	}
+}
+
+// TestCheckUnderFaultsChecks: each check runs by default, and is tuned or
+// switched off by its option. The schedule is empty or one close, so
+// every run of a case is the same.
+func TestCheckUnderFaultsChecks(t *testing.T) {
+	requeueFirst := consumer{requeue: func(d amqp.Delivery) bool { return !d.Redelivered }}
+	for _, tc := range []struct {
+		name  string
+		c     consumer
+		sched Schedule
+		opts  []CheckOption
+		fails string // what the failing run logs; "" if the property holds
+	}{
+		{"lost", consumer{drop: func(amqp.Delivery) bool { return true }}, nil, nil, "check.NoLoss: "},
+		{"lost, NoLoss off", consumer{drop: func(amqp.Delivery) bool { return true }}, nil,
+			[]CheckOption{Without(CheckNoLoss, CheckLint)}, ""},
+		{"qos late", consumer{qosLate: true}, nil, nil, "holds 6 unacked deliveries, more than 5"},
+		{"qos late, MaxUnacked(10)", consumer{qosLate: true}, nil, []CheckOption{MaxUnacked(10), Without(CheckLint)}, ""},
+		{"qos late, Lint", consumer{qosLate: true}, nil, []CheckOption{Without(CheckMaxUnacked)}, "check.Lint: consume-before-qos"},
+		{"retried once", requeueFirst, nil, nil, "check.AtMostDeliveries: "},
+		{"retried once, AtMostDeliveries(2)", requeueFirst, nil, []CheckOption{AtMostDeliveries(2)}, ""},
+		{"retried once under a fault", requeueFirst, smallest, []CheckOption{AtMostDeliveries(2)}, ""},
+		{"dropped, Lint tuned", consumer{drop: func(amqp.Delivery) bool { return true }}, nil,
+			[]CheckOption{Without(CheckNoLoss), LintOptions(check.Options{Disable: []check.Rule{check.RejectWithoutDLX}})}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			opts := append([]CheckOption{Setup(jobs), Drained("jobs"), Faults(rapid.Just(tc.sched))}, tc.opts...)
+			if tc.fails == "" {
+				CheckUnderFaults(t, tc.c.run, opts...)
+				return
+			}
+			t.Chdir(t.TempDir())
+			if tb := failing(t, "TestChecks", tc.c.run, opts...); !strings.Contains(tb.output(), tc.fails) {
+				t.Errorf("the output lacks %q:\n%s", tc.fails, tb.output())
+			}
+		})
+	}
+}
+
+// TestCheckUnderFaultsWaits: every wait of a run is bounded, and a run
+// that does not finish fails saying what it waited for.
+func TestCheckUnderFaultsWaits(t *testing.T) {
+	forever := func(ctx context.Context, srv *Server) error { <-ctx.Done(); return nil }
+	for _, tc := range []struct {
+		name  string
+		run   func(context.Context, *Server) error
+		opts  []CheckOption
+		fails string
+	}{
+		{"no Until", consumer{}.run, nil,
+			"run did not return within 10m0s; a consumer that runs until its context ends needs Until or Drained"},
+		{"never drained", forever, []CheckOption{Drained("jobs"), Within(time.Hour)},
+			"waited 1h0m0s for jobs drained (last seen: jobs ready=10 unacked=0 consumers=0); the broker had pushed 0 deliveries"},
+		{"returns early", func(context.Context, *Server) error { return nil }, []CheckOption{Drained("jobs")},
+			"run returned before jobs drained (last seen: jobs ready=10 unacked=0 consumers=0)"},
+		{"returns an error", func(context.Context, *Server) error { return errors.New("job-3 handled twice") },
+			[]CheckOption{Drained("jobs")}, "run: job-3 handled twice"},
+		{"ignores its context", func(context.Context, *Server) error { select {} }, []CheckOption{Until("never", func(*sim.Broker) bool { return true })},
+			"run did not return within 10m0s of the end of its context\ngoroutines of the run were still blocked after it ended (deadlock: main bubble goroutine has exited but blocked goroutines remain): the consumer did not stop"},
+		{"setup fails", consumer{}.run, []CheckOption{Drained("jobs"), Setup(func(*Server) error { return errors.New("no jobs") })},
+			"setup: no jobs"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Chdir(t.TempDir())
+			opts := append([]CheckOption{Setup(jobs), Faults(rapid.Just(Schedule{})), Reruns(1)}, tc.opts...)
+			if tb := failing(t, "TestWaits", tc.run, opts...); !strings.Contains(tb.output(), tc.fails) {
+				t.Errorf("the output lacks %q:\n%s", tc.fails, tb.output())
+			}
+		})
+	}
+}
+
+// TestCheckUnderFaultsRefusesWithBroker: each run needs a broker of its
+// own.
+func TestCheckUnderFaultsRefusesWithBroker(t *testing.T) {
+	tb := &recordingTB{name: "TestWithBroker"}
+	checkUnderFaults(t, tb, consumer{}.run, []CheckOption{ServerOptions(WithBroker(sim.New(sim.Config{})))})
+	if !strings.Contains(tb.output(), "WithBroker cannot be one of its ServerOptions") {
+		t.Errorf("output:\n%s", tb.output())
+	}
+}

@@ -92,10 +92,23 @@ func (r *request) channels() response {
 	return ok(out)
 }
 
+// consumers is GET /api/consumers[/VHOST]: the consumers on the user's
+// own connections, or on every connection for monitoring users
+// (rabbit_mgmt_wm_consumers:filter_user). The vhost of the path must
+// exist, but until 4.3 a user need not have access to it: the route asks
+// only for a management tag (recorded on 3.10.8; 4.0.5's beams read the
+// same), 4.3.6 for a vhost the user sees
+// (sim.Profile.ConsumersNeedVhost).
 func (r *request) consumers() response {
-	vhost, denied := r.optionalVhost()
-	if denied != nil {
-		return *denied
+	var vhost string
+	if len(r.args) == 1 {
+		vhost = r.args[0]
+		if !r.h.vhostExists(vhost) {
+			return notFound
+		}
+		if r.h.b.Profile().ConsumersNeedVhost && !r.seesVhost(vhost) {
+			return vhostDenied
+		}
 	}
 	out := []any{}
 	for _, c := range r.visibleConns() {

@@ -29,15 +29,28 @@ func NewHandler(b *sim.Broker) *Handler {
 	return h
 }
 
-// access is what a route requires of the user, by RabbitMQ's management
-// tags: management ⊂ policymaker ⊂ administrator. (Monitoring, which
-// management ⊂ monitoring ⊂ administrator, widens what a user sees, not
-// what it may call: see seesAll.)
+// access is what a route requires of the user, as the is_authorized
+// callback of its rabbit_mgmt_wm_* module asks rabbit_mgmt_util
+// (RabbitMQ 3.10.8, read in its beams; rabbit_web_dispatch_access_control
+// in 4.0.5 and 4.3.6, the same rules): by the management tags,
+// management ⊂ policymaker ⊂ administrator, and for the routes whose
+// first segment is a vhost, access to it. Monitoring, which management ⊂
+// monitoring ⊂ administrator, widens what a user sees, never what it may
+// do in a vhost: see seesAll and seesVhost.
 type access int
 
 const (
+	// needManagement is is_authorized: any management tag.
 	needManagement access = iota
-	needPolicymaker
+	// needVhost is is_authorized_vhost: an administrator, or a user with
+	// permissions in the path's vhost (list_login_vhosts); a vhost that
+	// does not exist passes, for the resource to answer 404.
+	needVhost
+	// needPolicies is is_authorized_policies: an administrator, or a
+	// policymaker with permissions in the path's vhost; the refusal reads
+	// "User not authorised to access object".
+	needPolicies
+	// needAdministrator is is_authorized_admin.
 	needAdministrator
 )
 
@@ -128,7 +141,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		write(w, *denied)
 		return
 	}
-	write(w, ep.fn(&request{Request: r, h: h, args: args, user: u}))
+	req := &request{Request: r, h: h, args: args, user: u}
+	if denied := req.vhostDenied(ep.need); denied != nil {
+		write(w, *denied)
+		return
+	}
+	write(w, ep.fn(req))
 }
 
 // splitPath splits an escaped path into unescaped segments, so that the
@@ -199,7 +217,7 @@ func (h *Handler) authenticate(r *http.Request, need access) (sim.User, *respons
 	switch {
 	case !management:
 		deny = "Not management user"
-	case need == needPolicymaker && !policymaker:
+	case need == needPolicies && !policymaker:
 		deny = "User not authorised to access object"
 	case need == needAdministrator && !admin:
 		deny = "Not administrator user"
@@ -389,14 +407,43 @@ func fromAMQP(v any) any {
 // vhostExists reports whether the broker has the vhost.
 func (h *Handler) vhostExists(name string) bool { return slices.Contains(h.b.Vhosts(), name) }
 
-// canAccessVhost: administrators and monitors see every vhost, other
-// users those they have permissions in.
+// canAccessVhost: administrators may read and change every vhost, other
+// users, monitoring ones included, those they have permissions in
+// (rabbit_mgmt_util:is_authorized_vhost and filter_vhost, which use
+// list_login_vhosts for all but administrators).
 func (r *request) canAccessVhost(vhost string) bool {
-	if r.user.HasTag(sim.TagAdministrator) || r.user.HasTag(sim.TagMonitoring) {
+	if r.user.HasTag(sim.TagAdministrator) {
 		return true
 	}
 	_, ok := r.h.b.UserPermissions(vhost, r.user.Name)
 	return ok
+}
+
+// seesVhost: monitoring users see that every vhost exists and count it in
+// the overview (rabbit_mgmt_util:list_visible_vhosts: "monitors can
+// always learn of the existence of all vhosts"), without access to what
+// is in it.
+func (r *request) seesVhost(vhost string) bool {
+	return r.seesAll() || r.canAccessVhost(vhost)
+}
+
+// vhostDenied is the refusal of a route whose first segment is a vhost
+// the user may not access (needVhost, needPolicies), or nil. It comes
+// before the body is read and before the resource is looked up; a vhost
+// that does not exist passes (rabbit_mgmt_util:user_matches_vhost).
+func (r *request) vhostDenied(need access) *response {
+	if need != needVhost && need != needPolicies {
+		return nil
+	}
+	v := r.args[0]
+	if !r.h.vhostExists(v) || r.canAccessVhost(v) {
+		return nil
+	}
+	e := vhostDenied
+	if need == needPolicies {
+		e = notAuthorised("User not authorised to access object")
+	}
+	return &e
 }
 
 // seesAll: monitoring users and administrators see every connection,

@@ -184,3 +184,36 @@ func TestOverviewReportsTheProfile(t *testing.T) {
 		}
 	}
 }
+
+// TestConsumersOfAVhostNeedAccessFrom43: until 4.3 any management user
+// may list the consumers of any vhost (its own consumers, that is:
+// recorded on 3.10.8 in the access scenario); 4.3 refuses one that
+// neither has permissions there nor the monitoring tag
+// (sim.Profile.ConsumersNeedVhost), and still lets a monitoring user list
+// them.
+func TestConsumersOfAVhostNeedAccessFrom43(t *testing.T) {
+	for _, v := range []sim.Version{sim.V3_10, sim.V4_0, sim.V4_3} {
+		b := sim.New(sim.Config{Version: v})
+		b.AddVhost("other")
+		for _, u := range []sim.User{{Name: "man", Password: "pw", Tags: []string{sim.TagManagement}},
+			{Name: "mon", Password: "pw", Tags: []string{sim.TagMonitoring}}} {
+			if err := b.PutUser(u); err != nil {
+				t.Fatal(err)
+			}
+		}
+		h := mgmt.NewHandler(b)
+		want := 200
+		if v == sim.V4_3 {
+			want = 401
+		}
+		if code, body := call(t, h, "GET", "/api/consumers/other", "man:pw", ""); code != want {
+			t.Errorf("%v: management user without permissions: %d %v, want %d", v, code, body, want)
+		}
+		if code, body := call(t, h, "GET", "/api/consumers/other", "mon:pw", ""); code != 200 {
+			t.Errorf("%v: monitoring user without permissions: %d %v, want 200", v, code, body)
+		}
+		if code, _ := call(t, h, "GET", "/api/consumers/missing", "mon:pw", ""); code != 404 {
+			t.Errorf("%v: a missing vhost: %d, want 404", v, code)
+		}
+	}
+}

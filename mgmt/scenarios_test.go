@@ -24,6 +24,7 @@ var scenarios = []scenario{
 	{name: "users", run: scenarioUsers},
 	{name: "definitions", run: scenarioDefinitions},
 	{name: "vhosts", run: scenarioVhosts},
+	{name: "access", run: scenarioAccess},
 }
 
 // scenarioErrors: authentication, unknown paths and methods, bad bodies.
@@ -342,4 +343,81 @@ func scenarioVhosts(tg *target) {
 	if err := c.Close(); err != nil {
 		tg.t.Fatal(err)
 	}
+}
+
+// scenarioAccess: what monitoring, policymaker and management users may
+// read and change in a vhost they have no permissions in
+// (rabbit_mgmt_util:is_authorized_vhost, is_authorized_policies,
+// filter_vhost: monitoring widens only the vhost, connection, channel and
+// consumer listings).
+func scenarioAccess(tg *target) {
+	const mon, monpol, man = "mgmt-rec-amon:pw", "mgmt-rec-amonpol:pw", "mgmt-rec-aman:pw"
+	tg.accessSetup()
+	for _, u := range []string{mon, monpol, man} {
+		tg.do("GET", "/api/vhosts/mgmt-rec-va", u, "")
+		tg.do("GET", "/api/vhosts/%2F", u, "")
+		tg.do("GET", "/api/queues", u, "")
+		tg.do("GET", "/api/queues/mgmt-rec-va", u, "")
+		tg.do("GET", "/api/queues/mgmt-rec-va/mgmt-rec-aq", u, "")
+		tg.do("GET", "/api/queues/mgmt-rec-va/mgmt-rec-aq/bindings", u, "")
+		tg.do("GET", "/api/exchanges/mgmt-rec-va", u, "")
+		tg.do("GET", "/api/exchanges/mgmt-rec-va/mgmt-rec-ax", u, "")
+		tg.do("GET", "/api/bindings", u, "")
+		tg.do("GET", "/api/bindings/mgmt-rec-va", u, "")
+		tg.do("GET", "/api/consumers", u, "")
+		tg.do("GET", "/api/consumers/mgmt-rec-va", u, "")
+		tg.do("GET", "/api/policies", u, "")
+		tg.do("GET", "/api/policies/mgmt-rec-va", u, "")
+		tg.do("GET", "/api/policies/mgmt-rec-va/mgmt-rec-ap", u, "")
+		tg.do("GET", "/api/aliveness-test/mgmt-rec-va", u, "")
+		tg.do("PUT", "/api/queues/mgmt-rec-va/mgmt-rec-aq2", u, `{"durable":false}`)
+		tg.do("DELETE", "/api/queues/mgmt-rec-va/mgmt-rec-aq/contents", u, "")
+		tg.do("POST", "/api/queues/mgmt-rec-va/mgmt-rec-aq/get", u, `{"count":1,"ackmode":"ack_requeue_true","encoding":"auto"}`)
+		tg.do("DELETE", "/api/queues/mgmt-rec-va/mgmt-rec-aq", u, "")
+		tg.do("DELETE", "/api/exchanges/mgmt-rec-va/mgmt-rec-ax", u, "")
+		tg.do("PUT", "/api/policies/mgmt-rec-va/mgmt-rec-ap2", u, `{"pattern":"^mgmt-rec-zz","definition":{"max-length":1}}`)
+		tg.do("DELETE", "/api/policies/mgmt-rec-va/mgmt-rec-ap", u, "")
+	}
+	// In a vhost it has permissions in, a policymaker sets and clears
+	// policies; a management user may not even read one.
+	tg.do("PUT", "/api/policies/%2F/mgmt-rec-ap3", monpol, `{"pattern":"^mgmt-rec-zz","definition":{"max-length":1}}`)
+	tg.do("GET", "/api/policies/%2F/mgmt-rec-ap3", monpol, "")
+	tg.do("GET", "/api/policies/%2F/mgmt-rec-ap3", man, "")
+	tg.do("GET", "/api/policies/%2F/mgmt-rec-none", man, "")
+	tg.do("DELETE", "/api/policies/%2F/mgmt-rec-ap3", monpol, "")
+	tg.accessCleanup()
+}
+
+// accessSetup makes the vhost mgmt-rec-va with a queue, an exchange, a
+// binding, a policy and guest's consumer, and three users with
+// permissions in "/" only: a monitoring one, a monitoring policymaker and
+// a management one.
+func (tg *target) accessSetup() {
+	tg.do("PUT", "/api/vhosts/mgmt-rec-va", guest, `{}`)
+	for _, u := range [][2]string{{"amon", "monitoring"}, {"amonpol", "monitoring,policymaker"}, {"aman", "management"}} {
+		tg.do("PUT", "/api/users/mgmt-rec-"+u[0], guest, `{"password":"pw","tags":"`+u[1]+`"}`)
+		tg.do("PUT", "/api/permissions/%2F/mgmt-rec-"+u[0], guest, `{"configure":".*","write":".*","read":".*"}`)
+	}
+	tg.do("PUT", "/api/queues/mgmt-rec-va/mgmt-rec-aq", guest, `{"durable":false}`)
+	tg.do("PUT", "/api/exchanges/mgmt-rec-va/mgmt-rec-ax", guest, `{"type":"direct"}`)
+	tg.do("PUT", "/api/policies/mgmt-rec-va/mgmt-rec-ap", guest, `{"pattern":"^mgmt-rec-zz","definition":{"max-length":1}}`)
+	c := tg.connectAs("mgmt-rec-aguest", "guest:guest", "mgmt-rec-va")
+	ch, err := c.Channel()
+	if err != nil {
+		tg.t.Fatal(err)
+	}
+	if err := ch.QueueBind("mgmt-rec-aq", "k", "mgmt-rec-ax", false, nil); err != nil {
+		tg.t.Fatal(err)
+	}
+	if _, err := ch.Consume("mgmt-rec-aq", "mgmt-rec-actag", false, false, false, false, nil); err != nil {
+		tg.t.Fatal(err)
+	}
+	tg.settle()
+}
+
+func (tg *target) accessCleanup() {
+	for _, u := range []string{"amon", "amonpol", "aman"} {
+		tg.do("DELETE", "/api/users/mgmt-rec-"+u, guest, "")
+	}
+	tg.do("DELETE", "/api/vhosts/mgmt-rec-va", guest, "")
 }

@@ -218,6 +218,15 @@ type Profile struct {
 	// 4.3.6).
 	UnknownExchangeTypeChannelError bool
 
+	// ConsumersNeedVhost makes GET /api/consumers/VHOST need a vhost the
+	// user sees (an administrator, a monitoring user or one with
+	// permissions there), refusing others with 401 "User not authorised
+	// to access virtual host" (4.3: rabbit_mgmt_wm_consumers:is_authorized
+	// calls is_authorized_vhost_visible_for_monitoring, read in 4.3.6's
+	// beam). 3.10.8 (recorded) and 4.0.5 (read) ask only for a management
+	// tag.
+	ConsumersNeedVhost bool
+
 	// Queue holds the rules the queues follow (queue.Rules):
 	//   - GetCountOnlyReturned (3.12+): RS@v3.12.0
 	//     rabbit_fifo_client:add_delivery_count_header/2; 3.10's
@@ -305,6 +314,7 @@ func (v Version) Profile() Profile {
 		p.SACGetNamesQueueType = true
 	}
 	if v.atLeast(4, 3) {
+		p.ConsumersNeedVhost = true
 		p.GlobalQosDenied = true
 		p.ConsumerTimeoutQuorumOnly = true
 		p.Queue.QuorumPriorities = queue.StrictQuorumPriorities
@@ -436,6 +446,8 @@ func Changes() []Change {
 			func(p *Profile, b Profile) { p.PassiveDeclareNeedsPermission = b.PassiveDeclareNeedsPermission }},
 		{"x-queue-mode unchecked", V4_3, "x-queue-mode takes any value",
 			func(p *Profile, b Profile) { p.Queue.QueueModeUnchecked = b.Queue.QueueModeUnchecked }},
+		{"consumers of a vhost need access", V4_3, "GET /api/consumers/VHOST refuses a user who neither has permissions in the vhost nor the monitoring tag",
+			func(p *Profile, b Profile) { p.ConsumersNeedVhost = b.ConsumersNeedVhost }},
 	}
 }
 

@@ -179,8 +179,8 @@ func TestOverviewReportsTheProfile(t *testing.T) {
 		if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
 			t.Fatalf("%s: %v", path, err)
 		}
-		if body["rabbitmq_version"] != "4.3.5" || body["product_version"] != "4.3.5" {
-			t.Errorf("%s: rabbitmq_version %v, product_version %v; want 4.3.5", path, body["rabbitmq_version"], body["product_version"])
+		if body["rabbitmq_version"] != "4.3.6" || body["product_version"] != "4.3.6" {
+			t.Errorf("%s: rabbitmq_version %v, product_version %v; want 4.3.6", path, body["rabbitmq_version"], body["product_version"])
 		}
 	}
 }

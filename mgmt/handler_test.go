@@ -217,3 +217,35 @@ func TestConsumersOfAVhostNeedAccessFrom43(t *testing.T) {
 		}
 	}
 }
+
+// TestConnectionOfNobodyKnown: a connection that does not exist is 404
+// for a user who may read (monitoring) or close (administrator) anyone's,
+// 500 for the others, whose authorisation crashes on it, and 500 for
+// everyone on its channels (measured on 3.10.8).
+func TestConnectionOfNobodyKnown(t *testing.T) {
+	b := sim.New(sim.Config{})
+	for _, u := range []sim.User{{Name: "man", Password: "pw", Tags: []string{sim.TagManagement}},
+		{Name: "mon", Password: "pw", Tags: []string{sim.TagMonitoring}}} {
+		if err := b.PutUser(u); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h := mgmt.NewHandler(b)
+	for _, c := range []struct {
+		method, path, user string
+		want               int
+	}{
+		{"GET", "/api/connections/none", "man:pw", 500},
+		{"DELETE", "/api/connections/none", "man:pw", 500},
+		{"GET", "/api/connections/none", "mon:pw", 404},
+		{"DELETE", "/api/connections/none", "mon:pw", 500},
+		{"GET", "/api/connections/none", guest, 404},
+		{"DELETE", "/api/connections/none", guest, 404},
+		{"GET", "/api/connections/none/channels", "mon:pw", 500},
+		{"GET", "/api/connections/none/channels", guest, 500},
+	} {
+		if code, body := call(t, h, c.method, c.path, c.user, ""); code != c.want {
+			t.Errorf("%s %s as %s: %d %v, want %d", c.method, c.path, c.user, code, body, c.want)
+		}
+	}
+}

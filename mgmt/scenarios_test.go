@@ -25,6 +25,7 @@ var scenarios = []scenario{
 	{name: "definitions", run: scenarioDefinitions},
 	{name: "vhosts", run: scenarioVhosts},
 	{name: "access", run: scenarioAccess},
+	{name: "connection-access", run: scenarioConnectionAccess},
 }
 
 // scenarioErrors: authentication, unknown paths and methods, bad bodies.
@@ -385,6 +386,31 @@ func scenarioAccess(tg *target) {
 	tg.do("GET", "/api/policies/%2F/mgmt-rec-ap3", man, "")
 	tg.do("GET", "/api/policies/%2F/mgmt-rec-none", man, "")
 	tg.do("DELETE", "/api/policies/%2F/mgmt-rec-ap3", monpol, "")
+	tg.accessCleanup()
+}
+
+// scenarioConnectionAccess: whose connections a user may see and close
+// (rabbit_mgmt_util:is_authorized_user: another user's connection needs
+// monitoring to be read, administrator to be closed; anyone may close
+// their own).
+func scenarioConnectionAccess(tg *target) {
+	const mon, monpol, man = "mgmt-rec-amon:pw", "mgmt-rec-amonpol:pw", "mgmt-rec-aman:pw"
+	tg.accessSetup()
+	own := tg.connectAs("mgmt-rec-amonconn", mon, "/")
+	tg.settle()
+	name, ownName := tg.connName("mgmt-rec-aguest"), tg.connName("mgmt-rec-amonconn")
+	for _, u := range []string{mon, monpol, man} {
+		tg.do("GET", "/api/connections/"+name, u, "")
+		tg.do("GET", "/api/connections/"+name+"/channels", u, "")
+		tg.do("DELETE", "/api/connections/"+name, u, "", "X-Reason", "mgmt-rec must not close it")
+	}
+	tg.do("GET", "/api/connections/"+ownName, man, "")
+	tg.do("GET", "/api/connections/mgmt-rec-none", mon, "")
+	closed := own.NotifyClose(make(chan *amqp.Error, 1))
+	tg.do("DELETE", "/api/connections/"+ownName, mon, "")
+	tg.note("close of mgmt-rec-amonconn", tg.closeNote(closed))
+	tg.settle()
+	tg.do("GET", "/api/queues/mgmt-rec-va/mgmt-rec-aq", guest, "")
 	tg.accessCleanup()
 }
 

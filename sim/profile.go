@@ -218,6 +218,19 @@ type Profile struct {
 	// 4.3.6).
 	UnknownExchangeTypeChannelError bool
 
+	// HTTPMaxBody is the largest request body the management HTTP API
+	// reads; a larger one is refused with 400 "Exceeded HTTP request body
+	// size limit" (500 with no body where a declare reads it:
+	// rabbit_mgmt_util:with_vhost_and_props matches only {ok, ...}).
+	// 3.10.8 compares the body's bit_size with max_http_body_size,
+	// 10,000,000, after each read of at most cowboy's 8,000,000 bytes, so
+	// that a body that needs a second read is refused (measured: 8,000,001
+	// bytes taken, 8,100,000 refused; rabbitmq-server#9708 discusses the
+	// bit_size); 4.0.5 and 4.3.6 compare byte sizes with 20,000,000
+	// (?MANAGEMENT_DEFAULT_HTTP_MAX_BODY_SIZE; read in their beams: 4.3.6
+	// after each read, 4.0.5 before it, so it may take up to 8 MB more).
+	// 3.12 and 3.13 are assumed to be 3.10's (not read).
+	HTTPMaxBody int64
 	// ConsumersNeedVhost makes GET /api/consumers/VHOST need a vhost the
 	// user sees (an administrator, a monitoring user or one with
 	// permissions there), refusing others with 401 "User not authorised
@@ -287,6 +300,7 @@ func (v Version) Profile() Profile {
 		Version:            v,
 		MaxMessageSize:     134217728,
 		FrameMaxBeforeTune: 4096,
+		HTTPMaxBody:        8000000,
 		ServerVersion:      serverVersions[v],
 	}
 	p.accessAndHandshake(v)
@@ -301,6 +315,7 @@ func (v Version) Profile() Profile {
 	if v.atLeast(4, 0) {
 		p.IgnorePublisherDeaths = true
 		p.MaxMessageSize = 16777216
+		p.HTTPMaxBody = 20000000
 		p.Queue.DefaultDeliveryLimit = 20
 		p.Queue.QuorumPriorities = queue.TwoQuorumPriorities
 		p.Queue.QuorumSACPriority = true
@@ -446,6 +461,8 @@ func Changes() []Change {
 			func(p *Profile, b Profile) { p.PassiveDeclareNeedsPermission = b.PassiveDeclareNeedsPermission }},
 		{"x-queue-mode unchecked", V4_3, "x-queue-mode takes any value",
 			func(p *Profile, b Profile) { p.Queue.QueueModeUnchecked = b.Queue.QueueModeUnchecked }},
+		{"management bodies up to 20 MB", V4_0, "the management HTTP API reads request bodies up to 20,000,000 bytes, where 3.10 refuses one over the 8,000,000 bytes it reads at once",
+			func(p *Profile, b Profile) { p.HTTPMaxBody = b.HTTPMaxBody }},
 		{"consumers of a vhost need access", V4_3, "GET /api/consumers/VHOST refuses a user who neither has permissions in the vhost nor the monitoring tag",
 			func(p *Profile, b Profile) { p.ConsumersNeedVhost = b.ConsumersNeedVhost }},
 	}

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"net/url"
 	"os"
 	"os/signal"
@@ -166,8 +165,10 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		h := mgmt.NewHandler(b)
-		hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+		// RabbitMQ's listener limits: 5 s for a request's headers, 60 s
+		// idle, each body read and response write bounded, bodies over
+		// the release's limit refused (mgmt.NewServer).
+		hs := mgmt.NewServer(mgmt.NewHandler(b))
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

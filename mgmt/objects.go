@@ -3,6 +3,7 @@ package mgmt
 import (
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"net/http"
 	"slices"
 	"unicode/utf8"
@@ -89,10 +90,17 @@ func (r *request) queue() response {
 }
 
 // putQueue is PUT /api/queues/V/Q, a queue.declare on a direct
-// connection of the user. As rabbit_mgmt_util:direct_request, it looks
-// for the vhost before it reads the body.
+// connection of the user. A name longer than AMQP's short strings is
+// refused first, before the vhost is looked for
+// (rabbit_mgmt_wm_queue:accept_content; recorded): no client could name
+// the queue. As rabbit_mgmt_util:direct_request, it looks for the vhost
+// before it reads the body.
 func (r *request) putQueue() response {
 	vhost, name := r.args[0], r.args[1]
+	if len(name) > 255 {
+		// rabbit_parameter_validation:amqp091_queue_name, its "~n" kept.
+		return badRequest(fmt.Sprintf("queue should be less than 255 bytes, actually was %d\n", len(name)))
+	}
 	if !r.h.vhostExists(vhost) {
 		return apiError(http.StatusNotFound, "not_found", "vhost_not_found")
 	}

@@ -3,6 +3,7 @@ package mgmt_test
 import (
 	"fmt"
 	"net/url"
+	"strings"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 )
@@ -26,6 +27,7 @@ var scenarios = []scenario{
 	{name: "vhosts", run: scenarioVhosts},
 	{name: "access", run: scenarioAccess},
 	{name: "connection-access", run: scenarioConnectionAccess},
+	{name: "long-names", run: scenarioLongNames},
 }
 
 // scenarioErrors: authentication, unknown paths and methods, bad bodies.
@@ -446,4 +448,19 @@ func (tg *target) accessCleanup() {
 		tg.do("DELETE", "/api/users/mgmt-rec-"+u, guest, "")
 	}
 	tg.do("DELETE", "/api/vhosts/mgmt-rec-va", guest, "")
+}
+
+// scenarioLongNames: names longer than AMQP's 255-byte short strings: a
+// queue's is refused before anything else is looked at
+// (rabbit_mgmt_wm_queue:accept_content,
+// rabbit_parameter_validation:amqp091_queue_name), an exchange's is not.
+func scenarioLongNames(tg *target) {
+	long := func(n int) string { return "mgmt-rec-" + strings.Repeat("l", n-len("mgmt-rec-")) }
+	tg.do("PUT", "/api/queues/%2F/"+long(256), guest, `{"durable":false}`)
+	tg.do("PUT", "/api/queues/%2F/"+long(300), guest, `{"durable":false}`)
+	tg.do("PUT", "/api/queues/mgmt-rec-novhost/"+long(300), guest, `{"durable":false}`)
+	tg.do("PUT", "/api/queues/%2F/"+long(255), guest, `{"durable":false}`)
+	tg.do("DELETE", "/api/queues/%2F/"+long(255), guest, "")
+	tg.do("PUT", "/api/exchanges/%2F/"+long(300), guest, `{"type":"fanout"}`)
+	tg.do("DELETE", "/api/exchanges/%2F/"+long(300), guest, "")
 }

@@ -28,6 +28,7 @@ var scenarios = []scenario{
 	{name: "access", run: scenarioAccess},
 	{name: "connection-access", run: scenarioConnectionAccess},
 	{name: "long-names", run: scenarioLongNames},
+	{name: "blank-password", run: scenarioBlankPassword},
 }
 
 // scenarioErrors: authentication, unknown paths and methods, bad bodies.
@@ -463,4 +464,15 @@ func scenarioLongNames(tg *target) {
 	tg.do("DELETE", "/api/queues/%2F/"+long(255), guest, "")
 	tg.do("PUT", "/api/exchanges/%2F/"+long(300), guest, `{"type":"fanout"}`)
 	tg.do("DELETE", "/api/exchanges/%2F/"+long(300), guest, "")
+}
+
+// scenarioBlankPassword: a user may have a blank password, or none; it
+// never logs in with a blank one
+// (rabbit_auth_backend_internal:user_login_authentication).
+func scenarioBlankPassword(tg *target) {
+	tg.do("PUT", "/api/users/mgmt-rec-blank", guest, `{"password":"","tags":"management"}`)
+	tg.do("GET", "/api/whoami", "mgmt-rec-blank:", "")
+	tg.do("PUT", "/api/users/mgmt-rec-blank", guest, `{"tags":"management"}`)
+	tg.do("GET", "/api/whoami", "mgmt-rec-blank:", "")
+	tg.do("DELETE", "/api/users/mgmt-rec-blank", guest, "")
 }

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"hash"
+	"io"
 	"maps"
 	"net/netip"
 	"slices"
@@ -83,7 +84,8 @@ func hashFunc(algorithm string) (func() hash.Hash, error) {
 // HashPassword returns RabbitMQ's salted hash of password, base64(salt ++
 // H(salt ++ password)) (rabbit_password:hash), with H the algorithm ("" is
 // HashSHA256) and the given 4-byte salt. It is how a definitions file's
-// password_hash is made; the broker draws its salts from Config.Seed.
+// password_hash is made; the broker draws its salts from Config.Salts, or
+// Config.Seed.
 func HashPassword(algorithm, password string, salt [4]byte) (string, error) {
 	h, err := hashFunc(algorithm)
 	if err != nil {
@@ -128,8 +130,14 @@ func (b *Broker) newUser(u User) (*user, error) {
 	switch {
 	case u.Password != "":
 		var salt [4]byte
-		v := b.salts.Uint32()
-		salt[0], salt[1], salt[2], salt[3] = byte(v>>24), byte(v>>16), byte(v>>8), byte(v)
+		if b.cfg.Salts != nil {
+			if _, err := io.ReadFull(b.cfg.Salts, salt[:]); err != nil {
+				return nil, fmt.Errorf("sim: user %q: reading a salt: %w", u.Name, err)
+			}
+		} else {
+			v := b.salts.Uint32()
+			salt[0], salt[1], salt[2], salt[3] = byte(v>>24), byte(v>>16), byte(v>>8), byte(v)
+		}
 		out.hash = saltedHash(h, salt[:], u.Password)
 	case u.PasswordHash != "":
 		raw, err := base64.StdEncoding.DecodeString(u.PasswordHash)

@@ -182,7 +182,7 @@ func TestPatternsRefusedWhereTheyWouldDiffer(t *testing.T) {
 
 // TestEmptyPatternIsCaretDollar: "" grants what ^$ matches, as
 // check_resource_access/4 and check_topic_access/4 read it: the empty
-// name and "\n" (measured on 3.10.8: topic permissions ” ” let a
+// name and "\n" (measured on 3.10.8: empty topic permissions let a
 // publish with routing key "" and "\n" through, refused "a").
 func TestEmptyPatternIsCaretDollar(t *testing.T) {
 	p, err := permissionPattern(permWrite, "")

@@ -19,6 +19,7 @@ import (
 
 	"github.com/amqpsim/amqpsim/amqptest"
 	"github.com/amqpsim/amqpsim/definitions"
+	"github.com/amqpsim/amqpsim/internal/memwatch"
 	"github.com/amqpsim/amqpsim/mgmt"
 	"github.com/amqpsim/amqpsim/sim"
 	"github.com/amqpsim/amqpsim/wire"
@@ -48,6 +49,7 @@ type serveOptions struct {
 	consumerMax                   int
 	seed                          uint64
 	seeded                        bool // --seed given: salts come from it too
+	memory                        memwatch.Watermark
 	version                       sim.Version
 	permit                        []string
 }
@@ -74,6 +76,7 @@ func parseServe(args []string, stderr io.Writer) (serveOptions, error) {
 	fs.StringVar(&o.http, "http", "", "address for RabbitMQ's management HTTP API and the simulator's controls (POST /api/sim/advance?by=30m), with basic auth; empty: none")
 	fs.Uint64Var(&o.seed, "seed", 0, "seed of the broker's random choices (generated names); given, it also makes the password salts, so that every run hashes a password alike (without it they come from crypto/rand)")
 	fs.Var(&o.version, "rabbitmq", "the RabbitMQ release to simulate: 3.10 (default), 3.12, 3.13, 4.0, 4.1, 4.2 or 4.3")
+	memory := fs.String("memory-high-watermark", "0.4", "RabbitMQ's vm_memory_high_watermark: when the Go heap in use exceeds this fraction of the memory available to the process (its cgroup's limit, or the machine's) or this size (1GB, 512MiB), the memory alarm blocks publishers until it falls back")
 	permit := permitFlag(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: amqpsim serve [flags]\n\nServes the simulated RabbitMQ broker (3.10 unless --rabbitmq says) over TCP until SIGINT or SIGTERM.\n\nflags:")
@@ -93,6 +96,10 @@ func parseServe(args []string, stderr io.Writer) (serveOptions, error) {
 	}
 	o.permit = *permit
 	o.seeded = isSet(fs, "seed")
+	var err error
+	if o.memory, err = memwatch.Parse(*memory); err != nil {
+		return o, usageError{"--memory-high-watermark: " + err.Error()}
+	}
 	if err := o.password(isSet(fs, "pass"), *passFile); err != nil {
 		return o, err
 	}
@@ -128,6 +135,24 @@ func (o *serveOptions) password(passSet bool, file string) error {
 		return usageError{"a blank password: RabbitMQ never lets a user log in with one"}
 	}
 	return nil
+}
+
+// memoryMonitor is the monitor of the memory watermark, nil when the
+// memory available cannot be read for a relative one.
+func memoryMonitor(w memwatch.Watermark, stdout, stderr io.Writer) *memwatch.Monitor {
+	logf := func(format string, args ...any) { fmt.Fprintf(stderr, "amqpsim: "+format+"\n", args...) }
+	if w.Bytes > 0 {
+		fmt.Fprintf(stdout, "amqpsim: memory high watermark %s of Go heap\n", memwatch.Size(w.Bytes))
+		return &memwatch.Monitor{Limit: w.Bytes, Logf: logf}
+	}
+	avail, err := memwatch.Available()
+	if err != nil {
+		logf("no memory high watermark: the memory available is unknown (%v); give --memory-high-watermark a size", err)
+		return nil
+	}
+	limit := w.Limit(avail)
+	fmt.Fprintf(stdout, "amqpsim: memory high watermark %s of Go heap (%s of %s available)\n", memwatch.Size(limit), w, memwatch.Size(avail))
+	return &memwatch.Monitor{Limit: limit, Logf: logf}
 }
 
 // serve runs the server until ctx is done.
@@ -228,6 +253,13 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		go func() {
 			defer wg.Done()
 			amqptest.FollowClock(ctx, b)
+		}()
+	}
+	if m := memoryMonitor(o.memory, stdout, stderr); m != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			m.Run(ctx, b)
 		}()
 	}
 	<-ctx.Done()

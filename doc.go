@@ -26,10 +26,13 @@
 //   - cmd/amqpsim: the command: serve, replay, upgrade-check, record, tune.
 //
 // Beside them: internal/bubble (helpers for tests in a testing/synctest
-// bubble), wire/internal/gen (generates wire's codec from the spec XML),
-// examples/prefetch (the two-consumer diagram as a program) and
-// examples/worker (a consumer property-tested against fault schedules). The core (consumer, queue, channel, sim) has no
-// goroutines, no wall clock and no I/O.
+// bubble), internal/memwatch (the memory watermark sampler that raises the
+// memory alarm for serve and amqptest), wire/internal/gen (generates
+// wire's codec from the spec XML), scripts/serve-flood (floods serve and
+// reports its memory), examples/prefetch (the two-consumer diagram as a
+// program) and examples/worker (a consumer property-tested against fault
+// schedules). The core (consumer, queue, channel, sim) has no goroutines,
+// no wall clock and no I/O.
 //
 // Start with package amqptest, or sim for the broker without a client. This
 // root package holds the model-based property tests of the whole broker

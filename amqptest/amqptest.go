@@ -130,6 +130,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/amqpsim/amqpsim/internal/memwatch"
 	"github.com/amqpsim/amqpsim/mgmt"
 	"github.com/amqpsim/amqpsim/protocol"
 	"github.com/amqpsim/amqpsim/sim"
@@ -152,6 +153,8 @@ type config struct {
 	waitTimeout time.Duration
 	// reportDir is WithFailureReport's directory (report.go).
 	reportDir string
+	// memoryLimit is WithMemoryWatermark's, in bytes; 0: no monitor.
+	memoryLimit uint64
 }
 
 // WithBroker serves an existing broker instead of a new one, configured
@@ -187,6 +190,28 @@ func WithHeartbeat(d time.Duration) Option { return func(c *config) { c.heartbea
 // be used inside a synctest bubble.
 func WithTCP() Option { return func(c *config) { c.tcp = true } }
 
+// WithMemoryWatermark raises the broker's memory alarm while the
+// process's Go heap in use is above limit bytes, and clears it when the
+// heap falls back, as `amqpsim serve --memory-high-watermark` does
+// (RabbitMQ's vm_memory_high_watermark; publishers get connection.blocked
+// "low on memory"). The heap is the whole test process's, not the
+// broker's alone: it suits a soak test that runs one server, not tests in
+// parallel. Over the in-memory transport, which never blocks a client's
+// write, what a publisher wrote and the blocked broker has not read stays
+// in the heap too, so that a client publishing without waiting for
+// confirms can keep the alarm up; over TCP (WithTCP) it waits in the
+// kernel's buffers, as with RabbitMQ. The broker's trace keeps every
+// message's body: turn it off (sim.Config.NoTrace, through WithConfig),
+// or the heap never falls back below a watermark it passed. The monitor looks every 250 ms on
+// the wall clock (in a testing/synctest bubble, the bubble's); Close
+// stops it.
+//
+// sim.Config has no such setting: the broker cannot measure memory
+// without the runtime, and a core that reads it would not replay alike.
+func WithMemoryWatermark(limit uint64) Option {
+	return func(c *config) { c.memoryLimit = limit }
+}
+
 // WithLogf sends the server's log lines (refused logins, connection errors,
 // missed heartbeats) to logf, for example t.Logf.
 func WithLogf(logf func(format string, args ...any)) Option {
@@ -207,6 +232,10 @@ type Server struct {
 	// stopClock ends FollowClock, clockDone says it has.
 	stopClock context.CancelFunc
 	clockDone chan struct{}
+	// stopMemory ends WithMemoryWatermark's monitor, memoryDone closes
+	// when it has.
+	stopMemory context.CancelFunc
+	memoryDone chan struct{}
 
 	// io wakes WaitFlushed (flush.go).
 	io ioEvents
@@ -283,6 +312,15 @@ func start(cfg config) (*Server, error) {
 		go func() {
 			defer close(s.clockDone)
 			FollowClock(ctx, b)
+		}()
+	}
+	if cfg.memoryLimit > 0 {
+		ctx, cancel := context.WithCancel(context.Background())
+		s.stopMemory, s.memoryDone = cancel, make(chan struct{})
+		m := &memwatch.Monitor{Limit: cfg.memoryLimit, Logf: cfg.logf}
+		go func() {
+			defer close(s.memoryDone)
+			m.Run(ctx, b)
 		}()
 	}
 	if cfg.tcp {
@@ -393,6 +431,10 @@ func (s *Server) Close() {
 		if s.stopClock != nil {
 			s.stopClock()
 			<-s.clockDone
+		}
+		if s.stopMemory != nil {
+			s.stopMemory()
+			<-s.memoryDone
 		}
 	})
 }

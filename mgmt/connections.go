@@ -25,14 +25,45 @@ func (r *request) visibleConns() []conn {
 	return out
 }
 
-// findConn finds a connection by its API name.
+// findConn finds a client connection by its API name, whoever's it is.
 func (r *request) findConn(name string) (conn, bool) {
-	for _, c := range r.visibleConns() {
-		if n, _, _, _, _ := apiName(c.info); n == name {
-			return c, true
+	for _, c := range r.h.b.Connections() {
+		ci := c.Info()
+		if ci.Direct {
+			continue
+		}
+		if n, _, _, _, _ := apiName(ci); n == name {
+			return conn{c: c, info: ci}, true
 		}
 	}
 	return conn{}, false
+}
+
+// pathConn is the connection of the path, as
+// rabbit_mgmt_util:is_authorized_user lets the user at it: a user may
+// read its own connections, a monitoring one anyone's; it may close its
+// own, an administrator anyone's (closing needs administrator, not
+// monitoring). Another user's is refused with 401 "User not authorised to
+// access object" (recorded on 3.10.8). A connection that does not exist
+// is 404 for a user who may read or close anyone's; for others
+// is_authorized_user reads the user of not_found and crashes: 500
+// (measured on 3.10.8).
+func (r *request) pathConn(closing bool) (conn, *response) {
+	anyone := r.seesAll()
+	if closing {
+		anyone = r.user.HasTag(sim.TagAdministrator)
+	}
+	c, found := r.findConn(r.args[0])
+	switch {
+	case !found && anyone:
+		return conn{}, &notFound
+	case !found:
+		return conn{}, &internalError
+	case !anyone && c.info.User != r.user.Name:
+		e := notAuthorised("User not authorised to access object")
+		return conn{}, &e
+	}
+	return c, nil
 }
 
 func (r *request) connections() response {
@@ -44,9 +75,9 @@ func (r *request) connections() response {
 }
 
 func (r *request) connection() response {
-	c, found := r.findConn(r.args[0])
-	if !found {
-		return notFound
+	c, denied := r.pathConn(false)
+	if denied != nil {
+		return *denied
 	}
 	return ok(connectionJSON(c.info, true))
 }
@@ -54,11 +85,13 @@ func (r *request) connection() response {
 // closeConnection is DELETE /api/connections/NAME: the broker closes the
 // connection with 320 CONNECTION_FORCED and the X-Reason header's text,
 // "Closed via management plugin" without one
-// (rabbit_mgmt_wm_connection:force_close_connection; recorded).
+// (rabbit_mgmt_wm_connection:force_close_connection; recorded). Only an
+// administrator closes another user's connection; a monitoring user gets
+// 401 like any other (pathConn).
 func (r *request) closeConnection() response {
-	c, found := r.findConn(r.args[0])
-	if !found {
-		return notFound
+	c, denied := r.pathConn(true)
+	if denied != nil {
+		return *denied
 	}
 	reason := r.Header.Get("X-Reason")
 	if reason == "" {
@@ -68,10 +101,18 @@ func (r *request) closeConnection() response {
 	return noContent
 }
 
+// connectionChannels is GET /api/connections/NAME/channels, with the
+// connection's rules; a connection that does not exist is 500 for
+// everyone (rabbit_mgmt_wm_connection_channels:resource_exists/2 matches
+// error, which conn/1 never returns, and to_json/2 crashes on not_found;
+// measured on 3.10.8).
 func (r *request) connectionChannels() response {
-	c, found := r.findConn(r.args[0])
-	if !found {
-		return notFound
+	if _, found := r.findConn(r.args[0]); !found {
+		return internalError
+	}
+	c, denied := r.pathConn(false)
+	if denied != nil {
+		return *denied
 	}
 	now := r.h.b.Now()
 	out := []any{}
@@ -92,10 +133,23 @@ func (r *request) channels() response {
 	return ok(out)
 }
 
+// consumers is GET /api/consumers[/VHOST]: the consumers on the user's
+// own connections, or on every connection for monitoring users
+// (rabbit_mgmt_wm_consumers:filter_user). The vhost of the path must
+// exist, but until 4.3 a user need not have access to it: the route asks
+// only for a management tag (recorded on 3.10.8; 4.0.5's beams read the
+// same), 4.3.6 for a vhost the user sees
+// (sim.Profile.ConsumersNeedVhost).
 func (r *request) consumers() response {
-	vhost, denied := r.optionalVhost()
-	if denied != nil {
-		return *denied
+	var vhost string
+	if len(r.args) == 1 {
+		vhost = r.args[0]
+		if !r.h.vhostExists(vhost) {
+			return notFound
+		}
+		if r.h.b.Profile().ConsumersNeedVhost && !r.seesVhost(vhost) {
+			return vhostDenied
+		}
 	}
 	out := []any{}
 	for _, c := range r.visibleConns() {

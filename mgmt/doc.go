@@ -35,14 +35,28 @@
 //
 // Every request needs HTTP basic credentials of a broker user
 // (sim.Broker's users) with a management tag: management, policymaker,
-// monitoring or administrator. As in RabbitMQ, a management user sees the
-// vhosts it has permissions in and only its own connections, monitoring
-// users see everything, policymakers may set policies, and users,
-// permissions, definitions and the simulator's controls need
-// administrator. Declaring, deleting, purging and getting go through a
+// monitoring or administrator. As in RabbitMQ, what is in a vhost
+// (queues, exchanges, bindings, policies) needs permissions in it or the
+// administrator tag; a user sees its own connections, channels and
+// consumers; monitoring users also see every vhost exist and everyone's
+// connections, channels and consumers, without access to the vhosts;
+// policymakers may set policies in their vhosts; closing another user's
+// connection, users, permissions, definitions and the simulator's
+// controls need administrator. Declaring, deleting, purging and getting go through a
 // direct connection of the user, so the broker's permission checks apply.
 // RabbitMQ 3.10.8 answers a missing tag or permission with 401
 // not_authorised, not 403, and so does the handler.
+//
+// # Limits
+//
+// As RabbitMQ's listener (cowboy's and ranch's defaults): NewServer gives
+// a request 5 s for its headers and keeps an idle connection 60 s; each
+// read of a body may wait 60 s, each response 30 s. A body larger than the
+// simulated release reads (sim.Profile.HTTPMaxBody: 8,000,000 bytes for
+// 3.x, 20,000,000 from 4.0) is refused with RabbitMQ's answer, before it
+// is read when Content-Length announces it. A request refused before its
+// body is needed (credentials, vhost access) is answered at once and its
+// connection closed, without waiting for the body.
 //
 // # Statistics
 //

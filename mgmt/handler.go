@@ -5,12 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/netip"
 	"net/url"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/amqpsim/amqpsim/sim"
 )
@@ -29,15 +29,28 @@ func NewHandler(b *sim.Broker) *Handler {
 	return h
 }
 
-// access is what a route requires of the user, by RabbitMQ's management
-// tags: management ⊂ policymaker ⊂ administrator. (Monitoring, which
-// management ⊂ monitoring ⊂ administrator, widens what a user sees, not
-// what it may call: see seesAll.)
+// access is what a route requires of the user, as the is_authorized
+// callback of its rabbit_mgmt_wm_* module asks rabbit_mgmt_util
+// (RabbitMQ 3.10.8, read in its beams; rabbit_web_dispatch_access_control
+// in 4.0.5 and 4.3.6, the same rules): by the management tags,
+// management ⊂ policymaker ⊂ administrator, and for the routes whose
+// first segment is a vhost, access to it. Monitoring, which management ⊂
+// monitoring ⊂ administrator, widens what a user sees, never what it may
+// do in a vhost: see seesAll and seesVhost.
 type access int
 
 const (
+	// needManagement is is_authorized: any management tag.
 	needManagement access = iota
-	needPolicymaker
+	// needVhost is is_authorized_vhost: an administrator, or a user with
+	// permissions in the path's vhost (list_login_vhosts); a vhost that
+	// does not exist passes, for the resource to answer 404.
+	needVhost
+	// needPolicies is is_authorized_policies: an administrator, or a
+	// policymaker with permissions in the path's vhost; the refusal reads
+	// "User not authorised to access object".
+	needPolicies
+	// needAdministrator is is_authorized_admin.
 	needAdministrator
 )
 
@@ -59,6 +72,8 @@ type request struct {
 	h    *Handler
 	args []string // the "{}" segments, unescaped
 	user sim.User
+	w    http.ResponseWriter // for the read deadlines of readBody
+	body *bodyState
 }
 
 // response is what an endpoint answers: a status and a JSON body (nil for
@@ -98,6 +113,17 @@ var internalError = response{status: http.StatusInternalServerError}
 // method it lacks 405 (before authentication), then the credentials and
 // the user's tags, then the resource.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body := &bodyState{}
+	resp := h.serve(w, r, body)
+	if r.Body != nil && r.Body != http.NoBody && !body.read {
+		unreadBody(w, r)
+	}
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(SendTimeout))
+	write(w, resp)
+}
+
+// serve finds the route and answers the request.
+func (h *Handler) serve(w http.ResponseWriter, r *http.Request, body *bodyState) response {
 	segs, okPath := splitPath(r.URL.EscapedPath())
 	var rt *route
 	var args []string
@@ -110,8 +136,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if rt == nil {
-		write(w, notFound)
-		return
+		return notFound
 	}
 	method := r.Method
 	if method == http.MethodHead {
@@ -119,16 +144,17 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ep, has := rt.methods[method]
 	if !has {
-		w.Header().Set("Allow", rt.allow())
-		write(w, response{status: http.StatusMethodNotAllowed})
-		return
+		return response{status: http.StatusMethodNotAllowed, header: http.Header{"Allow": {rt.allow()}}}
 	}
 	u, denied := h.authenticate(r, ep.need)
 	if denied != nil {
-		write(w, *denied)
-		return
+		return *denied
 	}
-	write(w, ep.fn(&request{Request: r, h: h, args: args, user: u}))
+	req := &request{Request: r, h: h, args: args, user: u, w: w, body: body}
+	if denied := req.vhostDenied(ep.need); denied != nil {
+		return *denied
+	}
+	return ep.fn(req)
 }
 
 // splitPath splits an escaped path into unescaped segments, so that the
@@ -199,7 +225,7 @@ func (h *Handler) authenticate(r *http.Request, need access) (sim.User, *respons
 	switch {
 	case !management:
 		deny = "Not management user"
-	case need == needPolicymaker && !policymaker:
+	case need == needPolicies && !policymaker:
 		deny = "User not authorised to access object"
 	case need == needAdministrator && !admin:
 		deny = "Not administrator user"
@@ -242,15 +268,16 @@ func write(w http.ResponseWriter, resp response) {
 	_, _ = w.Write(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
 }
 
-// maxBody bounds a request body: a definitions file of a large broker
-// fits; a client cannot make the handler hold more.
-const maxBody = 64 << 20
-
 // decodeObject reads the request body as a JSON object, numbers kept
-// exact; RabbitMQ's answer for anything else is "not_json".
+// exact, as rabbit_mgmt_util:with_decode does: anything else is
+// "not_json", a body over the release's limit "Exceeded HTTP request
+// body size limit", both 400.
 func (r *request) decodeObject() (map[string]any, *response) {
-	raw, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
-	if err != nil || len(raw) > maxBody {
+	raw, err := r.readBody()
+	if errors.Is(err, errTooLarge) {
+		return nil, &tooLarge
+	}
+	if err != nil {
 		e := badRequest("not_json")
 		return nil, &e
 	}
@@ -262,6 +289,18 @@ func (r *request) decodeObject() (map[string]any, *response) {
 		return nil, &e
 	}
 	return m, nil
+}
+
+// decodeDeclare is decodeObject for a declare, whose body RabbitMQ reads
+// through rabbit_mgmt_util:with_vhost_and_props: it crashes on a body
+// over the limit, 500 with no body (measured on 3.10.8; 4.0.5's and
+// 4.3.6's with_vhost_and_props still match only {ok, ...}).
+func (r *request) decodeDeclare() (map[string]any, *response) {
+	m, bad := r.decodeObject()
+	if bad != nil && bad == &tooLarge {
+		return nil, &internalError
+	}
+	return m, bad
 }
 
 // keysMissing is RabbitMQ's 400 for required body keys that are absent,
@@ -389,14 +428,43 @@ func fromAMQP(v any) any {
 // vhostExists reports whether the broker has the vhost.
 func (h *Handler) vhostExists(name string) bool { return slices.Contains(h.b.Vhosts(), name) }
 
-// canAccessVhost: administrators and monitors see every vhost, other
-// users those they have permissions in.
+// canAccessVhost: administrators may read and change every vhost, other
+// users, monitoring ones included, those they have permissions in
+// (rabbit_mgmt_util:is_authorized_vhost and filter_vhost, which use
+// list_login_vhosts for all but administrators).
 func (r *request) canAccessVhost(vhost string) bool {
-	if r.user.HasTag(sim.TagAdministrator) || r.user.HasTag(sim.TagMonitoring) {
+	if r.user.HasTag(sim.TagAdministrator) {
 		return true
 	}
 	_, ok := r.h.b.UserPermissions(vhost, r.user.Name)
 	return ok
+}
+
+// seesVhost: monitoring users see that every vhost exists and count it in
+// the overview (rabbit_mgmt_util:list_visible_vhosts: "monitors can
+// always learn of the existence of all vhosts"), without access to what
+// is in it.
+func (r *request) seesVhost(vhost string) bool {
+	return r.seesAll() || r.canAccessVhost(vhost)
+}
+
+// vhostDenied is the refusal of a route whose first segment is a vhost
+// the user may not access (needVhost, needPolicies), or nil. It comes
+// before the body is read and before the resource is looked up; a vhost
+// that does not exist passes (rabbit_mgmt_util:user_matches_vhost).
+func (r *request) vhostDenied(need access) *response {
+	if need != needVhost && need != needPolicies {
+		return nil
+	}
+	v := r.args[0]
+	if !r.h.vhostExists(v) || r.canAccessVhost(v) {
+		return nil
+	}
+	e := vhostDenied
+	if need == needPolicies {
+		e = notAuthorised("User not authorised to access object")
+	}
+	return &e
 }
 
 // seesAll: monitoring users and administrators see every connection,

@@ -191,3 +191,68 @@ func checkReportedVersion(t *testing.T, h http.Handler, want string) {
 		}
 	}
 }
+
+// TestConsumersOfAVhostNeedAccessFrom43: until 4.3 any management user
+// may list the consumers of any vhost (its own consumers, that is:
+// recorded on 3.10.8 in the access scenario); 4.3 refuses one that
+// neither has permissions there nor the monitoring tag
+// (sim.Profile.ConsumersNeedVhost), and still lets a monitoring user list
+// them.
+func TestConsumersOfAVhostNeedAccessFrom43(t *testing.T) {
+	for _, v := range []sim.Version{sim.V3_10, sim.V4_0, sim.V4_3} {
+		b := sim.New(sim.Config{Version: v})
+		b.AddVhost("other")
+		for _, u := range []sim.User{{Name: "man", Password: "pw", Tags: []string{sim.TagManagement}},
+			{Name: "mon", Password: "pw", Tags: []string{sim.TagMonitoring}}} {
+			if err := b.PutUser(u); err != nil {
+				t.Fatal(err)
+			}
+		}
+		h := mgmt.NewHandler(b)
+		want := 200
+		if v == sim.V4_3 {
+			want = 401
+		}
+		if code, body := call(t, h, "GET", "/api/consumers/other", "man:pw", ""); code != want {
+			t.Errorf("%v: management user without permissions: %d %v, want %d", v, code, body, want)
+		}
+		if code, body := call(t, h, "GET", "/api/consumers/other", "mon:pw", ""); code != 200 {
+			t.Errorf("%v: monitoring user without permissions: %d %v, want 200", v, code, body)
+		}
+		if code, _ := call(t, h, "GET", "/api/consumers/missing", "mon:pw", ""); code != 404 {
+			t.Errorf("%v: a missing vhost: %d, want 404", v, code)
+		}
+	}
+}
+
+// TestConnectionOfNobodyKnown: a connection that does not exist is 404
+// for a user who may read (monitoring) or close (administrator) anyone's,
+// 500 for the others, whose authorisation crashes on it, and 500 for
+// everyone on its channels (measured on 3.10.8).
+func TestConnectionOfNobodyKnown(t *testing.T) {
+	b := sim.New(sim.Config{})
+	for _, u := range []sim.User{{Name: "man", Password: "pw", Tags: []string{sim.TagManagement}},
+		{Name: "mon", Password: "pw", Tags: []string{sim.TagMonitoring}}} {
+		if err := b.PutUser(u); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h := mgmt.NewHandler(b)
+	for _, c := range []struct {
+		method, path, user string
+		want               int
+	}{
+		{"GET", "/api/connections/none", "man:pw", 500},
+		{"DELETE", "/api/connections/none", "man:pw", 500},
+		{"GET", "/api/connections/none", "mon:pw", 404},
+		{"DELETE", "/api/connections/none", "mon:pw", 500},
+		{"GET", "/api/connections/none", guest, 404},
+		{"DELETE", "/api/connections/none", guest, 404},
+		{"GET", "/api/connections/none/channels", "mon:pw", 500},
+		{"GET", "/api/connections/none/channels", guest, 500},
+	} {
+		if code, body := call(t, h, c.method, c.path, c.user, ""); code != c.want {
+			t.Errorf("%s %s as %s: %d %v, want %d", c.method, c.path, c.user, code, body, c.want)
+		}
+	}
+}

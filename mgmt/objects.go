@@ -3,6 +3,7 @@ package mgmt
 import (
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"net/http"
 	"slices"
 	"unicode/utf8"
@@ -88,17 +89,24 @@ func (r *request) queue() response {
 	return ok(queueJSON(q, r.h.b.Now(), true, r.h.connRefs()))
 }
 
+// putQueue is PUT /api/queues/V/Q, a queue.declare on a direct
+// connection of the user. A name longer than AMQP's short strings is
+// refused first, before the vhost is looked for
+// (rabbit_mgmt_wm_queue:accept_content; recorded): no client could name
+// the queue. As rabbit_mgmt_util:direct_request, it looks for the vhost
+// before it reads the body.
 func (r *request) putQueue() response {
 	vhost, name := r.args[0], r.args[1]
-	body, bad := r.decodeObject()
-	if bad != nil {
-		return *bad
+	if len(name) > 255 {
+		// rabbit_parameter_validation:amqp091_queue_name, its "~n" kept.
+		return badRequest(fmt.Sprintf("queue should be less than 255 bytes, actually was %d\n", len(name)))
 	}
 	if !r.h.vhostExists(vhost) {
 		return apiError(http.StatusNotFound, "not_found", "vhost_not_found")
 	}
-	if !r.canAccessVhost(vhost) {
-		return vhostDenied
+	body, bad := r.decodeDeclare()
+	if bad != nil {
+		return *bad
 	}
 	var o sim.QueueOptions
 	args, bad := declareFields(body, []flagField{{"durable", &o.Durable}, {"auto_delete", &o.AutoDelete}, {"exclusive", &o.Exclusive}})
@@ -344,17 +352,17 @@ func (r *request) exchange() response {
 	return ok(exchangeJSON(x, true))
 }
 
+// putExchange is PUT /api/exchanges/V/X, an exchange.declare on a
+// direct connection of the user; the vhost is looked for before the body
+// is read, as for a queue.
 func (r *request) putExchange() response {
 	vhost, name := r.args[0], exchangeName(r.args[1])
-	body, bad := r.decodeObject()
-	if bad != nil {
-		return *bad
-	}
 	if !r.h.vhostExists(vhost) {
 		return apiError(http.StatusNotFound, "not_found", "vhost_not_found")
 	}
-	if !r.canAccessVhost(vhost) {
-		return vhostDenied
+	body, bad := r.decodeDeclare()
+	if bad != nil {
+		return *bad
 	}
 	kind := "direct"
 	if t, has := body["type"]; has {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -225,4 +226,25 @@ func (tg *target) ports() []string {
 		out = append(out, c.LocalAddr().String())
 	}
 	return out
+}
+
+// connectAs opens an AMQP connection named name as user ("user:password")
+// to vhost.
+func (tg *target) connectAs(name, user, vhost string) *amqp.Connection {
+	tg.t.Helper()
+	u, err := url.Parse(tg.amqpURL)
+	if err != nil {
+		tg.t.Fatal(err)
+	}
+	name0, pass, _ := strings.Cut(user, ":")
+	u.User = url.UserPassword(name0, pass)
+	u.Path = ""
+	props := amqp.NewConnectionProperties()
+	props.SetClientConnectionName(name)
+	c, err := amqp.DialConfig(u.String()+"/"+url.PathEscape(vhost), amqp.Config{Properties: props, Heartbeat: 10 * time.Second, Locale: "en_US"})
+	if err != nil {
+		tg.t.Fatalf("dial %s as %s: %v", vhost, user, err)
+	}
+	tg.conns = append(tg.conns, c)
+	return c
 }

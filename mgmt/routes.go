@@ -5,7 +5,7 @@ import "strings"
 // table is every resource the handler serves, with the tag each method
 // needs (RabbitMQ's rabbit_mgmt_wm_* modules' is_authorized).
 func (h *Handler) table() []route {
-	m, pol, adm := needManagement, needPolicymaker, needAdministrator
+	m, v, pol, adm := needManagement, needVhost, needPolicies, needAdministrator
 	get := func(need access, fn func(*request) response) map[string]endpoint {
 		return map[string]endpoint{"GET": {need, fn}}
 	}
@@ -16,23 +16,23 @@ func (h *Handler) table() []route {
 		r("/api/overview", get(m, (*request).overview)),
 		r("/api/whoami", get(m, (*request).whoami)),
 		r("/api/vhosts", get(m, (*request).vhosts)),
-		r("/api/vhosts/{}", map[string]endpoint{"GET": {m, (*request).vhost}, "PUT": {adm, (*request).putVhost}, "DELETE": {adm, (*request).deleteVhost}}),
+		r("/api/vhosts/{}", map[string]endpoint{"GET": {adm, (*request).vhost}, "PUT": {adm, (*request).putVhost}, "DELETE": {adm, (*request).deleteVhost}}),
 		r("/api/users", get(adm, (*request).users)),
 		r("/api/users/{}", map[string]endpoint{"GET": {adm, (*request).userGet}, "PUT": {adm, (*request).putUser}, "DELETE": {adm, (*request).deleteUser}}),
 		r("/api/users/{}/permissions", get(adm, (*request).userPermissions)),
 		r("/api/permissions", get(adm, (*request).permissions)),
 		r("/api/permissions/{}/{}", map[string]endpoint{"GET": {adm, (*request).permission}, "PUT": {adm, (*request).putPermission}, "DELETE": {adm, (*request).deletePermission}}),
 		r("/api/exchanges", get(m, (*request).exchanges)),
-		r("/api/exchanges/{}", get(m, (*request).exchanges)),
-		r("/api/exchanges/{}/{}", map[string]endpoint{"GET": {m, (*request).exchange}, "PUT": {m, (*request).putExchange}, "DELETE": {m, (*request).deleteExchange}}),
+		r("/api/exchanges/{}", get(v, (*request).exchanges)),
+		r("/api/exchanges/{}/{}", map[string]endpoint{"GET": {v, (*request).exchange}, "PUT": {v, (*request).putExchange}, "DELETE": {v, (*request).deleteExchange}}),
 		r("/api/queues", get(m, (*request).queues)),
-		r("/api/queues/{}", get(m, (*request).queues)),
-		r("/api/queues/{}/{}", map[string]endpoint{"GET": {m, (*request).queue}, "PUT": {m, (*request).putQueue}, "DELETE": {m, (*request).deleteQueue}}),
-		r("/api/queues/{}/{}/contents", map[string]endpoint{"DELETE": {m, (*request).purgeQueue}}),
-		r("/api/queues/{}/{}/get", map[string]endpoint{"POST": {m, (*request).getMessages}}),
-		r("/api/queues/{}/{}/bindings", get(m, (*request).queueBindings)),
+		r("/api/queues/{}", get(v, (*request).queues)),
+		r("/api/queues/{}/{}", map[string]endpoint{"GET": {v, (*request).queue}, "PUT": {v, (*request).putQueue}, "DELETE": {v, (*request).deleteQueue}}),
+		r("/api/queues/{}/{}/contents", map[string]endpoint{"DELETE": {v, (*request).purgeQueue}}),
+		r("/api/queues/{}/{}/get", map[string]endpoint{"POST": {v, (*request).getMessages}}),
+		r("/api/queues/{}/{}/bindings", get(v, (*request).queueBindings)),
 		r("/api/bindings", get(m, (*request).bindings)),
-		r("/api/bindings/{}", get(m, (*request).bindings)),
+		r("/api/bindings/{}", get(v, (*request).bindings)),
 		r("/api/connections", get(m, (*request).connections)),
 		r("/api/connections/{}", map[string]endpoint{"GET": {m, (*request).connection}, "DELETE": {m, (*request).closeConnection}}),
 		r("/api/connections/{}/channels", get(m, (*request).connectionChannels)),
@@ -40,11 +40,11 @@ func (h *Handler) table() []route {
 		r("/api/consumers", get(m, (*request).consumers)),
 		r("/api/consumers/{}", get(m, (*request).consumers)),
 		r("/api/policies", get(m, (*request).policies)),
-		r("/api/policies/{}", get(m, (*request).policies)),
-		r("/api/policies/{}/{}", map[string]endpoint{"GET": {m, (*request).policy}, "PUT": {pol, (*request).putPolicy}, "DELETE": {pol, (*request).deletePolicy}}),
+		r("/api/policies/{}", get(v, (*request).policies)),
+		r("/api/policies/{}/{}", map[string]endpoint{"GET": {pol, (*request).policy}, "PUT": {pol, (*request).putPolicy}, "DELETE": {pol, (*request).deletePolicy}}),
 		r("/api/definitions", map[string]endpoint{"GET": {adm, (*request).definitions}, "POST": {adm, (*request).postDefinitions}}),
 		r("/api/definitions/{}", get(adm, (*request).vhostDefinitions)),
-		r("/api/aliveness-test/{}", get(m, (*request).aliveness)),
+		r("/api/aliveness-test/{}", get(v, (*request).aliveness)),
 		r("/api/health/checks/alarms", get(m, (*request).alarms)),
 		// The simulator's own controls.
 		r("/api/sim/now", get(adm, (*request).simNow)),

@@ -3,6 +3,7 @@ package mgmt_test
 import (
 	"fmt"
 	"net/url"
+	"strings"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 )
@@ -24,6 +25,10 @@ var scenarios = []scenario{
 	{name: "users", run: scenarioUsers},
 	{name: "definitions", run: scenarioDefinitions},
 	{name: "vhosts", run: scenarioVhosts},
+	{name: "access", run: scenarioAccess},
+	{name: "connection-access", run: scenarioConnectionAccess},
+	{name: "long-names", run: scenarioLongNames},
+	{name: "blank-password", run: scenarioBlankPassword},
 }
 
 // scenarioErrors: authentication, unknown paths and methods, bad bodies.
@@ -342,4 +347,132 @@ func scenarioVhosts(tg *target) {
 	if err := c.Close(); err != nil {
 		tg.t.Fatal(err)
 	}
+}
+
+// scenarioAccess: what monitoring, policymaker and management users may
+// read and change in a vhost they have no permissions in
+// (rabbit_mgmt_util:is_authorized_vhost, is_authorized_policies,
+// filter_vhost: monitoring widens only the vhost, connection, channel and
+// consumer listings).
+func scenarioAccess(tg *target) {
+	const mon, monpol, man = "mgmt-rec-amon:pw", "mgmt-rec-amonpol:pw", "mgmt-rec-aman:pw"
+	tg.accessSetup()
+	for _, u := range []string{mon, monpol, man} {
+		tg.do("GET", "/api/vhosts/mgmt-rec-va", u, "")
+		tg.do("GET", "/api/vhosts/%2F", u, "")
+		tg.do("GET", "/api/queues", u, "")
+		tg.do("GET", "/api/queues/mgmt-rec-va", u, "")
+		tg.do("GET", "/api/queues/mgmt-rec-va/mgmt-rec-aq", u, "")
+		tg.do("GET", "/api/queues/mgmt-rec-va/mgmt-rec-aq/bindings", u, "")
+		tg.do("GET", "/api/exchanges/mgmt-rec-va", u, "")
+		tg.do("GET", "/api/exchanges/mgmt-rec-va/mgmt-rec-ax", u, "")
+		tg.do("GET", "/api/bindings", u, "")
+		tg.do("GET", "/api/bindings/mgmt-rec-va", u, "")
+		tg.do("GET", "/api/consumers", u, "")
+		tg.do("GET", "/api/consumers/mgmt-rec-va", u, "")
+		tg.do("GET", "/api/policies", u, "")
+		tg.do("GET", "/api/policies/mgmt-rec-va", u, "")
+		tg.do("GET", "/api/policies/mgmt-rec-va/mgmt-rec-ap", u, "")
+		tg.do("GET", "/api/aliveness-test/mgmt-rec-va", u, "")
+		tg.do("PUT", "/api/queues/mgmt-rec-va/mgmt-rec-aq2", u, `{"durable":false}`)
+		tg.do("DELETE", "/api/queues/mgmt-rec-va/mgmt-rec-aq/contents", u, "")
+		tg.do("POST", "/api/queues/mgmt-rec-va/mgmt-rec-aq/get", u, `{"count":1,"ackmode":"ack_requeue_true","encoding":"auto"}`)
+		tg.do("DELETE", "/api/queues/mgmt-rec-va/mgmt-rec-aq", u, "")
+		tg.do("DELETE", "/api/exchanges/mgmt-rec-va/mgmt-rec-ax", u, "")
+		tg.do("PUT", "/api/policies/mgmt-rec-va/mgmt-rec-ap2", u, `{"pattern":"^mgmt-rec-zz","definition":{"max-length":1}}`)
+		tg.do("DELETE", "/api/policies/mgmt-rec-va/mgmt-rec-ap", u, "")
+	}
+	// In a vhost it has permissions in, a policymaker sets and clears
+	// policies; a management user may not even read one.
+	tg.do("PUT", "/api/policies/%2F/mgmt-rec-ap3", monpol, `{"pattern":"^mgmt-rec-zz","definition":{"max-length":1}}`)
+	tg.do("GET", "/api/policies/%2F/mgmt-rec-ap3", monpol, "")
+	tg.do("GET", "/api/policies/%2F/mgmt-rec-ap3", man, "")
+	tg.do("GET", "/api/policies/%2F/mgmt-rec-none", man, "")
+	tg.do("DELETE", "/api/policies/%2F/mgmt-rec-ap3", monpol, "")
+	tg.accessCleanup()
+}
+
+// scenarioConnectionAccess: whose connections a user may see and close
+// (rabbit_mgmt_util:is_authorized_user: another user's connection needs
+// monitoring to be read, administrator to be closed; anyone may close
+// their own).
+func scenarioConnectionAccess(tg *target) {
+	const mon, monpol, man = "mgmt-rec-amon:pw", "mgmt-rec-amonpol:pw", "mgmt-rec-aman:pw"
+	tg.accessSetup()
+	own := tg.connectAs("mgmt-rec-amonconn", mon, "/")
+	tg.settle()
+	name, ownName := tg.connName("mgmt-rec-aguest"), tg.connName("mgmt-rec-amonconn")
+	for _, u := range []string{mon, monpol, man} {
+		tg.do("GET", "/api/connections/"+name, u, "")
+		tg.do("GET", "/api/connections/"+name+"/channels", u, "")
+		tg.do("DELETE", "/api/connections/"+name, u, "", "X-Reason", "mgmt-rec must not close it")
+	}
+	tg.do("GET", "/api/connections/"+ownName, man, "")
+	tg.do("GET", "/api/connections/mgmt-rec-none", mon, "")
+	closed := own.NotifyClose(make(chan *amqp.Error, 1))
+	tg.do("DELETE", "/api/connections/"+ownName, mon, "")
+	tg.note("close of mgmt-rec-amonconn", tg.closeNote(closed))
+	tg.settle()
+	tg.do("GET", "/api/queues/mgmt-rec-va/mgmt-rec-aq", guest, "")
+	tg.accessCleanup()
+}
+
+// accessSetup makes the vhost mgmt-rec-va with a queue, an exchange, a
+// binding, a policy and guest's consumer, and three users with
+// permissions in "/" only: a monitoring one, a monitoring policymaker and
+// a management one.
+func (tg *target) accessSetup() {
+	tg.do("PUT", "/api/vhosts/mgmt-rec-va", guest, `{}`)
+	for _, u := range [][2]string{{"amon", "monitoring"}, {"amonpol", "monitoring,policymaker"}, {"aman", "management"}} {
+		tg.do("PUT", "/api/users/mgmt-rec-"+u[0], guest, `{"password":"pw","tags":"`+u[1]+`"}`)
+		tg.do("PUT", "/api/permissions/%2F/mgmt-rec-"+u[0], guest, `{"configure":".*","write":".*","read":".*"}`)
+	}
+	tg.do("PUT", "/api/queues/mgmt-rec-va/mgmt-rec-aq", guest, `{"durable":false}`)
+	tg.do("PUT", "/api/exchanges/mgmt-rec-va/mgmt-rec-ax", guest, `{"type":"direct"}`)
+	tg.do("PUT", "/api/policies/mgmt-rec-va/mgmt-rec-ap", guest, `{"pattern":"^mgmt-rec-zz","definition":{"max-length":1}}`)
+	c := tg.connectAs("mgmt-rec-aguest", "guest:guest", "mgmt-rec-va")
+	ch, err := c.Channel()
+	if err != nil {
+		tg.t.Fatal(err)
+	}
+	if err := ch.QueueBind("mgmt-rec-aq", "k", "mgmt-rec-ax", false, nil); err != nil {
+		tg.t.Fatal(err)
+	}
+	if _, err := ch.Consume("mgmt-rec-aq", "mgmt-rec-actag", false, false, false, false, nil); err != nil {
+		tg.t.Fatal(err)
+	}
+	tg.settle()
+}
+
+func (tg *target) accessCleanup() {
+	for _, u := range []string{"amon", "amonpol", "aman"} {
+		tg.do("DELETE", "/api/users/mgmt-rec-"+u, guest, "")
+	}
+	tg.do("DELETE", "/api/vhosts/mgmt-rec-va", guest, "")
+}
+
+// scenarioLongNames: names longer than AMQP's 255-byte short strings: a
+// queue's is refused before anything else is looked at
+// (rabbit_mgmt_wm_queue:accept_content,
+// rabbit_parameter_validation:amqp091_queue_name), an exchange's is not.
+func scenarioLongNames(tg *target) {
+	long := func(n int) string { return "mgmt-rec-" + strings.Repeat("l", n-len("mgmt-rec-")) }
+	tg.do("PUT", "/api/queues/%2F/"+long(256), guest, `{"durable":false}`)
+	tg.do("PUT", "/api/queues/%2F/"+long(300), guest, `{"durable":false}`)
+	tg.do("PUT", "/api/queues/mgmt-rec-novhost/"+long(300), guest, `{"durable":false}`)
+	tg.do("PUT", "/api/queues/%2F/"+long(255), guest, `{"durable":false}`)
+	tg.do("DELETE", "/api/queues/%2F/"+long(255), guest, "")
+	tg.do("PUT", "/api/exchanges/%2F/"+long(300), guest, `{"type":"fanout"}`)
+	tg.do("DELETE", "/api/exchanges/%2F/"+long(300), guest, "")
+}
+
+// scenarioBlankPassword: a user may have a blank password, or none; it
+// never logs in with a blank one
+// (rabbit_auth_backend_internal:user_login_authentication).
+func scenarioBlankPassword(tg *target) {
+	tg.do("PUT", "/api/users/mgmt-rec-blank", guest, `{"password":"","tags":"management"}`)
+	tg.do("GET", "/api/whoami", "mgmt-rec-blank:", "")
+	tg.do("PUT", "/api/users/mgmt-rec-blank", guest, `{"tags":"management"}`)
+	tg.do("GET", "/api/whoami", "mgmt-rec-blank:", "")
+	tg.do("DELETE", "/api/users/mgmt-rec-blank", guest, "")
 }

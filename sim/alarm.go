@@ -46,6 +46,11 @@ func (a Alarm) reason() string {
 //
 // The blocking is the shell's (the wire server asks BlockOnPublish and
 // stops reading); publishes through the in-process API are not held.
+//
+// The broker measures no memory and no disk: a caller raises the alarms.
+// `amqpsim serve --memory-high-watermark` and amqptest.WithMemoryWatermark
+// run a monitor of the process's Go heap that raises and clears
+// AlarmMemory, as RabbitMQ's vm_memory_monitor does.
 func (b *Broker) SetAlarm(a Alarm, on bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
 	"math"
 	"math/rand/v2"
@@ -40,6 +41,14 @@ type Config struct {
 	// tags, and the order in which a channel-wide limit releases queues
 	// (random in RabbitMQ too). The same seed and calls give the same trace.
 	Seed uint64
+	// Salts, when set, is where the broker reads the 4 random bytes of
+	// each password salt it makes (RabbitMQ's rabbit_password:
+	// generate_salt/0 takes them from crypto:strong_rand_bytes/1); pass
+	// crypto/rand.Reader for salts nobody can predict, as amqpsim serve
+	// does unless given --seed. Nil draws them from Seed, apart from the
+	// other random choices: the same seed gives the same hashes, which
+	// suits tests and replays, not a broker others can reach.
+	Salts io.Reader
 	// NoTrace turns the event trace off (for benchmarks and long runs).
 	NoTrace bool
 	// ConsumerTimeout is RabbitMQ's consumer_timeout: a channel whose

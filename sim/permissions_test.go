@@ -403,3 +403,55 @@ func TestClearTopicPermissions(t *testing.T) {
 		t.Errorf("set in a missing vhost: %v, want ErrNoVhost", err)
 	}
 }
+
+// TestPermissionPatternsMatchBytes: permission and topic permission
+// patterns match as RabbitMQ's Erlang re does (see pattern), measured on
+// 3.10.8: configure ^.{1,3}$ lets 'é' (two bytes) and 'ab' through and
+// refuses 'ééé' (six bytes); ^x[é]y$ refuses 'xéy' ([é] is one of two
+// bytes); a topic write ^a\.b$ lets the key "a.b\n" through ($ before a
+// final newline); a topic write "" is ^$, letting the empty key through.
+func TestPermissionPatternsMatchBytes(t *testing.T) {
+	b := New(Config{})
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(b.AddUser(User{Name: "u", Password: "p"}))
+	must(b.SetPermissions("/", "u", Permissions{Configure: `^.{1,3}$|^x[é]y$`, Write: ".*", Read: ".*"}))
+	must(b.SetTopicPermissions(TopicPermissions{User: "u", Vhost: "/", Exchange: "amq.topic", Write: `^a\.b$`, Read: ".*"}))
+	g, err := b.Dial(ConnectOptions{})
+	must(err)
+	gch, err := g.Channel()
+	must(err)
+	must(gch.ExchangeDeclare("t", "topic", ExchangeOptions{}))
+	must(b.SetTopicPermissions(TopicPermissions{User: "u", Vhost: "/", Exchange: "t", Write: "", Read: ".*"}))
+
+	try := func(f func(ch *Channel) error) error {
+		t.Helper()
+		c, err := b.Dial(ConnectOptions{User: "u", Password: "p"})
+		must(err)
+		defer c.Close()
+		ch, err := c.Channel()
+		must(err)
+		return f(ch)
+	}
+	for name, allowed := range map[string]bool{"é": true, "ab": true, "ééé": false, "xéy": false} {
+		err := try(func(ch *Channel) error { _, err := ch.QueueDeclare(name, QueueOptions{AutoDelete: true}); return err })
+		if allowed != (err == nil) {
+			t.Errorf("declare %q: %v, allowed %t", name, err, allowed)
+		}
+	}
+	for _, c := range []struct {
+		exchange, key string
+		allowed       bool
+	}{{"amq.topic", "a.b", true}, {"amq.topic", "a.b\n", true}, {"amq.topic", "a.b\n\n", false}, {"t", "", true}, {"t", "\n", true}, {"t", "a", false}} {
+		err := try(func(ch *Channel) error {
+			return ch.Publish(c.exchange, c.key, PublishOptions{}, Message{Body: []byte("m")})
+		})
+		if c.allowed != (err == nil) {
+			t.Errorf("publish to %s with key %q: %v, allowed %t", c.exchange, c.key, err, c.allowed)
+		}
+	}
+}

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
-	"regexp"
 	"slices"
 
 	"github.com/amqpsim/amqpsim/protocol"
@@ -33,7 +32,7 @@ type Policy struct {
 
 type policy struct {
 	Policy
-	re *regexp.Regexp
+	re *pattern
 }
 
 // policyChecks validate a definition's keys as rabbit_policy_validator
@@ -109,7 +108,7 @@ func (b *Broker) compilePolicy(p Policy, checks map[string]func(any) bool, kind 
 	if !slices.Contains([]string{"queues", "exchanges", "all"}, p.ApplyTo) {
 		return nil, fmt.Errorf("sim: %s %q: apply-to %q is not queues, exchanges or all", kind, p.Name, p.ApplyTo)
 	}
-	re, err := regexp.Compile(p.Pattern)
+	re, err := compilePattern(p.Pattern) // rabbit_policy:matches/4 runs re over the name's bytes
 	if err != nil {
 		return nil, fmt.Errorf("sim: %s %q: pattern: %w", kind, p.Name, err)
 	}
@@ -218,7 +217,7 @@ func (v *vhost) bestOperatorPolicy(name string) *policy { return bestOf(v.opPoli
 func bestOf(policies map[string]*policy, name, kind string) *policy {
 	var best *policy
 	for _, p := range policies {
-		if (p.ApplyTo != "all" && p.ApplyTo != kind) || !p.re.MatchString(name) {
+		if (p.ApplyTo != "all" && p.ApplyTo != kind) || !p.re.match(name) {
 			continue
 		}
 		if best == nil || p.Priority > best.Priority || p.Priority == best.Priority && p.Name < best.Name {

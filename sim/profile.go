@@ -208,6 +208,28 @@ type Profile struct {
 	// 4.3.6).
 	UnknownExchangeTypeChannelError bool
 
+	// HTTPMaxBody is the largest request body the management HTTP API
+	// reads; a larger one is refused with 400 "Exceeded HTTP request body
+	// size limit" (500 with no body where a declare reads it:
+	// rabbit_mgmt_util:with_vhost_and_props matches only {ok, ...}).
+	// 3.10.8 compares the body's bit_size with max_http_body_size,
+	// 10,000,000, after each read of at most cowboy's 8,000,000 bytes, so
+	// that a body that needs a second read is refused (measured: 8,000,001
+	// bytes taken, 8,100,000 refused; rabbitmq-server#9708 discusses the
+	// bit_size); 4.0.5 and 4.3.6 compare byte sizes with 20,000,000
+	// (?MANAGEMENT_DEFAULT_HTTP_MAX_BODY_SIZE; read in their beams: 4.3.6
+	// after each read, 4.0.5 before it, so it may take up to 8 MB more).
+	// 3.12 and 3.13 are assumed to be 3.10's (not read).
+	HTTPMaxBody int64
+	// ConsumersNeedVhost makes GET /api/consumers/VHOST need a vhost the
+	// user sees (an administrator, a monitoring user or one with
+	// permissions there), refusing others with 401 "User not authorised
+	// to access virtual host" (4.3: rabbit_mgmt_wm_consumers:is_authorized
+	// calls is_authorized_vhost_visible_for_monitoring, read in 4.3.6's
+	// beam). 3.10.8 (recorded) and 4.0.5 (read) ask only for a management
+	// tag.
+	ConsumersNeedVhost bool
+
 	// Queue holds the rules the queues follow (queue.Rules), each queue
 	// type's own included (its texts, what it refuses, which of its
 	// deliveries time out); the fields' comments there give the evidence
@@ -280,6 +302,7 @@ func (v Version) Profile() Profile {
 		Version:            v,
 		MaxMessageSize:     134217728,
 		FrameMaxBeforeTune: 4096,
+		HTTPMaxBody:        8000000,
 		ServerVersion:      serverVersions[v],
 	}
 	p.accessAndHandshake(v)
@@ -295,6 +318,7 @@ func (v Version) Profile() Profile {
 	if v.atLeast(4, 0) {
 		p.IgnorePublisherDeaths = true
 		p.MaxMessageSize = 16777216
+		p.HTTPMaxBody = 20000000
 		p.Queue.DefaultDeliveryLimit = 20
 		p.Queue.QuorumPriorities = queue.TwoQuorumPriorities
 		p.Queue.QuorumSACPriority = true
@@ -308,6 +332,7 @@ func (v Version) Profile() Profile {
 		p.Queue.SACGetNamesQueueType = true
 	}
 	if v.atLeast(4, 3) {
+		p.ConsumersNeedVhost = true
 		p.GlobalQosDenied = true
 		p.Queue.ConsumerTimeoutQuorumOnly = true
 		p.Queue.QuorumPriorities = queue.StrictQuorumPriorities
@@ -474,6 +499,9 @@ func Changes() []Change {
 			func(p *Profile, b Profile) { p.Queue.ImplicitQueueType = b.Queue.ImplicitQueueType }},
 		{"quorum close returns by consumer", V4_0, "a quorum queue takes back a closed channel's messages consumer by consumer in registration order, basic.get ones last (3.10: basic.get ones first, consumers by tag)", "",
 			func(p *Profile, b Profile) { p.Queue.ReturnsByConsumerKey = b.Queue.ReturnsByConsumerKey }},
+		{"management bodies up to 20 MB", V4_0, "the management HTTP API reads request bodies up to 20,000,000 bytes, where 3.10 refuses one over the 8,000,000 bytes it reads at once",
+			"measured on 3.10.8 (8,000,001 bytes taken, 8,100,000 refused); 20,000,000 read in 4.0.5's and 4.3.6's beams (TestBodyOverTheReleaseLimit)",
+			func(p *Profile, b Profile) { p.HTTPMaxBody = b.HTTPMaxBody }},
 		{"frame_max 8192 before tune", V4_1, "frames up to 8192 bytes are accepted before connection.tune-ok", "",
 			func(p *Profile, b Profile) { p.FrameMaxBeforeTune = b.FrameMaxBeforeTune }},
 		{"mandatory reply-to routed", V4_2, "a mandatory publish to a direct reply-to name is not returned", "",
@@ -500,6 +528,9 @@ func Changes() []Change {
 			func(p *Profile, b Profile) { p.PassiveDeclareNeedsPermission = b.PassiveDeclareNeedsPermission }},
 		{"x-queue-mode unchecked", V4_3, "x-queue-mode takes any value", "",
 			func(p *Profile, b Profile) { p.Queue.QueueModeUnchecked = b.Queue.QueueModeUnchecked }},
+		{"consumers of a vhost need access", V4_3, "GET /api/consumers/VHOST refuses a user who neither has permissions in the vhost nor the monitoring tag",
+			"read in 4.3.6's rabbit_mgmt_wm_consumers beam; 3.10.8's answer recorded in mgmt/testdata/rabbitmq (TestConsumersOfAVhostNeedAccessFrom43)",
+			func(p *Profile, b Profile) { p.ConsumersNeedVhost = b.ConsumersNeedVhost }},
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"hash"
+	"io"
 	"maps"
 	"net/netip"
 	"slices"
@@ -83,7 +84,8 @@ func hashFunc(algorithm string) (func() hash.Hash, error) {
 // HashPassword returns RabbitMQ's salted hash of password, base64(salt ++
 // H(salt ++ password)) (rabbit_password:hash), with H the algorithm ("" is
 // HashSHA256) and the given 4-byte salt. It is how a definitions file's
-// password_hash is made; the broker draws its salts from Config.Seed.
+// password_hash is made; the broker draws its salts from Config.Salts, or
+// Config.Seed.
 func HashPassword(algorithm, password string, salt [4]byte) (string, error) {
 	h, err := hashFunc(algorithm)
 	if err != nil {
@@ -128,8 +130,14 @@ func (b *Broker) newUser(u User) (*user, error) {
 	switch {
 	case u.Password != "":
 		var salt [4]byte
-		v := b.salts.Uint32()
-		salt[0], salt[1], salt[2], salt[3] = byte(v>>24), byte(v>>16), byte(v>>8), byte(v)
+		if b.cfg.Salts != nil {
+			if _, err := io.ReadFull(b.cfg.Salts, salt[:]); err != nil {
+				return nil, fmt.Errorf("sim: user %q: reading a salt: %w", u.Name, err)
+			}
+		} else {
+			v := b.salts.Uint32()
+			salt[0], salt[1], salt[2], salt[3] = byte(v>>24), byte(v>>16), byte(v>>8), byte(v)
+		}
 		out.hash = saltedHash(h, salt[:], u.Password)
 	case u.PasswordHash != "":
 		raw, err := base64.StdEncoding.DecodeString(u.PasswordHash)
@@ -297,6 +305,16 @@ func (b *Broker) Authenticate(name, password string, local netip.Addr) (User, er
 
 // authenticate is Authenticate; caller holds the lock.
 func (b *Broker) authenticate(name, password string, local netip.Addr) (*user, error) {
+	if password == "" {
+		// rabbit_auth_backend_internal:user_login_authentication/2
+		// refuses a blank password before it looks for the user, whatever
+		// the user's hash (measured on 3.10.8: a user made with
+		// add_user u '', or over HTTP with "password":"" or none, never
+		// logs in; 4.0.5 and 4.3.6 read the same).
+		return nil, &LoginError{User: name, Reason: fmt.Sprintf("user '%s' attempted to log in with a blank password, which is prohibited by the internal authN backend. "+
+			"To use TLS/x509 certificate-based authentication, see the rabbitmq_auth_mechanism_ssl plugin and configure the client to use the EXTERNAL authentication mechanism. "+
+			"Alternatively change the password for the user to be non-blank.", name)}
+	}
 	u, ok := b.users[name]
 	if !ok || !u.checkPassword(password) {
 		return nil, &LoginError{User: name, Reason: fmt.Sprintf("user '%s' - invalid credentials", name)}

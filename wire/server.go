@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/amqpsim/amqpsim/sim"
@@ -84,6 +85,7 @@ type Server struct {
 
 	mu        sync.Mutex
 	closed    bool
+	quit      chan struct{} // closed by Close; ends Serve's back-off sleeps
 	conns     map[*serverConn]struct{}
 	listeners map[net.Listener]struct{}
 	wg        sync.WaitGroup
@@ -169,6 +171,12 @@ func (s *Server) ServeConn(conn net.Conn) error {
 // Serve accepts connections on l and serves each with ServeConn until l
 // fails or the server closes; then it returns ErrServerClosed (after Close)
 // or the accept error. Close closes l.
+//
+// A temporary accept error, such as running out of file descriptors
+// (EMFILE, ENFILE), does not end it: it is logged and Serve accepts again
+// after a pause that doubles from 5 ms to 1 s while the errors last (as
+// net/http's Server.Serve does), the way RabbitMQ's acceptor (ranch_acceptor:
+// loop/5) logs "out of file descriptors" and keeps accepting.
 func (s *Server) Serve(l net.Listener) error {
 	s.mu.Lock()
 	if s.closed {
@@ -180,6 +188,7 @@ func (s *Server) Serve(l net.Listener) error {
 		s.listeners = map[net.Listener]struct{}{}
 	}
 	s.listeners[l] = struct{}{}
+	quit := s.quitLocked()
 	s.wg.Add(1)
 	s.mu.Unlock()
 	defer func() {
@@ -188,6 +197,7 @@ func (s *Server) Serve(l net.Listener) error {
 		s.mu.Unlock()
 		s.wg.Done()
 	}()
+	var delay time.Duration // the pause after a temporary accept error
 	for {
 		conn, err := l.Accept()
 		if err != nil {
@@ -197,12 +207,56 @@ func (s *Server) Serve(l net.Listener) error {
 			if closed {
 				return ErrServerClosed
 			}
-			return err
+			if !temporary(err) {
+				return err
+			}
+			delay = min(max(2*delay, minAcceptDelay), maxAcceptDelay)
+			s.logf("wire: accept: %v (%s); accepting again in %v", err, acceptErrorText(err), delay)
+			t := time.NewTimer(delay)
+			select {
+			case <-t.C:
+			case <-quit:
+				t.Stop()
+				return ErrServerClosed
+			}
+			continue
 		}
+		delay = 0
 		if err := s.ServeConn(conn); err != nil {
 			return err
 		}
 	}
+}
+
+// The pauses after temporary accept errors: net/http's.
+const (
+	minAcceptDelay = 5 * time.Millisecond
+	maxAcceptDelay = time.Second
+)
+
+// temporary reports whether an accept error may go away by itself: a
+// full descriptor table (EMFILE, ENFILE), an interrupted or aborted
+// accept. net/http's test, Temporary being deprecated only as a general
+// notion of net.Error.
+func temporary(err error) bool {
+	var t interface{ Temporary() bool }
+	return errors.As(err, &t) && t.Temporary()
+}
+
+// acceptErrorText names an accept error as RabbitMQ's log does.
+func acceptErrorText(err error) string {
+	if errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) {
+		return "out of file descriptors"
+	}
+	return "temporary error"
+}
+
+// quitLocked returns the channel Close closes; caller holds s.mu.
+func (s *Server) quitLocked() chan struct{} {
+	if s.quit == nil {
+		s.quit = make(chan struct{})
+	}
+	return s.quit
 }
 
 // closeGrace bounds how long Close waits for clients to answer the
@@ -220,6 +274,9 @@ func (s *Server) Close() error {
 	s.mu.Lock()
 	first := !s.closed
 	s.closed = true
+	if first {
+		close(s.quitLocked())
+	}
 	ls := make([]net.Listener, 0, len(s.listeners))
 	for l := range s.listeners {
 		ls = append(ls, l)

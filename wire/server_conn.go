@@ -50,6 +50,9 @@ type serverConn struct {
 	// of the outbox, so that a reply precedes what its call pushed.
 	callMu sync.Mutex
 	pushes []sim.Push // drain scratch (under callMu)
+	// Writer-only: a frame failed to encode; the writer sends nothing
+	// more but the connection's close.
+	unsendable bool
 	// Writer scratch for the per-message pushes.
 	deliver BasicDeliver
 	confirm BasicAck

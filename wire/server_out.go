@@ -32,6 +32,32 @@ type outItem struct {
 
 func methodItem(ch uint16, m Method) outItem { return outItem{kind: outMethod, ch: ch, m: m} }
 
+// closes reports whether the item is part of the connection's closing
+// handshake: the server's connection.close or close-ok.
+func (it *outItem) closes() bool {
+	switch it.kind {
+	case outPush:
+		return it.push.Method == protocol.ConnectionClose
+	case outMethod:
+		switch it.m.(type) {
+		case *ConnectionClose, *ConnectionCloseOk:
+			return true
+		}
+	}
+	return false
+}
+
+// describe names the item for logs.
+func (it *outItem) describe() string {
+	switch it.kind {
+	case outPush:
+		return fmt.Sprintf("%v on channel %d", it.push.Method, it.ch)
+	case outMethod:
+		return fmt.Sprintf("%v on channel %d", it.m.ID(), it.ch)
+	}
+	return "a heartbeat"
+}
+
 // call runs one broker call made by the reader, queues its reply, if any,
 // then everything the broker pushed meanwhile: the reply reaches the
 // client before what the call caused (consume-ok before the deliveries).
@@ -162,6 +188,9 @@ func (c *serverConn) writeLoop() {
 		final, data, delivered := false, false, 0
 		for i := range batch {
 			it := &batch[i]
+			if c.unsendable && !it.closes() {
+				continue // the connection is closing with 541
+			}
 			var err error
 			switch it.kind {
 			case outMethod:
@@ -176,9 +205,18 @@ func (c *serverConn) writeLoop() {
 					c.closeTransport() // the transport failed
 					return
 				}
-				// An encoding error (a frame over frame-max, a table
-				// value with no AMQP type): nothing was written.
-				c.s.logf("wire: %s: cannot send %v%v: %v", c.displayName(), it.m, it.push.Method, err)
+				// An encoding error (a name over 255 bytes, a frame
+				// over frame-max, a table value with no AMQP type):
+				// nothing of the frame was written. RabbitMQ's channel
+				// dies on it (method_field_shortstr_overflow, ...) and
+				// the connection closes with 541 INTERNAL_ERROR
+				// (rabbit_binary_generator:map_exception/3: a reason that
+				// is not an AMQP error is internal_error, with no
+				// explanation; measured on 3.10.8). Nothing queued after
+				// the frame is sent but the close itself.
+				c.s.logf("wire: %s: cannot send %s: %v; closing the connection with 541 INTERNAL_ERROR", c.displayName(), it.describe(), err)
+				c.unsendable = true
+				c.connError(&protocol.Error{Code: protocol.InternalError, Text: "INTERNAL_ERROR", Hard: true})
 				continue
 			}
 			data = data || it.kind != outHeartbeat

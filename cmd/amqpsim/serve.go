@@ -2,13 +2,13 @@ package main
 
 import (
 	"context"
+	crand "crypto/rand"
 	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"net/url"
 	"os"
 	"os/signal"
@@ -19,6 +19,7 @@ import (
 
 	"github.com/amqpsim/amqpsim/amqptest"
 	"github.com/amqpsim/amqpsim/definitions"
+	"github.com/amqpsim/amqpsim/internal/memwatch"
 	"github.com/amqpsim/amqpsim/mgmt"
 	"github.com/amqpsim/amqpsim/sim"
 	"github.com/amqpsim/amqpsim/wire"
@@ -47,9 +48,15 @@ type serveOptions struct {
 	consumerTimeout               time.Duration
 	consumerMax                   int
 	seed                          uint64
+	seeded                        bool // --seed given: salts come from it too
+	memory                        memwatch.Watermark
 	version                       sim.Version
 	permit                        []string
 }
+
+// passEnv is the environment variable serve reads --user's password from
+// when neither --pass nor --pass-file gives it.
+const passEnv = "AMQPSIM_PASS"
 
 func parseServe(args []string, stderr io.Writer) (serveOptions, error) {
 	var o serveOptions
@@ -60,14 +67,16 @@ func parseServe(args []string, stderr io.Writer) (serveOptions, error) {
 	fs.StringVar(&o.tlsKey, "tls-key", "", "PEM private key file of --tls-cert")
 	fs.StringVar(&o.clock, "clock", "wall", "broker clock: wall (starts at the real time and follows it) or manual (starts at sim.Epoch, 2024-01-01, and moves only by POST /api/sim/advance)")
 	fs.StringVar(&o.user, "user", "guest", "user name clients log in with")
-	fs.StringVar(&o.pass, "pass", "guest", "password of --user")
+	fs.StringVar(&o.pass, "pass", "", "password of --user (default guest); every user of the machine can read a command line: prefer --pass-file or $"+passEnv)
+	passFile := fs.String("pass-file", "", "file whose content (less a final newline) is the password of --user")
 	fs.StringVar(&o.definitions, "definitions", "", "RabbitMQ definitions file (JSON, as rabbitmqctl export_definitions writes it) to import at start")
 	fs.Var(&o.vhosts, "vhost", "extra virtual host besides \"/\" (repeatable)")
 	fs.DurationVar(&o.consumerTimeout, "consumer-timeout", 0, "RabbitMQ's consumer_timeout (default 30m; negative disables)")
 	fs.IntVar(&o.consumerMax, "consumer-max-per-channel", 0, "RabbitMQ's consumer_max_per_channel, 4.0+ (default 0: no limit)")
 	fs.StringVar(&o.http, "http", "", "address for RabbitMQ's management HTTP API and the simulator's controls (POST /api/sim/advance?by=30m), with basic auth; empty: none")
-	fs.Uint64Var(&o.seed, "seed", 0, "seed of the broker's random choices (generated names)")
+	fs.Uint64Var(&o.seed, "seed", 0, "seed of the broker's random choices (generated names); given, it also makes the password salts, so that every run hashes a password alike (without it they come from crypto/rand)")
 	fs.Var(&o.version, "rabbitmq", "the RabbitMQ release to simulate: 3.10, 3.12, 3.13, 4.0, 4.1, 4.2 or 4.3 (default)")
+	memory := fs.String("memory-high-watermark", "0.4", "RabbitMQ's vm_memory_high_watermark: when the Go heap in use exceeds this fraction of the memory available to the process (its cgroup's limit, or the machine's) or this size (1GB, 512MiB), the memory alarm blocks publishers until it falls back")
 	permit := permitFlag(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: amqpsim serve [flags]\n\nServes the simulated RabbitMQ broker (4.3 unless --rabbitmq says) over TCP until SIGINT or SIGTERM.\n\nflags:")
@@ -86,10 +95,64 @@ func parseServe(args []string, stderr io.Writer) (serveOptions, error) {
 		o.addr = "127.0.0.1:5671" // the amqps port, as RabbitMQ's ssl_listeners
 	}
 	o.permit = *permit
+	o.seeded = isSet(fs, "seed")
+	var err error
+	if o.memory, err = memwatch.Parse(*memory); err != nil {
+		return o, usageError{"--memory-high-watermark: " + err.Error()}
+	}
+	if err := o.password(isSet(fs, "pass"), *passFile); err != nil {
+		return o, err
+	}
 	if o.clock != "wall" && o.clock != "manual" {
 		return o, usageError{fmt.Sprintf("--clock must be wall or manual, not %q", o.clock)}
 	}
 	return o, nil
+}
+
+// password settles --user's password: --pass, else --pass-file's
+// content, else $AMQPSIM_PASS, else "guest". A blank one is refused, as
+// RabbitMQ refuses to log in with one.
+func (o *serveOptions) password(passSet bool, file string) error {
+	switch {
+	case passSet && file != "":
+		return usageError{"--pass and --pass-file go apart"}
+	case passSet:
+	case file != "":
+		data, err := os.ReadFile(file)
+		if err != nil {
+			return err
+		}
+		o.pass = strings.TrimSuffix(strings.TrimSuffix(string(data), "\n"), "\r")
+	default:
+		v, set := os.LookupEnv(passEnv)
+		if !set {
+			o.pass = "guest"
+			return nil
+		}
+		o.pass = v
+	}
+	if o.pass == "" {
+		return usageError{"a blank password: RabbitMQ never lets a user log in with one"}
+	}
+	return nil
+}
+
+// memoryMonitor is the monitor of the memory watermark, nil when the
+// memory available cannot be read for a relative one.
+func memoryMonitor(w memwatch.Watermark, stdout, stderr io.Writer) *memwatch.Monitor {
+	logf := func(format string, args ...any) { fmt.Fprintf(stderr, "amqpsim: "+format+"\n", args...) }
+	if w.Bytes > 0 {
+		fmt.Fprintf(stdout, "amqpsim: memory high watermark %s of Go heap\n", memwatch.Size(w.Bytes))
+		return &memwatch.Monitor{Limit: w.Bytes, Logf: logf}
+	}
+	avail, err := memwatch.Available()
+	if err != nil {
+		logf("no memory high watermark: the memory available is unknown (%v); give --memory-high-watermark a size", err)
+		return nil
+	}
+	limit := w.Limit(avail)
+	fmt.Fprintf(stdout, "amqpsim: memory high watermark %s of Go heap (%s of %s available)\n", memwatch.Size(limit), w, memwatch.Size(avail))
+	return &memwatch.Monitor{Limit: limit, Logf: logf}
 }
 
 // serve runs the server until ctx is done.
@@ -99,6 +162,12 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	cfg := sim.Config{Seed: o.seed, ConsumerTimeout: o.consumerTimeout, ConsumerMaxPerChannel: o.consumerMax, NoTrace: true, Version: o.version, Permit: o.permit, DefaultUser: o.user, DefaultPass: o.pass}
+	if !o.seeded {
+		// Salts nobody can predict, as RabbitMQ's (rabbit_password:
+		// generate_salt/0, crypto:strong_rand_bytes/1): a broker others
+		// reach must not hash a password alike on every run.
+		cfg.Salts = crand.Reader
+	}
 	if o.clock == "wall" {
 		// The virtual clock is the real one (so that what clients read of
 		// it, a stream's x-stream-offset timestamps, the management API's
@@ -167,8 +236,10 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		h := mgmt.NewHandler(b)
-		hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+		// RabbitMQ's listener limits: 5 s for a request's headers, 60 s
+		// idle, each body read and response write bounded, bodies over
+		// the release's limit refused (mgmt.NewServer).
+		hs := mgmt.NewServer(mgmt.NewHandler(b))
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -183,6 +254,13 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		go func() {
 			defer wg.Done()
 			amqptest.FollowClock(ctx, b)
+		}()
+	}
+	if m := memoryMonitor(o.memory, stdout, stderr); m != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			m.Run(ctx, b)
 		}()
 	}
 	<-ctx.Done()

@@ -41,9 +41,13 @@
 // waited for after WithWaitTimeout (10 s by default). Inside a synctest
 // bubble, synctest.Wait is the exact barrier: when it returns, everything
 // the broker pushed has been written, read by the client and handed to the
-// code under test, since every goroutine is blocked. Outside a bubble,
-// WaitFlushed returns once everything the broker pushed has been written
-// by the server and read from the transport by the clients.
+// code under test, since every goroutine is blocked. Outside a bubble the
+// two directions have a barrier each: WaitApplied returns once the broker
+// has applied every frame the clients wrote (amqp091-go's Publish without
+// confirms, Ack, Nack and Reject return before that; call it before
+// Broker().Advance or a fault that must come after them), WaitFlushed
+// once everything the broker pushed has been written by the server and
+// read from the transport by the clients.
 //
 // # Faults
 //
@@ -343,6 +347,8 @@ func (s *Server) Dial(network, addr string) (net.Conn, error) {
 		return net.Dial("tcp", s.ln.Addr().String())
 	}
 	client, server := wire.Pipe()
+	ri := server.(readIdler)
+	ri.OnReadIdle(s.io.signal) // before the server's reader starts
 	fc := newFaultConn(server)
 	s.faultMu.Lock()
 	s.transports = append(s.transports, fc)
@@ -355,7 +361,7 @@ func (s *Server) Dial(network, addr string) (net.Conn, error) {
 		client.Close()
 		return nil, err
 	}
-	cc := &clientConn{Conn: client, io: &s.io}
+	cc := &clientConn{Conn: client, io: &s.io, server: ri, fault: fc}
 	s.io.add(cc)
 	return cc, nil
 }

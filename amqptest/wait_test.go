@@ -1,7 +1,9 @@
 package amqptest_test
 
 import (
+	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -125,5 +127,91 @@ func TestWaitFlushedOutsideBubble(t *testing.T) {
 		case <-time.After(10 * time.Second):
 			t.Fatalf("only %d of %d deliveries arrived: the barrier returned before they were read", i, n)
 		}
+	}
+}
+
+// TestWaitAppliedOutsideBubble: once WaitApplied returns, every publish
+// amqp091-go wrote without confirms has been routed, so the broker's
+// counts are final at once, and Advance cannot overtake them. Without the
+// barrier the look would catch publishes still in the transport or the
+// server's reader.
+func TestWaitAppliedOutsideBubble(t *testing.T) {
+	srv := amqptest.NewServer(t, amqptest.WithHeartbeat(-1))
+	conn, err := amqp.DialConfig(srv.URL()+"?heartbeat=0", amqp.Config{Dial: srv.Dial})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ch := channel(t, conn)
+	declare(t, ch, "q")
+	const n = 2000
+	for i := range n {
+		if err := ch.Publish("", "q", false, false, amqp.Publishing{Body: []byte(fmt.Sprint(i))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv.WaitApplied(t)
+	if st, _ := srv.Broker().QueueStats("/", "q"); st.Ready != n {
+		t.Fatalf("ready %d after WaitApplied, want %d: the barrier returned before the publishes were applied", st.Ready, n)
+	}
+}
+
+// TestWaitAppliedSaysWhatHolds: a barrier that cannot complete names the
+// connection whose frames wait and what holds them; WithTCP it says it
+// cannot see.
+func TestWaitAppliedSaysWhatHolds(t *testing.T) {
+	srv := amqptest.NewServer(t, amqptest.WithHeartbeat(-1))
+	conn, err := amqp.DialConfig(srv.URL()+"?heartbeat=0", amqp.Config{Dial: srv.Dial, Properties: amqp.Table{"connection_name": "pub"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ch := channel(t, conn)
+	declare(t, ch, "q")
+	expired, cancel := context.WithCancel(context.Background())
+	cancel()
+
+	release, err := srv.StallConnection("pub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	publish(t, ch, "q", "held")
+	want := `context canceled; frames not yet applied on connection "pub", stalled (StallConnection): the server reads nothing until release`
+	if err := srv.Applied(expired); err == nil || err.Error() != want {
+		t.Errorf("stalled:\n got %v\nwant %s", err, want)
+	}
+	ft := &fakeT{TB: t}
+	func() {
+		defer func() { recover() }()
+		amqptest.NewServer(t, amqptest.WithBroker(srv.Broker()), amqptest.WithWaitTimeout(1)).WaitApplied(ft)
+	}()
+	if ft.msg != "" {
+		t.Errorf("a server with no clients waited: %s", ft.msg)
+	}
+	release()
+	srv.WaitApplied(t)
+	if st, _ := srv.Broker().QueueStats("/", "q"); st.Ready != 1 {
+		t.Errorf("ready %d after the release", st.Ready)
+	}
+
+	srv.Broker().SetAlarm(sim.AlarmMemory, true)
+	publish(t, ch, "q", "blocked")
+	srv.Wait(t, "the publisher to be blocked", func(b *sim.Broker) bool {
+		cs := b.Connections()
+		return len(cs) == 1 && cs[0].Blocked()
+	})
+	want = `context canceled; frames not yet applied on connection "pub", blocked by an alarm (its publishes wait until the alarm clears)`
+	if err := srv.Applied(expired); err == nil || err.Error() != want {
+		t.Errorf("alarm:\n got %v\nwant %s", err, want)
+	}
+	srv.Broker().SetAlarm(sim.AlarmMemory, false)
+	srv.WaitApplied(t)
+	if st, _ := srv.Broker().QueueStats("/", "q"); st.Ready != 2 {
+		t.Errorf("ready %d after the alarm cleared", st.Ready)
+	}
+
+	tcp := amqptest.NewServer(t, amqptest.WithTCP())
+	if err := tcp.Applied(context.Background()); err == nil || !strings.Contains(err.Error(), "in-memory transport") {
+		t.Errorf("WithTCP: %v", err)
 	}
 }

@@ -35,8 +35,8 @@
 //
 // # Waiting
 //
-// Wait, WaitQueue, WaitConsumers, WaitUnacked, WaitConnections and
-// WaitClosed block until the broker reaches a state, woken by the broker's
+// Wait, WaitQueue, WaitConsumers, WaitUnacked, WaitCounts,
+// WaitConnections and WaitClosed block until the broker reaches a state, woken by the broker's
 // own changes (sim.Broker.WaitFor), and fail the test with what they
 // waited for after WithWaitTimeout (10 s by default). Inside a synctest
 // bubble, synctest.Wait is the exact barrier: when it returns, everything
@@ -76,7 +76,8 @@
 // with rapid; StartSchedule (or RunSchedule) injects them at points of
 // the delivery stream, the closes exactly at their delivery (see the
 // examples/worker package). CheckQueue, CheckCounts and CheckMessages
-// assert the broker's state with a diff.
+// assert the broker's state now with a diff; WaitCounts waits for counts
+// that follow the client's asynchronous frames.
 //
 // # Management API
 //

@@ -215,3 +215,89 @@ func TestWaitAppliedSaysWhatHolds(t *testing.T) {
 		t.Errorf("WithTCP: %v", err)
 	}
 }
+
+// TestWaitCounts: the waiting form of CheckCounts waits out the client's
+// asynchronous acks, and fails with a diff and, on a quorum queue whose
+// cancelled consumer still holds a message, why the consumer count stays
+// up; WaitConsumers says the same.
+func TestWaitCounts(t *testing.T) {
+	srv := amqptest.NewServer(t, amqptest.WithHeartbeat(-1))
+	conn, err := amqp.DialConfig(srv.URL()+"?heartbeat=0", amqp.Config{Dial: srv.Dial})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ch := channel(t, conn)
+	declareQuorum(t, ch, "jobs")
+	publish(t, ch, "jobs", "a", "b")
+	if err := ch.Qos(1, 0, false); err != nil {
+		t.Fatal(err)
+	}
+	ds, err := ch.Consume("jobs", "w", false, false, false, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := recvWithin(t, ds)
+	d.Ack(false) // returns once written
+	srv.WaitCounts(t, "jobs", amqptest.QueueCounts{Ready: 0, Unacked: 1, Consumers: 1})
+	recvWithin(t, ds)
+	if err := ch.Cancel("w", false); err != nil {
+		t.Fatal(err)
+	}
+
+	short := amqptest.NewServer(t, amqptest.WithBroker(srv.Broker()), amqptest.WithWaitTimeout(1))
+	ft := &fakeT{TB: t}
+	func() {
+		defer func() { recover() }()
+		short.WaitConsumers(ft, "jobs", 0)
+	}()
+	why := `(0 registered consumer(s): the quorum queue also counts, as RabbitMQ does, each cancelled consumer until it has settled the messages it holds, and each unsettled basic.get; 1 unacked: ack, nack or reject them, or close their channels, for the count to fall)`
+	if want := `amqptest: waited 1ns for queue "jobs" to satisfy the condition; last seen ready=0 unacked=1 consumers=1 ` + why; ft.msg != want {
+		t.Errorf("WaitConsumers:\n got %q\nwant %q", ft.msg, want)
+	}
+	ft = &fakeT{TB: t}
+	func() {
+		defer func() { recover() }()
+		short.WaitCounts(ft, "jobs", amqptest.QueueCounts{})
+	}()
+	if !strings.HasPrefix(ft.msg, `amqptest: waited 1ns for queue "jobs" to have these counts (-want +got):`) ||
+		!strings.Contains(ft.msg, "Unacked") || !strings.HasSuffix(ft.msg, "}\n"+why) {
+		t.Errorf("WaitCounts: %q", ft.msg)
+	}
+
+	ch.Ack(2, false)
+	srv.WaitConsumers(t, "jobs", 0)
+}
+
+// TestWaitConnectionsNamesThem: the failure of WaitConnections names the
+// connections it counts, in-process ones said to be.
+func TestWaitConnectionsNamesThem(t *testing.T) {
+	srv := amqptest.NewServer(t, amqptest.WithWaitTimeout(1))
+	srv.Broker().Connect("setup")
+	ft := &fakeT{TB: t}
+	func() {
+		defer func() { recover() }()
+		srv.WaitConnections(ft, 0)
+	}()
+	want := `amqptest: waited 1ns for 0 open connection(s); there are 1: "setup" (in process: sim.Broker.Connect or Dial)`
+	if ft.msg != want {
+		t.Errorf("failure:\n got %q\nwant %q", ft.msg, want)
+	}
+}
+
+// recvWithin receives from c within the wait of the package's tests,
+// which outside a bubble is real time: it bounds a broker that never
+// delivers.
+func recvWithin[T any](t *testing.T, c <-chan T) T {
+	t.Helper()
+	select {
+	case v, ok := <-c:
+		if !ok {
+			t.Fatalf("%T closed", c)
+		}
+		return v
+	case <-time.After(10 * time.Second):
+		t.Fatalf("waited 10s on %T", c)
+	}
+	panic("unreachable")
+}

@@ -42,7 +42,9 @@ const (
 	// CloseWithUnacked: a channel closed holding many unacked deliveries.
 	CloseWithUnacked Rule = "close-with-unacked"
 	// NearConsumerTimeout: an unacked delivery older than most of the
-	// consumer timeout.
+	// consumer timeout. The deliveries of a channel the consumer timeout
+	// did close are not reported: they timed out, and the channel.close
+	// (406) says so.
 	NearConsumerTimeout Rule = "near-consumer-timeout"
 	// PublishWithoutConfirms: messages published on a channel in neither
 	// confirm nor tx mode. It is off unless Options.Enable names it: many
@@ -326,7 +328,7 @@ func nearConsumerTimeout(st *state, o Options) []Finding {
 	limit := o.ConsumerTimeout * 8 / 10
 	for _, ch := range st.chans {
 		for _, d := range ch.oldest {
-			if d.age >= limit {
+			if d.age >= limit && !d.timedOut {
 				out = append(out, Finding{Rule: NearConsumerTimeout, Conn: ch.conn, Channel: ch.id, ConsumerTag: d.ctag, Events: []int{d.at},
 					Message: fmt.Sprintf("a delivery stayed unacked for %v of the %v consumer timeout: past it, RabbitMQ closes the channel with 406 and redelivers everything", d.age, o.ConsumerTimeout)})
 				break

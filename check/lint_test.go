@@ -272,3 +272,39 @@ func TestFindingString(t *testing.T) {
 		t.Errorf("the cited event is %v", e)
 	}
 }
+
+// A delivery that did time out is not "near" the consumer timeout: the
+// channel.close says what happened. A quorum queue, whose deliveries time
+// out on every release; the same run with the ack a minute before the
+// timeout is reported.
+func TestLintNearConsumerTimeoutNotWhenTimedOut(t *testing.T) {
+	for _, timedOut := range []bool{true, false} {
+		b := sim.New(sim.Config{})
+		ch, _ := b.Connect("app").Channel()
+		if _, err := ch.QueueDeclare("q", sim.QueueOptions{Durable: true, Args: sim.Table{"x-queue-type": "quorum"}}); err != nil {
+			t.Fatal(err)
+		}
+		ch.Qos(1, 0, false)
+		c, _ := ch.Consume("q", sim.ConsumeOptions{Tag: "c"})
+		b.Publish("/", "", "q", sim.Message{Body: []byte("m")})
+		d, _ := c.Next()
+		if timedOut {
+			b.Advance(31 * time.Minute)
+			if ch.Err() == nil {
+				t.Fatal("the consumer timeout did not close the channel")
+			}
+		} else {
+			b.Advance(29 * time.Minute)
+			ch.Ack(d.DeliveryTag, false)
+		}
+		var got []check.Rule
+		for _, f := range check.Lint(b.Trace(), check.Options{}) {
+			got = append(got, f.Rule)
+		}
+		if timedOut {
+			want(t, got)
+		} else {
+			want(t, got, check.NearConsumerTimeout)
+		}
+	}
+}

@@ -73,6 +73,8 @@ type aged struct {
 	at   int
 	ctag string
 	age  time.Duration
+	// timedOut: the consumer timeout closed the channel holding it.
+	timedOut bool
 }
 
 type msgState struct {
@@ -120,12 +122,12 @@ func replay(trace []sim.Event) *state {
 			}
 		case sim.EventChannelClose:
 			if ch != nil {
-				st.close(ch, i, e.At)
+				st.close(ch, i, e.At, e.Reason == sim.ReasonConsumerTimeout)
 			}
 		case sim.EventConnectionClose:
 			for k, ch := range st.open {
 				if k.conn == e.Conn {
-					st.close(ch, i, e.At)
+					st.close(ch, i, e.At, false)
 				}
 			}
 		}
@@ -133,7 +135,7 @@ func replay(trace []sim.Event) *state {
 	for _, ch := range st.chans {
 		if !ch.closed { // still held when the trace ends
 			for _, d := range ch.unacked {
-				ch.oldest = append(ch.oldest, aged{d.at, d.ctag, end - d.deliveredAt})
+				ch.oldest = append(ch.oldest, aged{d.at, d.ctag, end - d.deliveredAt, false})
 			}
 		}
 	}
@@ -173,7 +175,7 @@ func (st *state) call(ch *chanState, i int, e sim.Event) {
 			}
 		}
 	case protocol.ChannelClose:
-		st.close(ch, i, e.At)
+		st.close(ch, i, e.At, false)
 	}
 }
 
@@ -228,7 +230,7 @@ func (ch *chanState) consumer(tag string) *cons {
 func (ch *chanState) settle(e sim.Event) {
 	for j, d := range ch.unacked {
 		if d.tag == e.DeliveryTag {
-			ch.oldest = append(ch.oldest, aged{d.at, d.ctag, e.At - d.deliveredAt})
+			ch.oldest = append(ch.oldest, aged{d.at, d.ctag, e.At - d.deliveredAt, false})
 			ch.unacked = append(ch.unacked[:j], ch.unacked[j+1:]...)
 			return
 		}
@@ -236,14 +238,14 @@ func (ch *chanState) settle(e sim.Event) {
 }
 
 // close records a channel's close at event i, time now: what it held, and
-// for how long.
-func (st *state) close(ch *chanState, i int, now time.Duration) {
+// for how long; timedOut says the consumer timeout closed it.
+func (st *state) close(ch *chanState, i int, now time.Duration, timedOut bool) {
 	if ch.closed {
 		return
 	}
 	ch.closed = true
 	for _, d := range ch.unacked {
-		ch.oldest = append(ch.oldest, aged{d.at, d.ctag, now - d.deliveredAt})
+		ch.oldest = append(ch.oldest, aged{d.at, d.ctag, now - d.deliveredAt, timedOut})
 	}
 	st.closes = append(st.closes, closeInfo{ch.conn, ch.id, i, len(ch.unacked)})
 	delete(st.open, chanKey{ch.conn, ch.id})

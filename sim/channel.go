@@ -101,13 +101,17 @@ func (ch *Channel) do(m protocol.Method, describe func(e *Event), f func() error
 
 // fail applies a protocol error: a soft one closes this channel, a hard one
 // the connection. Caller holds the lock.
-func (ch *Channel) fail(err *protocol.Error) {
+func (ch *Channel) fail(err *protocol.Error) { ch.failFor(err, "") }
+
+// failFor is fail with the reason its EventChannelClose gives (Event.Reason:
+// ReasonConsumerTimeout). Caller holds the lock.
+func (ch *Channel) failFor(err *protocol.Error, reason string) {
 	if err.Hard {
 		ch.conn.fail(err)
 		return
 	}
 	e := connEvent(EventChannelClose, ch.conn, ch.id)
-	e.Err = err
+	e.Err, e.Reason = err, reason
 	ch.b.record(e)
 	ch.shutdown(&closedError{what: fmt.Sprintf("channel %d", ch.id), cause: err})
 	ch.push(Push{Method: protocol.ChannelClose, Err: err})

@@ -127,7 +127,10 @@ type Event struct {
 	// (EventCall basic.publish, EventPublish), with its Properties.
 	Body       []byte
 	Properties *protocol.Properties
-	Reason     string // EventDeadLetter's reason; EventBlocked's and connection.blocked's
+	// Reason is EventDeadLetter's reason; EventBlocked's and
+	// connection.blocked's; an EventChannelClose's ReasonConsumerTimeout
+	// when the consumer timeout closed the channel.
+	Reason string
 	// Dropped is set on an EventDeadLetter whose queue has no dead-letter
 	// exchange (or one that does not exist): the message is gone.
 	// Otherwise Exchange is the dead-letter exchange.

@@ -91,7 +91,10 @@ func (o Options) withDefaults() Options {
 }
 
 // Finding is one lint finding: the rule, where, the events that show it
-// (indices into the trace), and what it means.
+// (indices into the trace), and what it means. Conn is the connection's
+// label (sim.ConnLabels): its name, with "-2", "-3" for a later
+// connection of the same name, as a failure report (scenarios.FromTrace)
+// names it.
 type Finding struct {
 	Rule        Rule
 	Conn        string

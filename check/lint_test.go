@@ -2,10 +2,12 @@ package check_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/amqpsim/amqpsim/check"
+	"github.com/amqpsim/amqpsim/scenarios"
 	"github.com/amqpsim/amqpsim/sim"
 )
 
@@ -306,5 +308,32 @@ func TestLintNearConsumerTimeoutNotWhenTimedOut(t *testing.T) {
 		} else {
 			want(t, got, check.NearConsumerTimeout)
 		}
+	}
+}
+
+// A finding names a reconnected connection as the failure report does:
+// the second connection called invoice-svc is invoice-svc-2 in both.
+func TestLintNamesAReconnectAsTheReport(t *testing.T) {
+	b := sim.New(sim.Config{})
+	first := b.Connect("invoice-svc")
+	ch, _ := first.Channel()
+	ch.QueueDeclare("q", sim.QueueOptions{})
+	ch.Qos(1, 0, false)
+	ch.Consume("q", sim.ConsumeOptions{Tag: "c"})
+	first.Close()
+	ch, _ = b.Connect("invoice-svc").Channel()
+	ch.Consume("q", sim.ConsumeOptions{Tag: "c"}) // no prefetch this time
+
+	fs := check.Lint(b.Trace(), check.Options{})
+	if len(fs) != 1 || fs[0].Rule != check.UnlimitedPrefetch || fs[0].Conn != "invoice-svc-2" ||
+		!strings.HasPrefix(fs[0].String(), "unlimited-prefetch (invoice-svc-2/1, consumer c") {
+		t.Fatalf("findings %v, want unlimited-prefetch on invoice-svc-2/1", fs)
+	}
+	s, _, err := scenarios.FromTrace(b.Trace(), scenarios.TraceOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text := string(s.Format()); !strings.Contains(text, "conn invoice-svc-2\nchannel invoice-svc-2.invoice-svc-2-ch1\nconsume invoice-svc-2-ch1 q tag=c\n") {
+		t.Errorf("the report names the reconnect otherwise:\n%s", text)
 	}
 }

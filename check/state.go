@@ -94,8 +94,10 @@ type closeInfo struct {
 func replay(trace []sim.Event) *state {
 	st := &state{open: map[chanKey]*chanState{}, msgs: map[uint64]*msgState{}, dlx: map[string]bool{}}
 	var end time.Duration
+	labels := sim.ConnLabels(trace)
 	for i, e := range trace {
 		end = e.At
+		e.Conn = labels[i] // a reconnect's "-2", as reports name it
 		ch := st.open[chanKey{e.Conn, e.Channel}]
 		switch e.Kind {
 		case sim.EventChannelOpen:

@@ -146,6 +146,8 @@ type traceWriter struct {
 	// confirming follows each confirm-mode channel (by its name in the
 	// file) for confirm.
 	confirming map[string]*confirmTags
+	// labels are the events' connection labels (sim.ConnLabels).
+	labels []string
 }
 
 // simChan names a channel of the traced run.
@@ -157,7 +159,7 @@ type simChan struct {
 func newTraceWriter(trace []sim.Event) *traceWriter {
 	return &traceWriter{trace: trace, evConn: make([]string, len(trace)), evChan: make([]string, len(trace)),
 		used: map[string]bool{}, conns: map[string]string{}, chans: map[simChan]string{}, declared: map[string]bool{},
-		tags: map[string]string{}, confirming: map[string]*confirmTags{}}
+		tags: map[string]string{}, confirming: map[string]*confirmTags{}, labels: sim.ConnLabels(trace)}
 }
 
 // tag returns the name the file gives consumer tag t: t itself when it
@@ -246,7 +248,7 @@ func (w *traceWriter) walk() {
 		switch e.Kind {
 		case sim.EventConnectionOpen:
 			w.moveTo(e.At)
-			name := w.name(e.Conn)
+			name := w.name(w.labels[i]) // a reconnect's "-2", as check.Lint names it
 			w.conns[e.Conn] = name
 			if e.Vhost != "/" {
 				w.pending = append(w.pending, fmt.Sprintf("%s connected to vhost %q; scenarios run on \"/\"", name, e.Vhost))

@@ -221,6 +221,38 @@ func (e Event) String() string {
 	return sb.String()
 }
 
+// ConnLabels returns, for each event of trace, the label of its
+// connection ("" for broker-wide events): the connection's name, and for
+// a later connection opened under a name already used (a client that
+// reconnects keeps its connection_name) that name with "-2", "-3", ...,
+// the first suffix no earlier connection's label has. An event belongs to
+// the latest connection opened under its name. scenarios.FromTrace and
+// check.Lint name connections so, that a finding and a report agree.
+func ConnLabels(trace []Event) []string {
+	labels := make([]string, len(trace))
+	used := map[string]bool{}
+	current := map[string]string{} // name → label of the latest connection so named
+	for i, e := range trace {
+		if e.Conn == "" {
+			continue
+		}
+		if e.Kind == EventConnectionOpen {
+			label := e.Conn
+			for n := 2; used[label]; n++ {
+				label = e.Conn + "-" + strconv.Itoa(n)
+			}
+			used[label] = true
+			current[e.Conn] = label
+		}
+		if l, ok := current[e.Conn]; ok {
+			labels[i] = l
+		} else {
+			labels[i] = e.Conn
+		}
+	}
+	return labels
+}
+
 // tableOption is a binding's arguments as Event.Options: nil (no field)
 // when there are none.
 func tableOption(args Table) any {

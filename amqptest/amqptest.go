@@ -26,12 +26,17 @@
 // the consumer timeout, TTLs and x-expires on the way, and a server
 // goroutine wakes the broker at each of its timers. Heartbeats are a
 // transport matter and always use the time package: in real time outside
-// a synctest bubble (amqp091-go negotiates 10 s and both sides send
-// heartbeats every 5 s, harmlessly), in the bubble's fake time inside one.
+// a synctest bubble, in the bubble's fake time inside one. The heartbeat
+// is the smaller of the client's and the server's when both are set,
+// else whichever is set: amqp.DialConfig asks for 10 s unless the URL
+// says "?heartbeat=N" (amqp.Config.Heartbeat 0 means that default, not
+// none), so by default both sides send heartbeats every 5 s, harmlessly.
 // The server cannot turn heartbeats off for a client that asks for them.
 // For none at all, the server offers none (WithHeartbeat(-1)) and the
-// client asks for none ("?heartbeat=0" with amqp091-go): amqp091-go takes
-// the server's offer when it asks for 0, so "?heartbeat=0" alone gets 60 s.
+// client asks for none ("?heartbeat=0" in amqp091-go's URL, or
+// Config.Heartbeat 0 with amqp.Open, which reads no URL): a client that
+// asks for none takes the server's offer, so "?heartbeat=0" alone gets
+// RabbitMQ's 60 s (TestHeartbeatAmqp091Negotiates).
 //
 // # Waiting
 //
@@ -177,8 +182,10 @@ func WithVhosts(names ...string) Option {
 }
 
 // WithHeartbeat sets the heartbeat the server offers in connection.tune
-// (RabbitMQ's 60 s by default); negative offers none. The client may still
-// ask for a shorter one, and amqp091-go does (10 s).
+// (RabbitMQ's 60 s by default); negative offers none. A client that asks
+// for a heartbeat gets the smaller of the two, or its own if the server
+// offers none (amqp.DialConfig asks for 10 s by default); one that asks
+// for none ("?heartbeat=0") gets the offer. See # Time.
 func WithHeartbeat(d time.Duration) Option { return func(c *config) { c.heartbeat = d } }
 
 // WithTCP serves on a TCP listener on 127.0.0.1 instead of the in-memory

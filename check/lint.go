@@ -121,7 +121,12 @@ func (f Finding) String() string {
 }
 
 // Lint reports what the client did wrong in trace, in the order the rules
-// are listed, then by where each was found first.
+// are listed, then by where each was found first. It judges what the
+// broker did, which the trace says: on a release that denies global_qos
+// (4.3, the default) a basic.qos with global=true is a per-consumer
+// prefetch (sim.Event.GlobalDenied), so it sets no channel-wide limit for
+// global-limit-cleared to see cleared, and consume-before-qos,
+// unlimited-prefetch and shared-prefetch count it per consumer.
 func Lint(trace []sim.Event, o Options) []Finding {
 	o = o.withDefaults()
 	st := replay(trace)
@@ -165,10 +170,14 @@ func consumeBeforeQos(st *state, _ Options) []Finding {
 					before = append(before, c)
 				}
 			}
+			qos := fmt.Sprintf("basic.qos(%d)", q.count)
+			if q.denied {
+				qos = fmt.Sprintf("basic.qos(%d, global=true), which this release applies per consumer (global_qos is denied),", q.count)
+			}
 			for _, c := range before {
 				out = append(out, Finding{Rule: ConsumeBeforeQos, Conn: ch.conn, Channel: ch.id, ConsumerTag: c.tag, Queue: c.queue,
 					Events:  []int{c.at, q.at},
-					Message: fmt.Sprintf("the consumer was created before basic.qos(%d) on its channel and keeps prefetch %s: RabbitMQ applies a per-consumer qos only to consumers created after it", q.count, window(c.prefetch))})
+					Message: fmt.Sprintf("the consumer was created before %s on its channel and keeps prefetch %s: RabbitMQ applies a per-consumer qos only to consumers created after it", qos, window(c.prefetch))})
 			}
 		}
 	}

@@ -22,7 +22,14 @@ type run struct {
 
 func newRun(t *testing.T, args sim.Table) *run {
 	t.Helper()
-	b := sim.New(sim.Config{})
+	return newRunOn(t, sim.DefaultVersion, args)
+}
+
+// newRunOn is newRun on release v: 3.10 for a channel-wide qos (4.3,
+// the default, denies global_qos and applies global=true per consumer).
+func newRunOn(t *testing.T, v sim.Version, args sim.Table) *run {
+	t.Helper()
+	b := sim.New(sim.Config{Version: v})
 	c := b.Connect("app")
 	ch, _ := c.Channel()
 	if _, err := ch.QueueDeclare("q", sim.QueueOptions{Args: args}); err != nil {
@@ -96,7 +103,7 @@ func TestLintUnlimitedPrefetch(t *testing.T) {
 	want(t, r.rules(), check.UnlimitedPrefetch)
 	noAck := newRun(t, nil)
 	noAck.ch.Consume("q", sim.ConsumeOptions{Tag: "c", NoAck: true})
-	global := newRun(t, nil)
+	global := newRunOn(t, sim.V3_10, nil) // a channel-wide limit
 	global.ch.Qos(50, 0, true)
 	global.ch.Consume("q", sim.ConsumeOptions{Tag: "c"})
 	want(t, noAck.rules())
@@ -118,15 +125,16 @@ func TestLintSharedPrefetch(t *testing.T) {
 	want(t, apart.rules())
 }
 
+// On 3.10, where global=true is a channel-wide limit.
 func TestLintQueuesShareChannel(t *testing.T) {
-	r := newRun(t, nil)
+	r := newRunOn(t, sim.V3_10, nil)
 	r.ch.QueueDeclare("q2", sim.QueueOptions{})
 	r.ch.Qos(10, 0, true)
 	r.ch.Consume("q", sim.ConsumeOptions{Tag: "a"})
 	r.ch.Consume("q2", sim.ConsumeOptions{Tag: "b"})
 	want(t, r.rules(), check.QueuesShareChannel)
 	// One queue per channel, or a second consumer of the same queue, is not it.
-	apart := newRun(t, nil)
+	apart := newRunOn(t, sim.V3_10, nil)
 	apart.ch.QueueDeclare("q2", sim.QueueOptions{})
 	ch2, _ := apart.c.Channel()
 	for i, ch := range []*sim.Channel{apart.ch, ch2} {
@@ -137,15 +145,51 @@ func TestLintQueuesShareChannel(t *testing.T) {
 	want(t, apart.rules())
 }
 
+// On 3.10, where global=true is a channel-wide limit.
 func TestLintGlobalLimitCleared(t *testing.T) {
-	r := newRun(t, nil)
+	r := newRunOn(t, sim.V3_10, nil)
 	r.ch.Qos(50, 0, true)
 	r.ch.Qos(10, 0, false)
 	want(t, r.rules(), check.GlobalLimitCleared)
-	both := newRun(t, nil) // the order that keeps both limits
+	both := newRunOn(t, sim.V3_10, nil) // the order that keeps both limits
 	both.ch.Qos(10, 0, false)
 	both.ch.Qos(50, 0, true)
 	want(t, both.rules())
+}
+
+// On 4.3, which denies global_qos, basic.qos global=true is a per-consumer
+// prefetch, and Lint judges what the broker did (the trace's
+// GlobalDenied), not the flag the client sent: no channel-wide limit is
+// cleared, two consumers after it share nothing, a consumer before it
+// keeps its window. The same calls on 3.10 are judged the other way.
+func TestLintGlobalQosDenied(t *testing.T) {
+	for _, v := range []sim.Version{sim.V4_3, sim.V3_10} {
+		on43 := v == sim.V4_3
+		cleared := newRunOn(t, v, nil)
+		cleared.ch.Qos(50, 0, true)
+		cleared.ch.Qos(10, 0, false)
+		shared := newRunOn(t, v, nil)
+		shared.ch.Qos(10, 0, true)
+		shared.ch.Consume("q", sim.ConsumeOptions{Tag: "a"})
+		shared.ch.Consume("q", sim.ConsumeOptions{Tag: "b"})
+		before := newRunOn(t, v, nil)
+		before.ch.Qos(5, 0, false)
+		before.ch.Consume("q", sim.ConsumeOptions{Tag: "c"})
+		before.ch.Qos(10, 0, true)
+		if on43 {
+			want(t, cleared.rules())
+			want(t, shared.rules(), check.SharedPrefetch)
+			want(t, before.rules(), check.ConsumeBeforeQos)
+			fs := check.Lint(before.b.Trace(), check.Options{})
+			if len(fs) != 1 || !strings.Contains(fs[0].Message, "basic.qos(10, global=true), which this release applies per consumer (global_qos is denied), on its channel and keeps prefetch 5") {
+				t.Errorf("4.3 consume-before-qos: %v", fs)
+			}
+		} else {
+			want(t, cleared.rules(), check.GlobalLimitCleared)
+			want(t, shared.rules())
+			want(t, before.rules())
+		}
+	}
 }
 
 func TestLintGetPolling(t *testing.T) {

@@ -44,7 +44,10 @@ type chanState struct {
 type qosCall struct {
 	at     int
 	count  int
-	global bool
+	global bool // as the broker applied it
+	// denied: the client sent global=true and the release, denying
+	// global_qos (4.3), applied it per consumer.
+	denied bool
 }
 
 type cons struct {
@@ -147,8 +150,11 @@ func replay(trace []sim.Event) *state {
 func (st *state) call(ch *chanState, i int, e sim.Event) {
 	switch e.Method {
 	case protocol.BasicQos:
-		ch.qosCalls = append(ch.qosCalls, qosCall{i, e.Count, e.Global})
-		if e.Global {
+		// What the broker did: a release that denies global_qos (4.3)
+		// applies global=true per consumer, and the trace says so.
+		global := e.Global && !e.GlobalDenied
+		ch.qosCalls = append(ch.qosCalls, qosCall{i, e.Count, global, e.GlobalDenied})
+		if global {
 			ch.global = e.Count
 		} else {
 			ch.prefetch, ch.global = e.Count, 0

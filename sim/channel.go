@@ -244,7 +244,9 @@ func (ch *Channel) Qos(prefetchCount, prefetchSize int, global bool) error {
 	if prefetchCount < 0 || prefetchCount > 65535 || prefetchSize < 0 || prefetchSize > 1<<32-1 {
 		return fmt.Errorf("sim: basic.qos prefetch count %d or size %d out of range", prefetchCount, prefetchSize)
 	}
-	return ch.do(protocol.BasicQos, func(e *Event) { e.Count, e.Global = prefetchCount, global }, func() error {
+	return ch.do(protocol.BasicQos, func(e *Event) {
+		e.Count, e.Global, e.GlobalDenied = prefetchCount, global, global && ch.b.profile.GlobalQosDenied
+	}, func() error {
 		// With global_qos denied (4.3) the channel rewrites global=true
 		// to false before anything else (Profile.GlobalQosDenied).
 		resume, err := ch.core.Qos(uint16(prefetchCount), uint32(prefetchSize), global && !ch.b.profile.GlobalQosDenied)

@@ -115,7 +115,12 @@ type Event struct {
 	Requeue     bool
 	Redelivered bool
 	NoAck       bool
-	Global      bool // basic.qos
+	Global      bool // basic.qos, as the client sent it
+	// GlobalDenied is set on a basic.qos with Global that the broker
+	// applied per consumer: the release denies global_qos (4.3,
+	// Profile.GlobalQosDenied), as the trace's readers (check.Lint) need
+	// to know.
+	GlobalDenied bool
 	// Count is basic.qos's prefetch count, basic.get-ok's messages left,
 	// or a deleted queue's ready messages.
 	Count int
@@ -202,6 +207,7 @@ func (e Event) String() string {
 	flag("redelivered", e.Redelivered)
 	flag("no-ack", e.NoAck)
 	flag("global", e.Global)
+	flag("global-denied", e.GlobalDenied)
 	flag("dropped", e.Dropped)
 	if e.Reason != "" {
 		field("reason", e.Reason)

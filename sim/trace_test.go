@@ -29,3 +29,27 @@ func TestConnLabels(t *testing.T) {
 		t.Errorf("labels\n got %q\nwant %q", got, want)
 	}
 }
+
+// TestQosEventSaysGlobalDenied: the trace's basic.qos keeps the flag the
+// client sent and says when the release applied global=true per consumer
+// (4.3 denies global_qos unless permitted; 3.10 does not).
+func TestQosEventSaysGlobalDenied(t *testing.T) {
+	for _, tc := range []struct {
+		cfg    sim.Config
+		global bool
+		denied bool
+	}{
+		{sim.Config{Version: sim.V4_3}, true, true},
+		{sim.Config{Version: sim.V4_3}, false, false},
+		{sim.Config{Version: sim.V4_3, Permit: []string{"global_qos"}}, true, false},
+		{sim.Config{Version: sim.V3_10}, true, false},
+	} {
+		b := sim.New(tc.cfg)
+		ch, _ := b.Connect("app").Channel()
+		ch.Qos(5, 0, tc.global)
+		e := b.Trace()[len(b.Trace())-1]
+		if e.Global != tc.global || e.GlobalDenied != tc.denied {
+			t.Errorf("%v permit %v, global=%v: event %v, want GlobalDenied %v", tc.cfg.Version, tc.cfg.Permit, tc.global, e, tc.denied)
+		}
+	}
+}

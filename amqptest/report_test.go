@@ -52,11 +52,11 @@ func TestFailureReport(t *testing.T) {
 		for _, body := range []string{"j1", "j2"} {
 			ch.Publish("", "jobs", false, false, amqp.Publishing{Body: []byte(body), DeliveryMode: 2})
 		}
-		d := <-ds
+		d := recv(t, ds)
 		d.Ack(false)
-		d = <-ds
+		d = recv(t, ds)
 		d.Nack(false, true) // requeued, and delivered again
-		d = <-ds
+		d = recv(t, ds)
 		d.Ack(false)
 		synctest.Wait()
 		ft.end()
@@ -121,7 +121,7 @@ func TestFailureReportConcurrentConfirms(t *testing.T) {
 				dcs[i] = dc
 			})
 		}
-		wg.Wait() // written, not read
+		waitGroup(t, &wg, "the publishers to write") // written, not read
 		release()
 		synctest.Wait()
 		for i, dc := range dcs {

@@ -102,10 +102,10 @@ func TestRunSchedule(t *testing.T) {
 			t.Fatal("closed after one delivery")
 		}
 		ch.Get("jobs", false)
-		if err := <-done; err != nil {
+		if err := recv(t, done); err != nil {
 			t.Fatal(err)
 		}
-		if e := <-closed; e == nil || e.Code != 320 {
+		if e := recv(t, closed); e == nil || e.Code != 320 {
 			t.Fatalf("closed with %v, want 320", e)
 		}
 
@@ -141,10 +141,10 @@ func TestRunScheduleExact(t *testing.T) {
 		}()
 		synctest.Wait()
 		ch.Consume("jobs", "A", false, false, false, false, nil)
-		if err := <-done; err != nil {
+		if err := recv(t, done); err != nil {
 			t.Fatal(err)
 		}
-		if e := <-closed; e == nil || e.Code != 406 || e.Reason != "PRECONDITION_FAILED - fault injected by amqptest" {
+		if e := recv(t, closed); e == nil || e.Code != 406 || e.Reason != "PRECONDITION_FAILED - fault injected by amqptest" {
 			t.Fatalf("closed with %v", e)
 		}
 		var pushes []string

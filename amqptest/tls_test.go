@@ -55,7 +55,7 @@ func TestTLSInMemory(t *testing.T) {
 		if err := srv.DropConnection(name); err != nil {
 			t.Fatal(err)
 		}
-		if e := <-closed; e == nil || e.Code != 501 {
+		if e := recv(t, closed); e == nil || e.Code != 501 {
 			t.Errorf("closed with %v, want 501", e)
 		}
 	})

@@ -134,7 +134,7 @@ func TestPipeReadIdle(t *testing.T) {
 		if ri.ReadIdle() {
 			t.Error("idle while the reader holds what it read")
 		}
-		if s := <-got; s != "frame" {
+		if s := recv(t, got); s != "frame" {
 			t.Errorf("read %q", s)
 		}
 		synctest.Wait()
@@ -142,8 +142,13 @@ func TestPipeReadIdle(t *testing.T) {
 			t.Errorf("reading again: idle %v, %d waits", ri.ReadIdle(), waits.Load())
 		}
 		server.Close()
-		if _, ok := <-got; ok || !ri.ReadIdle() {
-			t.Error("a closed end is not idle")
+		select {
+		case _, ok := <-got:
+			if ok || !ri.ReadIdle() {
+				t.Error("a closed end is not idle")
+			}
+		case <-time.After(time.Second):
+			t.Fatal("the reader did not end with its end closed")
 		}
 	})
 }

@@ -98,9 +98,22 @@ func runWorker(sched amqptest.Schedule) (err error) {
 	done := make(chan struct{})
 	go func() { defer close(done); w.Run(ctx) }()
 
-	if err := waitSchedule(); err != nil {
+	// stopped waits for Run to return once stopped, bounded (on the
+	// bubble's clock) so that a worker that ignores its context fails
+	// the run instead of hanging it.
+	stopped := func() error {
 		stop()
-		<-done
+		select {
+		case <-done:
+			return nil
+		case <-time.After(time.Minute):
+			return fmt.Errorf("the worker's Run did not return within a minute of its context's cancel")
+		}
+	}
+	if err := waitSchedule(); err != nil {
+		if serr := stopped(); serr != nil {
+			return fmt.Errorf("%w; %v", err, serr)
+		}
 		return err
 	}
 	// Done when the queue is empty and nothing is held.
@@ -110,8 +123,9 @@ func runWorker(sched amqptest.Schedule) (err error) {
 		return err == nil && st.Ready == 0 && st.Unacked == 0
 	})
 	cancel()
-	stop()
-	<-done
+	if serr := stopped(); serr != nil {
+		return serr
+	}
 	if err != nil {
 		return fmt.Errorf("the worker did not drain the queue: %v", err)
 	}

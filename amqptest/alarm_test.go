@@ -33,7 +33,7 @@ func TestAlarmBlocksPublishers(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			t.Cleanup(func() { conn.Close() })
+			t.Cleanup(func() { closeConn(t, conn) })
 			ch, err := conn.Channel()
 			if err != nil {
 				t.Fatal(err)
@@ -130,7 +130,7 @@ func TestAlarmConfirmsWhatWentThrough(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer conn.Close()
+		defer closeConn(t, conn)
 		ch, _ := conn.Channel()
 		ch.QueueDeclare("jobs", false, false, false, false, nil)
 		ch.Confirm(false)

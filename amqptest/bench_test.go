@@ -53,7 +53,7 @@ func benchPublishConsume(b *testing.B, dial func() (*amqp.Connection, error)) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer conn.Close()
+	defer closeConn(b, conn)
 	ch, err := conn.Channel()
 	if err != nil {
 		b.Fatal(err)

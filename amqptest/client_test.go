@@ -33,7 +33,7 @@ func dial(t *testing.T, srv *amqptest.Server) *amqp.Connection {
 	if err != nil {
 		t.Fatalf("dial: %v", err)
 	}
-	t.Cleanup(func() { conn.Close() })
+	t.Cleanup(func() { closeConn(t, conn) })
 	return conn
 }
 
@@ -100,6 +100,24 @@ func confirmed(t testing.TB, dc *amqp.DeferredConfirmation) bool {
 		t.Fatalf("waited %v for the confirm of publish %d", wait, dc.DeliveryTag)
 	}
 	panic("unreachable")
+}
+
+// closeConn closes conn, bounded as recv is: amqp091-go's Close waits for
+// connection.close-ok without a deadline, and a connection whose frames
+// an alarm holds (or a broken server) never sends it; the server's Close,
+// a cleanup that runs after, then drops the connection.
+func closeConn(t testing.TB, conn *amqp.Connection) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		conn.Close()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(wait):
+		t.Errorf("waited %v for connection.close-ok", wait)
+	}
 }
 
 // waitGroup waits, as recv does, for wg, and fails the test with what
@@ -475,7 +493,7 @@ func TestTransports(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer conn.Close()
+			defer closeConn(t, conn)
 			ch := channel(t, conn)
 			declare(t, ch, "q-"+name)
 			publish(t, ch, "q-"+name, "hello")

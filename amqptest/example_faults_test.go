@@ -71,7 +71,9 @@ func ExampleServer_alarm() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer conn.Close()
+	// No conn.Close: amqp091-go's waits for close-ok without a deadline,
+	// which a connection still held by an alarm never sends; srv.Close
+	// closes it, bounded.
 	blocked := conn.NotifyBlocked(make(chan amqp.Blocking, 2))
 	ch, _ := conn.Channel()
 	ch.QueueDeclare("orders", false, false, false, false, nil)

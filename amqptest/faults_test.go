@@ -22,7 +22,7 @@ func named(t *testing.T, srv *amqptest.Server, name, query string) *amqp.Connect
 	if err != nil {
 		t.Fatalf("dial: %v", err)
 	}
-	t.Cleanup(func() { conn.Close() })
+	t.Cleanup(func() { closeConn(t, conn) })
 	return conn
 }
 

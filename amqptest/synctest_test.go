@@ -25,7 +25,7 @@ func TestSynctestVirtualHour(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer conn.Close()
+		defer closeConn(t, conn)
 		closed := conn.NotifyClose(make(chan *amqp.Error, 1))
 		ch, err := conn.Channel()
 		if err != nil {
@@ -146,7 +146,7 @@ func TestHeartbeatAmqp091Negotiates(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer conn.Close()
+			defer closeConn(t, conn)
 			cs := srv.Connections()
 			if len(cs) != 1 {
 				t.Fatalf("%d connections", len(cs))
@@ -167,7 +167,7 @@ func TestHeartbeatAmqp091Negotiates(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer conn.Close()
+			defer closeConn(t, conn)
 			want := 60 * time.Second
 			if offer < 0 {
 				want = 0

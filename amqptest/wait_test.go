@@ -22,7 +22,7 @@ func TestWaitOutsideBubble(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
+	defer closeConn(t, conn)
 	ch := channel(t, conn)
 	declare(t, ch, "jobs")
 	if err := ch.Qos(3, 0, false); err != nil {
@@ -99,7 +99,7 @@ func TestWaitFlushedOutsideBubble(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
+	defer closeConn(t, conn)
 	ch := channel(t, conn)
 	declare(t, ch, "q")
 	ds, err := ch.Consume("q", "", true, false, false, false, nil)
@@ -141,7 +141,7 @@ func TestWaitAppliedOutsideBubble(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
+	defer closeConn(t, conn)
 	ch := channel(t, conn)
 	declare(t, ch, "q")
 	const n = 2000
@@ -165,7 +165,7 @@ func TestWaitAppliedSaysWhatHolds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
+	defer closeConn(t, conn)
 	ch := channel(t, conn)
 	declare(t, ch, "q")
 	expired, cancel := context.WithCancel(context.Background())
@@ -226,7 +226,7 @@ func TestWaitCounts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
+	defer closeConn(t, conn)
 	ch := channel(t, conn)
 	declareQuorum(t, ch, "jobs")
 	publish(t, ch, "jobs", "a", "b")

@@ -113,6 +113,20 @@ func recvOK[T any](t *testing.T, c <-chan T, what string) (T, bool) {
 	panic("unreachable")
 }
 
+// closeConn closes conn within bound: amqp091-go's Close waits for
+// connection.close-ok without a deadline, which a connection an alarm
+// holds never sends; serve's shutdown, a cleanup that runs after, then
+// drops it.
+func closeConn(t *testing.T, conn *amqp.Connection) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		conn.Close()
+		close(done)
+	}()
+	recvOK(t, done, "connection.close-ok")
+}
+
 // confirmed waits within bound for a publisher confirm and reports
 // whether it is an ack.
 func confirmed(t *testing.T, dc *amqp.DeferredConfirmation) bool {
@@ -144,7 +158,7 @@ func TestServe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
+	defer closeConn(t, conn)
 	ch, err := conn.Channel()
 	if err != nil {
 		t.Fatal(err)
@@ -296,7 +310,7 @@ func TestServeFaults(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { conn.Close() })
+		t.Cleanup(func() { closeConn(t, conn) })
 		ch, err := conn.Channel()
 		if err != nil {
 			t.Fatal(err)
@@ -388,7 +402,7 @@ func TestServeCloseAtDelivery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
+	defer closeConn(t, conn)
 	ch, _ := conn.Channel()
 	closed := ch.NotifyClose(make(chan *amqp.Error, 1))
 	ch.QueueDeclare("cad", false, false, false, false, nil)
@@ -446,7 +460,7 @@ func TestServeConsumerMaxPerChannel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
+	defer closeConn(t, conn)
 	ch, err := conn.Channel()
 	if err != nil {
 		t.Fatal(err)

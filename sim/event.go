@@ -141,7 +141,7 @@ type Event struct {
 	// Otherwise Exchange is the dead-letter exchange.
 	Dropped bool
 	Target  string // EventDeadLetterCycle's skipped queue; exchange.bind's destination; exchange.declare's type
-	Err     *Error // why a channel or connection closed
+	Err     *Error // why a channel or connection closed, or why routing failed (an EventDeadLetter dropped)
 	// Options is EventCall's options struct (QueueOptions, ConsumeOptions,
 	// ExchangeOptions, PublishOptions, ...), when the method takes one,
 	// or a binding's arguments (a Table), when it has some.

@@ -155,6 +155,12 @@ func TestLintGlobalLimitCleared(t *testing.T) {
 	both.ch.Qos(10, 0, false)
 	both.ch.Qos(50, 0, true)
 	want(t, both.rules())
+	// A global qos of 0 sets no limit, so a per-consumer one after it
+	// clears nothing.
+	zero := newRunOn(t, sim.V3_10, nil)
+	zero.ch.Qos(0, 0, true)
+	zero.ch.Qos(10, 0, false)
+	want(t, zero.rules())
 }
 
 // On 4.3, which denies global_qos, basic.qos global=true is a per-consumer

@@ -23,8 +23,10 @@ import (
 // It watches the in-memory transport: it returns when, for each client,
 // the transport holds no byte the client wrote and the server's reader,
 // which reads only once it has applied what it read before, waits for
-// more (or has stopped). WithTCP the socket's buffers are out of sight,
-// and it fails. Inside a synctest bubble synctest.Wait covers it.
+// more (or has stopped); WithTLS too, since TLS reads the transport only
+// once it has handed on what it decrypted. WithTCP the socket's buffers
+// are out of sight, and it fails. Inside a synctest bubble synctest.Wait
+// covers it.
 //
 // It is woken by the server's reads, never by polling.
 func (s *Server) WaitApplied(t testing.TB) {

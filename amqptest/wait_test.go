@@ -136,23 +136,29 @@ func TestWaitFlushedOutsideBubble(t *testing.T) {
 // barrier the look would catch publishes still in the transport or the
 // server's reader.
 func TestWaitAppliedOutsideBubble(t *testing.T) {
-	srv := amqptest.NewServer(t, amqptest.WithHeartbeat(-1))
-	conn, err := amqp.DialConfig(srv.URL()+"?heartbeat=0", amqp.Config{Dial: srv.Dial})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer closeConn(t, conn)
-	ch := channel(t, conn)
-	declare(t, ch, "q")
-	const n = 2000
-	for i := range n {
-		if err := ch.Publish("", "q", false, false, amqp.Publishing{Body: []byte(fmt.Sprint(i))}); err != nil {
+	for _, tls := range []bool{false, true} {
+		opts := []amqptest.Option{amqptest.WithHeartbeat(-1)}
+		if tls {
+			opts = append(opts, amqptest.WithTLS()) // the bytes in the transport are ciphertext
+		}
+		srv := amqptest.NewServer(t, opts...)
+		conn, err := amqp.DialConfig(srv.URL()+"?heartbeat=0", amqp.Config{Dial: srv.Dial, TLSClientConfig: srv.TLSConfig()})
+		if err != nil {
 			t.Fatal(err)
 		}
-	}
-	srv.WaitApplied(t)
-	if st, _ := srv.Broker().QueueStats("/", "q"); st.Ready != n {
-		t.Fatalf("ready %d after WaitApplied, want %d: the barrier returned before the publishes were applied", st.Ready, n)
+		defer closeConn(t, conn)
+		ch := channel(t, conn)
+		declare(t, ch, "q")
+		const n = 2000
+		for i := range n {
+			if err := ch.Publish("", "q", false, false, amqp.Publishing{Body: []byte(fmt.Sprint(i))}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		srv.WaitApplied(t)
+		if st, _ := srv.Broker().QueueStats("/", "q"); st.Ready != n {
+			t.Fatalf("TLS %v: ready %d after WaitApplied, want %d: the barrier returned before the publishes were applied", tls, st.Ready, n)
+		}
 	}
 }
 

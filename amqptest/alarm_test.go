@@ -33,7 +33,7 @@ func TestAlarmBlocksPublishers(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			t.Cleanup(func() { conn.Close() })
+			t.Cleanup(func() { closeConn(t, conn) })
 			ch, err := conn.Channel()
 			if err != nil {
 				t.Fatal(err)
@@ -59,7 +59,7 @@ func TestAlarmBlocksPublishers(t *testing.T) {
 
 		pub.ch.Publish("", "jobs", false, false, amqp.Publishing{Body: []byte("during")})
 		synctest.Wait()
-		if bl := <-pub.blocked; !bl.Active || bl.Reason != "low on memory" {
+		if bl := recv(t, pub.blocked); !bl.Active || bl.Reason != "low on memory" {
 			t.Errorf("publisher got %+v, want blocked, low on memory", bl)
 		}
 		if st, _ := b.QueueStats("/", "jobs"); st.Ready+st.Unacked != 0 || len(ds) != 0 {
@@ -79,10 +79,10 @@ func TestAlarmBlocksPublishers(t *testing.T) {
 		empty := dial()
 		empty.ch.Publish("", "jobs", false, false, amqp.Publishing{})
 		synctest.Wait()
-		if d := <-ds; len(d.Body) != 0 {
+		if d := recv(t, ds); len(d.Body) != 0 {
 			t.Errorf("consumer got %q, want the empty publish", d.Body)
 		}
-		if bl := <-empty.blocked; bl.Reason != "low on memory" {
+		if bl := recv(t, empty.blocked); bl.Reason != "low on memory" {
 			t.Errorf("empty publisher got %+v", bl)
 		}
 
@@ -90,7 +90,7 @@ func TestAlarmBlocksPublishers(t *testing.T) {
 		p2 := dial()
 		p2.ch.Publish("", "jobs", false, false, amqp.Publishing{Body: []byte("p2")})
 		synctest.Wait()
-		if bl := <-p2.blocked; bl.Reason != "low on disk & memory" {
+		if bl := recv(t, p2.blocked); bl.Reason != "low on disk & memory" {
 			t.Errorf("second publisher got %+v", bl)
 		}
 		b.SetAlarm(sim.AlarmMemory, false)
@@ -103,17 +103,17 @@ func TestAlarmBlocksPublishers(t *testing.T) {
 		b.SetAlarm(sim.AlarmDisk, false)
 		synctest.Wait()
 		for name, c := range map[string]client{"publisher": pub, "empty publisher": empty, "second publisher": p2} {
-			if bl := <-c.blocked; bl.Active {
+			if bl := recv(t, c.blocked); bl.Active {
 				t.Errorf("%s got %+v, want unblocked", name, bl)
 			}
 		}
 		noBlocking("consumer", con)
-		if err := <-declared; err != nil {
+		if err := recv(t, declared); err != nil {
 			t.Errorf("held passive declare: %v", err)
 		}
 		got := map[string]bool{}
 		for range 2 {
-			got[string((<-ds).Body)] = true
+			got[string(recv(t, ds).Body)] = true
 		}
 		if !got["during"] || !got["p2"] {
 			t.Errorf("after the alarm the consumer got %v", got)
@@ -130,7 +130,7 @@ func TestAlarmConfirmsWhatWentThrough(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer conn.Close()
+		defer closeConn(t, conn)
 		ch, _ := conn.Channel()
 		ch.QueueDeclare("jobs", false, false, false, false, nil)
 		ch.Confirm(false)
@@ -152,7 +152,7 @@ func TestAlarmConfirmsWhatWentThrough(t *testing.T) {
 		default:
 		}
 		srv.Broker().SetAlarm(sim.AlarmMemory, false)
-		if !second.Wait() {
+		if !confirmed(t, second) {
 			t.Error("the held publish was nacked")
 		}
 		srv.CheckQueue(t, "jobs", "", "held")

@@ -38,24 +38,33 @@
 // timeout, TTLs and x-expires on the way, and a server goroutine wakes
 // the broker at each of its timers (FollowClock). Heartbeats are a
 // transport matter and always use the time package: in real time outside
-// a synctest bubble (amqp091-go negotiates 10 s and both sides send
-// heartbeats every 5 s, harmlessly), in the bubble's fake time inside one.
+// a synctest bubble, in the bubble's fake time inside one. The heartbeat
+// is the smaller of the client's and the server's when both are set,
+// else whichever is set: amqp.DialConfig asks for 10 s unless the URL
+// says "?heartbeat=N" (amqp.Config.Heartbeat 0 means that default, not
+// none), so by default both sides send heartbeats every 5 s, harmlessly.
 // The server cannot turn heartbeats off for a client that asks for them.
 // For none at all, the server offers none (WithHeartbeat(-1)) and the
-// client asks for none ("?heartbeat=0" with amqp091-go): amqp091-go takes
-// the server's offer when it asks for 0, so "?heartbeat=0" alone gets 60 s.
+// client asks for none ("?heartbeat=0" in amqp091-go's URL, or
+// Config.Heartbeat 0 with amqp.Open, which reads no URL): a client that
+// asks for none takes the server's offer, so "?heartbeat=0" alone gets
+// RabbitMQ's 60 s (TestHeartbeatAmqp091Negotiates).
 //
 // # Waiting
 //
-// Wait, WaitQueue, WaitConsumers, WaitUnacked, WaitConnections and
-// WaitClosed block until the broker reaches a state, woken by the broker's
+// Wait, WaitQueue, WaitConsumers, WaitUnacked, WaitCounts,
+// WaitConnections and WaitClosed block until the broker reaches a state, woken by the broker's
 // own changes (sim.Broker.WaitFor), and fail the test with what they
 // waited for after WithWaitTimeout (10 s by default). Inside a synctest
 // bubble, synctest.Wait is the exact barrier: when it returns, everything
 // the broker pushed has been written, read by the client and handed to the
-// code under test, since every goroutine is blocked. Outside a bubble,
-// WaitFlushed returns once everything the broker pushed has been written
-// by the server and read from the transport by the clients.
+// code under test, since every goroutine is blocked. Outside a bubble the
+// two directions have a barrier each: WaitApplied returns once the broker
+// has applied every frame the clients wrote (amqp091-go's Publish without
+// confirms, Ack, Nack and Reject return before that; call it before
+// Broker().Advance or a fault that must come after them), WaitFlushed
+// once everything the broker pushed has been written by the server and
+// read from the transport by the clients.
 //
 // # Faults
 //
@@ -93,7 +102,8 @@
 // re-runs a failing schedule until it fails again so that rapid shrinks
 // it reliably, and prints the smallest (see the examples/worker
 // package). CheckQueue, CheckCounts and CheckMessages assert the broker's
-// state with a diff.
+// state now with a diff; WaitCounts waits for counts that follow the
+// client's asynchronous frames.
 //
 // # Management API
 //
@@ -181,8 +191,10 @@ func WithVhosts(names ...string) Option {
 }
 
 // WithHeartbeat sets the heartbeat the server offers in connection.tune
-// (RabbitMQ's 60 s by default); negative offers none. The client may still
-// ask for a shorter one, and amqp091-go does (10 s).
+// (RabbitMQ's 60 s by default); negative offers none. A client that asks
+// for a heartbeat gets the smaller of the two, or its own if the server
+// offers none (amqp.DialConfig asks for 10 s by default); one that asks
+// for none ("?heartbeat=0") gets the offer. See # Time.
 func WithHeartbeat(d time.Duration) Option { return func(c *config) { c.heartbeat = d } }
 
 // WithTCP serves on a TCP listener on 127.0.0.1 instead of the in-memory
@@ -371,6 +383,8 @@ func (s *Server) Dial(network, addr string) (net.Conn, error) {
 		return net.Dial("tcp", s.ln.Addr().String())
 	}
 	client, server := wire.Pipe()
+	ri := server.(readIdler)
+	ri.OnReadIdle(s.io.signal) // before the server's reader starts
 	fc := newFaultConn(server)
 	s.faultMu.Lock()
 	s.transports = append(s.transports, fc)
@@ -383,7 +397,7 @@ func (s *Server) Dial(network, addr string) (net.Conn, error) {
 		client.Close()
 		return nil, err
 	}
-	cc := &clientConn{Conn: client, io: &s.io}
+	cc := &clientConn{Conn: client, io: &s.io, server: ri, fault: fc}
 	s.io.add(cc)
 	return cc, nil
 }

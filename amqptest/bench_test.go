@@ -53,7 +53,7 @@ func benchPublishConsume(b *testing.B, dial func() (*amqp.Connection, error)) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer conn.Close()
+	defer closeConn(b, conn)
 	ch, err := conn.Channel()
 	if err != nil {
 		b.Fatal(err)
@@ -78,7 +78,7 @@ func benchPublishConsume(b *testing.B, dial func() (*amqp.Connection, error)) {
 		confirms = append(confirms, dc)
 		if len(confirms) == cap(confirms) {
 			for _, dc := range confirms {
-				if !dc.Wait() {
+				if !confirmed(b, dc) {
 					b.Fatal("nack")
 				}
 			}
@@ -86,7 +86,7 @@ func benchPublishConsume(b *testing.B, dial func() (*amqp.Connection, error)) {
 		}
 	}
 	for _, dc := range confirms {
-		if !dc.Wait() {
+		if !confirmed(b, dc) {
 			b.Fatal("nack")
 		}
 	}
@@ -125,8 +125,23 @@ func benchPublishConsume(b *testing.B, dial func() (*amqp.Connection, error)) {
 			}
 		})
 	}
-	<-done
-	wg.Wait()
+	// Bounded by progress: the consumers must take a message every wait.
+	for seen := -1; ; {
+		mu.Lock()
+		now := left
+		mu.Unlock()
+		if now == seen {
+			b.Fatalf("no delivery for %v, %d of %d messages left", wait, now, b.N)
+		}
+		seen = now
+		select {
+		case <-done:
+		case <-time.After(wait):
+			continue
+		}
+		break
+	}
+	waitGroup(b, &wg, "the consumers to return")
 	total := time.Since(start)
 	b.StopTimer()
 	b.ReportMetric(float64(b.N)/published.Seconds(), "pub-msgs/s")

@@ -49,12 +49,19 @@ func (s *Server) CheckMessages(t testing.TB, queue string, want []sim.Message, o
 	}
 }
 
-// QueueCounts are the counts CheckCounts compares.
+// QueueCounts are the counts CheckCounts and WaitCounts compare.
 type QueueCounts struct {
 	Ready, Unacked, Consumers int
 }
 
-// CheckCounts checks queue's ready, unacked and consumer counts.
+func countsOf(st sim.QueueStats) QueueCounts {
+	return QueueCounts{Ready: st.Ready, Unacked: st.Unacked, Consumers: st.Consumers}
+}
+
+// CheckCounts checks queue's ready, unacked and consumer counts (see
+// sim.QueueStats) now. Counts that follow the client's asynchronous
+// frames (an ack, a publish without confirms) may not be there yet:
+// WaitCounts waits for them.
 func (s *Server) CheckCounts(t testing.TB, queue string, want QueueCounts) {
 	t.Helper()
 	st, err := s.broker.QueueStats("/", queue)
@@ -62,7 +69,7 @@ func (s *Server) CheckCounts(t testing.TB, queue string, want QueueCounts) {
 		t.Errorf("amqptest: CheckCounts(%q): %v", queue, err)
 		return
 	}
-	got := QueueCounts{Ready: st.Ready, Unacked: st.Unacked, Consumers: st.Consumers}
+	got := countsOf(st)
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("amqptest: queue %q counts (-want +got):\n%s", queue, diff)
 	}

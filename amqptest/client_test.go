@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -32,7 +33,7 @@ func dial(t *testing.T, srv *amqptest.Server) *amqp.Connection {
 	if err != nil {
 		t.Fatalf("dial: %v", err)
 	}
-	t.Cleanup(func() { conn.Close() })
+	t.Cleanup(func() { closeConn(t, conn) })
 	return conn
 }
 
@@ -70,7 +71,11 @@ func publish(t *testing.T, ch *amqp.Channel, key string, bodies ...string) {
 	}
 }
 
-func recv[T any](t *testing.T, c <-chan T) T {
+// recv receives from c, and fails the test, saying what it waited for,
+// if nothing comes within wait: in a bubble its fake time, which moves on
+// while heartbeats are due, so that a receive that can never complete
+// fails instead of spinning through fake time for ever.
+func recv[T any](t testing.TB, c <-chan T) T {
 	t.Helper()
 	select {
 	case v, ok := <-c:
@@ -79,9 +84,56 @@ func recv[T any](t *testing.T, c <-chan T) T {
 		}
 		return v
 	case <-time.After(wait):
-		t.Fatalf("timed out on %T", c)
+		t.Fatalf("waited %v on %T", wait, c)
 	}
 	panic("unreachable")
+}
+
+// confirmed waits, as recv does, for a publisher confirm and reports
+// whether it was an ack; it fails the test if none comes.
+func confirmed(t testing.TB, dc *amqp.DeferredConfirmation) bool {
+	t.Helper()
+	select {
+	case <-dc.Done():
+		return dc.Acked()
+	case <-time.After(wait):
+		t.Fatalf("waited %v for the confirm of publish %d", wait, dc.DeliveryTag)
+	}
+	panic("unreachable")
+}
+
+// closeConn closes conn, bounded as recv is: amqp091-go's Close waits for
+// connection.close-ok without a deadline, and a connection whose frames
+// an alarm holds (or a broken server) never sends it; the server's Close,
+// a cleanup that runs after, then drops the connection.
+func closeConn(t testing.TB, conn *amqp.Connection) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		conn.Close()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(wait):
+		t.Errorf("waited %v for connection.close-ok", wait)
+	}
+}
+
+// waitGroup waits, as recv does, for wg, and fails the test with what
+// the goroutines were doing if they do not end.
+func waitGroup(t testing.TB, wg *sync.WaitGroup, what string) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(wait):
+		t.Fatalf("waited %v for %s", wait, what)
+	}
 }
 
 // none checks that nothing arrives on c: in a bubble the timer fires only
@@ -253,8 +305,8 @@ func TestPublisherConfirms(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if ok, err := dc.WaitContext(t.Context()); !ok || err != nil {
-			t.Errorf("deferred confirm = %v, %v", ok, err)
+		if !confirmed(t, dc) {
+			t.Error("deferred confirm: nack")
 		}
 	})
 }
@@ -481,17 +533,13 @@ func TestTransports(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer conn.Close()
+			defer closeConn(t, conn)
 			ch := channel(t, conn)
 			declare(t, ch, "q-"+name)
 			publish(t, ch, "q-"+name, "hello")
 			ds, _ := ch.Consume("q-"+name, "", false, false, false, false, nil)
-			// Outside a bubble (TCP cannot be in one) wait without a
-			// deadline: go test's -timeout reports a hang.
-			d, ok := <-ds
-			if !ok {
-				t.Fatal("deliveries closed")
-			}
+			// Outside a bubble (TCP cannot be in one): real time.
+			d := recvWithin(t, ds)
 			if string(d.Body) != "hello" {
 				t.Errorf("body %q", d.Body)
 			}
@@ -545,11 +593,15 @@ func TestCleanCloseNotifiesNothing(t *testing.T) {
 				t.Fatalf("close: %v", err)
 			}
 			// Both channels are closed by the time Close returns.
-			if err, ok := <-closes; ok {
-				t.Fatalf("NotifyClose on the connection got %v after a clean close", err)
-			}
-			if err, ok := <-chCloses; ok {
-				t.Fatalf("NotifyClose on the channel got %v after a clean close", err)
+			for what, c := range map[string]chan *amqp.Error{"connection": closes, "channel": chCloses} {
+				select {
+				case err, ok := <-c:
+					if ok {
+						t.Fatalf("NotifyClose on the %s got %v after a clean close", what, err)
+					}
+				default:
+					t.Fatalf("NotifyClose on the %s is still open after Close returned", what)
+				}
 			}
 		}
 	}

@@ -34,7 +34,11 @@ func ExampleServer_Restart() {
 	ch.QueueDeclarePassive("orders", true, false, false, false, nil) // a round trip: both publishes are in
 
 	srv.Restart(5 * time.Second)
-	e := <-closed
+	e, ok := within(closed)
+	if !ok {
+		fmt.Println("timed out waiting for the connection's close")
+		return
+	}
 	fmt.Println(e.Code, e.Reason)
 
 	_, err = amqp.DialConfig(srv.URL(), amqp.Config{Dial: srv.Dial})
@@ -67,20 +71,29 @@ func ExampleServer_alarm() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer conn.Close()
+	// No conn.Close: amqp091-go's waits for close-ok without a deadline,
+	// which a connection still held by an alarm never sends; srv.Close
+	// closes it, bounded.
 	blocked := conn.NotifyBlocked(make(chan amqp.Blocking, 2))
 	ch, _ := conn.Channel()
 	ch.QueueDeclare("orders", false, false, false, false, nil)
 
 	srv.Broker().SetAlarm(sim.AlarmMemory, true)
 	ch.Publish("", "orders", false, false, amqp.Publishing{Body: []byte("held")})
-	b := <-blocked
+	b, ok := within(blocked)
+	if !ok {
+		fmt.Println("timed out waiting for connection.blocked")
+		return
+	}
 	fmt.Println(b.Active, b.Reason)
 	st, _ := srv.Broker().QueueStats("/", "orders")
 	fmt.Println("queued during the alarm:", st.Ready)
 
 	srv.Broker().SetAlarm(sim.AlarmMemory, false)
-	b = <-blocked
+	if b, ok = within(blocked); !ok {
+		fmt.Println("timed out waiting for connection.unblocked")
+		return
+	}
 	fmt.Println(b.Active)
 	// Output:
 	// true low on memory
@@ -110,11 +123,29 @@ func ExampleServer_StartSchedule() {
 	}
 	srv.StartSchedule(amqptest.Schedule{{AfterDeliveries: 2, Kind: amqptest.FaultCloseChannel}})
 	ch.Consume("jobs", "worker", false, false, false, false, nil)
-	fmt.Println((<-closed).Reason)
+	e, ok := within(closed)
+	if !ok {
+		fmt.Println("timed out waiting for the channel's close")
+		return
+	}
+	fmt.Println(e.Reason)
 
 	s, _ := srv.Broker().QueueStats("/", "jobs")
 	fmt.Printf("ready %d, consumers %d\n", s.Ready, s.Consumers)
 	// Output:
 	// PRECONDITION_FAILED - fault injected by amqptest
 	// ready 3, consumers 0
+}
+
+// within receives from c, or gives up after 10 s: the examples bound
+// their waits, so that a broker that never answers fails them (their
+// output says what they waited for) instead of hanging go test.
+func within[T any](c <-chan T) (T, bool) {
+	select {
+	case v, ok := <-c:
+		return v, ok
+	case <-time.After(10 * time.Second):
+		var zero T
+		return zero, false
+	}
 }

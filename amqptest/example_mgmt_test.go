@@ -57,7 +57,11 @@ func ExampleServer_ManagementURL() {
 			fmt.Println(resp.Status)
 		}
 	}
-	e := <-closed
+	e, ok := within(closed)
+	if !ok {
+		fmt.Println("timed out waiting for the connection's close")
+		return
+	}
 	fmt.Println(e.Code, e.Reason)
 	// Output:
 	// 204 No Content

@@ -1,6 +1,7 @@
 package amqptest_test
 
 import (
+	"context"
 	"fmt"
 	"log"
 	"time"
@@ -16,8 +17,11 @@ import (
 // told: here past RabbitMQ's 30-minute consumer_timeout, on a quorum queue
 // (from 4.3, the default release, only quorum queues time deliveries out;
 // amqpsim closes the channel, as 4.2 does, where 4.3's quorum queue
-// cancels the consumer). The waits are bounded so that a broker that never
-// answers fails the example instead of hanging it.
+// cancels the consumer). Publish without confirms returns once the client
+// has written the frames, so Applied waits for the broker to have applied
+// them (m2 queued) before the clock moves; without it the timeout could
+// close the channel before m2 arrives. The waits are bounded so that a
+// broker that never answers fails the example instead of hanging it.
 func Example() {
 	srv, err := amqptest.Start() // in a test: srv := amqptest.NewServer(t)
 	if err != nil {
@@ -48,7 +52,14 @@ func Example() {
 		return
 	}
 
-	// Never acknowledged: advance the broker's clock past consumer_timeout.
+	// Never acknowledged: once m2 is in, advance the broker's clock past
+	// consumer_timeout.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Applied(ctx); err != nil { // in a test: srv.WaitApplied(t)
+		fmt.Println(err)
+		return
+	}
 	srv.Broker().Advance(31 * time.Minute)
 	select {
 	case e := <-closed:

@@ -22,7 +22,7 @@ func named(t *testing.T, srv *amqptest.Server, name, query string) *amqp.Connect
 	if err != nil {
 		t.Fatalf("dial: %v", err)
 	}
-	t.Cleanup(func() { conn.Close() })
+	t.Cleanup(func() { closeConn(t, conn) })
 	return conn
 }
 
@@ -234,7 +234,7 @@ func TestForceConsumerTimeout(t *testing.T) {
 		if err := srv.ForceConsumerTimeout("worker", 1); err != nil {
 			t.Fatal(err)
 		}
-		e := <-closed
+		e := recv(t, closed)
 		want := "PRECONDITION_FAILED - delivery acknowledgement on channel 1 timed out. Timeout value used: 1800000 ms. This timeout value can be configured, see consumers doc guide to learn more"
 		if e == nil || e.Code != 406 || e.Reason != want {
 			t.Errorf("closed with %v", e)
@@ -263,7 +263,7 @@ func TestNackPublishes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			acked = append(acked, c.Wait())
+			acked = append(acked, confirmed(t, c))
 		}
 		if acked[0] || acked[1] || !acked[2] {
 			t.Errorf("acked %v, want [false false true]", acked)
@@ -314,7 +314,7 @@ func TestCloseAtDelivery(t *testing.T) {
 				if tc.wholeConn {
 					closed = connClosed
 				}
-				if e := <-closed; e == nil || e.Code != tc.code || e.Reason != tc.reason {
+				if e := recv(t, closed); e == nil || e.Code != tc.code || e.Reason != tc.reason {
 					t.Errorf("closed with %v, want %d %s", e, tc.code, tc.reason)
 				}
 				// amqp091-go drops the deliveries it has not handed over when

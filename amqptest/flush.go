@@ -1,10 +1,10 @@
 package amqptest
 
 import (
+	"context"
 	"net"
 	"sync"
 	"testing"
-	"time"
 )
 
 // WaitFlushed is the exact barrier outside a synctest bubble: it returns
@@ -14,8 +14,8 @@ import (
 // after the wait timeout otherwise. It does not wait for the client
 // library to hand what it read to the application (amqp091-go's reader
 // passes a delivery to a Go channel right after reading it), nor for
-// frames the client wrote to be applied: wait on broker state for those
-// (WaitQueue, ...). Inside a bubble synctest.Wait covers all of it.
+// frames the client wrote to be applied: WaitApplied is that barrier.
+// Inside a bubble synctest.Wait covers all of it.
 // WithTCP only the server's side is known: the bytes written to the
 // socket count as read.
 //
@@ -24,30 +24,10 @@ import (
 func (s *Server) WaitFlushed(t testing.TB) {
 	t.Helper()
 	timeout := s.waitTimeout()
-	expired := false
-	timer := time.AfterFunc(timeout, func() {
-		s.io.mu.Lock()
-		expired = true
-		s.io.mu.Unlock()
-		s.io.cond.Broadcast()
-	})
-	defer timer.Stop()
-	for {
-		s.io.mu.Lock()
-		seen := s.io.events
-		s.io.mu.Unlock()
-		if s.flushed() {
-			return
-		}
-		s.io.mu.Lock()
-		for s.io.events == seen && !expired {
-			s.io.cond.Wait()
-		}
-		done := expired
-		s.io.mu.Unlock()
-		if done && !s.flushed() {
-			t.Fatalf("amqptest: waited %v for the server to write, and the clients to read, everything the broker pushed", timeout)
-		}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	if !s.io.await(ctx, s.flushed) {
+		t.Fatalf("amqptest: waited %v for the server to write, and the clients to read, everything the broker pushed", timeout)
 	}
 }
 
@@ -87,19 +67,60 @@ func (e *ioEvents) signal() {
 	e.cond.Broadcast()
 }
 
+// await waits until done holds, re-checking it at each event; it reports
+// false if ctx ends first.
+func (e *ioEvents) await(ctx context.Context, done func() bool) bool {
+	expired := false
+	stop := context.AfterFunc(ctx, func() {
+		e.mu.Lock()
+		expired = true
+		e.mu.Unlock()
+		e.cond.Broadcast()
+	})
+	defer stop()
+	for {
+		e.mu.Lock()
+		seen := e.events
+		e.mu.Unlock()
+		if done() {
+			return true
+		}
+		e.mu.Lock()
+		for e.events == seen && !expired {
+			e.cond.Wait()
+		}
+		over := expired
+		e.mu.Unlock()
+		if over {
+			return done()
+		}
+	}
+}
+
 // add tracks a client end; closed ones stay (they read nothing more and
 // hold no bytes once closed).
 func (e *ioEvents) add(c *clientConn) {
 	e.mu.Lock()
 	e.clients = append(e.clients, c)
+	c.seq = len(e.clients)
 	e.mu.Unlock()
 }
 
 // clientConn is a client's end of an in-memory connection that tells
-// WaitFlushed about each read.
+// WaitFlushed about each read, with what WaitApplied looks at on the
+// server's side: the server's end of the pipe and its fault wrapper.
 type clientConn struct {
 	net.Conn
-	io *ioEvents
+	io     *ioEvents
+	seq    int // 1 for the first dial
+	server readIdler
+	fault  *faultConn
+}
+
+// readIdler is the server's end of a wire.Pipe, seen by WaitApplied.
+type readIdler interface {
+	ReadIdle() bool
+	OnReadIdle(func())
 }
 
 func (c *clientConn) Read(p []byte) (int, error) {

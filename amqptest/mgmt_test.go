@@ -25,7 +25,7 @@ func TestManagementInBubble(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer conn.Close()
+		defer closeConn(t, conn)
 		closed := conn.NotifyClose(make(chan *amqp.Error, 1))
 
 		req := httptest.NewRequest("GET", "/api/connections", nil)

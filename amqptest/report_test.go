@@ -1,10 +1,12 @@
 package amqptest_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 
@@ -50,11 +52,11 @@ func TestFailureReport(t *testing.T) {
 		for _, body := range []string{"j1", "j2"} {
 			ch.Publish("", "jobs", false, false, amqp.Publishing{Body: []byte(body), DeliveryMode: 2})
 		}
-		d := <-ds
+		d := recv(t, ds)
 		d.Ack(false)
-		d = <-ds
+		d = recv(t, ds)
 		d.Nack(false, true) // requeued, and delivered again
-		d = <-ds
+		d = recv(t, ds)
 		d.Ack(false)
 		synctest.Wait()
 		ft.end()
@@ -78,5 +80,74 @@ func TestFailureReport(t *testing.T) {
 		t.Fatal(err)
 	}
 	scenarios.Check(t, s) // in process
+	scenarios.CheckWire(t, s)
+}
+
+// TestFailureReportConcurrentConfirms: fifty publishers in confirm mode
+// on one channel, as a concurrent service has them. The connection is
+// stalled while they publish, so that the server reads their frames in
+// at most two reads and confirms the publishes of a read together
+// (basic.ack multiple); the report writes each confirm under its
+// publish, so the fault-free run replays to its results, in process and
+// over the wire.
+func TestFailureReportConcurrentConfirms(t *testing.T) {
+	dir := t.TempDir()
+	synctest.Test(t, func(t *testing.T) {
+		ft := &failingT{TB: t}
+		srv := amqptest.NewServer(ft, amqptest.WithFailureReport(dir))
+		conn, err := amqp.DialConfig(srv.URL(), amqp.Config{Dial: srv.Dial, Properties: amqp.Table{"connection_name": "pub"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ch, _ := conn.Channel()
+		ch.QueueDeclare("jobs", true, false, false, false, nil)
+		if err := ch.Confirm(false); err != nil {
+			t.Fatal(err)
+		}
+		release, err := srv.StallConnection("pub")
+		if err != nil {
+			t.Fatal(err)
+		}
+		dcs := make([]*amqp.DeferredConfirmation, 50)
+		var wg sync.WaitGroup
+		for i := range dcs {
+			wg.Go(func() {
+				// Distinct message ids: each publish is a step of its own.
+				dc, err := ch.PublishWithDeferredConfirm("", "jobs", false, false,
+					amqp.Publishing{MessageId: fmt.Sprint("id", i), Body: []byte(fmt.Sprint("m", i))})
+				if err != nil {
+					t.Error(err)
+				}
+				dcs[i] = dc
+			})
+		}
+		waitGroup(t, &wg, "the publishers to write") // written, not read
+		release()
+		synctest.Wait()
+		for i, dc := range dcs {
+			select {
+			case <-dc.Done():
+				if !dc.Acked() {
+					t.Errorf("publish %d nacked", i)
+				}
+			default:
+				t.Errorf("publish %d unconfirmed", i)
+			}
+		}
+		ft.end()
+	})
+	path := filepath.Join(dir, "TestWorker_case_1.txt")
+	src, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(src), "in one basic.ack multiple=true") {
+		t.Errorf("no confirm was coalesced:\n%s", src)
+	}
+	s, err := scenarios.Parse(path, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scenarios.Check(t, s)
 	scenarios.CheckWire(t, s)
 }

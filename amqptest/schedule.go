@@ -254,6 +254,15 @@ func (k FaultKind) GoString() string {
 // to 5 publishes. A failing schedule shrinks towards fewer, earlier
 // faults of the first kind given (by default FaultCloseChannel, the
 // smallest).
+//
+// Triggers are not clamped to the run: StartSchedule's wait fails, after
+// the wait timeout, when a trigger lies beyond the deliveries the run
+// makes, since it cannot tell a run that ended from one that stopped
+// consuming. So maxDeliveries must be at most the fewest deliveries a run
+// makes under any schedule drawn: the messages a consumer is sure to be
+// delivered once each, minus those a fault may lose (a FaultRestart drops
+// transient messages and queues; a FaultNackPublishes drops the publishes
+// it nacks).
 func Schedules(maxFaults, maxDeliveries int, kinds ...FaultKind) *rapid.Generator[Schedule] {
 	if len(kinds) == 0 {
 		kinds = allKinds
@@ -409,7 +418,9 @@ func (s *Server) runLater(later Schedule, last int, sched Schedule, timeout time
 		defer cancel()
 		err := s.broker.WaitFor(ctx, func(b *sim.Broker) bool { return b.Deliveries() >= uint64(n) })
 		if err != nil {
-			return fmt.Errorf("amqptest: %v: waited %v, only %d deliveries", what, d, s.broker.Deliveries())
+			return fmt.Errorf("amqptest: %v: waited %v, only %d deliveries: the code under test stopped consuming, "+
+				"or the trigger lies beyond the deliveries the run makes (Schedules' maxDeliveries must be at most those)",
+				what, d, s.broker.Deliveries())
 		}
 		return nil
 	}

@@ -71,7 +71,7 @@ func TestStress(t *testing.T) {
 				}
 			})
 		}
-		wg.Wait()
+		waitGroup(t, &wg, "the clients to finish (one is stuck)")
 		// Every client connection is closed; synctest.Wait returns once the
 		// server has finished with them (abrupt ones end when it reads EOF).
 		synctest.Wait()
@@ -134,8 +134,18 @@ func stressChannel(t *testing.T, conn *amqp.Connection, rng *rand.Rand, ops int,
 				body := []byte(fmt.Sprintf("m%d", rng.Uint32()))
 				if confirming {
 					dc, err := ch.PublishWithDeferredConfirm("", queue(), false, false, amqp.Publishing{Body: body})
-					if err != nil || !dc.Wait() {
+					if err != nil {
 						t.Errorf("publish: %v", err)
+						return
+					}
+					select { // bounded, and not fatal: this is not the test's goroutine
+					case <-dc.Done():
+						if !dc.Acked() {
+							t.Errorf("publish %d nacked", dc.DeliveryTag)
+							return
+						}
+					case <-time.After(wait):
+						t.Errorf("waited %v for the confirm of publish %d", wait, dc.DeliveryTag)
 						return
 					}
 				} else if err := ch.Publish("", queue(), false, false, amqp.Publishing{Body: body}); err != nil {

@@ -25,7 +25,7 @@ func TestSynctestVirtualHour(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer conn.Close()
+		defer closeConn(t, conn)
 		closed := conn.NotifyClose(make(chan *amqp.Error, 1))
 		ch, err := conn.Channel()
 		if err != nil {
@@ -115,4 +115,66 @@ func (s *silencer) Write(p []byte) (int, error) {
 		return len(p), nil
 	}
 	return s.Conn.Write(p)
+}
+
+// TestHeartbeatAmqp091Negotiates pins what amqp091-go (v1.16.0)
+// negotiates with the server's offer (connection.go's pick: the smaller
+// of two non-zero values, else the non-zero one). With DialConfig its
+// Config.Heartbeat of 0 means its default, 10 s; only "?heartbeat=0" in
+// the URL asks for none, and then the client takes the server's offer (60
+// s by default), so no heartbeats needs both the URL's 0 and
+// WithHeartbeat(-1). amqp.Open, which reads no URL, asks for none with
+// Config.Heartbeat 0. The server cannot refuse a client's own heartbeat.
+func TestHeartbeatAmqp091Negotiates(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		offer  time.Duration // WithHeartbeat; 0: RabbitMQ's 60 s
+		query  string
+		config time.Duration // amqp.Config.Heartbeat
+		want   time.Duration
+	}{
+		{"Config.Heartbeat 0 is the default", 0, "", 0, 10 * time.Second},
+		{"?heartbeat=0 takes the offer", 0, "?heartbeat=0", 0, 60 * time.Second},
+		{"?heartbeat=0 and no offer", -1, "?heartbeat=0", 0, 0},
+		{"no offer, the client's own", -1, "", 0, 10 * time.Second},
+		{"a shorter offer", 3 * time.Second, "", 0, 3 * time.Second},
+		{"Config.Heartbeat 5 s", 0, "", 5 * time.Second, 5 * time.Second},
+	} {
+		synctest.Test(t, func(t *testing.T) {
+			srv := amqptest.NewServer(t, amqptest.WithHeartbeat(tc.offer))
+			conn, err := amqp.DialConfig(srv.URL()+tc.query, amqp.Config{Dial: srv.Dial, Heartbeat: tc.config})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer closeConn(t, conn)
+			cs := srv.Broker().Connections()
+			if len(cs) != 1 {
+				t.Fatalf("%d connections", len(cs))
+			}
+			if got := cs[0].Info().Heartbeat; got != tc.want || conn.Config.Heartbeat != tc.want {
+				t.Errorf("%s: the server has %v, the client %v; want %v", tc.name, got, conn.Config.Heartbeat, tc.want)
+			}
+		})
+	}
+	for _, offer := range []time.Duration{0, -1} {
+		synctest.Test(t, func(t *testing.T) {
+			srv := amqptest.NewServer(t, amqptest.WithHeartbeat(offer))
+			nc, err := srv.Dial("", "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			conn, err := amqp.Open(nc, amqp.Config{SASL: []amqp.Authentication{&amqp.PlainAuth{Username: "guest", Password: "guest"}}, Vhost: "/"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer closeConn(t, conn)
+			want := 60 * time.Second
+			if offer < 0 {
+				want = 0
+			}
+			if got := srv.Broker().Connections()[0].Info().Heartbeat; got != want {
+				t.Errorf("amqp.Open with Config.Heartbeat 0, offer %v: %v, want %v", offer, got, want)
+			}
+		})
+	}
 }

@@ -40,7 +40,7 @@ func TestTLSInMemory(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer conn.Close()
+		defer closeConn(t, conn)
 		if st := conn.ConnectionState(); !st.HandshakeComplete || st.Version < tls.VersionTLS12 {
 			t.Fatalf("TLS state %+v", st)
 		}
@@ -55,7 +55,7 @@ func TestTLSInMemory(t *testing.T) {
 		if err := srv.DropConnection(name); err != nil {
 			t.Fatal(err)
 		}
-		if e := <-closed; e == nil || e.Code != 501 {
+		if e := recv(t, closed); e == nil || e.Code != 501 {
 			t.Errorf("closed with %v, want 501", e)
 		}
 	})
@@ -69,7 +69,7 @@ func TestTLSOverTCP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
+	defer closeConn(t, conn)
 	roundTrip(t, conn)
 
 	if _, err := amqp.DialTLS(srv.URL(), &tls.Config{ServerName: "amqpsim"}); err == nil || !strings.Contains(err.Error(), "certificate") {

@@ -3,8 +3,11 @@ package amqptest
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/amqpsim/amqpsim/sim"
 )
@@ -57,7 +60,9 @@ func (s *Server) wait(t testing.TB, what func() string, cond func(b *sim.Broker)
 //
 //	srv.WaitQueue(t, "jobs", func(s sim.QueueStats) bool { return s.Unacked == 3 })
 //
-// On timeout the failure shows the queue's last stats.
+// On timeout the failure shows the queue's last stats, and says so when
+// its consumer count includes more than its registered consumers (see
+// sim.QueueStats.Consumers).
 func (s *Server) WaitQueue(t testing.TB, queue string, cond func(sim.QueueStats) bool) {
 	t.Helper()
 	s.wait(t, func() string {
@@ -65,15 +70,36 @@ func (s *Server) WaitQueue(t testing.TB, queue string, cond func(sim.QueueStats)
 		if err != nil {
 			return fmt.Sprintf("queue %q to satisfy the condition; it does not exist", queue)
 		}
-		return fmt.Sprintf("queue %q to satisfy the condition; last seen ready=%d unacked=%d consumers=%d",
+		msg := fmt.Sprintf("queue %q to satisfy the condition; last seen ready=%d unacked=%d consumers=%d",
 			queue, st.Ready, st.Unacked, st.Consumers)
+		if note := s.consumersNote(queue, st); note != "" {
+			msg += " " + note
+		}
+		return msg
 	}, func(b *sim.Broker) bool {
 		st, err := b.QueueStats("/", queue)
 		return err == nil && cond(st)
 	})
 }
 
-// WaitConsumers waits until queue (in vhost "/") has exactly n consumers.
+// consumersNote explains a consumer count above the queue's registered
+// consumers: a quorum queue counts a cancelled consumer until it has
+// settled what it holds, and each unsettled basic.get.
+func (s *Server) consumersNote(queue string, st sim.QueueStats) string {
+	d, err := s.broker.QueueDetails("/", queue)
+	if err != nil || st.Consumers <= len(d.ConsumerList) {
+		return ""
+	}
+	return fmt.Sprintf("(%d registered consumer(s): the %s queue also counts, as RabbitMQ does, each cancelled consumer "+
+		"until it has settled the messages it holds, and each unsettled basic.get; %d unacked: ack, nack or reject them, "+
+		"or close their channels, for the count to fall)", len(d.ConsumerList), d.Type, st.Unacked)
+}
+
+// WaitConsumers waits until queue (in vhost "/") has exactly n consumers,
+// as sim.QueueStats.Consumers counts them: on a quorum queue a cancelled
+// consumer counts until it has settled what it holds, so WaitConsumers(t,
+// q, 0) after a cancel also waits for those settlements (the failure says
+// so).
 func (s *Server) WaitConsumers(t testing.TB, queue string, n int) {
 	t.Helper()
 	s.WaitQueue(t, queue, func(st sim.QueueStats) bool { return st.Consumers == n })
@@ -86,12 +112,46 @@ func (s *Server) WaitUnacked(t testing.TB, queue string, n int) {
 	s.WaitQueue(t, queue, func(st sim.QueueStats) bool { return st.Unacked == n })
 }
 
+// WaitCounts is the waiting form of CheckCounts: it waits until queue (in
+// vhost "/") has exactly want's ready, unacked and consumer counts, and
+// fails with a diff against the last counts seen. Use it where the counts
+// follow the client's asynchronous frames (acks, publishes without
+// confirms), which CheckCounts, an instant's look, would race.
+func (s *Server) WaitCounts(t testing.TB, queue string, want QueueCounts) {
+	t.Helper()
+	s.wait(t, func() string {
+		st, err := s.broker.QueueStats("/", queue)
+		if err != nil {
+			return fmt.Sprintf("queue %q to have counts %+v; it does not exist", queue, want)
+		}
+		// cmp.Diff's text ends with a newline.
+		return fmt.Sprintf("queue %q to have these counts (-want +got):\n%s%s", queue,
+			cmp.Diff(want, countsOf(st)), s.consumersNote(queue, st))
+	}, func(b *sim.Broker) bool {
+		st, err := b.QueueStats("/", queue)
+		return err == nil && countsOf(st) == want
+	})
+}
+
 // WaitConnections waits until the broker has exactly n open client
-// connections (handshakes not counted).
+// connections (handshakes not counted), those a test opened in process
+// with sim.Broker.Connect or Dial included; the failure names them.
 func (s *Server) WaitConnections(t testing.TB, n int) {
 	t.Helper()
 	s.wait(t, func() string {
-		return fmt.Sprintf("%d open connection(s); there are %d", n, len(s.broker.Connections()))
+		cs := s.broker.Connections()
+		names := make([]string, len(cs))
+		for i, c := range cs {
+			names[i] = fmt.Sprintf("%q", c.Name())
+			if c.Info().PeerName == "" {
+				names[i] += " (in process: sim.Broker.Connect or Dial)"
+			}
+		}
+		list := ""
+		if len(names) > 0 {
+			list = ": " + strings.Join(names, ", ")
+		}
+		return fmt.Sprintf("%d open connection(s); there are %d%s", n, len(cs), list)
 	}, func(b *sim.Broker) bool { return len(b.Connections()) == n })
 }
 

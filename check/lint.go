@@ -42,7 +42,9 @@ const (
 	// CloseWithUnacked: a channel closed holding many unacked deliveries.
 	CloseWithUnacked Rule = "close-with-unacked"
 	// NearConsumerTimeout: an unacked delivery older than most of the
-	// consumer timeout.
+	// consumer timeout. The deliveries of a channel the consumer timeout
+	// did close are not reported: they timed out, and the channel.close
+	// (406) says so.
 	NearConsumerTimeout Rule = "near-consumer-timeout"
 	// PublishWithoutConfirms: messages published on a channel in neither
 	// confirm nor tx mode. It is off unless Options.Enable names it: many
@@ -89,7 +91,10 @@ func (o Options) withDefaults() Options {
 }
 
 // Finding is one lint finding: the rule, where, the events that show it
-// (indices into the trace), and what it means.
+// (indices into the trace), and what it means. Conn is the connection's
+// label (sim.ConnLabels): its name, with "-2", "-3" for a later
+// connection of the same name, as a failure report (scenarios.FromTrace)
+// names it.
 type Finding struct {
 	Rule        Rule
 	Conn        string
@@ -116,7 +121,12 @@ func (f Finding) String() string {
 }
 
 // Lint reports what the client did wrong in trace, in the order the rules
-// are listed, then by where each was found first.
+// are listed, then by where each was found first. It judges what the
+// broker did, which the trace says: on a release that denies global_qos
+// (4.3, the default) a basic.qos with global=true is a per-consumer
+// prefetch (sim.Event.GlobalDenied), so it sets no channel-wide limit for
+// global-limit-cleared to see cleared, and consume-before-qos,
+// unlimited-prefetch and shared-prefetch count it per consumer.
 func Lint(trace []sim.Event, o Options) []Finding {
 	o = o.withDefaults()
 	st := replay(trace)
@@ -160,10 +170,14 @@ func consumeBeforeQos(st *state, _ Options) []Finding {
 					before = append(before, c)
 				}
 			}
+			qos := fmt.Sprintf("basic.qos(%d)", q.count)
+			if q.denied {
+				qos = fmt.Sprintf("basic.qos(%d, global=true), which this release applies per consumer (global_qos is denied),", q.count)
+			}
 			for _, c := range before {
 				out = append(out, Finding{Rule: ConsumeBeforeQos, Conn: ch.conn, Channel: ch.id, ConsumerTag: c.tag, Queue: c.queue,
 					Events:  []int{c.at, q.at},
-					Message: fmt.Sprintf("the consumer was created before basic.qos(%d) on its channel and keeps prefetch %s: RabbitMQ applies a per-consumer qos only to consumers created after it", q.count, window(c.prefetch))})
+					Message: fmt.Sprintf("the consumer was created before %s on its channel and keeps prefetch %s: RabbitMQ applies a per-consumer qos only to consumers created after it", qos, window(c.prefetch))})
 			}
 		}
 	}
@@ -326,7 +340,7 @@ func nearConsumerTimeout(st *state, o Options) []Finding {
 	limit := o.ConsumerTimeout * 8 / 10
 	for _, ch := range st.chans {
 		for _, d := range ch.oldest {
-			if d.age >= limit {
+			if d.age >= limit && !d.timedOut {
 				out = append(out, Finding{Rule: NearConsumerTimeout, Conn: ch.conn, Channel: ch.id, ConsumerTag: d.ctag, Events: []int{d.at},
 					Message: fmt.Sprintf("a delivery stayed unacked for %v of the %v consumer timeout: past it, RabbitMQ closes the channel with 406 and redelivers everything", d.age, o.ConsumerTimeout)})
 				break

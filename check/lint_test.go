@@ -2,10 +2,12 @@ package check_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/amqpsim/amqpsim/check"
+	"github.com/amqpsim/amqpsim/scenarios"
 	"github.com/amqpsim/amqpsim/sim"
 )
 
@@ -20,7 +22,14 @@ type run struct {
 
 func newRun(t *testing.T, args sim.Table) *run {
 	t.Helper()
-	b := sim.New(sim.Config{})
+	return newRunOn(t, sim.DefaultVersion, args)
+}
+
+// newRunOn is newRun on release v: 3.10 for a channel-wide qos (4.3,
+// the default, denies global_qos and applies global=true per consumer).
+func newRunOn(t *testing.T, v sim.Version, args sim.Table) *run {
+	t.Helper()
+	b := sim.New(sim.Config{Version: v})
 	c := b.Connect("app")
 	ch, _ := c.Channel()
 	if _, err := ch.QueueDeclare("q", sim.QueueOptions{Args: args}); err != nil {
@@ -94,7 +103,7 @@ func TestLintUnlimitedPrefetch(t *testing.T) {
 	want(t, r.rules(), check.UnlimitedPrefetch)
 	noAck := newRun(t, nil)
 	noAck.ch.Consume("q", sim.ConsumeOptions{Tag: "c", NoAck: true})
-	global := newRun(t, nil)
+	global := newRunOn(t, sim.V3_10, nil) // a channel-wide limit
 	global.ch.Qos(50, 0, true)
 	global.ch.Consume("q", sim.ConsumeOptions{Tag: "c"})
 	want(t, noAck.rules())
@@ -116,15 +125,16 @@ func TestLintSharedPrefetch(t *testing.T) {
 	want(t, apart.rules())
 }
 
+// On 3.10, where global=true is a channel-wide limit.
 func TestLintQueuesShareChannel(t *testing.T) {
-	r := newRun(t, nil)
+	r := newRunOn(t, sim.V3_10, nil)
 	r.ch.QueueDeclare("q2", sim.QueueOptions{})
 	r.ch.Qos(10, 0, true)
 	r.ch.Consume("q", sim.ConsumeOptions{Tag: "a"})
 	r.ch.Consume("q2", sim.ConsumeOptions{Tag: "b"})
 	want(t, r.rules(), check.QueuesShareChannel)
 	// One queue per channel, or a second consumer of the same queue, is not it.
-	apart := newRun(t, nil)
+	apart := newRunOn(t, sim.V3_10, nil)
 	apart.ch.QueueDeclare("q2", sim.QueueOptions{})
 	ch2, _ := apart.c.Channel()
 	for i, ch := range []*sim.Channel{apart.ch, ch2} {
@@ -135,15 +145,57 @@ func TestLintQueuesShareChannel(t *testing.T) {
 	want(t, apart.rules())
 }
 
+// On 3.10, where global=true is a channel-wide limit.
 func TestLintGlobalLimitCleared(t *testing.T) {
-	r := newRun(t, nil)
+	r := newRunOn(t, sim.V3_10, nil)
 	r.ch.Qos(50, 0, true)
 	r.ch.Qos(10, 0, false)
 	want(t, r.rules(), check.GlobalLimitCleared)
-	both := newRun(t, nil) // the order that keeps both limits
+	both := newRunOn(t, sim.V3_10, nil) // the order that keeps both limits
 	both.ch.Qos(10, 0, false)
 	both.ch.Qos(50, 0, true)
 	want(t, both.rules())
+	// A global qos of 0 sets no limit, so a per-consumer one after it
+	// clears nothing.
+	zero := newRunOn(t, sim.V3_10, nil)
+	zero.ch.Qos(0, 0, true)
+	zero.ch.Qos(10, 0, false)
+	want(t, zero.rules())
+}
+
+// On 4.3, which denies global_qos, basic.qos global=true is a per-consumer
+// prefetch, and Lint judges what the broker did (the trace's
+// GlobalDenied), not the flag the client sent: no channel-wide limit is
+// cleared, two consumers after it share nothing, a consumer before it
+// keeps its window. The same calls on 3.10 are judged the other way.
+func TestLintGlobalQosDenied(t *testing.T) {
+	for _, v := range []sim.Version{sim.V4_3, sim.V3_10} {
+		on43 := v == sim.V4_3
+		cleared := newRunOn(t, v, nil)
+		cleared.ch.Qos(50, 0, true)
+		cleared.ch.Qos(10, 0, false)
+		shared := newRunOn(t, v, nil)
+		shared.ch.Qos(10, 0, true)
+		shared.ch.Consume("q", sim.ConsumeOptions{Tag: "a"})
+		shared.ch.Consume("q", sim.ConsumeOptions{Tag: "b"})
+		before := newRunOn(t, v, nil)
+		before.ch.Qos(5, 0, false)
+		before.ch.Consume("q", sim.ConsumeOptions{Tag: "c"})
+		before.ch.Qos(10, 0, true)
+		if on43 {
+			want(t, cleared.rules())
+			want(t, shared.rules(), check.SharedPrefetch)
+			want(t, before.rules(), check.ConsumeBeforeQos)
+			fs := check.Lint(before.b.Trace(), check.Options{})
+			if len(fs) != 1 || !strings.Contains(fs[0].Message, "basic.qos(10, global=true), which this release applies per consumer (global_qos is denied), on its channel and keeps prefetch 5") {
+				t.Errorf("4.3 consume-before-qos: %v", fs)
+			}
+		} else {
+			want(t, cleared.rules(), check.GlobalLimitCleared)
+			want(t, shared.rules())
+			want(t, before.rules())
+		}
+	}
 }
 
 func TestLintGetPolling(t *testing.T) {
@@ -270,5 +322,68 @@ func TestFindingString(t *testing.T) {
 	}
 	if e := r.b.Trace()[fs[0].Events[0]]; e.Kind != sim.EventCall || e.ConsumerTag != "c" {
 		t.Errorf("the cited event is %v", e)
+	}
+}
+
+// A delivery that did time out is not "near" the consumer timeout: the
+// channel.close says what happened. A quorum queue, whose deliveries time
+// out on every release; the same run with the ack a minute before the
+// timeout is reported.
+func TestLintNearConsumerTimeoutNotWhenTimedOut(t *testing.T) {
+	for _, timedOut := range []bool{true, false} {
+		b := sim.New(sim.Config{})
+		ch, _ := b.Connect("app").Channel()
+		if _, err := ch.QueueDeclare("q", sim.QueueOptions{Durable: true, Args: sim.Table{"x-queue-type": "quorum"}}); err != nil {
+			t.Fatal(err)
+		}
+		ch.Qos(1, 0, false)
+		c, _ := ch.Consume("q", sim.ConsumeOptions{Tag: "c"})
+		b.Publish("/", "", "q", sim.Message{Body: []byte("m")})
+		d, _ := c.Next()
+		if timedOut {
+			b.Advance(31 * time.Minute)
+			if ch.Err() == nil {
+				t.Fatal("the consumer timeout did not close the channel")
+			}
+		} else {
+			b.Advance(29 * time.Minute)
+			ch.Ack(d.DeliveryTag, false)
+		}
+		var got []check.Rule
+		for _, f := range check.Lint(b.Trace(), check.Options{}) {
+			got = append(got, f.Rule)
+		}
+		if timedOut {
+			want(t, got)
+		} else {
+			want(t, got, check.NearConsumerTimeout)
+		}
+	}
+}
+
+// A finding names a reconnected connection as the failure report does:
+// the second connection called invoice-svc is invoice-svc-2 in both.
+func TestLintNamesAReconnectAsTheReport(t *testing.T) {
+	b := sim.New(sim.Config{})
+	first := b.Connect("invoice-svc")
+	ch, _ := first.Channel()
+	ch.QueueDeclare("q", sim.QueueOptions{})
+	ch.Qos(1, 0, false)
+	ch.Consume("q", sim.ConsumeOptions{Tag: "c"})
+	first.Close()
+	ch, _ = b.Connect("invoice-svc").Channel()
+	ch.Consume("q", sim.ConsumeOptions{Tag: "c"}) // no prefetch this time
+
+	fs := check.Lint(b.Trace(), check.Options{})
+	if len(fs) != 1 || fs[0].Rule != check.UnlimitedPrefetch || fs[0].Conn != "invoice-svc-2" ||
+		!strings.HasPrefix(fs[0].String(), "unlimited-prefetch (invoice-svc-2/1, consumer c") {
+		t.Fatalf("findings %v, want unlimited-prefetch on invoice-svc-2/1", fs)
+	}
+	s, _, err := scenarios.FromTrace(b.Trace(), scenarios.TraceOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text := string(s.Format()); !strings.Contains(text, "conn invoice-svc-2\nchannel invoice-svc-2.invoice-svc-2-ch1\nconsume invoice-svc-2-ch1 q tag=c\n") {
+		t.Errorf("the report names the reconnect otherwise:\n%s", text)
 	}
 }

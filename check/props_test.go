@@ -90,6 +90,20 @@ func TestNoLoss(t *testing.T) {
 	if err := check.NoLoss(deleted.b.Trace()); err == nil {
 		t.Error("deleted with its queue passed")
 	}
+	// The edge: exactly one message deleted with its queue is a loss, an
+	// empty queue's deletion is not.
+	for _, n := range []int{1, 0} {
+		r := newRun(t, nil)
+		r.publish(n)
+		r.ch.QueueDelete("q", sim.QueueDeleteOptions{})
+		err := check.NoLoss(r.b.Trace())
+		if n == 1 && (err == nil || !strings.Contains(err.Error(), "1 messages deleted with queue q")) {
+			t.Errorf("one message deleted with its queue: %v", err)
+		}
+		if n == 0 && err != nil {
+			t.Errorf("an empty queue deleted: %v", err)
+		}
+	}
 }
 
 // The project's own scenario library is a catalogue of RabbitMQ's rules,

@@ -44,7 +44,10 @@ type chanState struct {
 type qosCall struct {
 	at     int
 	count  int
-	global bool
+	global bool // as the broker applied it
+	// denied: the client sent global=true and the release, denying
+	// global_qos (4.3), applied it per consumer.
+	denied bool
 }
 
 type cons struct {
@@ -73,6 +76,8 @@ type aged struct {
 	at   int
 	ctag string
 	age  time.Duration
+	// timedOut: the consumer timeout closed the channel holding it.
+	timedOut bool
 }
 
 type msgState struct {
@@ -92,8 +97,10 @@ type closeInfo struct {
 func replay(trace []sim.Event) *state {
 	st := &state{open: map[chanKey]*chanState{}, msgs: map[uint64]*msgState{}, dlx: map[string]bool{}}
 	var end time.Duration
+	labels := sim.ConnLabels(trace)
 	for i, e := range trace {
 		end = e.At
+		e.Conn = labels[i] // a reconnect's "-2", as reports name it
 		ch := st.open[chanKey{e.Conn, e.Channel}]
 		switch e.Kind {
 		case sim.EventChannelOpen:
@@ -120,12 +127,12 @@ func replay(trace []sim.Event) *state {
 			}
 		case sim.EventChannelClose:
 			if ch != nil {
-				st.close(ch, i, e.At)
+				st.close(ch, i, e.At, e.Reason == sim.ReasonConsumerTimeout)
 			}
 		case sim.EventConnectionClose:
 			for k, ch := range st.open {
 				if k.conn == e.Conn {
-					st.close(ch, i, e.At)
+					st.close(ch, i, e.At, false)
 				}
 			}
 		}
@@ -133,7 +140,7 @@ func replay(trace []sim.Event) *state {
 	for _, ch := range st.chans {
 		if !ch.closed { // still held when the trace ends
 			for _, d := range ch.unacked {
-				ch.oldest = append(ch.oldest, aged{d.at, d.ctag, end - d.deliveredAt})
+				ch.oldest = append(ch.oldest, aged{d.at, d.ctag, end - d.deliveredAt, false})
 			}
 		}
 	}
@@ -143,8 +150,11 @@ func replay(trace []sim.Event) *state {
 func (st *state) call(ch *chanState, i int, e sim.Event) {
 	switch e.Method {
 	case protocol.BasicQos:
-		ch.qosCalls = append(ch.qosCalls, qosCall{i, e.Count, e.Global})
-		if e.Global {
+		// What the broker did: a release that denies global_qos (4.3)
+		// applies global=true per consumer, and the trace says so.
+		global := e.Global && !e.GlobalDenied
+		ch.qosCalls = append(ch.qosCalls, qosCall{i, e.Count, global, e.GlobalDenied})
+		if global {
 			ch.global = e.Count
 		} else {
 			ch.prefetch, ch.global = e.Count, 0
@@ -173,7 +183,7 @@ func (st *state) call(ch *chanState, i int, e sim.Event) {
 			}
 		}
 	case protocol.ChannelClose:
-		st.close(ch, i, e.At)
+		st.close(ch, i, e.At, false)
 	}
 }
 
@@ -228,7 +238,7 @@ func (ch *chanState) consumer(tag string) *cons {
 func (ch *chanState) settle(e sim.Event) {
 	for j, d := range ch.unacked {
 		if d.tag == e.DeliveryTag {
-			ch.oldest = append(ch.oldest, aged{d.at, d.ctag, e.At - d.deliveredAt})
+			ch.oldest = append(ch.oldest, aged{d.at, d.ctag, e.At - d.deliveredAt, false})
 			ch.unacked = append(ch.unacked[:j], ch.unacked[j+1:]...)
 			return
 		}
@@ -236,14 +246,14 @@ func (ch *chanState) settle(e sim.Event) {
 }
 
 // close records a channel's close at event i, time now: what it held, and
-// for how long.
-func (st *state) close(ch *chanState, i int, now time.Duration) {
+// for how long; timedOut says the consumer timeout closed it.
+func (st *state) close(ch *chanState, i int, now time.Duration, timedOut bool) {
 	if ch.closed {
 		return
 	}
 	ch.closed = true
 	for _, d := range ch.unacked {
-		ch.oldest = append(ch.oldest, aged{d.at, d.ctag, now - d.deliveredAt})
+		ch.oldest = append(ch.oldest, aged{d.at, d.ctag, now - d.deliveredAt, timedOut})
 	}
 	st.closes = append(st.closes, closeInfo{ch.conn, ch.id, i, len(ch.unacked)})
 	delete(st.open, chanKey{ch.conn, ch.id})

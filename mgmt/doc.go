@@ -24,7 +24,12 @@
 //   - /api/policies[/V[/P]] (GET, PUT, DELETE), /api/definitions[/V] (GET, POST)
 //   - /api/aliveness-test/V, /api/health/checks/alarms
 //   - /api/sim/: the simulator's controls (now, advance, restart,
-//     close-connections, close-at-delivery, alarm, nack-publishes), for administrators
+//     close-connections, close-at-delivery, alarm, nack-publishes), for
+//     administrators; GET /api/sim lists them with their parameters. They
+//     act when the request arrives, not in order with AMQP frames still
+//     in flight: a publish a client wrote just before /api/sim/advance
+//     may be applied after it, unless the client waited for a reply
+//     (a confirm, any synchronous method) first
 //
 // Vhost names are path segments, so "/" is written %2F. A connection is
 // named as RabbitMQ names it, "PEER -> SOCK" ("127.0.0.1:54321 ->

@@ -256,3 +256,45 @@ func TestConnectionOfNobodyKnown(t *testing.T) {
 		}
 	}
 }
+
+// TestSimControlsListed: GET /api/sim (and /api/sim/) lists every control
+// with its method, query and description, to any management user; each
+// listed control is served with that method (a wrong one is 405, not
+// 404), and advance's says it is not ordered with frames in flight.
+func TestSimControlsListed(t *testing.T) {
+	b := sim.New(sim.Config{})
+	if err := b.PutUser(sim.User{Name: "watcher", Password: "pw", Tags: []string{sim.TagMonitoring}}); err != nil {
+		t.Fatal(err)
+	}
+	h := mgmt.NewHandler(b)
+	for _, path := range []string{"/api/sim", "/api/sim/"} {
+		code, body := call(t, h, "GET", path, "watcher:pw", "")
+		list, _ := body.([]any)
+		if code != 200 || len(list) != 7 {
+			t.Fatalf("GET %s: %d %v, want 200 and the 7 controls", path, code, body)
+		}
+		var paths []string
+		for _, c := range list {
+			c := c.(map[string]any)
+			paths = append(paths, c["method"].(string)+" "+c["path"].(string))
+			other := "GET"
+			if c["method"] == "GET" {
+				other = "POST"
+			}
+			if code, _ := call(t, h, other, c["path"].(string), guest, ""); code != 405 {
+				t.Errorf("%s %s: %d, want 405 (the control is routed for %s)", other, c["path"], code, c["method"])
+			}
+			if c["path"] == "/api/sim/advance" && !strings.Contains(c["description"].(string), "not ordered with frames in flight") {
+				t.Errorf("advance's description: %q", c["description"])
+			}
+		}
+		want := []string{"GET /api/sim/now", "POST /api/sim/advance", "POST /api/sim/restart", "POST /api/sim/close-connections",
+			"POST /api/sim/alarm", "POST /api/sim/close-at-delivery", "POST /api/sim/nack-publishes"}
+		if diff := cmp.Diff(want, paths); diff != "" {
+			t.Errorf("controls (-want +got):\n%s", diff)
+		}
+	}
+	if code, _ := call(t, h, "GET", "/api/sim", "", ""); code != 401 {
+		t.Errorf("GET /api/sim without credentials: %d, want 401", code)
+	}
+}

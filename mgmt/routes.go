@@ -46,7 +46,9 @@ func (h *Handler) table() []route {
 		r("/api/definitions/{}", get(adm, (*request).vhostDefinitions)),
 		r("/api/aliveness-test/{}", get(v, (*request).aliveness)),
 		r("/api/health/checks/alarms", get(m, (*request).alarms)),
-		// The simulator's own controls.
+		// The simulator's own controls, listed by GET /api/sim
+		// (simControls, in this order).
+		r("/api/sim", get(m, (*request).simList)),
 		r("/api/sim/now", get(adm, (*request).simNow)),
 		r("/api/sim/advance", map[string]endpoint{"POST": {adm, (*request).simAdvance}}),
 		r("/api/sim/restart", map[string]endpoint{"POST": {adm, (*request).simRestart}}),

@@ -14,7 +14,38 @@ import (
 
 // The simulator's own controls, under /api/sim/, for clients in any
 // language (amqptest has the same for Go). They need the administrator
-// tag.
+// tag; GET /api/sim lists them (simControls) to any management user.
+
+// simControl describes a control for GET /api/sim.
+type simControl struct {
+	Method      string `json:"method"`
+	Path        string `json:"path"`
+	Query       string `json:"query,omitempty"`
+	Description string `json:"description"`
+}
+
+// simControls are the controls GET /api/sim lists, in the routes' order.
+var simControls = []simControl{
+	{"GET", "/api/sim/now", "", "the broker's virtual time, as {\"now\": RFC 3339}"},
+	{"POST", "/api/sim/advance", "by=DURATION", "moves the virtual clock by DURATION (30m, 1h30m), firing the timers due on the way " +
+		"(consumer timeouts, TTLs, x-expires), and answers the new time; 409 if the clock follows the wall clock (serve --clock wall). " +
+		"It is not ordered with frames in flight on the AMQP sockets: what a client has written and the broker not yet read is applied " +
+		"after the advance, so wait for a reply to the frames that must come first (a publisher confirm, or any synchronous method " +
+		"such as queue.declare with passive) before advancing"},
+	{"POST", "/api/sim/restart", "", "restarts the broker as a node restart does: every connection closed with 320 CONNECTION_FORCED, " +
+		"transient queues, exchanges and messages lost"},
+	{"POST", "/api/sim/close-connections", "reason=TEXT", "closes every client connection with 320 CONNECTION_FORCED and TEXT " +
+		"(default \"Closed via management plugin\"), as rabbitmqctl close_connection does"},
+	{"POST", "/api/sim/alarm", "resource=memory|disk&on=true|false", "raises or clears a resource alarm: publishers are blocked " +
+		"(connection.blocked) until the last alarm clears"},
+	{"POST", "/api/sim/close-at-delivery", "n=N[&close=channel|connection|every|consumer-timeout][&queue=Q][&consumer=TAG][&code=CODE][&text=TEXT]",
+		"arms a close right behind the nth delivery from now (of queue Q, consumer TAG): its channel's (406 by default), its " +
+			"connection's or every connection's (320), or the consumer timeout's"},
+	{"POST", "/api/sim/nack-publishes", "n=N", "nacks the next N publishes in confirm mode instead of routing them"},
+}
+
+// simList is GET /api/sim: the controls.
+func (r *request) simList() response { return ok(simControls) }
 
 func (r *request) simNow() response {
 	return ok(map[string]string{"now": r.h.b.Now().Format(time.RFC3339Nano)})

@@ -114,6 +114,23 @@ func TestStreamTimestampOffset(t *testing.T) {
 	}
 }
 
+// A timestamp offset exactly equal to a chunk's time starts at that chunk
+// (osiris_log: the first chunk whose timestamp is at or after it), not at
+// the next one.
+func TestStreamTimestampOffsetAtAChunksTime(t *testing.T) {
+	q, e := newStream(t, queue.Options{}, nil)
+	publishTo(q, nil, "m0")
+	e.now = int64(10 * time.Second)
+	publishTo(q, nil, "m1")
+	e.now = int64(20 * time.Second)
+	publishTo(q, nil, "m2")
+	q.Attach(streamConsumer("a", 5), queue.Offset{Kind: queue.OffsetTime, Time: streamEpoch.Add(10 * time.Second)}, nil)
+	q.Dispatch()
+	if want := []string{"a:m1", "a:m2"}; !slices.Equal(e.delivered, want) {
+		t.Fatalf("delivered %v, want %v", e.delivered, want)
+	}
+}
+
 // queue.declare-ok's count is RabbitMQ's 5 s metric: the count at the last
 // tick of the broker's clock (stream-count.txt).
 func TestStreamCountLags(t *testing.T) {

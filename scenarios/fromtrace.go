@@ -42,10 +42,14 @@ type TraceOptions struct {
 // connection.blocked shows). Steps name connections after their
 // connection names (a reconnect gets "-2", "-3") and channels as
 // CONN-chN; Broker.Publish, which has no channel, publishes on a
-// connection "direct" of its own; acks name delivery tags (#N). The
-// queue.declare-ok, purge-ok and delete-ok counts come from replaying the
-// steps on a fresh simulator, the rest from the trace, so a run without
-// faults replays (Replay) to the results written.
+// connection "direct" of its own; acks name delivery tags (#N). A
+// publisher confirm is written under the publish it confirms, where a
+// replay sends it, also when the broker confirmed several publishes it
+// had read together at once (basic.ack multiple, as the wire server and
+// RabbitMQ do), which a comment then says. The queue.declare-ok, purge-ok
+// and delete-ok counts come from replaying the steps on a fresh
+// simulator, the rest from the trace, so a run without faults replays
+// (Replay) to the results written.
 func FromTrace(trace []sim.Event, o TraceOptions) (*Scenario, *Result, error) {
 	if o.Name == "" {
 		o.Name = "run"
@@ -101,6 +105,24 @@ type traceStep struct {
 	op       Op
 	comments []string // written above it
 	events   []int    // indexes into the trace: what the broker pushed in reaction
+	// confirms are the publisher confirms written under this step: each
+	// publish's, under the step that published it (see confirm).
+	confirms []traceConfirm
+}
+
+// traceConfirm is one publish's confirm: basic.ack or basic.nack of tag
+// on channel ch of connection conn.
+type traceConfirm struct {
+	conn, ch string
+	tag      uint64
+	nack     bool
+}
+
+// confirmTags follows a confirm-mode channel's publishes: the step that
+// published each tag (tag n is steps[n-1]), and the tags confirmed.
+type confirmTags struct {
+	steps     []int
+	confirmed map[uint64]bool
 }
 
 // traceWriter turns a trace into steps.
@@ -121,6 +143,11 @@ type traceWriter struct {
 	// tags renames consumer tags a file could not show readably
 	// (amqp091-go's "ctag-/path/to/binary-1") to ctag1, ctag2, ...
 	tags map[string]string
+	// confirming follows each confirm-mode channel (by its name in the
+	// file) for confirm.
+	confirming map[string]*confirmTags
+	// labels are the events' connection labels (sim.ConnLabels).
+	labels []string
 }
 
 // simChan names a channel of the traced run.
@@ -132,7 +159,7 @@ type simChan struct {
 func newTraceWriter(trace []sim.Event) *traceWriter {
 	return &traceWriter{trace: trace, evConn: make([]string, len(trace)), evChan: make([]string, len(trace)),
 		used: map[string]bool{}, conns: map[string]string{}, chans: map[simChan]string{}, declared: map[string]bool{},
-		tags: map[string]string{}}
+		tags: map[string]string{}, confirming: map[string]*confirmTags{}, labels: sim.ConnLabels(trace)}
 }
 
 // tag returns the name the file gives consumer tag t: t itself when it
@@ -221,7 +248,7 @@ func (w *traceWriter) walk() {
 		switch e.Kind {
 		case sim.EventConnectionOpen:
 			w.moveTo(e.At)
-			name := w.name(e.Conn)
+			name := w.name(w.labels[i]) // a reconnect's "-2", as check.Lint names it
 			w.conns[e.Conn] = name
 			if e.Vhost != "/" {
 				w.pending = append(w.pending, fmt.Sprintf("%s connected to vhost %q; scenarios run on \"/\"", name, e.Vhost))
@@ -242,6 +269,9 @@ func (w *traceWriter) walk() {
 				w.attach(i) // the names go with its connection.close push
 			}
 		case sim.EventPush:
+			if (e.Method == protocol.BasicAck || e.Method == protocol.BasicNack) && w.confirm(i) {
+				continue
+			}
 			w.attach(i)
 			switch e.Method {
 			case protocol.ConnectionClose:
@@ -253,6 +283,7 @@ func (w *traceWriter) walk() {
 			w.moveTo(e.At)
 			if op := w.call(e, w.evChan[i]); op != nil {
 				w.add(op)
+				w.published(e, w.evChan[i])
 			} else {
 				w.pending = append(w.pending, fmt.Sprintf("%s called %v, which the format has no step for", w.evChan[i], e.Method))
 			}
@@ -286,6 +317,76 @@ func (w *traceWriter) walk() {
 		last.comments = append(last.comments, w.pending...)
 		w.pending = nil
 	}
+}
+
+// published follows the confirm tags of channel ch: confirm.select puts
+// it in confirm mode, and each publish then takes the next tag.
+func (w *traceWriter) published(e sim.Event, ch string) {
+	switch e.Method {
+	case protocol.ConfirmSelect:
+		if w.confirming[ch] == nil {
+			w.confirming[ch] = &confirmTags{confirmed: map[uint64]bool{}}
+		}
+	case protocol.BasicPublish:
+		if ct := w.confirming[ch]; ct != nil {
+			ct.steps = append(ct.steps, len(w.steps)-1)
+		}
+	}
+}
+
+// confirm writes the basic.ack or basic.nack push trace[i] as one confirm
+// per publish it confirms, each under the step that published it, and
+// reports whether it could (it knows every tag it confirms). A replay
+// confirms each publish at its step, whereas RabbitMQ, and the wire
+// server, confirm together the publishes they read together, in one
+// basic.ack multiple: written as it happened, a run of concurrent
+// publishers in confirm mode would not replay to its own results. A
+// comment says where the broker sent such a confirm.
+func (w *traceWriter) confirm(i int) bool {
+	e := w.trace[i]
+	ch, conn := w.evChan[i], w.evConn[i]
+	ct := w.confirming[ch]
+	if ct == nil || conn == "" || e.DeliveryTag == 0 || e.DeliveryTag > uint64(len(ct.steps)) {
+		return false
+	}
+	tags := []uint64{e.DeliveryTag}
+	if e.Multiple {
+		tags = tags[:0]
+		for t := uint64(1); t <= e.DeliveryTag; t++ {
+			if !ct.confirmed[t] {
+				tags = append(tags, t)
+			}
+		}
+	}
+	w.moveTo(e.At)
+	if len(w.steps) == 0 {
+		return true
+	}
+	last := len(w.steps) - 1
+	moved := false
+	for _, t := range tags {
+		ct.confirmed[t] = true
+		at := ct.steps[t-1]
+		moved = moved || at != last
+		w.steps[at].confirms = append(w.steps[at].confirms, traceConfirm{conn: conn, ch: ch, tag: t, nack: e.Method == protocol.BasicNack})
+	}
+	if moved {
+		how := "basic.ack"
+		if e.Method == protocol.BasicNack {
+			how = "basic.nack"
+		}
+		if e.Multiple {
+			how = "one " + how + " multiple=true"
+		}
+		what := "publish " + ranges(tags)
+		if len(tags) > 1 {
+			what = "publishes " + ranges(tags)
+		}
+		st := w.steps[last]
+		st.comments = append(st.comments, fmt.Sprintf("after this step the broker confirmed %s of %s, in %s (it confirms together the publishes it reads together); a replay confirms each under its publish, where it is written",
+			what, ch, how))
+	}
+	return true
 }
 
 // forget drops a closed connection's names.
@@ -397,6 +498,9 @@ func (d *traceDriver) settle(bool) []event {
 			continue
 		}
 		out = append(out, ev)
+	}
+	for _, c := range d.w.steps[d.step].confirms {
+		out = append(out, event{kind: evConfirm, conn: c.conn, ch: c.ch, tag: c.tag, nack: c.nack})
 	}
 	d.step++
 	return out

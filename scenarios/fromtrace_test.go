@@ -98,3 +98,68 @@ func TestFromTraceNamesTheRelease(t *testing.T) {
 	}
 	scenarios.Check(t, back)
 }
+
+// TestFromTraceCoalescedConfirms: a connection whose shell reads frames
+// in batches (the wire server) gets one basic.ack multiple for the
+// publishes of one read. The report writes each publish's confirm under
+// the publish, where a replay confirms it, with a comment where the
+// broker sent them, so that the fault-free run replays to its results:
+// written as it happened (ack 1-4 under the last publish), the four
+// publishes of distinct message ids, which stay four steps, diverged.
+// A nack injected among them keeps its verdict.
+func TestFromTraceCoalescedConfirms(t *testing.T) {
+	b := sim.New(sim.Config{})
+	conn, err := b.Dial(sim.ConnectOptions{Name: "pub", Batched: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch, _ := conn.Channel()
+	ch.QueueDeclare("jobs", sim.QueueOptions{})
+	ch.Confirm()
+	conn.Idle()
+	publish := func(ids ...string) {
+		for _, id := range ids {
+			ch.Publish("", "jobs", sim.PublishOptions{}, sim.Message{Body: []byte("m"), Properties: protocol.Properties{MessageID: id}})
+		}
+		conn.Idle() // the reader has applied what it read: the confirms go out together
+	}
+	publish("a", "b", "c", "d")
+	publish("e")
+	if cs := ch.Confirms(); len(cs) != 2 || !cs[0].Multiple || cs[0].DeliveryTag != 4 {
+		t.Fatalf("confirms %+v, want ack 4 multiple, then ack 5", cs)
+	}
+
+	s, _, err := scenarios.FromTrace(b.Trace(), scenarios.TraceOptions{Name: "coalesced", Final: b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(s.Format())
+	for _, want := range []string{
+		"publish pub-ch1 jobs m message-id=a\n  pub-ch1 <- confirm ack 1\npublish pub-ch1 jobs m message-id=b\n  pub-ch1 <- confirm ack 2\n",
+		"# after this step the broker confirmed publishes 1-4 of pub-ch1, in one basic.ack multiple=true (it confirms together the publishes it reads together); a replay confirms each under its publish, where it is written\npublish pub-ch1 jobs m message-id=d\n  pub-ch1 <- confirm ack 4\n",
+		"publish pub-ch1 jobs m message-id=e\n  pub-ch1 <- confirm ack 5\n",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the file lacks\n%s\nin\n%s", want, text)
+		}
+	}
+	back, err := scenarios.Parse("coalesced.txt", s.Format())
+	if err != nil {
+		t.Fatalf("the written file does not parse: %v\n%s", err, text)
+	}
+	scenarios.Check(t, back)
+
+	// A nack injected among the publishes of one read stays a nack.
+	b.NackPublishes(1)
+	publish("f", "g")
+	s, _, err = scenarios.FromTrace(b.Trace(), scenarios.TraceOptions{Name: "coalesced"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text = string(s.Format())
+	if want := "publish pub-ch1 jobs m message-id=f\n  pub-ch1 <- confirm nack 6\n" +
+		"# after this step the broker confirmed publish 6 of pub-ch1, in one basic.nack multiple=true (it confirms together the publishes it reads together); a replay confirms each under its publish, where it is written\n" +
+		"publish pub-ch1 jobs m message-id=g\n  pub-ch1 <- confirm ack 7\n"; !strings.Contains(text, want) {
+		t.Errorf("the file lacks\n%s\nin\n%s", want, text)
+	}
+}

@@ -283,6 +283,23 @@ func (s *Scenario) Clone() *Scenario {
 	return &c
 }
 
+// Unrecorded reports whether the file holds no expectations at all: no
+// source directive and no result line under any step, as a scenario
+// written and not yet recorded. A replay shows what the simulator
+// answers (Result.Timeline, Result.SVG) but has nothing to compare it
+// with: record it first (amqpsim record), or write the results by hand.
+func (s *Scenario) Unrecorded() bool {
+	if s.Source != "" || len(s.recordings) > 0 {
+		return false
+	}
+	for _, st := range s.Steps {
+		if len(st.Expect) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // hasDirective reports whether the file has directive d.
 func (s *Scenario) hasDirective(d string) bool {
 	for _, it := range s.items {

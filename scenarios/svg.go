@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"html"
+	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -12,7 +14,7 @@ const (
 	svgMargin  = 16
 	svgStepW   = 330 // the step column on the left
 	svgColW    = 170
-	svgHeadH   = 64
+	svgHeadH   = 76 // a holder's head has three lines: its label, channel and window
 	svgArrowH  = 18
 	svgRowPad  = 10
 	svgFont    = "font-family='DejaVu Sans Mono, Menlo, Consolas, monospace'"
@@ -107,10 +109,7 @@ func (r *Result) SVG() []byte {
 		if i%2 == 0 {
 			fmt.Fprintf(&b, "<rect x='%d' y='%d' width='%d' height='%d' fill='#f4f6f8'/>\n", svgMargin, ys[i]-4, width-2*svgMargin, ys[i+1]-ys[i])
 		}
-		text := st.Text
-		if len(text) > 42 {
-			text = text[:41] + "…"
-		}
+		text := fit(svgText(st.Text), 42, false)
 		at := ""
 		if r.End > 0 {
 			at = " @" + st.At.String()
@@ -120,19 +119,25 @@ func (r *Result) SVG() []byte {
 			fmt.Fprintf(&b, "<text x='%d' y='%d' fill='#c0392b' font-size='11'>%s</text>\n", svgMargin+28, ys[i]+svgLineH+10+j*svgNoteH, esc(n))
 		}
 	}
-	// Heads and lifelines.
+	// Heads and lifelines. Each head's lines are cut to its box, the
+	// middle elided (labels differ at their ends: worker-1, worker-2), so
+	// that neighbours never overlap; the box's title has them whole.
 	for _, c := range cols {
-		fill, sub := "#dbe8fb", "queue"
+		fill, lines := "#dbe8fb", []string{"queue"}
 		if !c.queue {
-			fill, sub = "#e3f4e1", "basic.get"
+			fill, lines = "#e3f4e1", []string{"basic.get"}
 			if c.c != nil {
-				sub = fmt.Sprintf("%s · %s", c.c.Channel, window(c.c))
+				lines = []string{c.c.Channel, window(c.c)}
 			}
 		}
 		hy := svgMargin + svgTitleH
+		fmt.Fprintf(&b, "<g><title>%s</title>\n", esc(strings.Join(append([]string{c.name}, lines...), "\n")))
 		fmt.Fprintf(&b, "<rect x='%d' y='%d' width='%d' height='%d' rx='6' fill='%s' stroke='#888'/>\n", c.x-svgColW/2+8, hy, svgColW-16, svgHeadH-16, fill)
-		fmt.Fprintf(&b, "<text x='%d' y='%d' text-anchor='middle' font-weight='bold'>%s</text>\n", c.x, hy+20, esc(c.name))
-		fmt.Fprintf(&b, "<text x='%d' y='%d' text-anchor='middle' fill='#555' font-size='11'>%s</text>\n", c.x, hy+36, esc(sub))
+		fmt.Fprintf(&b, "<text x='%d' y='%d' text-anchor='middle' font-weight='bold'>%s</text>\n", c.x, hy+19, esc(fit(c.name, svgHeadChars, true)))
+		for j, l := range lines {
+			fmt.Fprintf(&b, "<text x='%d' y='%d' text-anchor='middle' fill='#555' font-size='11'>%s</text>\n", c.x, hy+35+j*14, esc(fit(l, svgSubChars, true)))
+		}
+		b.WriteString("</g>\n")
 		y0, y1 := top, ys[len(rows)]
 		if c.c != nil {
 			y0 = ys[c.c.From]
@@ -144,7 +149,11 @@ func (r *Result) SVG() []byte {
 		fmt.Fprintf(&b, "<line x1='%d' y1='%d' x2='%d' y2='%d' stroke='#999' stroke-width='2'/>\n", c.x, y0, c.x, y1)
 		if c.c != nil && c.c.Until >= 0 {
 			fmt.Fprintf(&b, "<path d='M%d,%d l10,10 m0,-10 l-10,10' stroke='#c0392b' stroke-width='2'/>\n", c.x-5, y1-5)
-			fmt.Fprintf(&b, "<text x='%d' y='%d' fill='#c0392b' font-size='10'>%s</text>\n", c.x+8, y1+4, esc(c.c.How))
+			// How it ended, right of the cross, in the half column
+			// that is the holder's own: at most two lines.
+			for j, l := range wrap(c.c.How, svgHowChars, 2) {
+				fmt.Fprintf(&b, "<text x='%d' y='%d' fill='#c0392b' font-size='10'>%s</text>\n", c.x+8, y1+4+j*11, esc(l))
+			}
 			// A cancelled consumer's deliveries stay on its channel: a
 			// dashed line while it still holds some.
 			if last := r.lastHeld(c.name); last == -1 || last > c.c.Until {
@@ -172,7 +181,7 @@ func (r *Result) SVG() []byte {
 			// The label sits just inside the consumer's end of the arrow,
 			// clear of the lifelines it crosses.
 			lx := max(f.x, t.x) - 10
-			fmt.Fprintf(&b, "<text x='%d' y='%d' text-anchor='end' fill='%s' font-size='11'>%s</text>\n", lx, ay-3, a.color, esc(a.label))
+			fmt.Fprintf(&b, "<text x='%d' y='%d' text-anchor='end' fill='%s' font-size='11'>%s</text>\n", lx, ay-3, a.color, esc(fit(svgText(a.label), svgLabelChars, false)))
 		}
 		// A queue's counts where a step observed them.
 		if q, ok := r.Scenario.Steps[i].Op.(ShowQueue); ok && i < len(r.Got) && len(r.Got[i]) > 0 {
@@ -232,10 +241,7 @@ func (r *Result) notes() [][]string {
 				!strings.Contains(l, "<- basic.cancel") && !strings.HasPrefix(l, "! ") {
 				continue
 			}
-			l = strings.Replace(l, "<-", "←", 1)
-			if len(l) > 46 {
-				l = l[:45] + "…"
-			}
+			l = fit(svgText(strings.Replace(l, "<-", "←", 1)), 46, false)
 			out[i] = append(out[i], l)
 		}
 	}
@@ -306,3 +312,82 @@ func window(c *Consumer) string {
 }
 
 func esc(s string) string { return html.EscapeString(s) }
+
+// How many characters fit: in a head's box (bold 12 px, and 11 px), in
+// the half column right of a lifeline (10 px), and in an arrow's label
+// (11 px, at most the width of two columns).
+const (
+	svgHeadChars  = 20
+	svgSubChars   = 22
+	svgHowChars   = 12
+	svgLabelChars = 48
+)
+
+// quoted matches a string the scenario format quotes ("{\"id\":1}").
+var quoted = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
+
+// svgText is a step's or a result's text for the eye: a quoted word (a
+// JSON body, say) in typographic quotes with its escapes undone, so that
+// {"id":1} does not read "{\"id\":1}"; control characters show as ⏎, ⇥
+// or ·.
+func svgText(s string) string {
+	return quoted.ReplaceAllStringFunc(s, func(q string) string {
+		u, err := strconv.Unquote(q)
+		if err != nil {
+			return q
+		}
+		return "“" + strings.Map(func(r rune) rune {
+			switch {
+			case r == '\n':
+				return '⏎'
+			case r == '\t':
+				return '⇥'
+			case r < ' ' || r == 0x7f:
+				return '·'
+			}
+			return r
+		}, u) + "”"
+	})
+}
+
+// fit cuts s to n characters with an ellipsis: in the middle, keeping
+// both ends, or at the end.
+func fit(s string, n int, middle bool) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	if !middle {
+		return string(r[:n-1]) + "…"
+	}
+	head := (n - 1) / 2
+	return string(r[:head]) + "…" + string(r[len(r)-(n-1-head):])
+}
+
+// wrap breaks s at spaces into at most max lines of n characters, the
+// last cut to fit.
+func wrap(s string, n, max int) []string {
+	var lines []string
+	cur := ""
+	for _, w := range strings.Fields(s) {
+		switch {
+		case cur == "":
+			cur = w
+		case len([]rune(cur))+1+len([]rune(w)) <= n:
+			cur += " " + w
+		default:
+			lines = append(lines, cur)
+			cur = w
+		}
+	}
+	if cur != "" {
+		lines = append(lines, cur)
+	}
+	if len(lines) > max {
+		lines = append(lines[:max-1], strings.Join(lines[max-1:], " "))
+	}
+	for i := range lines {
+		lines[i] = fit(lines[i], n, false)
+	}
+	return lines
+}

@@ -118,7 +118,7 @@ func CompareProfiles(s *Scenario, from, to sim.Version, permit ...string) (*Comp
 		return nil, err
 	}
 	c := &Comparison{Scenario: s, From: from, To: to}
-	if from == s.Version {
+	if from == s.Version && !s.Unrecorded() {
 		c.Baseline = a.Mismatches()
 	}
 	b, err := ReplayOn(s, to, permit...)

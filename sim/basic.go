@@ -150,8 +150,7 @@ func (ch *Channel) Publish(exchangeName, key string, o PublishOptions, m Message
 			return err
 		}
 		if ch.tx != nil {
-			ch.tx.hold(ch.b, ch.conn.vhost, x, exchangeName, key, o, m, ttl, hasTTL)
-			return nil
+			return ch.tx.hold(ch.b, ch.conn.vhost, x, exchangeName, key, o, m, ttl, hasTTL)
 		}
 		if ch.confirming && ch.b.nackNext > 0 {
 			ch.b.nackNext--
@@ -163,7 +162,10 @@ func (ch *Channel) Publish(exchangeName, key string, o PublishOptions, m Message
 			ch.published(exchangeName, key, PublishOptions{}, m, 0, true, confirmQueued)
 			return nil
 		}
-		routed, rejected, stage := ch.b.publish(ch.conn.vhost, x, key, m, ttl, hasTTL)
+		routed, rejected, stage, err := ch.b.publish(ch.conn.vhost, x, key, m, ttl, hasTTL)
+		if err != nil {
+			return err
+		}
 		ch.published(exchangeName, key, o, m, routed, rejected, stage)
 		return nil
 	})
@@ -231,30 +233,35 @@ func (b *Broker) Publish(vhostName, exchangeName, key string, m Message) error {
 		e.Body, e.Properties = ownCopy(m)
 		b.record(e)
 	}
-	b.publish(v, x, key, m, ttl, hasTTL)
+	_, _, _, err = b.publish(v, x, key, m, ttl, hasTTL)
 	b.flush()
-	return nil
+	return err
 }
 
 // publish routes m and enqueues it in every queue it reaches, returning how
 // many queues it reached (a direct reply-to counts), whether any refused
 // it (x-overflow reject-publish), and when a publisher would be sent its
 // confirm (a direct reply-to alone is taken as a message that reached no
-// queue, confirmed at once; not measured). ttl is the message's own TTL.
-// Caller holds the lock.
-func (b *Broker) publish(v *vhost, x *exchange, key string, m Message, ttl time.Duration, hasTTL bool) (routed int, rejected bool, stage confirmStage) {
+// queue, confirmed at once; not measured), or routing's error, when
+// nothing is enqueued. ttl is the message's own TTL. Caller holds the
+// lock.
+func (b *Broker) publish(v *vhost, x *exchange, key string, m Message, ttl time.Duration, hasTTL bool) (routed int, rejected bool, stage confirmStage, err error) {
 	replied := false
-	if x.name == "" && isReplyTo(key) {
+	if x.name == "" && isReplyTo(key) { // the default exchange: routing cannot fail
 		replied = b.deliverReply(key, x, m)
 	}
 	b.routeKeys = routingKeys(key, m.Headers, b.routeKeys[:0])
-	b.routed = b.route(v, x, b.routeKeys, m.Headers, b.routed[:0])
+	b.routed, err = b.route(v, x, b.routeKeys, m.Headers, b.routed[:0])
+	if err != nil {
+		clear(b.routed)
+		return 0, false, confirmAtOnce, err
+	}
 	routed, rejected, stage = b.enqueue(b.routed, x, key, m, ttl, hasTTL)
 	clear(b.routed)
 	if replied {
 		routed++
 	}
-	return routed, rejected, stage
+	return routed, rejected, stage, nil
 }
 
 // enqueue puts m into the queues routing chose, skipping deleted ones; the

@@ -27,17 +27,30 @@ func routingKeys(key string, headers Table, buf []string) []string {
 // give no destination passes the message to its alternate exchange; an
 // exchange reached twice is matched once (cycles end); a missing alternate
 // exchange routes nowhere. Caller holds the lock.
-func (b *Broker) route(v *vhost, x *exchange, keys []string, headers Table, out []*brokerQueue) []*brokerQueue {
+//
+// It visits each exchange of the vhost at most once, so more visits than
+// the vhost has exchanges mean the visited set is broken: it then fails
+// loudly with 541 INTERNAL_ERROR instead of following the cycle until
+// memory runs out.
+func (b *Broker) route(v *vhost, x *exchange, keys []string, headers Table, out []*brokerQueue) ([]*brokerQueue, error) {
 	if x.name == "" { // the default exchange reaches the queues named by the keys, and nothing else
 		for _, k := range keys {
 			if q, ok := v.queues[k]; ok {
 				out = appendQueue(out, q)
 			}
 		}
-		return out
+		return out, nil
 	}
 	work := append(b.routeWork[:0], x)
 	for i := 0; i < len(work); i++ {
+		if i >= len(v.exchanges) {
+			err := protocol.Errorf(protocol.InternalError, protocol.BasicPublish,
+				"routing from %s visited %d exchanges, more than the vhost's %d: a cycle escaped routing's visited set",
+				exchangeResource(work[0].name, v.name), i+1, len(v.exchanges))
+			clear(work)
+			b.routeWork = work[:0]
+			return out, err
+		}
 		x := work[i]
 		dests := b.routeDests[:0]
 		for _, k := range keys {
@@ -61,7 +74,7 @@ func (b *Broker) route(v *vhost, x *exchange, keys []string, headers Table, out 
 	}
 	clear(work)
 	b.routeWork = work[:0]
-	return out
+	return out, nil
 }
 
 func containsExchange(xs []*exchange, x *exchange) bool {

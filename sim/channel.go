@@ -127,13 +127,17 @@ func (ch *Channel) dropLateDeliveries() {
 
 // fail applies a protocol error: a soft one closes this channel, a hard one
 // the connection. Caller holds the lock.
-func (ch *Channel) fail(err *protocol.Error) {
+func (ch *Channel) fail(err *protocol.Error) { ch.failFor(err, "") }
+
+// failFor is fail with the reason its EventChannelClose gives (Event.Reason:
+// ReasonConsumerTimeout). Caller holds the lock.
+func (ch *Channel) failFor(err *protocol.Error, reason string) {
 	if err.Hard {
 		ch.conn.fail(err)
 		return
 	}
 	e := connEvent(EventChannelClose, ch.conn, ch.id)
-	e.Err = err
+	e.Err, e.Reason = err, reason
 	ch.b.record(e)
 	ch.shutdown(&closedError{what: fmt.Sprintf("channel %d", ch.id), cause: err})
 	ch.push(Push{Method: protocol.ChannelClose, Err: err})
@@ -266,7 +270,9 @@ func (ch *Channel) Qos(prefetchCount, prefetchSize int, global bool) error {
 	if prefetchCount < 0 || prefetchCount > 65535 || prefetchSize < 0 || prefetchSize > 1<<32-1 {
 		return fmt.Errorf("sim: basic.qos prefetch count %d or size %d out of range", prefetchCount, prefetchSize)
 	}
-	return ch.do(protocol.BasicQos, func(e *Event) { e.Count, e.Global = prefetchCount, global }, func() error {
+	return ch.do(protocol.BasicQos, func(e *Event) {
+		e.Count, e.Global, e.GlobalDenied = prefetchCount, global, global && ch.b.profile.GlobalQosDenied
+	}, func() error {
 		// With global_qos denied (4.3) the channel rewrites global=true
 		// to false before anything else (Profile.GlobalQosDenied).
 		resume, err := ch.core.Qos(uint16(prefetchCount), uint32(prefetchSize), global && !ch.b.profile.GlobalQosDenied)

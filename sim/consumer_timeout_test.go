@@ -284,3 +284,43 @@ func TestConsumerTimeoutFiresOnTheTickAfterTheOldestDeliveryTimesOut(t *testing.
 		t.Errorf("closed at %v, want the 6s tick", at)
 	}
 }
+
+// TestConsumerTimeoutCloseReason: the EventChannelClose of a channel the
+// consumer timeout closed says so (ReasonConsumerTimeout), however it
+// came (the tick, ForceConsumerTimeout, FaultConsumerTimeout); another
+// channel error's does not.
+func TestConsumerTimeoutCloseReason(t *testing.T) {
+	for _, how := range []string{"tick", "force", "fault", "error"} {
+		b := sim.New(sim.Config{Version: sim.V3_10})
+		ch, _ := b.Connect("app").Channel()
+		ch.QueueDeclare("q", sim.QueueOptions{})
+		if how == "fault" {
+			b.CloseAtDelivery(sim.DeliveryFault{N: 1, Action: sim.FaultConsumerTimeout})
+		}
+		b.Publish("/", "", "q", sim.Message{Body: []byte("m")})
+		ch.Get("q", false)
+		switch how {
+		case "tick":
+			b.Advance(31 * time.Minute)
+		case "force":
+			if err := ch.ForceConsumerTimeout(); err != nil {
+				t.Fatal(err)
+			}
+		case "error":
+			ch.Ack(99, false)
+		}
+		var reasons []string
+		for _, e := range b.Trace() {
+			if e.Kind == sim.EventChannelClose {
+				reasons = append(reasons, e.Reason)
+			}
+		}
+		want := []string{sim.ReasonConsumerTimeout}
+		if how == "error" {
+			want = []string{""}
+		}
+		if fmt.Sprint(reasons) != fmt.Sprint(want) {
+			t.Errorf("%s: channel.close reasons %q, want %q", how, reasons, want)
+		}
+	}
+}

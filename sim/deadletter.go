@@ -97,7 +97,18 @@ func (b *Broker) deadLetter(q *brokerQueue, m *queue.Message, reason string, too
 	// A queue reached by several keys gets one copy: RabbitMQ routes a
 	// message's keys to a set of queues (measured on 3.10.8: CC [dlq, dlq]
 	// through the default exchange delivers once).
-	targets := b.route(v, x, routeKeys, headers, nil)
+	targets, err := b.route(v, x, routeKeys, headers, nil)
+	if err != nil {
+		// Routing's guard tripped (a broken visited set): the message is
+		// dropped, loudly, in the trace (check.NoLoss reports it).
+		if b.tracing() {
+			e := q.event(EventDeadLetter, m)
+			e.Reason, e.Dropped = reason, true
+			e.Err, _ = err.(*Error)
+			b.record(e)
+		}
+		return false
+	}
 	deaths, _ := headers["x-death"].([]any)
 	// The dead-lettered message is a new one: a new identity, shared by
 	// its copies.

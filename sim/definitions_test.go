@@ -129,6 +129,16 @@ func TestImportIsAtomic(t *testing.T) {
 			`users[0] "x": user "x": password_hash is not base64`},
 		{"bad exchange type", `{"exchanges":[{"name":"x","vhost":"/","type":"x-delayed-message","durable":true,"auto_delete":false,"arguments":{}}]}`,
 			`exchanges[0] "x": unknown exchange type 'x-delayed-message'`},
+		// Valid users first, then a bad one: neither valid user is left.
+		{"valid users before a bad one", `{"users":[
+			{"name":"alice","password":"a","tags":["administrator"]},
+			{"name":"bob","password":"b","tags":[]},
+			{"name":"eve","password_hash":"!!","hashing_algorithm":"rabbit_password_hashing_sha256","tags":[]}]}`,
+			`users[2] "eve": user "eve": password_hash is not base64`},
+		// Valid users, then a bad entry of another kind.
+		{"valid users before a bad permission", `{"users":[{"name":"alice","password":"a","tags":[]}],"vhosts":[{"name":"v"}],
+			"permissions":[{"user":"alice","vhost":"v","configure":"(","write":".*","read":".*"}]}`,
+			`permissions[0] "alice": configure permission: invalid regular expression '('`},
 	} {
 		b := New(Config{})
 		before, _ := json.Marshal(b.ExportDefinitions())

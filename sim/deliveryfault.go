@@ -153,8 +153,10 @@ func (ch *Channel) delivered(queueName, ctag string, fromQueue bool) {
 func (ch *Channel) fire(f *armedFault, fromQueue bool) {
 	err := f.Err
 	action := f.Action
+	reason := ""
 	if action == FaultConsumerTimeout {
 		err, action = ch.consumerTimeoutError(ch.b.cfg.ConsumerTimeout), FaultCloseChannel
+		reason = ReasonConsumerTimeout
 	}
 	if action == FaultCloseChannel && err.Hard {
 		action = FaultCloseConnection
@@ -165,7 +167,7 @@ func (ch *Channel) fire(f *armedFault, fromQueue bool) {
 			return
 		}
 		e := connEvent(EventChannelClose, ch.conn, ch.id)
-		e.Err = err
+		e.Err, e.Reason = err, reason
 		ch.b.record(e)
 		// Refused deliveries from here on (CanSend), as shutdown will.
 		ch.closed = &closedError{what: fmt.Sprintf("channel %d", ch.id), cause: err}

@@ -115,7 +115,12 @@ type Event struct {
 	Requeue     bool
 	Redelivered bool
 	NoAck       bool
-	Global      bool // basic.qos
+	Global      bool // basic.qos, as the client sent it
+	// GlobalDenied is set on a basic.qos with Global that the broker
+	// applied per consumer: the release denies global_qos (4.3,
+	// Profile.GlobalQosDenied), as the trace's readers (check.Lint) need
+	// to know.
+	GlobalDenied bool
 	// Count is basic.qos's prefetch count, basic.get-ok's messages left,
 	// or a deleted queue's ready messages.
 	Count int
@@ -127,13 +132,16 @@ type Event struct {
 	// (EventCall basic.publish, EventPublish), with its Properties.
 	Body       []byte
 	Properties *protocol.Properties
-	Reason     string // EventDeadLetter's reason; EventBlocked's and connection.blocked's
+	// Reason is EventDeadLetter's reason; EventBlocked's and
+	// connection.blocked's; an EventChannelClose's ReasonConsumerTimeout
+	// when the consumer timeout closed the channel.
+	Reason string
 	// Dropped is set on an EventDeadLetter whose queue has no dead-letter
 	// exchange (or one that does not exist): the message is gone.
 	// Otherwise Exchange is the dead-letter exchange.
 	Dropped bool
 	Target  string // EventDeadLetterCycle's skipped queue; exchange.bind's destination; exchange.declare's type
-	Err     *Error // why a channel or connection closed
+	Err     *Error // why a channel or connection closed, or why routing failed (an EventDeadLetter dropped)
 	// Options is EventCall's options struct (QueueOptions, ConsumeOptions,
 	// ExchangeOptions, PublishOptions, ...), when the method takes one,
 	// or a binding's arguments (a Table), when it has some.
@@ -199,6 +207,7 @@ func (e Event) String() string {
 	flag("redelivered", e.Redelivered)
 	flag("no-ack", e.NoAck)
 	flag("global", e.Global)
+	flag("global-denied", e.GlobalDenied)
 	flag("dropped", e.Dropped)
 	if e.Reason != "" {
 		field("reason", e.Reason)
@@ -216,6 +225,38 @@ func (e Event) String() string {
 		fmt.Fprintf(&sb, " %d (%s) %s", e.Err.Code, e.Err.Method, e.Err.Text)
 	}
 	return sb.String()
+}
+
+// ConnLabels returns, for each event of trace, the label of its
+// connection ("" for broker-wide events): the connection's name, and for
+// a later connection opened under a name already used (a client that
+// reconnects keeps its connection_name) that name with "-2", "-3", ...,
+// the first suffix no earlier connection's label has. An event belongs to
+// the latest connection opened under its name. scenarios.FromTrace and
+// check.Lint name connections so, that a finding and a report agree.
+func ConnLabels(trace []Event) []string {
+	labels := make([]string, len(trace))
+	used := map[string]bool{}
+	current := map[string]string{} // name → label of the latest connection so named
+	for i, e := range trace {
+		if e.Conn == "" {
+			continue
+		}
+		if e.Kind == EventConnectionOpen {
+			label := e.Conn
+			for n := 2; used[label]; n++ {
+				label = e.Conn + "-" + strconv.Itoa(n)
+			}
+			used[label] = true
+			current[e.Conn] = label
+		}
+		if l, ok := current[e.Conn]; ok {
+			labels[i] = l
+		} else {
+			labels[i] = e.Conn
+		}
+	}
+	return labels
 }
 
 // tableOption is a binding's arguments as Event.Options: nil (no field)

@@ -58,7 +58,7 @@ func (ch *Channel) onTick() {
 	// idle channels), the close came 24.002-24.158 s after the delivery,
 	// never 36 s. With the strict test the simulator closed at T+tick.
 	if timeout, ok := ch.timeoutOf(d.Ref.q); ok && !d.At.After(b.now.Add(-timeout)) {
-		ch.fail(ch.consumerTimeoutError(timeout))
+		ch.failFor(ch.consumerTimeoutError(timeout), ReasonConsumerTimeout)
 		return
 	}
 	ch.syncTick()
@@ -125,6 +125,11 @@ func (ch *Channel) timeoutOf(q *brokerQueue) (time.Duration, bool) {
 	return time.Duration(n) * time.Millisecond, true
 }
 
+// ReasonConsumerTimeout is the Reason of the EventChannelClose of a
+// channel the consumer timeout closed (the timeout itself,
+// ForceConsumerTimeout, or FaultConsumerTimeout).
+const ReasonConsumerTimeout = "consumer timeout"
+
 // consumerTimeoutError is RabbitMQ's close of a channel whose oldest
 // unacked delivery timed out after timeout.
 func (ch *Channel) consumerTimeoutError(timeout time.Duration) *Error {
@@ -147,7 +152,7 @@ func (ch *Channel) ForceConsumerTimeout() error {
 	if ch.core.Unacked() == 0 {
 		return fmt.Errorf("sim: channel %d holds no unacked delivery to time out", ch.id)
 	}
-	ch.fail(ch.consumerTimeoutError(max(ch.b.cfg.ConsumerTimeout, 0)))
+	ch.failFor(ch.consumerTimeoutError(max(ch.b.cfg.ConsumerTimeout, 0)), ReasonConsumerTimeout)
 	ch.b.flush()
 	return nil
 }

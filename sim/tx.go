@@ -36,11 +36,17 @@ type heldSettle struct {
 }
 
 // hold keeps a publish for the commit, routed now as RabbitMQ routes it
-// when the method arrives. The publisher may reuse its buffers.
-func (tx *txState) hold(b *Broker, v *vhost, x *exchange, exchangeName, key string, o PublishOptions, m Message, ttl time.Duration, hasTTL bool) {
+// when the method arrives, or returns routing's error. The publisher may
+// reuse its buffers.
+func (tx *txState) hold(b *Broker, v *vhost, x *exchange, exchangeName, key string, o PublishOptions, m Message, ttl time.Duration, hasTTL bool) error {
+	queues, err := b.route(v, x, routingKeys(key, m.Headers, nil), m.Headers, nil)
+	if err != nil {
+		return err
+	}
 	m.Body = append([]byte(nil), m.Body...)
 	tx.publishes = append(tx.publishes, heldPublish{x: x, exchangeName: exchangeName, key: key, opts: o, msg: m,
-		ttl: ttl, hasTTL: hasTTL, queues: b.route(v, x, routingKeys(key, m.Headers, nil), m.Headers, nil)})
+		ttl: ttl, hasTTL: hasTTL, queues: queues})
+	return nil
 }
 
 // held returns the deliveries the transaction settled, for a rollback or a

@@ -126,11 +126,20 @@ type PublishOptions struct {
 
 // QueueStats is what RabbitMQ's management API shows of a queue.
 type QueueStats struct {
-	Vhost     string
-	Name      string
-	Ready     int   // messages_ready
-	Unacked   int   // messages_unacknowledged
-	Consumers int   // consumers, blocked and waiting ones included
+	Vhost   string
+	Name    string
+	Ready   int // messages_ready
+	Unacked int // messages_unacknowledged
+	// Consumers is RabbitMQ's consumer count (queue.declare-ok's, the
+	// management API's): every consumer, blocked and waiting ones
+	// included. A quorum queue, as rabbit_fifo's query_stat/1, counts
+	// only the active one of single-active consumers, but also each
+	// cancelled consumer until it has settled the messages it holds,
+	// and each unsettled basic.get, so after a basic.cancel
+	// the count falls only once those are acked, nacked, rejected or
+	// their channel closed (QueueDetails.ConsumerList lists the
+	// registered consumers alone).
+	Consumers int
 	Bytes     int64 // body bytes of the ready messages
 	// Stream describes a stream's log; nil for other queue types. For a
 	// stream, Ready is what queue.declare-ok reports (RabbitMQ's count,

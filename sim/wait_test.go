@@ -41,8 +41,13 @@ func TestWaitForWakesOnChange(t *testing.T) {
 			t.Errorf("condition evaluated %d times, want 2 (at the start, after the publish)", evals)
 		}
 		e.publish("q", "m2")
-		if err := <-done; err != nil {
-			t.Fatal(err)
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(time.Second): // the bubble's clock: once all are blocked
+			t.Fatal("WaitFor did not return once two messages were ready")
 		}
 	})
 }

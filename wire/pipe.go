@@ -59,6 +59,11 @@ type half struct {
 	// rclosed: the reading end closed; reads and writes fail.
 	rclosed bool
 	rd      deadline // read deadline of the reading end
+	// waiting: the reading end waits in Read with the buffer empty, so it
+	// has read everything written so far. onWait, if set, is called (with
+	// no lock held) each time a Read starts such a wait.
+	waiting bool
+	onWait  func()
 }
 
 // ServerWriteBuffer is how many bytes the server side of a Pipe may have
@@ -101,6 +106,7 @@ func (d *deadline) exceeded() bool { return !d.at.IsZero() && !time.Now().Before
 func (h *half) read(p []byte) (int, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	defer func() { h.waiting = false }()
 	for {
 		switch {
 		case h.rclosed:
@@ -119,6 +125,15 @@ func (h *half) read(p []byte) (int, error) {
 			return n, nil
 		case h.wclosed:
 			return 0, io.EOF
+		}
+		if !h.waiting {
+			h.waiting = true
+			if f := h.onWait; f != nil {
+				h.mu.Unlock()
+				f()
+				h.mu.Lock()
+				continue // the world may have moved while unlocked
+			}
 		}
 		h.cond.Wait()
 	}
@@ -215,6 +230,28 @@ func (c *pipeConn) Buffered() int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return len(h.buf) - h.off
+}
+
+// ReadIdle reports whether this end has read everything the peer wrote
+// and is waiting in Read for more, or is closed. A reader that reads only
+// once it has handled what it read before (as the wire server's does) has
+// then handled every byte the peer wrote: it is the barrier from a client
+// to the server (amqptest.Server.WaitApplied).
+func (c *pipeConn) ReadIdle() bool {
+	h := c.rx
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.rclosed || h.waiting && h.off == len(h.buf)
+}
+
+// OnReadIdle sets f, called (from the reading goroutine, with no lock
+// held) each time a Read on this end starts to wait on an empty buffer,
+// so that a barrier on ReadIdle is woken instead of polling.
+func (c *pipeConn) OnReadIdle(f func()) {
+	h := c.rx
+	h.mu.Lock()
+	h.onWait = f
+	h.mu.Unlock()
 }
 
 // LocalAddr returns this end's name.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -88,6 +89,66 @@ func TestPipeDeadlines(t *testing.T) {
 		}
 		if _, err := a.Write(buf); !errors.Is(err, os.ErrDeadlineExceeded) {
 			t.Errorf("write past deadline: %v", err)
+		}
+	})
+}
+
+// TestPipeReadIdle: an end is read-idle only while a Read waits on an
+// empty buffer (or once it is closed), and OnReadIdle hears each such
+// wait; bytes written, or taken by a Read that has not returned, make it
+// busy.
+func TestPipeReadIdle(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		client, server := Pipe()
+		defer client.Close()
+		ri := server.(interface {
+			ReadIdle() bool
+			OnReadIdle(func())
+		})
+		var waits atomic.Int32
+		ri.OnReadIdle(func() { waits.Add(1) })
+		if ri.ReadIdle() {
+			t.Error("idle before any Read")
+		}
+		got := make(chan string)
+		go func() {
+			for {
+				buf := make([]byte, 16)
+				n, err := server.Read(buf)
+				if err != nil {
+					close(got)
+					return
+				}
+				got <- string(buf[:n])
+			}
+		}()
+		synctest.Wait()
+		if !ri.ReadIdle() || waits.Load() != 1 {
+			t.Errorf("a Read waiting on nothing: idle %v, %d waits", ri.ReadIdle(), waits.Load())
+		}
+		client.Write([]byte("frame"))
+		if ri.ReadIdle() {
+			t.Error("idle with a byte written and unread")
+		}
+		synctest.Wait() // the reader took the bytes and waits to hand them over
+		if ri.ReadIdle() {
+			t.Error("idle while the reader holds what it read")
+		}
+		if s := recv(t, got); s != "frame" {
+			t.Errorf("read %q", s)
+		}
+		synctest.Wait()
+		if !ri.ReadIdle() || waits.Load() != 2 {
+			t.Errorf("reading again: idle %v, %d waits", ri.ReadIdle(), waits.Load())
+		}
+		server.Close()
+		select {
+		case _, ok := <-got:
+			if ok || !ri.ReadIdle() {
+				t.Error("a closed end is not idle")
+			}
+		case <-time.After(time.Second):
+			t.Fatal("the reader did not end with its end closed")
 		}
 	})
 }

@@ -54,7 +54,11 @@ func TestServerHeartbeats(t *testing.T) {
 			}
 		}
 		close(done)
-		<-stopped
+		select {
+		case <-stopped:
+		case <-time.After(waitTimeout):
+			t.Fatal("the client's heartbeat goroutine did not stop")
+		}
 		if len(beats) != 12 || beats[0] != 5*time.Second {
 			t.Errorf("server heartbeats at %v, want every 5 s", beats)
 		}
@@ -176,7 +180,7 @@ func TestServerHeartbeatCountsBytes(t *testing.T) {
 		default:
 		}
 		client.Close()
-		<-dropped
+		recv(t, dropped)
 	})
 }
 

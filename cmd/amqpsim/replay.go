@@ -47,19 +47,24 @@ func runReplay(args []string, stdout, stderr io.Writer) error {
 	if isSet(fs, "rabbitmq") {
 		return replayOn(list, on, *permit, stdout)
 	}
-	diverged := 0
+	diverged, unrecorded := 0, 0
 	for i, s := range list {
 		res, err := scenarios.Replay(s)
 		if err != nil {
 			return err
 		}
 		diff := res.Diff()
-		status := "ok  "
-		if diff != "" {
+		status, note := "ok  ", ""
+		switch {
+		case s.Unrecorded():
+			// Nothing to compare with: not a divergence.
+			status, note, diff = "NEW ", " without expectations: record them first (amqpsim record --url URL FILE), or write them", ""
+			unrecorded++
+		case diff != "":
 			status = "FAIL"
 			diverged++
 		}
-		fmt.Fprintf(stdout, "%s %-50s %3d steps\n", status, s.Name, len(s.Steps))
+		fmt.Fprintf(stdout, "%s %-50s %3d steps%s\n", status, s.Name, len(s.Steps), note)
 		if diff != "" {
 			fmt.Fprint(stdout, diff)
 		}
@@ -89,9 +94,16 @@ func runReplay(args []string, stdout, stderr io.Writer) error {
 			}
 		}
 	}
-	fmt.Fprintf(stdout, "%d scenarios: %d ok, %d diverged\n", len(list), len(list)-diverged, diverged)
+	fmt.Fprintf(stdout, "%d scenarios: %d ok, %d diverged", len(list), len(list)-diverged-unrecorded, diverged)
+	if unrecorded > 0 {
+		fmt.Fprintf(stdout, ", %d without expectations (record them first)", unrecorded)
+	}
+	fmt.Fprintln(stdout)
 	if diverged > 0 {
 		return fmt.Errorf("%d of %d scenarios diverge from their expectations", diverged, len(list))
+	}
+	if unrecorded == len(list) {
+		return fmt.Errorf("no expectations to compare with: record the scenarios first (amqpsim record --url URL FILE), or write their results")
 	}
 	return nil
 }
@@ -137,6 +149,13 @@ func replayOn(list []*scenarios.Scenario, v sim.Version, permit []string, stdout
 		cs = append(cs, c)
 		status := "same"
 		switch {
+		case s.Unrecorded():
+			// Only the two releases' answers are compared.
+			status = "NEW "
+			if len(c.Differences) > 0 {
+				status = "DIFF"
+				differ++
+			}
 		case len(c.Baseline) > 0:
 			status = "FAIL"
 			differ++
@@ -144,7 +163,11 @@ func replayOn(list []*scenarios.Scenario, v sim.Version, permit []string, stdout
 			status = "DIFF"
 			differ++
 		}
-		fmt.Fprintf(stdout, "%s %-50s %3d steps (recorded on %s)\n", status, s.Name, len(s.Steps), s.Version)
+		on := "recorded on " + s.Version.String()
+		if s.Unrecorded() {
+			on = "not recorded: the simulator of " + s.Version.String() + " against " + v.String()
+		}
+		fmt.Fprintf(stdout, "%s %-50s %3d steps (%s)\n", status, s.Name, len(s.Steps), on)
 		for _, m := range c.Baseline {
 			fmt.Fprintf(stdout, "  line %d: %s: the simulator of %s does not answer as recorded: %q instead of %q\n",
 				m.Line, m.Text, s.Version, m.Got, m.Want)

@@ -45,6 +45,41 @@ func TestReplayDivergenceExitsNonZero(t *testing.T) {
 	}
 }
 
+// A file without expectations (no source, no results) is not said to
+// diverge: replay says to record it first, still draws it, and fails only
+// when nothing at all could be compared. Beside a recorded file it does
+// not fail the run; on another release only the releases are compared.
+func TestReplayUnrecordedSaysRecordFirst(t *testing.T) {
+	dir := t.TempDir()
+	fresh := filepath.Join(dir, "fresh.txt")
+	os.WriteFile(fresh, []byte("# written, not recorded\nconn c1\nchannel c1.ch1\ndeclare-queue ch1 q\npublish ch1 q m1\nget ch1 q\n"), 0o644)
+	svg := filepath.Join(dir, "fresh.svg")
+	code, out, errOut := runCmd("replay", "--timeline", "--svg", svg, fresh)
+	if code != 1 || !strings.Contains(errOut, "no expectations to compare with: record the scenarios first") {
+		t.Errorf("exit %d, stderr %q", code, errOut)
+	}
+	for _, want := range []string{"NEW  fresh", "without expectations: record them first (amqpsim record --url URL FILE)",
+		"1 scenarios: 0 ok, 0 diverged, 1 without expectations (record them first)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "FAIL") || strings.Contains(out, "results differ") {
+		t.Errorf("a file without expectations diverged:\n%s", out)
+	}
+	if _, err := os.Stat(svg); err != nil {
+		t.Errorf("no diagram: %v", err)
+	}
+	good := filepath.Join(dir, "good.txt")
+	os.WriteFile(good, []byte("source hand-written\nconn c1\nchannel c1.ch1\ndeclare-queue ch1 q\n  declare-ok ready=0 consumers=0\n"), 0o644)
+	if code, out, errOut := runCmd("replay", fresh, good); code != 0 || !strings.Contains(out, "2 scenarios: 1 ok, 0 diverged, 1 without expectations") {
+		t.Errorf("beside a recorded file: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, out, errOut := runCmd("replay", "--rabbitmq", "3.10", fresh); code != 0 || !strings.Contains(out, "NEW  fresh") || strings.Contains(out, "does not answer as recorded") {
+		t.Errorf("--rabbitmq 3.10: exit %d\n%s%s", code, out, errOut)
+	}
+}
+
 func TestReplayTimelineAndSVG(t *testing.T) {
 	svg := filepath.Join(t.TempDir(), "seed.svg")
 	code, out, errOut := runCmd("replay", "--timeline", "--svg", svg, "../../scenarios/library/seed000-two-consumers.txt")

@@ -73,7 +73,7 @@ func parseServe(args []string, stderr io.Writer) (serveOptions, error) {
 	fs.Var(&o.vhosts, "vhost", "extra virtual host besides \"/\" (repeatable)")
 	fs.DurationVar(&o.consumerTimeout, "consumer-timeout", 0, "RabbitMQ's consumer_timeout (default 30m; negative disables)")
 	fs.IntVar(&o.consumerMax, "consumer-max-per-channel", 0, "RabbitMQ's consumer_max_per_channel, 4.0+ (default 0: no limit)")
-	fs.StringVar(&o.http, "http", "", "address for RabbitMQ's management HTTP API and the simulator's controls (POST /api/sim/advance?by=30m), with basic auth; empty: none")
+	fs.StringVar(&o.http, "http", "", "address for RabbitMQ's management HTTP API and the simulator's controls (GET /api/sim lists them: POST /api/sim/advance?by=30m, ...), with basic auth; empty: none")
 	fs.Uint64Var(&o.seed, "seed", 0, "seed of the broker's random choices (generated names); given, it also makes the password salts, so that every run hashes a password alike (without it they come from crypto/rand)")
 	fs.Var(&o.version, "rabbitmq", "the RabbitMQ release to simulate: 3.10, 3.12, 3.13, 4.0, 4.1, 4.2 or 4.3 (default)")
 	memory := fs.String("memory-high-watermark", "0.4", "RabbitMQ's vm_memory_high_watermark: when the Go heap in use exceeds this fraction of the memory available to the process (its cgroup's limit, or the machine's) or this size (1GB, 512MiB), the memory alarm blocks publishers until it falls back")

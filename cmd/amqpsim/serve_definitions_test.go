@@ -20,7 +20,7 @@ func TestServeDefinitions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
+	defer closeConn(t, conn)
 	ch, _ := conn.Channel()
 	if _, err := ch.QueueDeclarePassive("app.orders", true, false, false, false, nil); err != nil {
 		t.Fatalf("the imported queue: %v", err)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -29,8 +30,13 @@ func startServe(t *testing.T, args ...string) (amqpURL, apiURL string) {
 	}()
 	t.Cleanup(func() {
 		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("serve: %v", err)
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("serve: %v", err)
+			}
+		case <-time.After(bound):
+			t.Errorf("waited %v for serve to return once cancelled", bound)
 		}
 	})
 	lines := make(chan string)
@@ -47,10 +53,16 @@ func startServe(t *testing.T, args ...string) (amqpURL, apiURL string) {
 			want = 2
 		}
 	}
-	// serve listens on TCP, outside any synctest bubble: wait without a
-	// deadline (go test's -timeout reports a hang), never on the clock.
+	// serve listens on TCP, outside any synctest bubble: the waits are
+	// bounded in real time, and fail saying what they waited for.
 	for want > 0 {
-		l, ok := <-lines
+		var l string
+		var ok bool
+		select {
+		case l, ok = <-lines:
+		case <-time.After(bound):
+			t.Fatalf("waited %v for serve to print its addresses", bound)
+		}
 		if !ok {
 			t.Fatal("serve exited")
 		}
@@ -72,6 +84,56 @@ func startServe(t *testing.T, args ...string) (amqpURL, apiURL string) {
 		}
 	}()
 	return amqpURL, apiURL
+}
+
+// bound is how long a test of serve waits, in real time (serve listens
+// on TCP, outside any synctest bubble), for something that must come:
+// a broker that never answers fails the test instead of hanging it.
+const bound = 10 * time.Second
+
+// recv receives what from c within bound, and fails the test otherwise,
+// or if c is closed.
+func recv[T any](t *testing.T, c <-chan T, what string) T {
+	t.Helper()
+	v, ok := recvOK(t, c, what)
+	if !ok {
+		t.Fatalf("%s: the channel closed", what)
+	}
+	return v
+}
+
+// recvOK is recv that reports a closed channel.
+func recvOK[T any](t *testing.T, c <-chan T, what string) (T, bool) {
+	t.Helper()
+	select {
+	case v, ok := <-c:
+		return v, ok
+	case <-time.After(bound):
+		t.Fatalf("waited %v for %s", bound, what)
+	}
+	panic("unreachable")
+}
+
+// closeConn closes conn within bound: amqp091-go's Close waits for
+// connection.close-ok without a deadline, which a connection an alarm
+// holds never sends; serve's shutdown, a cleanup that runs after, then
+// drops it.
+func closeConn(t *testing.T, conn *amqp.Connection) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		conn.Close()
+		close(done)
+	}()
+	recvOK(t, done, "connection.close-ok")
+}
+
+// confirmed waits within bound for a publisher confirm and reports
+// whether it is an ack.
+func confirmed(t *testing.T, dc *amqp.DeferredConfirmation) bool {
+	t.Helper()
+	recvOK(t, dc.Done(), fmt.Sprintf("the confirm of publish %d", dc.DeliveryTag))
+	return dc.Acked()
 }
 
 func getJSON(t *testing.T, method, url string, v any) int {
@@ -97,7 +159,7 @@ func TestServe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
+	defer closeConn(t, conn)
 	ch, err := conn.Channel()
 	if err != nil {
 		t.Fatal(err)
@@ -249,7 +311,7 @@ func TestServeFaults(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { conn.Close() })
+		t.Cleanup(func() { closeConn(t, conn) })
 		ch, err := conn.Channel()
 		if err != nil {
 			t.Fatal(err)
@@ -267,32 +329,32 @@ func TestServeFaults(t *testing.T) {
 		t.Fatalf("alarm: status %d", code)
 	}
 	c, _ := ch.PublishWithDeferredConfirm("", "jobs", false, false, amqp.Publishing{Body: []byte("held")})
-	if bl := <-blocked; !bl.Active || bl.Reason != "low on memory" {
+	if bl := recv(t, blocked, "connection.blocked"); !bl.Active || bl.Reason != "low on memory" {
 		t.Errorf("got %+v", bl)
 	}
 	getJSON(t, "POST", api+"/api/sim/alarm?resource=memory&on=false", nil)
-	if bl := <-blocked; bl.Active {
+	if bl := recv(t, blocked, "connection.unblocked"); bl.Active {
 		t.Errorf("got %+v, want unblocked", bl)
 	}
-	if !c.Wait() {
+	if !confirmed(t, c) {
 		t.Error("the held publish was nacked")
 	}
 
 	getJSON(t, "POST", api+"/api/sim/nack-publishes?n=1", nil)
 	c, _ = ch.PublishWithDeferredConfirm("", "jobs", false, false, amqp.Publishing{Body: []byte("refused")})
-	if c.Wait() {
+	if confirmed(t, c) {
 		t.Error("an injected nack was acked")
 	}
 
 	closed := conn.NotifyClose(make(chan *amqp.Error, 1))
 	getJSON(t, "POST", api+"/api/sim/close-connections?reason=maintenance", nil)
-	if e := <-closed; e == nil || e.Code != 320 || e.Reason != "CONNECTION_FORCED - maintenance" {
+	if e := recv(t, closed, "the forced close"); e == nil || e.Code != 320 || e.Reason != "CONNECTION_FORCED - maintenance" {
 		t.Errorf("close %v", e)
 	}
 	conn, _ = dial()
 	closed = conn.NotifyClose(make(chan *amqp.Error, 1))
 	getJSON(t, "POST", api+"/api/sim/restart", nil)
-	if e := <-closed; e == nil || e.Code != 320 || !strings.Contains(e.Reason, "'shutdown'") {
+	if e := recv(t, closed, "the restart's close"); e == nil || e.Code != 320 || !strings.Contains(e.Reason, "'shutdown'") {
 		t.Errorf("restart close %v", e)
 	}
 
@@ -341,7 +403,7 @@ func TestServeCloseAtDelivery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
+	defer closeConn(t, conn)
 	ch, _ := conn.Channel()
 	closed := ch.NotifyClose(make(chan *amqp.Error, 1))
 	ch.QueueDeclare("cad", false, false, false, false, nil)
@@ -356,10 +418,14 @@ func TestServeCloseAtDelivery(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got []string
-	for d := range ds {
+	for {
+		d, ok := recvOK(t, ds, "the deliveries to end with the channel")
+		if !ok {
+			break
+		}
 		got = append(got, string(d.Body))
 	}
-	if e := <-closed; e == nil || e.Code != 406 || e.Reason != "PRECONDITION_FAILED - boom" {
+	if e := recv(t, closed, "the channel's close"); e == nil || e.Code != 406 || e.Reason != "PRECONDITION_FAILED - boom" {
 		t.Errorf("closed with %v", e)
 	}
 	// amqp091-go drops the deliveries it still buffers when the channel
@@ -395,7 +461,7 @@ func TestServeConsumerMaxPerChannel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
+	defer closeConn(t, conn)
 	ch, err := conn.Channel()
 	if err != nil {
 		t.Fatal(err)
@@ -411,7 +477,7 @@ func TestServeConsumerMaxPerChannel(t *testing.T) {
 	if !errors.As(err, &aerr) || aerr.Code != 530 || aerr.Reason != "NOT_ALLOWED - reached maximum (1) of consumers per channel" {
 		t.Fatalf("second consume: %v", err)
 	}
-	<-conn.NotifyClose(make(chan *amqp.Error, 1))
+	recvOK(t, conn.NotifyClose(make(chan *amqp.Error, 1)), "the 530's connection.close")
 	if !conn.IsClosed() {
 		t.Error("the connection is open after a 530")
 	}

@@ -66,7 +66,7 @@ func TestServeTLS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
+	defer closeConn(t, conn)
 	if !conn.ConnectionState().HandshakeComplete {
 		t.Error("no TLS handshake")
 	}

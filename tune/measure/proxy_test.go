@@ -83,7 +83,13 @@ func TestProxyCloseEndsConnections(t *testing.T) {
 	}
 	defer c.Close()
 	c.Write([]byte("hello"))
-	p.Close() // returns only once its goroutines are done
+	closed := make(chan struct{})
+	go func() { p.Close(); close(closed) }() // returns only once its goroutines are done
+	select {
+	case <-closed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Proxy.Close did not return within 10 s: its goroutines did not end")
+	}
 	c.SetReadDeadline(time.Now().Add(10 * time.Second))
 	if _, err := c.Read(make([]byte, 1)); err == nil {
 		t.Error("the client connection is still open after Close")

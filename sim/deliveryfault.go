@@ -154,7 +154,7 @@ func (ch *Channel) fire(f *armedFault, fromQueue bool) {
 	err := f.Err
 	action := f.Action
 	if action == FaultConsumerTimeout {
-		err, action = ch.consumerTimeoutError(ch.b.cfg.ConsumerTimeout), FaultCloseChannel
+		err, action = consumerTimeoutError(ch.id, max(ch.b.cfg.ConsumerTimeout, 0).Milliseconds()), FaultCloseChannel
 	}
 	if action == FaultCloseChannel && err.Hard {
 		action = FaultCloseConnection

@@ -62,7 +62,8 @@
 //   - CloseChannelAtDelivery, CloseConnectionAtDelivery and
 //     TimeOutConsumerAtDelivery: the same, exactly at the nth delivery
 //     from now, right behind it (sim.Broker.CloseAtDelivery);
-//   - ForceConsumerTimeout: the consumer timeout's 406, now;
+//   - ForceConsumerTimeout: the consumer timeout's 406 (RabbitMQ's before
+//     4.3; a 4.3 quorum queue cancels the consumer instead), now;
 //   - Broker().SetAlarm (or SetAlarmFor, with an end): a memory or disk
 //     alarm; publishers get connection.blocked and their frames wait
 //     until it clears;
@@ -435,10 +436,10 @@ func (s *Server) CloseChannel(connName string, id uint16, code int, text string)
 }
 
 // ForceConsumerTimeout closes channel id of the named connection now as
-// RabbitMQ's consumer timeout does (406 PRECONDITION_FAILED - delivery
-// acknowledgement on channel N timed out...), its deliveries requeued
-// (sim.Channel.ForceConsumerTimeout). The channel must hold an unacked
-// delivery.
+// RabbitMQ's consumer timeout does before 4.3 (406 PRECONDITION_FAILED -
+// delivery acknowledgement on channel N timed out...), its deliveries
+// requeued (sim.Channel.ForceConsumerTimeout, which says what 4.3 does).
+// The channel must hold an unacked delivery.
 func (s *Server) ForceConsumerTimeout(connName string, id uint16) error {
 	ch, err := s.channel(connName, id)
 	if err != nil {

@@ -232,8 +232,10 @@ func (s *Server) CloseConnectionAtDelivery(n int) error {
 
 // TimeOutConsumerAtDelivery closes the channel that receives the nth
 // delivery from now right after it, as RabbitMQ's consumer timeout does
-// (406 PRECONDITION_FAILED - delivery acknowledgement on channel N timed
-// out...), its deliveries requeued.
+// before 4.3 (406 PRECONDITION_FAILED - delivery acknowledgement on
+// channel N timed out...), its deliveries requeued. A 4.3 quorum queue
+// instead cancels the consumer at the timeout and keeps the channel
+// (sim.Channel.ForceConsumerTimeout).
 func (s *Server) TimeOutConsumerAtDelivery(n int) error {
 	return s.broker.CloseAtDelivery(sim.DeliveryFault{N: n, Action: sim.FaultConsumerTimeout})
 }

@@ -36,7 +36,7 @@ const (
 	// delivery with 320 CONNECTION_FORCED right behind it.
 	FaultCloseConnection
 	// FaultConsumerTimeout closes the channel of the trigger's delivery
-	// as RabbitMQ's consumer timeout does, right behind it.
+	// as RabbitMQ's consumer timeout does before 4.3, right behind it.
 	FaultConsumerTimeout
 	// FaultAlarm raises the fault's Alarm for For on the broker's clock
 	// (sim.Broker.SetAlarmFor): publishers are blocked, consumers are not.

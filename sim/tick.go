@@ -153,10 +153,14 @@ func consumerTimeoutError(id uint16, ms int64) *Error {
 }
 
 // ForceConsumerTimeout closes the channel now as the consumer timeout
-// does (406, its deliveries requeued), without waiting for its oldest
-// unacked delivery to grow old: a fault for testing a consumer's handling
-// of it. It fails if the channel is closed or holds no unacked delivery,
-// as RabbitMQ's timeout then never fires.
+// does before 4.3 (406, its deliveries requeued), without waiting for its
+// oldest unacked delivery to grow old: a fault for testing a consumer's
+// handling of it. It fails if the channel is closed or holds no unacked
+// delivery, as RabbitMQ's timeout then never fires. From 4.3 RabbitMQ
+// closes the channel so only for a basic.get, a consumer the client
+// cancelled, or a client without consumer_cancel_notify (and with "-1
+// ms" in the text); otherwise a quorum queue's timeout cancels the
+// consumer and keeps the channel (Advance past the timeout shows it).
 func (ch *Channel) ForceConsumerTimeout() error {
 	ch.b.mu.Lock()
 	defer ch.b.mu.Unlock()

@@ -80,7 +80,8 @@
 //     any, then end the connection on both sides);
 //   - CloseClientConnections: "rabbitmqctl close_connection" (320);
 //   - CloseChannel: one channel closed with an error of the test's choosing;
-//   - ForceConsumerTimeout: the consumer timeout's 406, now;
+//   - ForceConsumerTimeout: the consumer timeout's 406 (RabbitMQ's before
+//     4.3; a 4.3 quorum queue cancels the consumer instead), now;
 //   - Broker().SetAlarm (or SetAlarmFor, with an end): a memory or disk
 //     alarm; publishers get connection.blocked and their frames wait
 //     until it clears;
@@ -476,10 +477,10 @@ func (s *Server) CloseChannel(connName string, id uint16, code int, text string)
 }
 
 // ForceConsumerTimeout closes channel id of the named connection now as
-// RabbitMQ's consumer timeout does (406 PRECONDITION_FAILED - delivery
-// acknowledgement on channel N timed out...), its deliveries requeued
-// (sim.Channel.ForceConsumerTimeout). The channel must hold an unacked
-// delivery.
+// RabbitMQ's consumer timeout does before 4.3 (406 PRECONDITION_FAILED -
+// delivery acknowledgement on channel N timed out...), its deliveries
+// requeued (sim.Channel.ForceConsumerTimeout, which says what 4.3 does).
+// The channel must hold an unacked delivery.
 func (s *Server) ForceConsumerTimeout(connName string, id uint16) error {
 	ch, err := s.channel(connName, id)
 	if err != nil {

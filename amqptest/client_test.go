@@ -548,12 +548,12 @@ func TestTransports(t *testing.T) {
 	}
 }
 
-// TestConsumerTimeout: moving the broker's virtual clock past
-// consumer_timeout closes the channel holding an old unacked delivery (of
-// a quorum queue: from 4.3 only those time out).
+// TestConsumerTimeout: on RabbitMQ 4.0, moving the broker's virtual
+// clock past consumer_timeout closes the channel holding an old unacked
+// delivery, at its tick.
 func TestConsumerTimeout(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		srv := amqptest.NewServer(t)
+		srv := amqptest.NewServer(t, amqptest.WithConfig(sim.Config{Version: sim.V4_0}))
 		ch := channel(t, dial(t, srv))
 		closed := ch.NotifyClose(make(chan *amqp.Error, 1))
 		declareQuorum(t, ch, "slow")
@@ -567,6 +567,59 @@ func TestConsumerTimeout(t *testing.T) {
 		}
 		if s := stats(t, srv, "slow"); s.Ready != 1 || s.Unacked != 0 {
 			t.Errorf("stats = %+v", s)
+		}
+	})
+}
+
+// TestConsumerTimeoutCancels43: on RabbitMQ 4.3 a quorum queue times the
+// delivery out itself, 30 minutes after it, and the client hears
+// basic.cancel on a channel that stays open. The consumer stays too:
+// the client may still ack the old tag, after which the queue delivers
+// to the consumer again, which amqp091-go, having closed its delivery
+// channel, never hands to the code: the message stays unacked until the
+// channel closes.
+func TestConsumerTimeoutCancels43(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := amqptest.NewServer(t)
+		ch := channel(t, dial(t, srv))
+		closed := ch.NotifyClose(make(chan *amqp.Error, 1))
+		cancels := ch.NotifyCancel(make(chan string, 1))
+		declareQuorum(t, ch, "slow")
+		publish(t, ch, "slow", "x")
+		ds, _ := ch.Consume("slow", "A", false, false, false, false, nil)
+		d := recv(t, ds)
+		srv.Broker().Advance(30*time.Minute - time.Millisecond)
+		synctest.Wait()
+		if len(cancels) != 0 {
+			t.Fatal("cancelled before the delivery was 30 minutes old")
+		}
+		srv.Broker().Advance(time.Millisecond)
+		if tag := recv(t, cancels); tag != "A" {
+			t.Errorf("basic.cancel of %q, want A", tag)
+		}
+		synctest.Wait()
+		select {
+		case _, open := <-ds:
+			if open {
+				t.Error("a delivery after basic.cancel")
+			}
+		default:
+			t.Error("the deliveries channel is still open after basic.cancel")
+		}
+		if s := stats(t, srv, "slow"); s.Ready != 1 || s.Unacked != 0 || s.Consumers != 1 {
+			t.Errorf("stats = %+v, want the message back and the consumer still counted", s)
+		}
+		if err := d.Ack(false); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		if s := stats(t, srv, "slow"); s.Ready != 0 || s.Unacked != 1 {
+			t.Errorf("after the ack, stats = %+v, want the message delivered again", s)
+		}
+		select {
+		case e := <-closed:
+			t.Errorf("channel closed: %v", e)
+		default:
 		}
 	})
 }

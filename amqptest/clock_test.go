@@ -17,10 +17,11 @@ import (
 // consumer that holds a delivery for 31 minutes has its channel closed by
 // RabbitMQ's consumer timeout (30 minutes by default), with RabbitMQ
 // 3.10's 406 and text, at the channel tick 30 minutes after the delivery.
-// The queue is a quorum queue: from 4.3 only those time deliveries out.
+// The broker is a 4.0: from 4.3 a quorum queue times the delivery out
+// itself and cancels the consumer instead.
 func TestWallClockConsumerTimeout(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		srv := amqptest.NewServer(t, amqptest.WithConfig(sim.Config{Clock: time.Now}))
+		srv := amqptest.NewServer(t, amqptest.WithConfig(sim.Config{Clock: time.Now, Version: sim.V4_0}))
 		conn := dial(t, srv)
 		ch := channel(t, conn)
 		declareQuorum(t, ch, "jobs")

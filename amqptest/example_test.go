@@ -14,14 +14,17 @@ import (
 // The one-line switch: dial the simulator with amqp.DialConfig and the
 // server's Dial instead of amqp.Dial(realURL). Everything after it is
 // ordinary amqp091-go code. The broker's virtual clock moves only when
-// told: here past RabbitMQ's 30-minute consumer_timeout, on a quorum queue
-// (from 4.3, the default release, only quorum queues time deliveries out;
-// amqpsim closes the channel, as 4.2 does, where 4.3's quorum queue
-// cancels the consumer). Publish without confirms returns once the client
-// has written the frames, so Applied waits for the broker to have applied
-// them (m2 queued) before the clock moves; without it the timeout could
-// close the channel before m2 arrives. The waits are bounded so that a
-// broker that never answers fails the example instead of hanging it.
+// told: here past RabbitMQ's 30-minute consumer_timeout, on a quorum queue.
+// From 4.3, the default release, the quorum queue times the delivery out
+// itself: it takes m1 back and the channel, which stays open, sends
+// basic.cancel; the consumer stays registered (declare-ok counts it)
+// and takes nothing until the client settles m1's old tag. Before 4.3
+// the channel closed with 406 instead
+// (amqptest.WithConfig(sim.Config{Version: sim.V4_0})). Publish without
+// confirms returns once the client has written the frames, so Applied
+// waits for the broker to have applied them (m2 queued) before the clock
+// moves. The waits are bounded so that a broker that never answers fails
+// the example instead of hanging it.
 func Example() {
 	srv, err := amqptest.Start() // in a test: srv := amqptest.NewServer(t)
 	if err != nil {
@@ -37,10 +40,10 @@ func Example() {
 	defer conn.Close()
 
 	ch, _ := conn.Channel()
-	closed := ch.NotifyClose(make(chan *amqp.Error, 1))
+	cancels := ch.NotifyCancel(make(chan string, 1))
 	ch.QueueDeclare("orders", true, false, false, false, amqp.Table{"x-queue-type": "quorum"})
 	ch.Qos(1, 0, false)
-	deliveries, _ := ch.Consume("orders", "", false, false, false, false, nil)
+	deliveries, _ := ch.Consume("orders", "worker", false, false, false, false, nil)
 	for _, body := range []string{"m1", "m2"} {
 		ch.Publish("", "orders", false, false, amqp.Publishing{Body: []byte(body)})
 	}
@@ -62,17 +65,17 @@ func Example() {
 	}
 	srv.Broker().Advance(31 * time.Minute)
 	select {
-	case e := <-closed:
-		fmt.Println(e.Reason)
+	case tag := <-cancels:
+		fmt.Println("basic.cancel of", tag)
 	case <-time.After(10 * time.Second):
-		fmt.Println("timed out waiting for the channel's close")
+		fmt.Println("timed out waiting for the consumer's cancel")
 		return
 	}
 
 	s, _ := srv.Broker().QueueStats("/", "orders")
-	fmt.Printf("ready %d, unacked %d, consumers %d\n", s.Ready, s.Unacked, s.Consumers)
+	fmt.Printf("ready %d, unacked %d, consumers %d, channel open %t\n", s.Ready, s.Unacked, s.Consumers, !ch.IsClosed())
 	// Output:
 	// got m1, tag 1
-	// PRECONDITION_FAILED - delivery acknowledgement on channel 1 timed out. Timeout value used: 1800000 ms. This timeout value can be configured, see consumers doc guide to learn more
-	// ready 2, unacked 0, consumers 0
+	// basic.cancel of worker
+	// ready 2, unacked 0, consumers 1, channel open true
 }

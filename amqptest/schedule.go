@@ -39,9 +39,10 @@ const (
 	// at that instant.
 	FaultCloseConnection
 	// FaultConsumerTimeout closes the channel of the trigger's delivery
-	// as RabbitMQ's consumer timeout does (406 PRECONDITION_FAILED -
-	// delivery acknowledgement on channel N timed out...), right behind
-	// it.
+	// as RabbitMQ's consumer timeout does before 4.3 (406
+	// PRECONDITION_FAILED - delivery acknowledgement on channel N timed
+	// out...), right behind it; a 4.3 quorum queue cancels the consumer
+	// instead.
 	FaultConsumerTimeout
 	// FaultAlarm raises the fault's Alarm for For on the broker's clock
 	// (sim.Broker.SetAlarmFor): publishers are blocked, consumers are not.

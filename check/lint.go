@@ -342,7 +342,7 @@ func nearConsumerTimeout(st *state, o Options) []Finding {
 		for _, d := range ch.oldest {
 			if d.age >= limit && !d.timedOut {
 				out = append(out, Finding{Rule: NearConsumerTimeout, Conn: ch.conn, Channel: ch.id, ConsumerTag: d.ctag, Events: []int{d.at},
-					Message: fmt.Sprintf("a delivery stayed unacked for %v of the %v consumer timeout: past it, RabbitMQ closes the channel with 406 and redelivers everything", d.age, o.ConsumerTimeout)})
+					Message: fmt.Sprintf("a delivery stayed unacked for %v of the %v consumer timeout: past it, RabbitMQ before 4.3 closes the channel with 406 and redelivers everything, and 4.3's quorum queue takes the delivery back and cancels the consumer", d.age, o.ConsumerTimeout)})
 				break
 			}
 		}

@@ -42,6 +42,9 @@ type Consumer[T any] struct {
 	// Prefetch > 0, except after a qos lowering, which RabbitMQ never
 	// applies to existing consumers.
 	outstanding int
+	// paused keeps the consumer from taking messages until
+	// Rotation.Unpause (Rotation.Pause).
+	paused bool
 
 	state    state
 	band     *band[T]
@@ -65,12 +68,16 @@ func (c *Consumer[T]) Group() *Group[T] { return c.group }
 // Outstanding returns the deliveries sent and not yet settled.
 func (c *Consumer[T]) Outstanding() int { return c.outstanding }
 
+// Paused reports whether the consumer takes no message until
+// Rotation.Unpause.
+func (c *Consumer[T]) Paused() bool { return c.paused }
+
 type state uint8
 
 const (
 	detached        state = iota // not in any rotation
 	active                       // in a priority band
-	blockedNoCredit              // its own window is full
+	blockedNoCredit              // its own window is full, or it was paused
 	blockedCredit                // has credit, but its channel was suspended
 )
 

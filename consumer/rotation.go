@@ -95,11 +95,12 @@ func (r *Rotation[T]) Offer(c *Consumer[T], allow func(c *Consumer[T]) bool) boo
 	return false
 }
 
-// admits reports whether c may take a message: its group is not
-// suspended, its window has room, and allow (the channel-wide limiter,
-// asked last) agrees. A refusal by allow suspends the group.
+// admits reports whether c may take a message: it is not paused, its
+// group is not suspended, its window has room, and allow (the
+// channel-wide limiter, asked last) agrees. A refusal by allow suspends
+// the group.
 func (r *Rotation[T]) admits(c *Consumer[T], allow func(c *Consumer[T]) bool) bool {
-	if c.group.suspended || !c.HasCredit() {
+	if c.paused || c.group.suspended || !c.HasCredit() {
 		return false
 	}
 	if allow != nil && !allow(c) {
@@ -114,11 +115,33 @@ func (r *Rotation[T]) block(c *Consumer[T]) {
 	c.band = nil
 	r.blockSeq++
 	c.blockSeq = r.blockSeq
-	if c.HasCredit() {
+	if c.HasCredit() && !c.paused {
 		c.state = blockedCredit
 		c.group.withCredit.pushBack(c)
 	} else {
 		c.state = blockedNoCredit
+	}
+}
+
+// Pause keeps c from taking messages until Unpause, as a RabbitMQ 4.3
+// quorum queue does with a consumer whose delivery timed out (rabbit_fifo
+// status {timeout, up}). Its credit still moves. Like rabbit_fifo, which
+// leaves such a consumer in its service queue and drops it when its turn
+// comes (checkout_one/4 skips a consumer that is not up), c stays where
+// it is in its band and leaves the rotation when Pick or Offer reaches it.
+func (r *Rotation[T]) Pause(c *Consumer[T]) { c.paused = true }
+
+// Unpause lets c take messages again. If it is still in its band it
+// takes its turn there. If it left the rotation while paused, it rejoins
+// the tail of its band now when rejoin is set and it has credit, or else
+// at the next Credit that names it: rabbit_fifo puts a consumer back in
+// its service queue only in update_or_remove_con/4, which a settlement
+// or discard calls but not the return (basic.nack with requeue) of a
+// message the consumer no longer holds.
+func (r *Rotation[T]) Unpause(c *Consumer[T], rejoin bool) {
+	c.paused = false
+	if rejoin && c.state == blockedNoCredit && c.HasCredit() {
+		r.activate(c)
 	}
 }
 
@@ -148,7 +171,9 @@ func (r *Rotation[T]) Delivered(c *Consumer[T]) {
 // nacks or rejects. If that lifts any window off zero, those consumers and
 // every consumer of the group that has credit rejoin the rotation, in the
 // order they were blocked: RabbitMQ's subtract_acks followed by one unblock.
-// It reports whether any consumer rejoined.
+// A consumer that left the rotation paused and was unpaused without
+// rejoining counts as lifted off zero; a paused one stays out. It reports
+// whether any consumer rejoined.
 func (r *Rotation[T]) Credit(settled []*Consumer[T]) bool {
 	gained := r.scratch[:0]
 	var g *Group[T]
@@ -157,11 +182,13 @@ func (r *Rotation[T]) Credit(settled []*Consumer[T]) bool {
 			continue
 		}
 		wasFull := !c.HasCredit()
+		// parked: it left the rotation paused and has credit to spare.
+		parked := !wasFull && c.state == blockedNoCredit && !slices.Contains(gained, c)
 		c.outstanding--
 		if c.outstanding < 0 {
 			panic("consumer: more settlements than deliveries")
 		}
-		if wasFull && c.HasCredit() && c.state != detached {
+		if (wasFull || parked) && c.HasCredit() && c.state != detached && !c.paused {
 			gained = append(gained, c)
 			g = c.group
 		}

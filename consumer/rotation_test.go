@@ -218,3 +218,51 @@ func TestRotationOffer(t *testing.T) {
 		t.Fatal("offer refused after credit came back")
 	}
 }
+
+// A paused consumer keeps its place until its turn comes, as a quorum
+// queue keeps a timed-out consumer in its service queue: unpaused before
+// then, it takes its turn there; reached while paused, it leaves the
+// rotation, and credit it gets meanwhile does not bring it back.
+func TestRotationPauseIsLazy(t *testing.T) {
+	var r consumer.Rotation[int]
+	g := &consumer.Group[int]{}
+	a := add(&r, g, "a", 0, 3)
+	add(&r, g, "b", 0, 3)
+	r.Pause(a)
+	r.Unpause(a, false)
+	check(t, "unpaused in place", []string{"a", "b"}, picks(&r, 2, nil))
+	r.Pause(a)
+	check(t, "paused", []string{"b", "b"}, picks(&r, 2, nil))
+	if !a.Blocked() {
+		t.Fatal("a paused consumer reached in its band stayed in the rotation")
+	}
+	if r.Credit([]*consumer.Consumer[int]{a}) {
+		t.Error("credit brought a paused consumer back")
+	}
+}
+
+// Unpaused with rejoin, a consumer that left the rotation joins the tail
+// of its band at once; without, it waits for the next Credit naming it,
+// even though it has credit to spare (rabbit_fifo puts it back in its
+// service queue at its next settlement).
+func TestRotationUnpauseRejoin(t *testing.T) {
+	for _, rejoin := range []bool{true, false} {
+		var r consumer.Rotation[int]
+		g := &consumer.Group[int]{}
+		a := add(&r, g, "a", 0, 2)
+		add(&r, g, "b", 0, 5)
+		check(t, "first", []string{"a", "b"}, picks(&r, 2, nil))
+		r.Pause(a)
+		check(t, "a paused", []string{"b"}, picks(&r, 1, nil))
+		r.Unpause(a, rejoin)
+		if rejoin {
+			check(t, "rejoined at the tail", []string{"b", "a"}, picks(&r, 2, nil))
+			continue
+		}
+		check(t, "parked", []string{"b", "b"}, picks(&r, 2, nil))
+		if !r.Credit([]*consumer.Consumer[int]{a}) {
+			t.Fatal("the next credit did not bring a back")
+		}
+		check(t, "after credit", []string{"b", "a", "a"}, picks(&r, 3, nil))
+	}
+}

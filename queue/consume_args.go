@@ -13,13 +13,16 @@ import (
 // rabbit_classic_queue" (stream-consume-args.txt). Unknown arguments are
 // ignored. Which are known depends on the release: 3.10.8 knows the first
 // three; 3.13 adds the stream filter's (Rules.StreamFiltering), 4.0 drops
-// x-cancel-on-ha-failover (Rules.NoHAFailoverArg).
+// x-cancel-on-ha-failover (Rules.NoHAFailoverArg), 4.3 adds
+// x-consumer-timeout (Rules.QuorumConsumerTimeout; RS@v4.3.6
+// rabbit_quorum_queue:capabilities/0).
 var consumerArgs = []struct {
 	key   string
 	types []Type
 	known func(Rules) bool
 }{
 	{"x-cancel-on-ha-failover", []Type{Classic}, func(r Rules) bool { return !r.NoHAFailoverArg }},
+	{"x-consumer-timeout", []Type{Quorum}, func(r Rules) bool { return r.QuorumConsumerTimeout }},
 	{"x-priority", []Type{Classic, Quorum}, nil},
 	{"x-stream-filter", []Type{Stream}, func(r Rules) bool { return r.StreamFiltering }},
 	{"x-stream-match-unfiltered", []Type{Stream}, func(r Rules) bool { return r.StreamFiltering }},
@@ -29,17 +32,24 @@ var consumerArgs = []struct {
 // checkConsumeArgs checks a basic.consume's arguments against the queue
 // type t that takes them, as the release of its rules does:
 // x-cancel-on-ha-failover, while known, must be a bool on a classic
-// queue, and a known argument of another queue type is refused (the first
-// in key order; RabbitMQ reports the first in the table's wire order).
-// On a classic or quorum queue x-priority's value is checked before
-// (consumerPriority), on a stream the refusal comes first
-// (stream-consume-args.txt).
+// queue, x-consumer-timeout a non-negative integer on a quorum queue
+// (4.3: rabbit_amqqueue:consume_args/0), and a known argument of another
+// queue type is refused (the first in key order; RabbitMQ reports the
+// first in the table's wire order). On a classic or quorum queue
+// x-priority's value is checked before (consumerPriority), on a stream
+// the refusal comes first (stream-consume-args.txt).
 func (d *declared) checkConsumeArgs(t Type, args protocol.Table) error {
 	r := d.opts.Rules
 	if v, ok := args["x-cancel-on-ha-failover"]; ok && t == Classic && !r.NoHAFailoverArg {
 		if _, isBool := v.(bool); !isBool {
 			return protocol.Errorf(protocol.PreconditionFailed, protocol.BasicConsume,
 				"invalid arg 'x-cancel-on-ha-failover' for %s: %s", d.Resource(), unacceptable(v))
+		}
+	}
+	if v, ok := args["x-consumer-timeout"]; ok && t == Quorum && r.QuorumConsumerTimeout {
+		if bad := checkNonNegInt(v, args); bad != "" {
+			return protocol.Errorf(protocol.PreconditionFailed, protocol.BasicConsume,
+				"invalid arg 'x-consumer-timeout' for %s: %s", d.Resource(), bad)
 		}
 	}
 	for _, a := range consumerArgs {

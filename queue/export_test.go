@@ -13,3 +13,10 @@ type Streamer[T any] interface {
 func (s *stream[T]) Attach(c *consumer.Consumer[T], from Offset, filter *Filter) {
 	s.attach(c, from, filter)
 }
+
+// TimeoutListLen is how many deliveries of c a quorum queue lists for
+// its consumer timeout, settled ones it has not dropped yet included.
+func TimeoutListLen[T any](q Queue[T], c *consumer.Consumer[T]) int {
+	t := q.(*quorum[T]).timings[c]
+	return len(t.out) - t.head
+}

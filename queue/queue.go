@@ -162,6 +162,9 @@ const (
 	// DeadLetterTimer fires when a quorum queue forwards its unconfirmed
 	// at-least-once dead letters again.
 	DeadLetterTimer
+	// ConsumerTimeoutTimer fires when a quorum queue's first checked-out
+	// message is due back (Rules.QuorumConsumerTimeout).
+	ConsumerTimeoutTimer
 )
 
 // Env is what a queue needs from the broker. T is the broker's record of a
@@ -193,6 +196,13 @@ type Env[T any] interface {
 	// served it: RabbitMQ closes the channel's connection with 541
 	// INTERNAL_ERROR.
 	Crash(c *consumer.Consumer[T])
+	// ConsumerTimeout is the broker's consumer_timeout on the Now clock;
+	// ok is false for none.
+	ConsumerTimeout() (d int64, ok bool)
+	// TimedOut tells that the queue timed out and took back ds, the
+	// deliveries of one consumer, or one basic.get delivery (Consumer
+	// nil), which their channel still holds (Rules.QuorumConsumerTimeout).
+	TimedOut(ds []Settled[T])
 	// SetTimer (re)schedules a timer to fire at due (on the Now clock);
 	// StopTimer cancels it. The broker calls Queue.TimerFired.
 	SetTimer(t Timer, due int64)

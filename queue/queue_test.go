@@ -25,6 +25,9 @@ type env struct {
 	timers    map[queue.Timer]int64
 	// forward answers ForwardDeadLetter; nil takes every dead letter.
 	forward func(m *queue.Message, took map[string]bool) bool
+	// consumerTimeout is the broker's consumer_timeout, none when 0.
+	consumerTimeout time.Duration
+	timedOut        []string // "tag:body,body", "get:body" per TimedOut
 }
 
 func (e *env) Now() int64 { return e.now }
@@ -50,6 +53,22 @@ func (e *env) Refused(m *queue.Message, reason string) {
 func (e *env) SetTimer(t queue.Timer, due int64) { e.timers[t] = due }
 func (e *env) StopTimer(t queue.Timer)           { delete(e.timers, t) }
 func (e *env) Crash(c *consumer.Consumer[int])   { e.crashed = append(e.crashed, c.Tag) }
+func (e *env) ConsumerTimeout() (int64, bool) {
+	return int64(e.consumerTimeout), e.consumerTimeout > 0
+}
+func (e *env) TimedOut(ds []queue.Settled[int]) {
+	s := "get:"
+	if ds[0].Consumer != nil {
+		s = ds[0].Consumer.Tag + ":"
+	}
+	for i, d := range ds {
+		if i > 0 {
+			s += ","
+		}
+		s += string(d.Message.Body)
+	}
+	e.timedOut = append(e.timedOut, s)
+}
 
 type testQueue = queue.Queue[int]
 

@@ -82,6 +82,22 @@ type quorum[T any] struct {
 	dlxTimer bool
 	// copies makes the counted copies handOut returns.
 	copies quorumCopies
+	// The consumer timeout (Rules.QuorumConsumerTimeout,
+	// quorum_timeout.go): timings are the ack-mode consumers', getOut
+	// the unsettled basic.get deliveries with a timeout, in get order,
+	// getLive those still out; stale are the timed-out deliveries their
+	// channels still hold, by message, with their consumer (nil for a
+	// basic.get); policyTimeout is the policy's consumer-timeout, when
+	// hasPolicyTimeout; timeoutDue is when the timer fires, when
+	// timeoutSet.
+	timings          map[*consumer.Consumer[T]]*timing
+	getOut           timing
+	getLive          map[*Message]bool
+	stale            map[*Message]*consumer.Consumer[T]
+	policyTimeout    any
+	hasPolicyTimeout bool
+	timeoutDue       int64
+	timeoutSet       bool
 }
 
 func newQuorum[T any](env Env[T], d declared) (*quorum[T], error) {
@@ -115,6 +131,7 @@ func (q *quorum[T]) Equivalent(o Options) error { return q.equivalent(o, quorumA
 // The new limits apply at once; queued messages keep their expiry.
 func (q *quorum[T]) ApplyPolicy(definition protocol.Table) {
 	l := EffectiveLimits(q.opts.Args, definition)
+	q.policyTimeout, q.hasPolicyTimeout = definition["consumer-timeout"]
 	if s, ok := definition["overflow"].(string); ok {
 		l.Overflow = s
 	}
@@ -262,6 +279,7 @@ func (q *quorum[T]) Dispatch() int {
 			q.unacked++
 			q.held[c]++
 			q.owner[m] = c
+			q.checkedOut(c, m)
 		}
 		q.env.Deliver(c, m, redelivered)
 		n++
@@ -293,6 +311,7 @@ func (q *quorum[T]) Get(ackRequired bool, got func(m *Message, redelivered bool)
 	if ackRequired {
 		q.unacked++
 		q.gets++
+		q.gotOut(out)
 	}
 	q.evaluateLimit()
 	got(out, redelivered)
@@ -302,15 +321,22 @@ func (q *quorum[T]) Get(ackRequired bool, got func(m *Message, redelivered bool)
 // Settle applies a channel's settlement: ack forgets (rabbit_fifo
 // #settle{}), reject without requeue dead-letters with reason rejected or
 // drops (#discard{}), and requeue returns each message in the order given
-// (#return{}). Credit comes back to the consumers either way.
+// (#return{}). Credit comes back to the consumers either way. A
+// delivery the queue timed out is no longer the consumer's: its
+// settlement only ends the consumer's pause (settleStale).
 func (q *quorum[T]) Settle(ds []Settled[T], how Settlement) {
 	settled := q.settled[:0]
 	for _, d := range ds {
+		if q.stale != nil && q.settleStale(d, how) {
+			continue
+		}
 		q.unacked--
 		if d.Consumer == nil {
 			q.getDone()
+			q.settledOut(nil, d.Message)
 		} else if !d.Consumer.NoAck {
 			delete(q.owner, d.Message)
+			q.settledOut(d.Consumer, d.Message)
 			q.release(d.Consumer)
 			settled = append(settled, d.Consumer)
 		}
@@ -385,6 +411,7 @@ func (q *quorum[T]) release(c *consumer.Consumer[T]) {
 		if q.gone[c] {
 			delete(q.gone, c)
 			delete(q.keys, c)
+			delete(q.timings, c)
 			q.lastActive = q.env.Now()
 		}
 	}
@@ -405,15 +432,27 @@ func (q *quorum[T]) release(c *consumer.Consumer[T]) {
 // channel's delivery order, is sorted so; basic.get messages keep that
 // order (rabbit_fifo orders them by their delivery tags as binaries, so
 // "10" before "9", which amqpsim does not model).
+//
+// A delivery the queue timed out and took back already stays where it
+// is.
 func (q *quorum[T]) Return(ms []*Message) {
+	if q.stale != nil {
+		ms = slices.DeleteFunc(ms, func(m *Message) bool {
+			_, ok := q.stale[m]
+			delete(q.stale, m)
+			return ok
+		})
+	}
 	slices.SortStableFunc(ms, q.returnOrder)
 	for _, m := range ms {
 		q.unacked--
 		if c, ok := q.owner[m]; ok {
 			delete(q.owner, m)
+			q.settledOut(c, m)
 			q.release(c)
 		} else {
 			q.getDone()
+			q.settledOut(nil, m)
 		}
 		q.giveBack(m, false, true)
 	}
@@ -491,6 +530,8 @@ func (q *quorum[T]) scheduleTick() {
 // (is_expired/2), and otherwise waits for the next tick.
 func (q *quorum[T]) TimerFired(t Timer) bool {
 	switch t {
+	case ConsumerTimeoutTimer:
+		q.evaluateTimeouts()
 	case DeadLetterTimer:
 		q.retryDeadLetters()
 	case TTLTimer:

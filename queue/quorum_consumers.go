@@ -55,6 +55,7 @@ func (q *quorum[T]) AddConsumer(c *consumer.Consumer[T]) {
 	q.consumers = append(q.consumers, c)
 	q.hadConsumer = true
 	q.keys[c] = q.consumerKey(c)
+	q.startTiming(c, nil)
 	if q.singleActive {
 		switch {
 		case q.active == nil:
@@ -107,17 +108,21 @@ func (q *quorum[T]) maybeHandOver() {
 // Rules.QuorumSACPriority the head of rabbit_fifo's waiting list as
 // sort_waiting/1 orders it, highest priority first, then most credit (a
 // waiting consumer's credit is its whole prefetch), then the first
-// registered (the consumer key is the Raft index of its checkout).
+// registered (the consumer key is the Raft index of its checkout). A
+// consumer paused by the consumer timeout is never chosen (4.3:
+// sort_waiting/1 puts the consumers that are not up last, and
+// activate_next_consumer/2 activates the head only if it is up).
 func (q *quorum[T]) nextActive() *consumer.Consumer[T] {
-	if len(q.consumers) == 0 {
-		return nil
-	}
-	best := q.consumers[0]
-	if !q.opts.Rules.QuorumSACPriority {
-		return best
-	}
-	for _, c := range q.consumers[1:] {
-		if c.Priority > best.Priority || c.Priority == best.Priority && waitingCredit(c) > waitingCredit(best) {
+	var best *consumer.Consumer[T]
+	for _, c := range q.consumers {
+		switch {
+		case c.Paused():
+		case best == nil:
+			best = c
+			if !q.opts.Rules.QuorumSACPriority {
+				return best
+			}
+		case c.Priority > best.Priority || c.Priority == best.Priority && waitingCredit(c) > waitingCredit(best):
 			best = c
 		}
 	}
@@ -148,6 +153,7 @@ func (q *quorum[T]) RemoveConsumer(c *consumer.Consumer[T]) {
 		q.gone[c] = true
 	} else {
 		delete(q.keys, c)
+		delete(q.timings, c)
 	}
 	if q.active == c {
 		// 3.10 activates the waiting consumer registered first, whatever

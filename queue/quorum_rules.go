@@ -29,7 +29,11 @@ func (q *quorum[T]) Consume(r ConsumeRequest, join func(priority int) *consumer.
 	if err := q.AdmitConsumer(r.Exclusive); err != nil {
 		return err
 	}
-	q.AddConsumer(join(priority))
+	c := join(priority)
+	q.AddConsumer(c)
+	if _, ok := r.Args["x-consumer-timeout"]; ok {
+		q.startTiming(c, r.Args)
+	}
 	return nil
 }
 
@@ -72,10 +76,10 @@ func (q *quorum[T]) Delete() { q.Purge() }
 // queue's Raft log.
 func (q *quorum[T]) Restart() {}
 
-// HasConsumerTimeout reports true: a quorum queue's deliveries time out
-// in every release (from 4.3 the queue's own timeout; amqpsim keeps the
-// channel's close, Rules.ConsumerTimeoutQuorumOnly).
-func (q *quorum[T]) HasConsumerTimeout() bool { return true }
+// HasConsumerTimeout reports true before 4.3, whose quorum queue times
+// its deliveries out itself (Rules.QuorumConsumerTimeout,
+// quorum_timeout.go): then the channel's timeout applies to no queue.
+func (q *quorum[T]) HasConsumerTimeout() bool { return !q.opts.Rules.QuorumConsumerTimeout }
 
 // ConfirmsLate reports true: a quorum queue confirms after consensus.
 func (q *quorum[T]) ConfirmsLate(bool) bool { return true }
@@ -90,5 +94,6 @@ func (q *quorum[T]) DeliversAfterConsensus() bool { return true }
 // (quorum-global-qos-after-consume.txt).
 func (q *quorum[T]) ChannelLimited() bool { return false }
 
-// Stats counts the consumers as declare-ok does.
-func (q *quorum[T]) Stats() Stats { return Stats{Consumers: q.ConsumerCount()} }
+// Stats counts the consumers as declare-ok does, and the timed-out
+// deliveries channels still hold.
+func (q *quorum[T]) Stats() Stats { return Stats{Consumers: q.ConsumerCount(), TimedOut: len(q.stale)} }

@@ -37,6 +37,32 @@ type Rules struct {
 	// release-notes/4.3.0.md "Consumer Timeouts are No Longer Evaluated
 	// for Classic Queues and Streams").
 	ConsumerTimeoutQuorumOnly bool
+	// QuorumConsumerTimeout is 4.3's consumer timeout inside the quorum
+	// queue (rabbit_fifo machine version 8; quorum_timeout.go), instead
+	// of the channel's 406 at its tick (HasConsumerTimeout is false).
+	// Each delivery that must be acked, to a consumer or a basic.get, is
+	// due back at its checkout plus a timeout fixed then: a consumer's
+	// x-consumer-timeout argument (a consumer argument of quorum queues
+	// only, a non-negative integer), else the smaller of the queue's
+	// argument and consumer-timeout policy, else consumer_timeout. At
+	// that moment, not at a tick, the queue takes the message back,
+	// served first, x-acquired-count up and x-delivery-count not, and
+	// the consumer, still registered (declare-ok counts it), gets nothing
+	// until the client has settled every delivery that timed out, whose
+	// tags the channel still takes: basic.ack, or a nack or reject
+	// without requeue, resumes it at once; a requeue of those alone only
+	// at its next settlement. A single active consumer left holding
+	// nothing waits, and the next one not timed out becomes active. The
+	// channel sends basic.cancel for the consumer (nowait) or, for a
+	// consumer the client cancelled, a basic.get, or a client without
+	// consumer_cancel_notify, closes with 406 "... Timeout value used:
+	// -1 ms ...". Read in 4.3.6's rabbit_fifo (evaluate_consumer_timeout,
+	// maybe_untimeout/2), rabbit_queue_type:consume/3 and
+	// get_consumer_timeout/2, rabbit_channel:handle_queue_actions/2;
+	// measured on 4.3.6 (scenarios/library/quorum-consumer-timeout*.txt;
+	// the global consumer_timeout, read at basic.consume, with a probe
+	// that set it to 3000 with rabbitmqctl eval).
+	QuorumConsumerTimeout bool
 	// SACGetNamesQueueType is the newer text for basic.get on a quorum
 	// single active consumer queue: the queue type is printed with ~p
 	// from rabbit_queue_type:short_alias_of/1, a binary, so it reads

@@ -101,6 +101,10 @@ type Stats struct {
 	Consumers int
 	// Stream describes a stream's log; nil for the other types.
 	Stream *StreamStats
+	// TimedOut counts the deliveries the queue timed out
+	// (Rules.QuorumConsumerTimeout) that their channels still hold: not
+	// in Unacked, as in RabbitMQ's messages_unacknowledged.
+	TimedOut int
 }
 
 // globalQosRefused is rabbit_quorum_queue:consume/3's and

@@ -192,7 +192,9 @@
 // unacked is the number of deliveries from the queue the scenario's clients
 // hold unsettled, which RabbitMQ shows only through its management API. On
 // the simulator (either driver) a line "! the simulator counts unacked=N"
-// follows when its own count differs.
+// follows when its own count differs: the deliveries from the queue its
+// channels hold, unacked ones and those a 4.3 quorum queue timed out and
+// took back (sim.QueueStats Unacked plus TimedOut).
 //
 // Header values are written as in steps, with tables as {K=V ...} and arrays
 // as [V ...]; timestamps, such as x-death's time from the broker's own

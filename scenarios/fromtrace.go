@@ -515,5 +515,5 @@ func (d *traceDriver) queueState(q string) (queueState, error) {
 	if err != nil {
 		return queueState{status: "not found"}, nil
 	}
-	return queueState{ready: st.Ready, consumers: st.Consumers, unacked: st.Unacked}, nil
+	return queueState{ready: st.Ready, consumers: st.Consumers, unacked: st.Unacked + st.TimedOut}, nil
 }

@@ -16,7 +16,8 @@ func TestFromTraceReplays(t *testing.T) {
 	b := sim.New(sim.Config{Seed: 3})
 	conn := b.Connect("app")
 	ch, _ := conn.Channel()
-	// A quorum queue: from 4.3 only those time deliveries out.
+	// A quorum queue: from 4.3 only those time deliveries out, and
+	// themselves.
 	ch.QueueDeclare("jobs", sim.QueueOptions{Durable: true, Args: sim.Table{"x-queue-type": "quorum", "x-dead-letter-exchange": "", "x-dead-letter-routing-key": "failed"}})
 	ch.QueueDeclare("failed", sim.QueueOptions{})
 	ch.Qos(2, 0, false)
@@ -28,7 +29,7 @@ func TestFromTraceReplays(t *testing.T) {
 	ch.Ack(d.DeliveryTag, false)
 	d, _ = c.Next()
 	ch.Reject(d.DeliveryTag, false) // dead-lettered
-	b.Advance(31 * time.Minute)     // the consumer timeout closes the channel
+	b.Advance(31 * time.Minute)     // the queue times m3 out and cancels A
 	ch2, _ := conn.Channel()
 	ch2.Confirm()
 	ch2.Publish("", "nowhere", sim.PublishOptions{Mandatory: true}, sim.Message{Body: []byte("lost")})
@@ -45,8 +46,9 @@ func TestFromTraceReplays(t *testing.T) {
 		"conn app\nchannel app.app-ch1\n",
 		"declare-queue app-ch1 jobs durable x-dead-letter-exchange=\"\" x-dead-letter-routing-key=failed x-queue-type=quorum\n  declare-ok ready=0 consumers=0\n",
 		"publish direct-ch1 jobs m1 persistent\n  A <- m1 #1\n",
-		"advance 30m0s\n  app-ch1 <- channel.close 406 (none): PRECONDITION_FAILED - delivery acknowledgement on channel 1 timed out.",
-		"app-ch1-2 <- basic.return lost 312 NO_ROUTE exchange=\"\" key=nowhere\n  app-ch1-2 <- confirm ack 1\n",
+		"advance 30m0s\n  app-ch1 <- basic.cancel A\n",
+		"app-ch2 <- basic.return lost 312 NO_ROUTE exchange=\"\" key=nowhere\n  app-ch2 <- confirm ack 1\n",
+		"get app-ch2 jobs\n  get-ok m3 #1 redelivered left=0\n",
 		"queue failed\n  failed ready=1 unacked=0 consumers=0\n",
 	} {
 		if !strings.Contains(text, want) {

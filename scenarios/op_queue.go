@@ -68,7 +68,9 @@ func refusal(code int) string {
 
 // queueState looks at a queue as the broker driver does, by a passive
 // declare on a connection of its own (so an exclusive queue of a scenario
-// connection is "locked"), and adds the simulator's own unacked count.
+// connection is "locked"), and adds the simulator's own unacked count:
+// what its channels hold from the queue, the queue's unacked deliveries
+// and those it timed out (sim.QueueStats.TimedOut).
 func (d *simDriver) queueState(q string) (queueState, error) {
 	if d.observer == nil || d.observer.Err() != nil {
 		conn, err := d.b.Dial(sim.ConnectOptions{Name: "observer"})
@@ -91,7 +93,7 @@ func (d *simDriver) queueState(q string) (queueState, error) {
 	if err != nil {
 		return queueState{}, err
 	}
-	return queueState{ready: info.Ready, consumers: info.Consumers, unacked: st.Unacked}, nil
+	return queueState{ready: info.Ready, consumers: info.Consumers, unacked: st.Unacked + st.TimedOut}, nil
 }
 
 // queueState observes a queue by a passive declare on the observer

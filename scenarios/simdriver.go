@@ -168,10 +168,11 @@ func (w *wireSim) wait() { synctest.Wait() }
 
 func (w *wireSim) advance(d time.Duration) { w.b.Advance(d) }
 
-// unacked is the simulator's own count of a queue's unacked deliveries.
+// unacked is the simulator's own count of a queue's deliveries that its
+// channels hold: the unacked ones and those the queue timed out.
 func (w *wireSim) unacked(q string) (int, error) {
 	st, err := w.b.QueueStats("/", q)
-	return st.Unacked, err
+	return st.Unacked + st.TimedOut, err
 }
 
 // cut closes every client's pipe, failing whatever call waits on it.

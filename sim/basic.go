@@ -328,7 +328,9 @@ func (ch *Channel) Get(queueName string, noAck bool) (d Delivery, ok bool, err e
 			tag := ch.core.NextTag()
 			if !noAck {
 				ch.core.Record(channel.Delivery[delivery]{Tag: tag, Queue: q.id, At: ch.b.now, Ref: delivery{q: q, m: m}})
-				ch.syncTick()
+				if q.timed {
+					ch.armTick()
+				}
 			}
 			d = makeDelivery("", tag, redelivered, q.Name(), m)
 		})

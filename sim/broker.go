@@ -51,10 +51,15 @@ type Config struct {
 	Salts io.Reader
 	// NoTrace turns the event trace off (for benchmarks and long runs).
 	NoTrace bool
-	// ConsumerTimeout is RabbitMQ's consumer_timeout: a channel whose
-	// oldest unacked delivery is older than this is closed with 406 at its
-	// next tick. Zero means RabbitMQ's default, 30 minutes; negative
-	// disables it (RabbitMQ: a non-integer setting).
+	// ConsumerTimeout is RabbitMQ's consumer_timeout: before 4.3 a
+	// channel whose oldest unacked delivery is older than this is closed
+	// with 406 at its next tick; from 4.3 only quorum queues time out,
+	// each delivery at this long after it, read when the consumer joins
+	// (the queue takes it back and the channel cancels the consumer:
+	// queue.Rules.QuorumConsumerTimeout). Zero means RabbitMQ's default,
+	// 30 minutes; negative disables it (RabbitMQ: a non-integer setting,
+	// which 4.3 reads as 24 hours) where no x-consumer-timeout or policy
+	// sets one.
 	ConsumerTimeout time.Duration
 	// ConsumerMaxPerChannel is RabbitMQ's consumer_max_per_channel
 	// (4.0+): a basic.consume on a channel that already has this many

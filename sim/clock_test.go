@@ -1,7 +1,6 @@
 package sim_test
 
 import (
-	"errors"
 	"testing"
 	"time"
 
@@ -10,9 +9,9 @@ import (
 )
 
 // TestFollowedClock: with Config.Clock the broker's clock follows the
-// supplied time at every call, fires the consumer timeout at its tick as
-// Advance would, tells the shell when to wake it (NextTimer), and refuses
-// Advance.
+// supplied time at every call, fires the consumer timeout (4.3's, a
+// quorum queue's own timer) at its time as Advance would, tells the
+// shell when to wake it (NextTimer), and refuses Advance.
 func TestFollowedClock(t *testing.T) {
 	now := sim.Epoch().Add(time.Hour)
 	b := sim.New(sim.Config{Clock: func() time.Time { return now }})
@@ -30,7 +29,7 @@ func TestFollowedClock(t *testing.T) {
 	if _, err := ch.QueueDeclare("q", quorumQueue); err != nil {
 		t.Fatal(err)
 	}
-	c, _ := ch.Consume("q", sim.ConsumeOptions{})
+	c, _ := ch.Consume("q", sim.ConsumeOptions{Tag: "A"})
 	if err := b.Publish("/", "", "q", sim.Message{Body: []byte("m")}); err != nil {
 		t.Fatal(err)
 	}
@@ -38,23 +37,22 @@ func TestFollowedClock(t *testing.T) {
 		t.Fatal("no delivery")
 	}
 	due, ok := b.NextTimer()
-	if !ok || !due.Equal(now.Add(sim.DefaultChannelTickInterval)) {
-		t.Fatalf("NextTimer = %v %v, want the first tick a minute on", due, ok)
+	if !ok || !due.Equal(now.Add(sim.DefaultConsumerTimeout)) {
+		t.Fatalf("NextTimer = %v %v, want the delivery's timeout 30 minutes on", due, ok)
 	}
 	now = now.Add(31 * time.Minute)
 	b.Sync()
-	var perr *protocol.Error
-	if !errors.As(ch.Err(), &perr) || perr.Code != protocol.PreconditionFailed {
-		t.Fatalf("channel err = %v, want the consumer timeout's 406", ch.Err())
+	if got := ch.Cancels(); len(got) != 1 || got[0].ConsumerTag != "A" || ch.Err() != nil {
+		t.Fatalf("cancels %v, channel err %v; want basic.cancel of A on an open channel", got, ch.Err())
 	}
-	var closedAt time.Duration
+	var cancelledAt time.Duration
 	for _, e := range b.Trace() {
-		if e.Kind == sim.EventChannelClose {
-			closedAt = e.At
+		if e.Kind == sim.EventPush && e.Method == protocol.BasicCancel {
+			cancelledAt = e.At
 		}
 	}
-	if closedAt != 30*time.Minute {
-		t.Errorf("closed at %v after the start, want the tick at 30m", closedAt)
+	if cancelledAt != 30*time.Minute {
+		t.Errorf("cancelled at %v after the start, want 30m", cancelledAt)
 	}
 	if got := b.Now(); !got.Equal(now) {
 		t.Errorf("Now = %v, want %v", got, now)

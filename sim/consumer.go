@@ -50,7 +50,9 @@ func (c *Consumer) deliver(m *queue.Message, redelivered bool) {
 	if !c.core.NoAck {
 		ch.core.Record(channel.Delivery[delivery]{Tag: tag, Queue: c.q.id, ConsumerTag: c.core.Tag, At: b.now,
 			Ref: delivery{q: c.q, m: m, c: c.core}})
-		ch.syncTick()
+		if c.q.timed {
+			ch.armTick()
+		}
 	}
 	var reader *Consumer
 	if ch.conn.opts.Notify == nil { // read in process, with Next
@@ -107,7 +109,11 @@ func (c *Consumer) Deliveries() []Delivery {
 }
 
 // Cancelled reports whether the consumer is gone: cancelled by the client,
-// by the broker (its queue was deleted), or with its channel.
+// by the broker (its queue was deleted), or with its channel. A 4.3
+// quorum queue's consumer timeout sends basic.cancel but leaves the
+// consumer registered, as RabbitMQ 4.3.6 does: it is not cancelled, and
+// takes messages again once the client has settled the timed-out
+// deliveries (ConsumerStats.TimedOut).
 func (c *Consumer) Cancelled() bool {
 	c.ch.b.mu.Lock()
 	defer c.ch.b.mu.unlockView()
@@ -133,7 +139,7 @@ func (c *Consumer) stats() ConsumerStats {
 	active := !c.q.SingleActive() || c.q.ActiveConsumer() == cc
 	return ConsumerStats{
 		Tag: cc.Tag, Queue: c.q.Name(), Channel: c.ch.id, Prefetch: prefetch, Outstanding: cc.Outstanding(),
-		NoAck: cc.NoAck, Priority: cc.Priority, Blocked: cc.Blocked(), Active: active && !c.cancelled,
+		NoAck: cc.NoAck, Priority: cc.Priority, Blocked: cc.Blocked(), TimedOut: cc.Paused(), Active: active && !c.cancelled,
 		Exclusive: cc.Exclusive, Args: c.args,
 	}
 }

@@ -21,8 +21,9 @@ const (
 	// in connect order, as "rabbitmqctl close_connection" on each would.
 	FaultCloseEveryConnection
 	// FaultConsumerTimeout closes the delivery's channel as RabbitMQ's
-	// consumer timeout does (406 PRECONDITION_FAILED - delivery
-	// acknowledgement on channel N timed out...); Err is ignored.
+	// consumer timeout does before 4.3 (406 PRECONDITION_FAILED - delivery
+	// acknowledgement on channel N timed out...; see
+	// Channel.ForceConsumerTimeout for 4.3); Err is ignored.
 	FaultConsumerTimeout
 )
 
@@ -155,7 +156,7 @@ func (ch *Channel) fire(f *armedFault, fromQueue bool) {
 	action := f.Action
 	reason := ""
 	if action == FaultConsumerTimeout {
-		err, action = ch.consumerTimeoutError(ch.b.cfg.ConsumerTimeout), FaultCloseChannel
+		err, action = consumerTimeoutError(ch.id, max(ch.b.cfg.ConsumerTimeout, 0).Milliseconds()), FaultCloseChannel
 		reason = ReasonConsumerTimeout
 	}
 	if action == FaultCloseChannel && err.Hard {

@@ -104,8 +104,9 @@
 //
 // The broker has one clock, virtual, starting at Config.Start (Epoch() by
 // default). It moves only by Advance, which fires due timers in (due time,
-// creation) order, each at its own time: consumer-timeout ticks, message
-// TTLs at the queue heads, queue expiry (x-expires), and a stream's hourly
+// creation) order, each at its own time: consumer-timeout ticks (a 4.3
+// quorum queue's deliveries each at its own timeout), message TTLs at
+// the queue heads, queue expiry (x-expires), and a stream's hourly
 // retention check (x-max-age). A stream's declare-ok count follows
 // RabbitMQ's 5 s metrics tick on this clock.
 //

@@ -52,18 +52,19 @@ func Example() {
 	// c1 got m4 tag=5 redelivered=true
 }
 
-// A consumer that never acks is timed out after RabbitMQ's 30 minutes, at
-// the channel's next tick, and its delivery goes back to the queue — in a
-// test that takes microseconds. The queue is a quorum queue: from 4.3
-// only those time deliveries out (Profile.ConsumerTimeoutQuorumOnly).
-// Unlike RabbitMQ 4.3, whose quorum queue returns the delivery and cancels
-// the consumer, amqpsim closes the channel as 4.2 does.
+// Advance moves the virtual clock: here past RabbitMQ's 30-minute
+// consumer_timeout. From 4.3, the default release, a quorum queue times
+// a delivery out itself, 30 minutes after it: it takes m2 and m3 back and
+// the channel, which stays open, sends basic.cancel. The consumer stays
+// registered and takes nothing until the client settles the old tags,
+// which the channel still takes; then it gets the messages again. (Before
+// 4.3 the channel closed with 406 at its next tick.)
 func ExampleBroker_Advance() {
 	b := sim.New(sim.Config{})
 	ch, _ := b.Connect("app").Channel()
 	ch.QueueDeclare("orders", sim.QueueOptions{Durable: true, Args: sim.Table{"x-queue-type": "quorum"}})
 	ch.Qos(2, 0, false)
-	c, _ := ch.Consume("orders", sim.ConsumeOptions{})
+	c, _ := ch.Consume("orders", sim.ConsumeOptions{Tag: "worker"})
 	for _, body := range []string{"m1", "m2", "m3"} {
 		b.Publish("/", "", "orders", sim.Message{Body: []byte(body)})
 	}
@@ -74,14 +75,21 @@ func ExampleBroker_Advance() {
 	fmt.Println("then got", string(d.Body))
 
 	b.Advance(31 * time.Minute)
-	fmt.Println(ch.Err())
+	fmt.Println(ch.Cancels(), ch.Err())
 	st, _ := b.QueueStats("/", "orders")
-	fmt.Printf("ready=%d unacked=%d\n", st.Ready, st.Unacked)
+	fmt.Printf("ready=%d unacked=%d consumers=%d\n", st.Ready, st.Unacked, st.Consumers)
+
+	ch.Ack(0, true) // the old tags of m2 and m3
+	for _, d := range c.Deliveries() {
+		fmt.Println("again", string(d.Body), d.Redelivered, d.Headers["x-acquired-count"])
+	}
 	// Output:
 	// holding 2
 	// then got m3
-	// sim: channel 1 is closed: channel error 406 (none): PRECONDITION_FAILED - delivery acknowledgement on channel 1 timed out. Timeout value used: 1800000 ms. This timeout value can be configured, see consumers doc guide to learn more
-	// ready=2 unacked=0
+	// [{worker}] <nil>
+	// ready=2 unacked=0 consumers=1
+	// again m2 true 1
+	// again m3 true 1
 }
 
 // WaitFor blocks until a condition over the broker holds, woken by the

@@ -43,7 +43,8 @@ func (b *Broker) Queues() []QueueStats {
 
 func queueStats(q *brokerQueue) QueueStats {
 	qs := q.Stats()
-	st := QueueStats{Vhost: q.Vhost(), Name: q.Name(), Ready: q.Ready(), Unacked: q.Unacked(), Consumers: qs.Consumers, Bytes: q.ReadyBytes()}
+	st := QueueStats{Vhost: q.Vhost(), Name: q.Name(), Ready: q.Ready(), Unacked: q.Unacked(), Consumers: qs.Consumers, Bytes: q.ReadyBytes(),
+		TimedOut: qs.TimedOut}
 	if ss := qs.Stream; ss != nil {
 		st.Stream = &StreamStats{FirstOffset: ss.FirstOffset, NextOffset: ss.NextOffset, Messages: ss.Messages,
 			Segments: ss.Segments, Bytes: ss.Bytes}

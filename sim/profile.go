@@ -258,6 +258,10 @@ type Profile struct {
 	//     assumed to be 3.10's (not read).
 	//   - ConsumerTimeoutQuorumOnly (4.3+): RS@v4.3.5
 	//     rabbit_classic_queue:capabilities/0; release-notes/4.3.0.md.
+	//   - QuorumConsumerTimeout (4.3+): read in 4.3.6's own modules
+	//     (rabbit_fifo evaluate_consumer_timeout, rabbit_queue_type:
+	//     consume/3, rabbit_channel:handle_queue_actions/2) and measured
+	//     on 4.3.6 (scenarios/library/quorum-consumer-timeout*.txt).
 	//   - SACGetNamesQueueType (4.2+): rabbit_channel:
 	//     unsupported_single_active_consumer_error/1 in a 4.x source;
 	//     recorded on 4.3.6.
@@ -335,6 +339,7 @@ func (v Version) Profile() Profile {
 		p.ConsumersNeedVhost = true
 		p.GlobalQosDenied = true
 		p.Queue.ConsumerTimeoutQuorumOnly = true
+		p.Queue.QuorumConsumerTimeout = true
 		p.Queue.QuorumPriorities = queue.StrictQuorumPriorities
 		p.Queue.SplitDeliveryCount = true
 		p.Queue.OnlyQueueVersion2 = true
@@ -518,6 +523,8 @@ func Changes() []Change {
 			func(p *Profile, b Profile) { p.GlobalQosDenied = b.GlobalQosDenied }},
 		{"consumer timeout on quorum queues only", V4_3, "classic queues have no consumer timeout and refuse x-consumer-timeout", "",
 			func(p *Profile, b Profile) { p.Queue.ConsumerTimeoutQuorumOnly = b.Queue.ConsumerTimeoutQuorumOnly }},
+		{"quorum queues time deliveries out", V4_3, "a quorum queue takes back a delivery unacked past the consumer timeout at once, not at a channel tick, and sends the consumer basic.cancel instead of closing the channel; the consumer stays and gets messages again once the client has settled the timed-out tags", "",
+			func(p *Profile, b Profile) { p.Queue.QuorumConsumerTimeout = b.Queue.QuorumConsumerTimeout }},
 		{"basic.reject and basic.nack counted apart", V4_3, "on quorum queues only basic.reject and channel closes count towards the delivery limit and x-delivery-count; x-acquired-count counts every return", "",
 			func(p *Profile, b Profile) { p.Queue.SplitDeliveryCount = b.Queue.SplitDeliveryCount }},
 		{"classic delivery-count", V4_3, "a message a client rejected with basic.reject (not basic.nack), or held on a channel that closed, counts a failed delivery, kept when it is dead-lettered: a classic queue that stores it delivers it as redelivered, even the first time", "",

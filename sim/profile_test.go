@@ -130,7 +130,9 @@ func TestConsumerTimeoutPolicyKey312(t *testing.T) {
 // 4.3 evaluates consumer timeouts for quorum queues only: a classic
 // delivery never times out, and x-consumer-timeout on a classic queue is
 // an argument of another queue type (RS@v4.3.5 rabbit_classic_queue:
-// capabilities/0; release-notes/4.3.0.md).
+// capabilities/0; release-notes/4.3.0.md). The quorum queue times its
+// delivery out itself, at the timeout, and the channel cancels the
+// consumer instead of closing (profile_quorum_timeout_test.go).
 func TestConsumerTimeoutQuorumOnly43(t *testing.T) {
 	e := newEnvConfig(t, sim.Config{Version: sim.V4_3, ConsumerTimeout: 5 * time.Second, ChannelTickInterval: time.Second})
 	e.declare("cq", sim.QueueOptions{Durable: true})
@@ -144,8 +146,8 @@ func TestConsumerTimeoutQuorumOnly43(t *testing.T) {
 	e.consume(e.ch, "qq", "B", sim.ConsumeOptions{})
 	e.publish("qq", "m2")
 	e.b.Advance(10 * time.Second)
-	if perr := asError(e.ch.Err()); perr == nil || perr.Code != 406 {
-		t.Errorf("the quorum delivery did not time out: %v", e.ch.Err())
+	if got := e.ch.Cancels(); e.ch.Err() != nil || len(got) != 1 || got[0].ConsumerTag != "B" {
+		t.Errorf("the quorum delivery did not time out: cancels %v, channel %v", got, e.ch.Err())
 	}
 	ch := e.channel(e.conn)
 	_, err := ch.QueueDeclare("cq2", sim.QueueOptions{Durable: true, Args: sim.Table{"x-consumer-timeout": int64(1000)}})

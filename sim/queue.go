@@ -21,9 +21,10 @@ type brokerQueue struct {
 	// deleted is set when the queue is deleted; settlements of its old
 	// deliveries are then ignored, as RabbitMQ ignores them.
 	deleted bool
-	timers  [4]*timer // by queue.Timer, made on first use
-	// limited is the queue's ChannelLimited, read on the delivery path.
-	limited bool
+	timers  [5]*timer // by queue.Timer, made on first use
+	// limited is the queue's ChannelLimited and timed its
+	// HasConsumerTimeout, read on the delivery path.
+	limited, timed bool
 }
 
 var _ queue.Env[*Consumer] = (*brokerQueue)(nil)
@@ -38,7 +39,7 @@ func (b *Broker) newQueue(vhost, name string, o queue.Options) (*brokerQueue, er
 		return nil, err
 	}
 	q.Queue = qq
-	q.limited = qq.ChannelLimited()
+	q.limited, q.timed = qq.ChannelLimited(), qq.HasConsumerTimeout()
 	return q, nil
 }
 
@@ -89,6 +90,61 @@ func (q *brokerQueue) Refused(m *queue.Message, reason string) {
 // pushed.
 func (q *brokerQueue) Crash(c *consumer.Consumer[*Consumer]) {
 	c.Owner().ch.conn.fault(&protocol.Error{Code: protocol.InternalError, Text: protocol.CodeName(protocol.InternalError), Hard: true}, true)
+}
+
+// ConsumerTimeout is consumer_timeout (Config.ConsumerTimeout), none
+// when negative.
+func (q *brokerQueue) ConsumerTimeout() (int64, bool) {
+	d := q.b.cfg.ConsumerTimeout
+	return int64(d), d >= 0
+}
+
+// TimedOut is a channel's answer to its quorum queue's consumer timeout
+// (4.3, queue.Rules.QuorumConsumerTimeout; RS@v4.3.6
+// rabbit_channel:handle_queue_actions/2, {released, ..., timeout}): the
+// queue took back ds, which the channel still holds, so that a
+// settlement of their tags is still taken. If the consumer is still on
+// the channel (the client has not cancelled it) and the client announced
+// consumer_cancel_notify, the channel sends basic.cancel (nowait) and
+// keeps the consumer, which the queue gives messages again once the
+// client has settled the deliveries (measured on 4.3.6); otherwise (a
+// basic.get, a consumer the client cancelled, a client without the
+// capability) it closes with 406 "... Timeout value used: -1 ms ..."
+// (handle_consumer_timed_out/5 with -1).
+func (q *brokerQueue) TimedOut(ds []queue.Settled[*Consumer]) {
+	var ch *Channel
+	var cs *Consumer
+	if c := ds[0].Consumer; c != nil {
+		cs = c.Owner()
+		ch = cs.ch
+	} else {
+		ch = q.b.getHolder(q, ds[0].Message)
+	}
+	if ch == nil || ch.closed != nil || ch.conn.closed != nil {
+		return
+	}
+	if cs != nil && ch.consumers[cs.Tag()] != nil && !ch.conn.opts.NoCancelNotify {
+		ch.pushFromQueue(Push{Method: protocol.BasicCancel, Delivery: Delivery{ConsumerTag: cs.Tag()}})
+		return
+	}
+	ch.failFor(consumerTimeoutError(ch.id, -1), ReasonConsumerTimeout)
+}
+
+// getHolder finds the open channel holding basic.get delivery m from q.
+func (b *Broker) getHolder(q *brokerQueue, m *queue.Message) *Channel {
+	for _, c := range b.conns {
+		for _, ch := range c.channels {
+			if ch.closed != nil {
+				continue
+			}
+			for _, d := range ch.core.Deliveries() {
+				if d.Ref.q == q && d.Ref.m == m && d.Ref.c == nil {
+					return ch
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // SetTimer schedules one of the queue's timers.

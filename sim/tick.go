@@ -8,24 +8,27 @@ import (
 	"github.com/amqpsim/amqpsim/protocol"
 )
 
-// syncTick keeps the channel's consumer-timeout tick running exactly while
-// the channel holds unacked deliveries: RabbitMQ's channel starts its tick
-// when it wakes and cancels it when it hibernates with nothing unacked, so
-// the ticks of a busy channel are counted from its first unacked delivery.
-// Measured on RabbitMQ 3.10.8: with a tick longer than the channel's
-// hibernation backoff (at most 10 s, so the default 60 s tick) the close
-// comes Timeout after the delivery; with a 1 s tick the channel never
-// hibernates, its ticks keep the phase of the channel's opening and the
-// close comes anywhere in (T, T+tick] after the delivery. That phase, and
-// the tick running on until hibernation after the last ack, are not
-// modelled. Caller holds the lock.
-func (ch *Channel) syncTick() {
+// The channel's consumer-timeout tick runs exactly while the channel
+// holds unacked deliveries and one of them may time out: RabbitMQ's
+// channel starts its tick when it wakes and cancels it when it
+// hibernates with nothing unacked, so the ticks of a busy channel are
+// counted from its first unacked delivery. Measured on RabbitMQ 3.10.8:
+// with a tick longer than the channel's hibernation backoff (at most
+// 10 s, so the default 60 s tick) the close comes Timeout after the
+// delivery; with a 1 s tick the channel never hibernates, its ticks keep
+// the phase of the channel's opening and the close comes anywhere in
+// (T, T+tick] after the delivery. That phase, and the tick running on
+// until hibernation after the last ack, are not modelled. From 4.3 no
+// queue's deliveries have the channel's timeout (Queue.HasConsumerTimeout),
+// so the tick never starts: a 4.3 quorum queue times its deliveries out
+// itself (brokerQueue.TimedOut).
+
+// armTick starts the tick, if it is not running, for a delivery that
+// entered the ledger from a queue whose deliveries have the channel's
+// timeout. Caller holds the lock.
+func (ch *Channel) armTick() {
 	b := ch.b
-	if b.cfg.ConsumerTimeout < 0 && !b.profile.QueueConsumerTimeout || ch.closed != nil {
-		b.stop(ch.tick)
-		return
-	}
-	if ch.core.Unacked() == 0 {
+	if ch.tickOff() || ch.core.Unacked() == 0 {
 		b.stop(ch.tick)
 		return
 	}
@@ -37,9 +40,24 @@ func (ch *Channel) syncTick() {
 	}
 }
 
+// syncTick stops the tick once nothing can time out: the channel is
+// closed, or holds no unacked delivery. Caller holds the lock.
+func (ch *Channel) syncTick() {
+	if ch.tickOff() || ch.core.Unacked() == 0 {
+		ch.b.stop(ch.tick)
+	}
+}
+
+// tickOff reports whether the channel runs no tick at all.
+func (ch *Channel) tickOff() bool {
+	b := ch.b
+	return b.cfg.ConsumerTimeout < 0 && !b.profile.QueueConsumerTimeout || ch.closed != nil
+}
+
 // onTick is the channel tick: if the oldest unacked delivery (basic.get ones
 // included) is older than the consumer timeout, the channel is closed with
-// RabbitMQ's 406, its deliveries requeued.
+// RabbitMQ's 406, its deliveries requeued. With no delivery that may time
+// out left, the tick stops.
 func (ch *Channel) onTick() {
 	b := ch.b
 	if ch.closed != nil {
@@ -47,7 +65,7 @@ func (ch *Channel) onTick() {
 	}
 	d := ch.oldestTimed()
 	if d == nil {
-		ch.syncTick()
+		b.stop(ch.tick)
 		return
 	}
 	// A delivery exactly timeout old times out. RabbitMQ checks
@@ -58,18 +76,18 @@ func (ch *Channel) onTick() {
 	// idle channels), the close came 24.002-24.158 s after the delivery,
 	// never 36 s. With the strict test the simulator closed at T+tick.
 	if timeout, ok := ch.timeoutOf(d.Ref.q); ok && !d.At.After(b.now.Add(-timeout)) {
-		ch.failFor(ch.consumerTimeoutError(timeout), ReasonConsumerTimeout)
+		ch.failFor(consumerTimeoutError(ch.id, max(timeout, 0).Milliseconds()), ReasonConsumerTimeout)
 		return
 	}
-	ch.syncTick()
+	ch.armTick()
 }
 
 // oldestTimed is the delivery the tick checks: the oldest unacked one
-// from a queue whose type has a consumer timeout (Queue.HasConsumerTimeout:
-// every queue but, in 4.3, classic queues and streams,
-// queue.Rules.ConsumerTimeoutQuorumOnly). Unlike RabbitMQ 4.3, whose
-// quorum queue times a delivery out itself, returns it and cancels the
-// consumer, amqpsim keeps 4.2's channel close for those.
+// from a queue whose type the channel's consumer timeout applies to
+// (Queue.HasConsumerTimeout: every queue before 4.3; in 4.3 none, as
+// classic queues and streams have no consumer timeout,
+// queue.Rules.ConsumerTimeoutQuorumOnly, and a quorum queue times its
+// deliveries out itself, queue.Rules.QuorumConsumerTimeout, TimedOut).
 func (ch *Channel) oldestTimed() *channel.Delivery[delivery] {
 	if d := ch.core.Oldest(); d == nil || d.Ref.q.HasConsumerTimeout() {
 		return d
@@ -130,19 +148,24 @@ func (ch *Channel) timeoutOf(q *brokerQueue) (time.Duration, bool) {
 // ForceConsumerTimeout, or FaultConsumerTimeout).
 const ReasonConsumerTimeout = "consumer timeout"
 
-// consumerTimeoutError is RabbitMQ's close of a channel whose oldest
-// unacked delivery timed out after timeout.
-func (ch *Channel) consumerTimeoutError(timeout time.Duration) *Error {
+// consumerTimeoutError is RabbitMQ's close of channel id for a delivery
+// that timed out after ms milliseconds (-1 when a 4.3 quorum queue timed
+// it out, TimedOut).
+func consumerTimeoutError(id uint16, ms int64) *Error {
 	return protocol.Errorf(protocol.PreconditionFailed, protocol.Method{},
 		"delivery acknowledgement on channel %d timed out. Timeout value used: %d ms. This timeout value can be configured, see consumers doc guide to learn more",
-		ch.id, max(timeout, 0).Milliseconds())
+		id, ms)
 }
 
 // ForceConsumerTimeout closes the channel now as the consumer timeout
-// does (406, its deliveries requeued), without waiting for its oldest
-// unacked delivery to grow old: a fault for testing a consumer's handling
-// of it. It fails if the channel is closed or holds no unacked delivery,
-// as RabbitMQ's timeout then never fires.
+// does before 4.3 (406, its deliveries requeued), without waiting for its
+// oldest unacked delivery to grow old: a fault for testing a consumer's
+// handling of it. It fails if the channel is closed or holds no unacked
+// delivery, as RabbitMQ's timeout then never fires. From 4.3 RabbitMQ
+// closes the channel so only for a basic.get, a consumer the client
+// cancelled, or a client without consumer_cancel_notify (and with "-1
+// ms" in the text); otherwise a quorum queue's timeout cancels the
+// consumer and keeps the channel (Advance past the timeout shows it).
 func (ch *Channel) ForceConsumerTimeout() error {
 	ch.b.mu.Lock()
 	defer ch.b.mu.Unlock()
@@ -152,7 +175,7 @@ func (ch *Channel) ForceConsumerTimeout() error {
 	if ch.core.Unacked() == 0 {
 		return fmt.Errorf("sim: channel %d holds no unacked delivery to time out", ch.id)
 	}
-	ch.failFor(ch.consumerTimeoutError(max(ch.b.cfg.ConsumerTimeout, 0)), ReasonConsumerTimeout)
+	ch.failFor(consumerTimeoutError(ch.id, max(ch.b.cfg.ConsumerTimeout, 0).Milliseconds()), ReasonConsumerTimeout)
 	ch.b.flush()
 	return nil
 }

@@ -113,7 +113,7 @@ func (ch *Channel) TxRollback() error {
 		}
 		ch.tx = &txState{}
 		ch.core.Restore(tx.held())
-		ch.syncTick()
+		ch.armTick()
 		return nil
 	})
 }

@@ -141,6 +141,11 @@ type QueueStats struct {
 	// registered consumers alone).
 	Consumers int
 	Bytes     int64 // body bytes of the ready messages
+	// TimedOut counts the deliveries a 4.3 quorum queue timed out and
+	// took back that their channels still hold (the client may still
+	// settle their tags): RabbitMQ counts them in its channels'
+	// messages_unacknowledged, not in the queue's (Unacked).
+	TimedOut int
 	// Stream describes a stream's log; nil for other queue types. For a
 	// stream, Ready is what queue.declare-ok reports (RabbitMQ's count,
 	// refreshed every 5 s), Bytes the retained bodies, and Consumers its
@@ -171,9 +176,12 @@ type ConsumerStats struct {
 	NoAck       bool
 	Priority    int
 	Blocked     bool // out of the rotation until credit returns
-	Active      bool // false for a waiting single-active-consumer
-	Exclusive   bool
-	Args        Table // basic.consume's arguments
+	// TimedOut is set while a 4.3 quorum queue that timed out some of
+	// its deliveries gives it nothing, until the client has settled them.
+	TimedOut  bool
+	Active    bool // false for a waiting single-active-consumer
+	Exclusive bool
+	Args      Table // basic.consume's arguments
 }
 
 // ChannelStats is one channel's delivery state.

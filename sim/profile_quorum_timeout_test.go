@@ -1,0 +1,139 @@
+package sim_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/amqpsim/amqpsim/protocol"
+	"github.com/amqpsim/amqpsim/sim"
+)
+
+// RabbitMQ 4.3's quorum queue times its deliveries out itself
+// (queue.Rules.QuorumConsumerTimeout); what the channel then does is the
+// broker's part, pinned here and by scenarios/library/
+// quorum-consumer-timeout*.txt, recorded on 4.3.6.
+
+// timeoutText43 is the channel's 406 when no consumer on it can be
+// cancelled: RabbitMQ 4.3.6 passes -1 as the timeout.
+func timeoutText43(channel int) string {
+	return timeoutText(channel, -time.Millisecond)
+}
+
+// The consumer is told with basic.cancel at the delivery's timeout, on a
+// channel that stays open; it stays registered, the channel still takes
+// the old tag once, and the queue's and the channel's counts part: the
+// queue counts the message ready, the channel still holds the tag.
+func TestQuorumTimeoutCancels43(t *testing.T) {
+	e := newEnvConfig(t, sim.Config{ConsumerTimeout: 5 * time.Second})
+	e.declare("q", quorumQueue)
+	e.qos(e.ch, 1, false)
+	c := e.consume(e.ch, "q", "A", sim.ConsumeOptions{})
+	e.publish("q", "m1", "m2")
+	d, _ := c.Next()
+	if due, _ := e.b.NextTimer(); !due.Equal(sim.Epoch().Add(5 * time.Second)) {
+		t.Errorf("next timer at %v, want the delivery's timeout (no channel tick)", due)
+	}
+	e.b.Advance(5*time.Second - time.Millisecond)
+	diff(t, "cancels before", []sim.Cancellation(nil), e.ch.Cancels())
+	e.b.Advance(time.Millisecond)
+	diff(t, "cancels", []sim.Cancellation{{ConsumerTag: "A"}}, e.ch.Cancels())
+	if e.ch.Err() != nil || c.Cancelled() {
+		t.Fatalf("channel %v, consumer cancelled %t: want both kept", e.ch.Err(), c.Cancelled())
+	}
+	st, _ := e.b.QueueStats("/", "q")
+	diff(t, "queue", sim.QueueStats{Vhost: "/", Name: "q", Ready: 2, Consumers: 1, Bytes: 4, TimedOut: 1}, st)
+	cs := e.ch.Stats()
+	if cs.Unacked != 1 || !cs.Consumers[0].TimedOut {
+		t.Errorf("channel stats %+v, want the tag held and the consumer timed out", cs)
+	}
+	e.must(e.ch.Ack(d.DeliveryTag, false))
+	again, ok := c.Next()
+	if !ok || string(again.Body) != "m1" || !again.Redelivered || again.DeliveryTag != 2 {
+		t.Fatalf("after the ack: %+v %t, want m1 again, tag 2", again, ok)
+	}
+	wantErr(t, e.ch.Ack(d.DeliveryTag, false), 406, "PRECONDITION_FAILED - unknown delivery tag 1", protocol.BasicAck)
+}
+
+// Where the channel has no consumer to cancel it closes with 406, the
+// timeout "-1 ms": for a basic.get, for a consumer the client cancelled,
+// and for a client that did not announce consumer_cancel_notify (read in
+// RS@v4.3.6 rabbit_channel:handle_queue_actions/2; the first two measured
+// in quorum-consumer-timeout-holders.txt).
+func TestQuorumTimeoutClosesWithoutConsumer43(t *testing.T) {
+	e := newEnvConfig(t, sim.Config{ConsumerTimeout: time.Second})
+	e.declare("q", quorumQueue)
+	e.publish("q", "g1", "c1")
+	getter := e.channel(e.conn)
+	if _, ok, err := getter.Get("q", false); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	canceller := e.channel(e.conn)
+	c := e.consume(canceller, "q", "C", sim.ConsumeOptions{})
+	if _, ok := c.Next(); !ok {
+		t.Fatal("no delivery to C")
+	}
+	e.must(canceller.Cancel("C"))
+	conn, err := e.b.Dial(sim.ConnectOptions{NoCancelNotify: true})
+	e.must(err)
+	silent := e.channel(conn)
+	e.publish("q", "s1")
+	e.consume(silent, "q", "S", sim.ConsumeOptions{})
+	e.b.Advance(time.Second)
+	for _, ch := range []*sim.Channel{getter, canceller, silent} {
+		wantErr(t, ch.Err(), 406, timeoutText43(int(ch.ID())), protocol.Method{})
+	}
+	if e.ch.Err() != nil || conn.Err() != nil {
+		t.Errorf("more closed than the channels: %v %v", e.ch.Err(), conn.Err())
+	}
+	if st, _ := e.b.QueueStats("/", "q"); st.Ready != 3 || st.Unacked != 0 || st.TimedOut != 0 || st.Consumers != 0 {
+		t.Errorf("stats %+v, want all three back", st)
+	}
+}
+
+// 4.0 keeps the channel's close at its tick for a quorum queue, on the
+// queue's x-consumer-timeout (quorum-consumer-timeout-releases.txt).
+func TestQuorumTimeoutChannelTick40(t *testing.T) {
+	e := newEnvConfig(t, sim.Config{Version: sim.V4_0})
+	e.declare("q", sim.QueueOptions{Durable: true, Args: sim.Table{"x-queue-type": "quorum", "x-consumer-timeout": int64(5000)}})
+	e.consume(e.ch, "q", "A", sim.ConsumeOptions{})
+	e.publish("q", "m1")
+	e.b.Advance(59 * time.Second)
+	if e.ch.Err() != nil || len(e.ch.Cancels()) != 0 {
+		t.Fatalf("before the tick: %v", e.ch.Err())
+	}
+	e.b.Advance(time.Second)
+	wantErr(t, e.ch.Err(), 406, timeoutText(1, 5*time.Second), protocol.Method{})
+}
+
+// A consumer whose deliveries time out takes nothing until the client
+// has settled all of them; another consumer takes the messages at once.
+func TestQuorumTimeoutOtherConsumerTakes43(t *testing.T) {
+	e := newEnvConfig(t, sim.Config{ConsumerTimeout: time.Second})
+	e.declare("q", quorumQueue)
+	e.qos(e.ch, 2, false)
+	a := e.consume(e.ch, "q", "A", sim.ConsumeOptions{})
+	e.publish("q", "m1", "m2")
+	held := a.Deliveries()
+	ch2 := e.channel(e.conn)
+	e.qos(ch2, 1, false)
+	b := e.consume(ch2, "q", "B", sim.ConsumeOptions{})
+	e.b.Advance(time.Second)
+	got := b.Deliveries()
+	if len(got) != 1 || string(got[0].Body) != "m1" || !got[0].Redelivered {
+		t.Fatalf("B got %+v, want m1 redelivered", got)
+	}
+	e.publish("q", "m3")
+	if d, ok := a.Next(); ok {
+		t.Fatalf("A took %s while timed out", d.Body)
+	}
+	e.must(e.ch.Ack(held[0].DeliveryTag, false))
+	if d, ok := a.Next(); ok {
+		t.Fatalf("A took %s with a timed-out tag unsettled", d.Body)
+	}
+	e.must(e.ch.Ack(held[1].DeliveryTag, false))
+	var bodies []string
+	for _, d := range a.Deliveries() {
+		bodies = append(bodies, string(d.Body))
+	}
+	diff(t, "A after settling both", []string{"m2", "m3"}, bodies)
+}

@@ -9,8 +9,9 @@
 // a channel or a connection. The results are recorded from a real broker
 // (Record, or "amqpsim record"), and replayed on the simulator (Replay,
 // ReplayWire, Run, or "amqpsim replay"), which must give the same lines. The package's
-// library (Library) holds scenarios recorded from RabbitMQ 3.10.8 that pin
-// down the consumer-side behaviour the simulator implements.
+// library (Library) holds scenarios recorded on RabbitMQ 3.10.8, 4.0.5 and
+// 4.3.6, each file holding the three releases' answers, that pin down the
+// behaviour the simulator implements on each release's profile.
 //
 // # A scenario
 //

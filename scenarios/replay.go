@@ -191,8 +191,8 @@ func LoadFS(fsys fs.FS, root string) ([]*Scenario, error) {
 //go:embed library/*.txt
 var library embed.FS
 
-// Library returns the built-in scenarios, each recorded from RabbitMQ: the
-// files of this package's library directory.
+// Library returns the built-in scenarios, each recorded on RabbitMQ
+// 3.10.8, 4.0.5 and 4.3.6: the files of this package's library directory.
 func Library() fs.FS {
 	sub, err := fs.Sub(library, "library")
 	if err != nil {

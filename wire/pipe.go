@@ -122,6 +122,9 @@ func (h *half) read(p []byte) (int, error) {
 			if h.off == len(h.buf) {
 				h.buf, h.off = h.buf[:0], 0
 			}
+			if h.limit > 0 {
+				h.cond.Broadcast() // a writer may wait for the room this read made
+			}
 			return n, nil
 		case h.wclosed:
 			return 0, io.EOF

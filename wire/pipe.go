@@ -59,6 +59,7 @@ type half struct {
 	// rclosed: the reading end closed; reads and writes fail.
 	rclosed bool
 	rd      deadline // read deadline of the reading end
+	waiting int      // readers waiting on cond
 }
 
 // ServerWriteBuffer is how many bytes the server side of a Pipe may have
@@ -75,24 +76,39 @@ func newHalf() *half {
 // deadline is a read or write deadline. The timer only wakes waiters; the
 // deadline is checked against time.Now, so it follows a synctest bubble's
 // clock.
+//
+// Setting a deadline only records it: amqp091-go moves its read deadline
+// after every frame it reads, and a timer made or reset each time cost
+// more than the frame. The one timer is armed when a reader waits
+// (arm), and left alone while it would fire no later than the deadline:
+// a wake before it makes the reader look again and re-arm.
 type deadline struct {
 	at    time.Time
 	timer *time.Timer
+	armed time.Time // when the timer fires; zero when it is not pending
 }
 
-// set arms the deadline; wake is called (without the lock) when it passes.
-// Caller holds the lock.
-func (d *deadline) set(t time.Time, wake func()) {
+// arm makes sure the timer wakes a waiting reader by the deadline; wake
+// is called (without the lock) when it fires. Caller holds the lock.
+func (d *deadline) arm(wake func()) {
+	if d.at.IsZero() || !d.armed.IsZero() && !d.armed.After(d.at) {
+		return
+	}
+	dur := max(time.Until(d.at), 0)
+	if d.timer == nil {
+		d.timer = time.AfterFunc(dur, wake)
+	} else {
+		d.timer.Reset(dur)
+	}
+	d.armed = d.at
+}
+
+// stop stops the timer. Caller holds the lock.
+func (d *deadline) stop() {
 	if d.timer != nil {
 		d.timer.Stop()
-		d.timer = nil
 	}
-	d.at = t
-	if !t.IsZero() {
-		if dur := time.Until(t); dur > 0 {
-			d.timer = time.AfterFunc(dur, wake)
-		}
-	}
+	d.at, d.armed = time.Time{}, time.Time{}
 }
 
 // exceeded reports whether the deadline is set and has passed.
@@ -120,7 +136,10 @@ func (h *half) read(p []byte) (int, error) {
 		case h.wclosed:
 			return 0, io.EOF
 		}
+		h.rd.arm(h.timeout)
+		h.waiting++
 		h.cond.Wait()
+		h.waiting--
 	}
 }
 
@@ -163,13 +182,16 @@ func (h *half) closeRead() {
 	h.mu.Lock()
 	h.rclosed = true
 	h.buf, h.off = nil, 0
-	h.rd.set(time.Time{}, nil)
+	h.rd.stop()
 	h.cond.Broadcast()
 	h.mu.Unlock()
 }
 
-func (h *half) wake() {
+// timeout is the read deadline's timer firing: it wakes the readers,
+// which look at the deadline again.
+func (h *half) timeout() {
 	h.mu.Lock()
+	h.rd.armed = time.Time{}
 	h.cond.Broadcast()
 	h.mu.Unlock()
 }
@@ -234,8 +256,16 @@ func (c *pipeConn) SetDeadline(t time.Time) error {
 func (c *pipeConn) SetReadDeadline(t time.Time) error {
 	h := c.rx
 	h.mu.Lock()
-	h.rd.set(t, h.wake)
-	h.cond.Broadcast()
+	h.rd.at = t
+	if h.waiting > 0 {
+		// A waiting reader needs the timer for a deadline earlier than
+		// it is armed for, and a wake for one already passed.
+		if !t.IsZero() && !time.Now().Before(t) {
+			h.cond.Broadcast()
+		} else {
+			h.rd.arm(h.timeout)
+		}
+	}
 	h.mu.Unlock()
 	return nil
 }

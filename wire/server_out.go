@@ -21,13 +21,15 @@ const (
 )
 
 // outItem is one thing for the writer to send: a method the server
-// answers with, a push the broker made, or a heartbeat.
+// answers with, a push the broker made (the push-th of the pushes queued
+// with it: a Push is large, and is copied once, from the outbox), or a
+// heartbeat.
 type outItem struct {
 	kind  outKind
 	ch    uint16
 	final bool // the server's last frame: the connection ends after it (closeLater)
 	m     Method
-	push  sim.Push
+	push  int
 }
 
 func methodItem(ch uint16, m Method) outItem { return outItem{kind: outMethod, ch: ch, m: m} }
@@ -43,27 +45,33 @@ func (c *serverConn) call(f func() (outItem, bool)) {
 	if ok {
 		c.out = append(c.out, it)
 	}
+	c.drainLocked()
+	queued := len(c.out) > 0
 	c.mu.Unlock()
-	c.drain()
 	c.callMu.Unlock()
-	c.signal()
+	if queued {
+		c.signal()
+	}
 }
 
 // drain moves what the broker pushed to the connection into the writer's
 // queue; caller holds callMu.
 func (c *serverConn) drain() {
 	c.mu.Lock()
-	sc := c.sc
+	c.drainLocked()
 	c.mu.Unlock()
-	if sc == nil {
+}
+
+// drainLocked is drain; caller holds callMu and mu (which the broker never
+// waits for: Notify only signals).
+func (c *serverConn) drainLocked() {
+	sc := c.sc
+	if sc == nil || !sc.HasPending() {
 		return
 	}
-	c.pushes = sc.Drain(c.pushes[:0])
-	if len(c.pushes) == 0 {
-		return
-	}
-	c.mu.Lock()
-	for i := range c.pushes {
+	n := len(c.pushes)
+	c.pushes = sc.Drain(c.pushes)
+	for i := n; i < len(c.pushes); i++ {
 		p := &c.pushes[i]
 		if p.Method == protocol.ConnectionClose {
 			c.closing.Store(true)
@@ -71,10 +79,8 @@ func (c *serverConn) drain() {
 				c.closeTimer = time.AfterFunc(c.closeTimeout(), c.closeTransport)
 			}
 		}
-		c.out = append(c.out, outItem{kind: outPush, ch: p.Channel, push: *p})
+		c.out = append(c.out, outItem{kind: outPush, ch: p.Channel, push: i})
 	}
-	c.mu.Unlock()
-	clear(c.pushes)
 }
 
 // enqueue queues an item for the writer now.
@@ -138,6 +144,7 @@ func (c *serverConn) writeLoop() {
 	defer c.wg.Done()
 	defer c.doneWriting()
 	var batch []outItem
+	var pushes []sim.Push
 	for {
 		c.mu.Lock()
 		for len(c.out) == 0 {
@@ -155,6 +162,7 @@ func (c *serverConn) writeLoop() {
 			c.mu.Lock()
 		}
 		batch, c.out = c.out, batch[:0]
+		pushes, c.pushes = c.pushes, pushes[:0]
 		c.writing = true
 		sc := c.sc // set before the broker pushes anything
 		c.mu.Unlock()
@@ -167,7 +175,7 @@ func (c *serverConn) writeLoop() {
 			case outMethod:
 				err = c.fw.WriteMethod(it.ch, it.m)
 			case outPush:
-				err = c.writePush(&it.push)
+				err = c.writePush(&pushes[it.push])
 			case outHeartbeat:
 				err = c.fw.WriteHeartbeat()
 			}
@@ -178,16 +186,21 @@ func (c *serverConn) writeLoop() {
 				}
 				// An encoding error (a frame over frame-max, a table
 				// value with no AMQP type): nothing was written.
-				c.s.logf("wire: %s: cannot send %v%v: %v", c.displayName(), it.m, it.push.Method, err)
+				what := fmt.Sprint(it.m)
+				if it.kind == outPush {
+					what = pushes[it.push].Method.String()
+				}
+				c.s.logf("wire: %s: cannot send %s: %v", c.displayName(), what, err)
 				continue
 			}
 			data = data || it.kind != outHeartbeat
 			final = final || it.final
-			if it.kind == outPush && it.push.Method == protocol.BasicDeliver {
+			if it.kind == outPush && pushes[it.push].Method == protocol.BasicDeliver {
 				delivered++
 			}
 		}
 		clear(batch)
+		clear(pushes)
 		if err := c.bw.Flush(); err != nil {
 			c.closeTransport()
 			return

@@ -33,7 +33,7 @@ func (ch *Channel) syncTick() {
 		ch.tick = newTimer(ch.onTick)
 	}
 	if ch.tick.index < 0 {
-		b.schedule(ch.tick, b.now.Add(b.cfg.ChannelTickInterval))
+		b.scheduleIn(ch.tick, b.cfg.ChannelTickInterval)
 	}
 }
 

@@ -59,7 +59,10 @@ type half struct {
 	// rclosed: the reading end closed; reads and writes fail.
 	rclosed bool
 	rd      deadline // read deadline of the reading end
-	waiting int      // readers waiting on cond
+	// waiting and blocked count the readers waiting on cond for bytes and
+	// the writers waiting on it for room: a write wakes the ones, a read
+	// the others.
+	waiting, blocked int
 }
 
 // ServerWriteBuffer is how many bytes the server side of a Pipe may have
@@ -132,6 +135,9 @@ func (h *half) read(p []byte) (int, error) {
 			if h.off == len(h.buf) {
 				h.buf, h.off = h.buf[:0], 0
 			}
+			if h.blocked > 0 {
+				h.cond.Broadcast()
+			}
 			return n, nil
 		case h.wclosed:
 			return 0, io.EOF
@@ -156,7 +162,9 @@ func (h *half) write(p []byte, wd *deadline) (int, error) {
 		if h.wclosed || h.rclosed {
 			return 0, io.ErrClosedPipe
 		}
+		h.blocked++
 		h.cond.Wait() // woken by reads and closes
+		h.blocked--
 	}
 	if h.off > 0 && h.off >= len(h.buf)/2 {
 		// Compact before growing, so a buffer read as fast as it is filled
@@ -165,7 +173,9 @@ func (h *half) write(p []byte, wd *deadline) (int, error) {
 		h.off = 0
 	}
 	h.buf = append(h.buf, p...)
-	h.cond.Broadcast()
+	if h.waiting > 0 {
+		h.cond.Broadcast()
+	}
 	return len(p), nil
 }
 

@@ -133,3 +133,38 @@ func TestPipeDeadlineMovedWhileWaiting(t *testing.T) {
 		}
 	})
 }
+
+// A server write that waits for room in the client's direction goes
+// through once the client reads, with no other call on the pipe.
+func TestPipeWriteWaitsForRead(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		client, server := Pipe()
+		defer client.Close()
+		defer server.Close()
+		full := make([]byte, ServerWriteBuffer)
+		if _, err := server.Write(full); err != nil {
+			t.Fatal(err)
+		}
+		wrote := make(chan error)
+		go func() {
+			_, err := server.Write([]byte("more"))
+			wrote <- err
+		}()
+		synctest.Wait()
+		select {
+		case err := <-wrote:
+			t.Fatalf("wrote past the buffer's limit: %v", err)
+		default:
+		}
+		if _, err := io.ReadFull(client, full); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-wrote; err != nil {
+			t.Fatal(err)
+		}
+		buf := make([]byte, 4)
+		if _, err := io.ReadFull(client, buf); err != nil || string(buf) != "more" {
+			t.Fatalf("read %q, %v", buf, err)
+		}
+	})
+}

@@ -57,24 +57,28 @@ func (q *quorum[T]) AddConsumer(c *consumer.Consumer[T]) {
 	q.keys[c] = q.consumerKey(c)
 	q.startTiming(c, nil)
 	if q.singleActive {
-		switch {
-		case q.active == nil:
-			q.active = c
-		case q.opts.Rules.QuorumSACPriority && !q.quiescing && c.Priority > q.active.Priority:
-			// rabbit_fifo:activate_next_consumer/2 (4.0+): a waiting
-			// consumer of higher priority takes over at once from an
-			// active one with nothing checked out; otherwise the active
-			// one quiesces until it has settled what it holds. (While it
-			// quiesces, every waiting consumer above it has a higher
-			// priority: the choice waits for maybeHandOver.)
-			if q.held[q.active] == 0 {
-				q.active = c
-			} else {
-				q.quiescing = true
-			}
-		}
+		q.offerActive(c)
 	}
 	q.rotation.Add(c)
+}
+
+// offerActive makes c the single active consumer when none is, or, from
+// 4.0 (rabbit_fifo:activate_next_consumer/2), when c has a higher
+// priority than the active one: at once if the active one has nothing
+// checked out, otherwise once it has quiesced, settling what it holds.
+// (While it quiesces, every waiting consumer above it has a higher
+// priority: the choice waits for maybeHandOver.)
+func (q *quorum[T]) offerActive(c *consumer.Consumer[T]) {
+	switch {
+	case q.active == nil:
+		q.active = c
+	case q.opts.Rules.QuorumSACPriority && !q.quiescing && c.Priority > q.active.Priority:
+		if q.held[q.active] == 0 {
+			q.active = c
+		} else {
+			q.quiescing = true
+		}
+	}
 }
 
 // consumerKey is the key rabbit_fifo gives a new consumer from 4.0: the

@@ -374,16 +374,7 @@ func (q *quorum[T]) settleStale(d Settled[T], how Settlement) bool {
 // active, a waiting one of higher priority (4.0+) takes over at once
 // from an active one that holds nothing, or makes it quiesce.
 func (q *quorum[T]) activateNext() {
-	next := q.nextActive()
-	switch {
-	case next == nil || next == q.active:
-	case q.active == nil:
-		q.active = next
-	case q.opts.Rules.QuorumSACPriority && !q.quiescing && next.Priority > q.active.Priority:
-		if q.held[q.active] == 0 {
-			q.active = next
-		} else {
-			q.quiescing = true
-		}
+	if next := q.nextActive(); next != nil && next != q.active {
+		q.offerActive(next)
 	}
 }

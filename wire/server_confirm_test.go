@@ -141,26 +141,7 @@ func TestServerConfirmOrderByQueueType(t *testing.T) {
 // 504 for the delivery on a closing channel).
 func TestServerQueuePushesFollowChannelReplies(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		b := sim.New(sim.Config{})
-		s := NewServer(b)
-		defer s.Close()
-		c, client := openHeartbeat(t, s, 0)
-		defer client.Close()
-		c.send(1, &ChannelOpen{})
-		c.expect()
-		c.send(1, &QueueDeclare{Queue: "q"})
-		c.expect()
-		b.Publish("/", "", "q", sim.Message{Body: []byte("m1")})
-		b.Publish("/", "", "q", sim.Message{Body: []byte("m2")})
-		c.send(1, &BasicQos{PrefetchCount: 1})
-		c.expect()
-		c.send(1, &BasicConsume{Queue: "q", ConsumerTag: "c"})
-		if _, ok := c.expect().(*BasicConsumeOk); !ok {
-			t.Fatal("no consume-ok")
-		}
-		if d, ok := c.expect().(*BasicDeliver); !ok || d.DeliveryTag != 1 {
-			t.Fatalf("first delivery: %#v", d)
-		}
+		c, client := doubleAck(t, nil)
 		var buf bytes.Buffer
 		fw := NewFrameWriter(&buf)
 		fw.WriteMethod(1, &BasicAck{DeliveryTag: 1})

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -82,13 +83,7 @@ func TestVersionsDoc(t *testing.T) {
 			evidence = c.Measured
 		}
 		if len(on) > 0 {
-			names := slices.Sorted(func(yield func(string) bool) {
-				for n := range files {
-					if !yield(n) {
-						return
-					}
-				}
-			})
+			names := slices.Sorted(maps.Keys(files))
 			more := ""
 			if len(names) > 3 {
 				more = fmt.Sprintf(" and %d more", len(names)-3)

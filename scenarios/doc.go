@@ -74,7 +74,7 @@
 // digits, '_' and '-', unique in the file; every step names a channel opened
 // by an earlier step.
 //
-//	conn C [user=U password=P]                    open a connection (as guest by default)
+//	conn C [user=U password=P] [node=N]           open a connection (as guest by default; on a cluster, to node N)
 //	channel C.CH                                  open a channel on C
 //	close CH|C                                    channel.close or connection.close
 //	declare-queue CH Q [passive] [durable] [exclusive] [auto-delete] [nowait] [ARGS]
@@ -117,6 +117,10 @@
 //	held                                          what every consumer holds
 //	headers CH MSG                                a delivered message's headers
 //	envelope CH MSG                               its exchange and routing key
+//	stop-node N | kill-node N | start-node N      on a cluster: stop node N, crash it, start it again
+//	partition N                                   cut node N off from the other nodes
+//	heal                                          end the partition
+//	leader Q                                      on a cluster: where a queue's leader and members are
 //
 // An alarm blocks a connection as it publishes, and the broker reads
 // nothing more from it until the last alarm clears: on a blocked

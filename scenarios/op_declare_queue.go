@@ -63,7 +63,9 @@ func (o DeclareQueue) runAMQP(d *amqpDriver, ch *amqp.Channel) (reply, error) {
 	} else {
 		q, err = ch.QueueDeclare(d.p(o.Queue), o.Durable, o.AutoDelete, o.Exclusive, o.NoWait, d.queueArgs(o.Args))
 		if err == nil {
+			d.mu.Lock()
 			d.queues = append(d.queues, q.Name)
+			d.mu.Unlock()
 		}
 	}
 	return reply{queue: d.unp(q.Name), ready: q.Messages, consumers: q.Consumers}, err

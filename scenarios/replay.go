@@ -33,6 +33,7 @@ func ReplayOn(s *Scenario, v sim.Version, permit ...string) (*Result, error) {
 // replayWith replays s on a simulator configured by cfg, seeded by s.
 func replayWith(s *Scenario, cfg sim.Config) (*Result, error) {
 	cfg.Seed = s.Seed
+	s.Cluster.config(&cfg)
 	d := newSimDriver(cfg)
 	res, err := newRunner(d, s).run()
 	if res != nil {
@@ -86,6 +87,14 @@ type RecordOptions struct {
 	Window time.Duration
 	// Date goes into the source directive; today when zero.
 	Date time.Time
+	// Cluster, for a cluster scenario (one with a cluster directive), is
+	// the command line that controls the real cluster to record on, such
+	// as "scripts/rabbitmq cluster" (clusterctl.go says what it must
+	// take); its status names the nodes' URLs, and URL is not used.
+	Cluster string
+	// Pending is how long a recording on a cluster waits for a method's
+	// answer before it counts as pending; DefaultPending when zero.
+	Pending time.Duration
 }
 
 // Record runs a scenario against a real broker and returns the scenario
@@ -97,7 +106,23 @@ type RecordOptions struct {
 // of it yet). Queue and exchange names get a random per-run prefix that the
 // results do not show; everything the run declared is deleted afterwards.
 func Record(s *Scenario, o RecordOptions) (*Scenario, *Result, error) {
-	d, err := newAMQPDriver(o.URL, o.Rabbitmqctl, s.Name, o.Window)
+	var cluster *clusterCtl
+	switch {
+	case s.Cluster != nil && o.Cluster == "":
+		return nil, nil, fmt.Errorf("%s runs on a cluster of %d nodes: record it on one (amqpsim record --cluster CMD)", s.Path, s.Cluster.Nodes)
+	case s.Cluster == nil && o.Cluster != "":
+		return nil, nil, fmt.Errorf("%s has no cluster directive: record it on a single broker (amqpsim record --url URL)", s.Path)
+	case s.Cluster != nil:
+		var err error
+		if cluster, err = newClusterCtl(o.Cluster, o.Pending); err != nil {
+			return nil, nil, err
+		}
+		if s, err = onCluster(s, cluster); err != nil {
+			return nil, nil, err
+		}
+		o.URL = cluster.urls[0]
+	}
+	d, err := newAMQPDriver(o.URL, o.Rabbitmqctl, s.Name, o.Window, cluster)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -54,14 +54,14 @@ func (o Leader) run(r *runner, _ *rchan) ([]string, reply, error) {
 
 // simLeader reads a queue's leader and members off a simulator.
 func simLeader(b *sim.Broker, q string) (leaderInfo, error) {
-	st, err := b.QueueStats("/", q)
+	leader, members, err := b.QueueLeader("/", q)
 	if errors.Is(err, sim.ErrNoQueue) {
 		return leaderInfo{}, nil
 	}
 	if err != nil {
 		return leaderInfo{}, err
 	}
-	return leaderInfo{found: true, leader: st.Leader, members: st.Members}, nil
+	return leaderInfo{found: true, leader: leader, members: members}, nil
 }
 
 func (d *simDriver) leader(q string) (leaderInfo, error) { return simLeader(d.b, q) }

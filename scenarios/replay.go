@@ -226,14 +226,17 @@ func Library() fs.FS {
 	return sub
 }
 
-// recordURL is the -scenarios.record flag, registered only in test
-// binaries so that programs importing the package keep their flag set.
-var recordURL = new(string)
+// recordURL and recordCluster are the -scenarios.record and
+// -scenarios.cluster flags, registered only in test binaries so that
+// programs importing the package keep their flag set.
+var recordURL, recordCluster = new(string), new(string)
 
 func init() {
 	if testing.Testing() {
 		flag.StringVar(recordURL, "scenarios.record", "",
 			"record the scenarios that scenarios.Run runs against this AMQP URL and rewrite their files, instead of replaying them")
+		flag.StringVar(recordCluster, "scenarios.cluster", "",
+			"record the cluster scenarios that scenarios.Run runs on the cluster this command line controls (\"scripts/rabbitmq cluster\") and rewrite their files")
 	}
 }
 
@@ -247,7 +250,7 @@ func init() {
 // with the broker's answers, comments and steps kept.
 func Run(t *testing.T, path string) {
 	t.Helper()
-	RunWith(t, path, RunOptions{RecordURL: *recordURL})
+	RunWith(t, path, RunOptions{RecordURL: *recordURL, RecordCluster: *recordCluster})
 }
 
 // RunOptions configure RunWith.
@@ -255,8 +258,20 @@ type RunOptions struct {
 	// RecordURL, when set, records the files against this broker and
 	// rewrites them instead of replaying them.
 	RecordURL string
+	// RecordCluster, when set, records the cluster scenarios (those with
+	// a cluster directive) on the cluster this command line controls
+	// (RecordOptions.Cluster) instead of replaying them.
+	RecordCluster string
 	// Window is the quiet window for recording (DefaultWindow when zero).
 	Window time.Duration
+}
+
+// record returns the options to record s with, if the run records it.
+func (o RunOptions) record(s *Scenario) (RecordOptions, bool) {
+	if s.Cluster != nil {
+		return RecordOptions{Cluster: o.RecordCluster, Window: o.Window}, o.RecordCluster != ""
+	}
+	return RecordOptions{URL: o.RecordURL, Window: o.Window}, o.RecordURL != ""
 }
 
 // RunWith is Run with options.
@@ -271,8 +286,8 @@ func RunWith(t *testing.T, path string, o RunOptions) {
 	}
 	for _, s := range list {
 		t.Run(s.Name, func(t *testing.T) {
-			if o.RecordURL != "" {
-				rec, _, err := Record(s, RecordOptions{URL: o.RecordURL, Window: o.Window})
+			if ro, ok := o.record(s); ok {
+				rec, _, err := Record(s, ro)
 				if err != nil {
 					t.Fatal(err)
 				}

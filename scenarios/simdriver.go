@@ -62,8 +62,12 @@ func (d *simDriver) collect(conn string, pushes []sim.Push) {
 		case protocol.ChannelClose:
 			e.kind, e.ch, e.code, e.text, e.method = evChannelClose, chName(p.Channel), p.Err.Code, p.Err.Text, p.Err.Method.String()
 		case protocol.ConnectionClose:
-			e.kind, e.code, e.text, e.method = evConnClose, p.Err.Code, p.Err.Text, p.Err.Method.String()
 			d.ended[conn] = true
+			if p.Err == nil { // its node crashed (sim.Push.Drop)
+				e.kind = evDropped
+				break
+			}
+			e.kind, e.code, e.text, e.method = evConnClose, p.Err.Code, p.Err.Text, p.Err.Method.String()
 		case protocol.ConnectionBlocked:
 			e.kind, e.text = evBlocked, p.ReplyText
 		case protocol.ConnectionUnblock:
@@ -148,7 +152,7 @@ func (d *simDriver) fault(op faultOp) error { return op.runSim(d.b) }
 // node).
 func firstRunning(b *sim.Broker) int {
 	for _, n := range b.Nodes() {
-		if n.State == "running" {
+		if n.State == sim.NodeRunning {
 			return n.Number
 		}
 	}
@@ -199,7 +203,7 @@ func (w *wireSim) dial(network, addr string) (net.Conn, error) {
 // in-memory pipe.
 func (w *wireSim) dialNode(n int) (net.Conn, error) {
 	client, server := wire.Pipe()
-	if err := w.srv.ServeConnNode(server, n); err != nil {
+	if err := w.srv.ServeConn(server); err != nil { // TODO: node n
 		client.Close()
 		return nil, err
 	}

@@ -1,0 +1,91 @@
+package scenarios_test
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/amqpsim/amqpsim/scenarios"
+	"github.com/amqpsim/amqpsim/sim"
+)
+
+// TestCluster is the CI check of the cluster scenarios: every one,
+// recorded on a real 3-node RabbitMQ 4.3.6 cluster, replays identically on
+// the simulator of a cluster, in process and through amqp091-go over the
+// in-memory wire. Record them again with -scenarios.cluster="CMD" (see
+// TestClusterAgreesWithCluster).
+func TestCluster(t *testing.T) {
+	scenarios.Run(t, "cluster")
+}
+
+// The cluster scenarios are many enough, each says it runs on a cluster
+// with its nodes' names, and each is recorded on 4.3.6, the release the
+// cluster runs.
+func TestClusterIsRecorded(t *testing.T) {
+	list, err := scenarios.LoadFS(scenarios.Cluster(), ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) < 15 {
+		t.Errorf("%d cluster scenarios, want at least 15", len(list))
+	}
+	for _, s := range list {
+		if s.Cluster == nil || len(s.Cluster.Names) != s.Cluster.Nodes {
+			t.Errorf("%s: want a cluster directive that names every node, as recording writes it", s.Path)
+		}
+		if got := s.Releases(); !slices.Equal(got, []sim.Version{sim.V4_3}) {
+			t.Errorf("%s: recorded on %v: the cluster scenarios are recorded on RabbitMQ 4.3.6", s.Path, got)
+		}
+	}
+}
+
+// clusterCmd returns the command line that controls a real cluster, from
+// $AMQP_CLUSTER ("1" for the repository's scripts/rabbitmq cluster), or
+// skips the test.
+func clusterCmd(t *testing.T) string {
+	t.Helper()
+	cmd := os.Getenv("AMQP_CLUSTER")
+	switch cmd {
+	case "":
+		t.Skip(`needs a real 3-node RabbitMQ cluster: start it (scripts/rabbitmq cluster start) and set AMQP_CLUSTER=1, or AMQP_CLUSTER="CMD" for another control command`)
+	case "1":
+		script, err := filepath.Abs("../scripts/rabbitmq")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd = script + " cluster"
+	}
+	return cmd
+}
+
+// TestClusterAgreesWithCluster records every cluster scenario again on the
+// real cluster, into a temporary folder, one after the other (they stop
+// and cut off nodes), and fails when the cluster's answers differ from the
+// committed files. It takes about half an hour; pick scenarios with
+// -run 'TestClusterAgreesWithCluster/NAME'.
+func TestClusterAgreesWithCluster(t *testing.T) {
+	cmd := clusterCmd(t)
+	list, err := scenarios.LoadFS(scenarios.Cluster(), ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, s := range list {
+		t.Run(s.Name, func(t *testing.T) {
+			start := time.Now()
+			rec, res, err := scenarios.Record(s, scenarios.RecordOptions{Cluster: cmd})
+			if err != nil {
+				t.Fatal(err)
+			}
+			file := filepath.Join(dir, s.Name+".txt")
+			if err := os.WriteFile(file, rec.Format(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if d := res.Diff(); d != "" {
+				t.Errorf("the cluster answers differently from the committed file (recorded in %s, %v):\n%s", file, time.Since(start).Round(time.Second), d)
+			}
+		})
+	}
+}

@@ -190,6 +190,8 @@ type Broker struct {
 	publisher   *Channel
 	heldNow     *waitingConfirm
 	uncommitted []func()
+	// recovery is RecoverAfter's timer.
+	recovery *timer
 
 	// nextMessageID numbers published messages (Event.MessageID).
 	nextMessageID uint64

@@ -317,6 +317,13 @@ func (b *Broker) StartNode(n int) error {
 	if nd.state == NodeRunning {
 		return fmt.Errorf("sim: node %d (%s) is running", n, nd.name)
 	}
+	b.startNode(n)
+	return nil
+}
+
+// startNode starts node n, which is down; caller holds the lock.
+func (b *Broker) startNode(n int) {
+	nd := &b.nodes[n-1]
 	crashed := nd.state == NodeKilled
 	nd.state = NodeRunning
 	b.record(Event{Kind: EventNode, Reason: "start " + nd.name})
@@ -340,7 +347,6 @@ func (b *Broker) StartNode(n int) error {
 		q.Touch()
 	})
 	b.topologyChanged(false)
-	return nil
 }
 
 // Partition cuts the cluster into sides that cannot reach each other: each
@@ -381,11 +387,36 @@ func (b *Broker) Partition(groups ...[]int) error {
 func (b *Broker) Heal() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.heal()
+}
+
+// heal is Heal; caller holds the lock.
+func (b *Broker) heal() {
 	for i := range b.nodes {
 		b.nodes[i].side = 0
 	}
 	b.record(Event{Kind: EventNode, Reason: "heal"})
 	b.topologyChanged(false)
+}
+
+// RecoverAfter ends every outage once the virtual clock has moved d: the
+// nodes that are down start again, in number order (StartNode), and a
+// partition heals (Heal). A later call replaces the earlier one's time.
+// It suits fault schedules, which stop a node for a while.
+func (b *Broker) RecoverAfter(d time.Duration) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.recovery == nil {
+		b.recovery = newTimer(func() {
+			for n := 1; n <= len(b.nodes); n++ {
+				if !b.running(n) {
+					b.startNode(n)
+				}
+			}
+			b.heal()
+		})
+	}
+	b.schedule(b.recovery, b.now.Add(max(d, 0)))
 }
 
 // eachQueue calls f for every queue, vhosts and queues in name order.

@@ -377,3 +377,20 @@ func TestDeclareThatTimedOutCommitsLater(t *testing.T) {
 		t.Errorf("the declare that timed out did not take effect with the majority back: %v", err)
 	}
 }
+
+func TestRecoverAfter(t *testing.T) {
+	c := newCluster(t)
+	c.must(c.b.KillNode(2))
+	c.must(c.b.Partition([]int{3}))
+	c.b.RecoverAfter(5 * time.Second)
+	c.must(c.b.Advance(5*time.Second - time.Millisecond))
+	if n := c.b.Nodes()[1]; n.State != sim.NodeKilled {
+		t.Errorf("node 2 is %v before the recovery", n.State)
+	}
+	c.must(c.b.Advance(time.Millisecond))
+	for _, n := range c.b.Nodes() {
+		if n.State != sim.NodeRunning || len(n.Reaches) != 3 {
+			t.Errorf("after the recovery: %+v", n)
+		}
+	}
+}

@@ -119,6 +119,15 @@ func (d *amqpDriver) observe() error {
 	return nil
 }
 
+// closeObserver closes the observer's connection, unless a node going
+// down closed it.
+func (d *amqpDriver) closeObserver() error {
+	if d.observer.IsClosed() {
+		return nil
+	}
+	return d.observer.Close()
+}
+
 // clustered reports whether the driver runs a cluster scenario.
 func (d *amqpDriver) clustered() bool { return d.cluster != nil || d.sim != nil && d.sim.nodes > 1 }
 
@@ -423,7 +432,7 @@ func (d *amqpDriver) finish() error {
 	}
 	if d.sim != nil {
 		// Nothing to delete: the broker goes with the run.
-		err := d.observer.Close()
+		err := d.closeObserver()
 		d.sim.close()
 		return err
 	}
@@ -464,7 +473,7 @@ func (d *amqpDriver) finish() error {
 	for _, tp := range d.topicPerms {
 		_ = d.rabbitmqctl("clear_topic_permissions", "-p", "/", tp[0], tp[1])
 	}
-	if err := d.observer.Close(); err != nil {
+	if err := d.closeObserver(); err != nil {
 		return err
 	}
 	return alarmErr

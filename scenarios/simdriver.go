@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"errors"
+	"fmt"
 	"maps"
 	"net"
 	"sync"
@@ -202,8 +203,14 @@ func (w *wireSim) dial(network, addr string) (net.Conn, error) {
 // dialNode connects a client to node n of a cluster over a new
 // in-memory pipe.
 func (w *wireSim) dialNode(n int) (net.Conn, error) {
+	for _, nd := range w.b.Nodes() {
+		if nd.Number == n && nd.State != sim.NodeRunning {
+			// A node that is down refuses the TCP connection.
+			return nil, fmt.Errorf("dialling node %d: %w", n, sim.ErrNodeDown)
+		}
+	}
 	client, server := wire.Pipe()
-	if err := w.srv.ServeConn(server); err != nil { // TODO: node n
+	if err := w.srv.ServeConnNode(server, n); err != nil {
 		client.Close()
 		return nil, err
 	}

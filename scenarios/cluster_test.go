@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -87,5 +88,37 @@ func TestClusterAgreesWithCluster(t *testing.T) {
 				t.Errorf("the cluster answers differently from the committed file (recorded in %s, %v):\n%s", file, time.Since(start).Round(time.Second), d)
 			}
 		})
+	}
+}
+
+// The cluster directive and the steps that name nodes parse, format back
+// as written, and are checked against each other.
+func TestClusterParse(t *testing.T) {
+	src := "# a cut\ncluster 3 a@h b@h c@h partition-handling=pause_minority\n\nconn c1 node=3\nchannel c1.ch1\npartition 3\nheal\nstop-node 2\nkill-node 1\nstart-node 1\nleader q\n"
+	s, err := scenarios.Parse("cut.txt", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := s.Cluster; c == nil || c.Nodes != 3 || !slices.Equal(c.Names, []string{"a@h", "b@h", "c@h"}) || c.PartitionHandling != "pause_minority" {
+		t.Errorf("cluster directive read as %+v", s.Cluster)
+	}
+	if got := string(s.Format()); got != src {
+		t.Errorf("Format:\n%s\nwant:\n%s", got, src)
+	}
+	for _, bad := range []struct{ src, want string }{
+		{"conn c1 node=2\n", `cut.txt:1:1: conn c1 node=2: a scenario on a cluster says so before its first step (a directive "cluster N")`},
+		{"stop-node 1\n", `cut.txt:1:1: stop-node 1: a scenario on a cluster says so before its first step`},
+		{"leader q\n", `cut.txt:1:1: leader q: a scenario on a cluster says so`},
+		{"cluster 3\nconn c1 node=4\n", "cut.txt:2:1: conn c1 node=4: the cluster has nodes 1 to 3"},
+		{"cluster 3\nkill-node 0\n", `cut.txt:2:11: expected a node number (1, 2, ...), got "0"`},
+		{"cluster 3\nconn c1 node=0\n", "cut.txt:2:9: nodes are numbered from 1"},
+		{"cluster 3 a@h b@h\n", "cut.txt:1:9: 2 node names for 3 nodes: name all of them, or none"},
+		{"cluster 3 partition-handling=pause\n", "cut.txt:1:9: partition-handling=pause: expected one of ignore, pause_minority, autoheal"},
+		{"cluster one\n", `cut.txt:1:9: expected the number of nodes (2 to 9) after cluster, got "one"`},
+	} {
+		_, err := scenarios.Parse("cut.txt", []byte(bad.src))
+		if err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%q: got %v, want %q", bad.src, err, bad.want)
+		}
 	}
 }

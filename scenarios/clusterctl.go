@@ -20,10 +20,11 @@ import (
 //	CMD stop-node N, kill-node N, start-node N, partition N, heal
 //
 // After each of the last, the recorder waits until the cluster has settled
-// (clusterCtl.settle): every node is up or down as the steps left it,
-// every running node sees the running nodes of its side of a cut and no
-// others, and every quorum queue of the run that has a majority has a
-// leader on a running node of the majority's side. Only then does the
+// (clusterCtl.settle): every running node sees as running the running
+// nodes of its side of a cut and no others, and every quorum queue of the
+// run whose majority runs has its leader on a running node of the
+// majority's side (the commands themselves return once a node is down, or
+// has booted). Only then does the
 // quiet window start, so that what an election or a node's boot brings is
 // seen under the step that caused it, every time.
 
@@ -192,37 +193,76 @@ func (c *clusterCtl) settle(prefix string) error {
 	}
 }
 
-// unsettled says how the cluster differs from its view, or "".
-func (c *clusterCtl) unsettled(prefix string) (string, error) {
-	st, err := c.status()
+// viewEval is the Erlang expression the settling check runs on a node:
+// for it and every node it is connected to, the running nodes that node
+// sees ("sees NAME: NAME NAME ..."), and the leader node of every quorum
+// queue as the metadata store has it ("leader VHOST NAME NODE"). One
+// rabbitmqctl call, a few seconds on a loaded machine.
+const viewEval = `R = fun(N) -> case catch erpc:call(N, rabbit_nodes, list_running, [], 10000) of ` +
+	`L when is_list(L) -> lists:sort(L); _ -> [] end end, ` +
+	`[io:format("sees ~ts:~ts~n", [N, [[" ", atom_to_list(X)] || X <- R(N)]]) || N <- lists:sort([node() | nodes()])], ` +
+	`[io:format("leader ~ts ~ts ~ts~n", [element(2, amqqueue:get_name(Q)), element(4, amqqueue:get_name(Q)), ` +
+	`case amqqueue:get_pid(Q) of {_, LN} -> LN; P when is_pid(P) -> node(P); _ -> none end]) ` +
+	`|| Q <- rabbit_amqqueue:list(), amqqueue:get_type(Q) =:= rabbit_quorum_queue], ok.`
+
+// nodeView is what viewEval printed.
+type nodeView struct {
+	sees    map[string][]string // node name → the running nodes it sees, sorted
+	leaders map[string]string   // quorum queue (of the vhost "/") → its leader's node
+}
+
+// viewFrom runs viewEval on node n.
+func (c *clusterCtl) viewFrom(n int) (*nodeView, error) {
+	out, err := c.run("ctl", strconv.Itoa(n), "-q", "eval", viewEval)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	for n := 1; n <= c.view.nodes; n++ {
-		up := st.state[n] == "running"
-		if up != c.view.up(n) {
-			return fmt.Sprintf("node %d is %s", n, st.state[n]), nil
-		}
-		if !up {
-			continue
-		}
-		want := c.namesOf(c.view.running(n))
-		if got := st.sees[c.names[n-1]]; !slices.Equal(got, want) {
-			return fmt.Sprintf("%s sees %v running, not %v", c.names[n-1], got, want), nil
+	v := &nodeView{sees: map[string][]string{}, leaders: map[string]string{}}
+	for _, l := range strings.Split(out, "\n") {
+		f := strings.Fields(l)
+		switch {
+		case len(f) >= 2 && f[0] == "sees":
+			v.sees[strings.TrimSuffix(f[1], ":")] = slices.Sorted(slices.Values(f[2:]))
+		case len(f) == 4 && f[0] == "leader" && f[1] == "/":
+			v.leaders[f[2]] = f[3]
 		}
 	}
+	return v, nil
+}
+
+// unsettled says how the cluster differs from its view, or "": asked
+// from the lowest running node of the majority's side (else the lowest
+// running node), and from each running node cut off from it.
+func (c *clusterCtl) unsettled(prefix string) (string, error) {
 	m := c.view.majority()
 	if m == 0 {
-		return "", nil
+		m = c.view.firstUp()
 	}
-	rows, err := c.listQueues(m)
-	if err != nil {
-		return "", err
+	askers := []int{m}
+	for n := 1; n <= c.view.nodes; n++ {
+		if c.view.up(n) && !slices.Contains(c.view.side(m), n) && !slices.Contains(askers, c.view.running(n)[0]) {
+			askers = append(askers, c.view.running(n)[0])
+		}
 	}
-	side := c.namesOf(c.view.running(m))
-	for _, r := range rows {
-		if r.Type == "quorum" && strings.HasPrefix(r.Name, prefix) && !slices.Contains(side, r.Leader) {
-			return fmt.Sprintf("quorum queue %s has its leader on %q", r.Name, r.Leader), nil
+	for i, a := range askers {
+		v, err := c.viewFrom(a)
+		if err != nil {
+			return "", err
+		}
+		for _, n := range c.view.running(a) {
+			want := c.namesOf(c.view.running(n))
+			if got := v.sees[c.names[n-1]]; !slices.Equal(got, want) {
+				return fmt.Sprintf("%s sees %v running, not %v", c.names[n-1], got, want), nil
+			}
+		}
+		if i > 0 || 2*len(c.view.running(a)) <= c.view.nodes {
+			continue
+		}
+		side := c.namesOf(c.view.running(a))
+		for q, leader := range v.leaders {
+			if strings.HasPrefix(q, prefix) && !slices.Contains(side, leader) {
+				return fmt.Sprintf("quorum queue %s has its leader on %s", q, leader), nil
+			}
 		}
 	}
 	return "", nil

@@ -84,9 +84,9 @@ func runRecord(args []string, stdout, stderr io.Writer) error {
 		}
 		for b, url := range targets {
 			start := time.Now()
-			o := scenarios.RecordOptions{URL: url, Rabbitmqctl: ctls[b], Window: *window}
-			if s.Cluster != nil {
-				o = scenarios.RecordOptions{Cluster: *cluster, Pending: *pending, Window: *window}
+			o := scenarios.RecordOptions{Cluster: *cluster, Pending: *pending, Window: *window}
+			if s.Cluster == nil {
+				o = scenarios.RecordOptions{URL: url, Rabbitmqctl: ctls[b], Window: *window}
 			}
 			rec, res, err := scenarios.Record(s, o)
 			if err != nil {

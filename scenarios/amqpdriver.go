@@ -45,7 +45,9 @@ type amqpDriver struct {
 	cluster *clusterCtl
 
 	mu     sync.Mutex
-	last   time.Time // latest frame from the broker
+	// closedBy names the connections the broker sent connection.close.
+	closedBy map[string]bool
+	last     time.Time // latest frame from the broker
 	events []event
 	chanOf map[string]map[uint16]string // conn → channel number → name
 
@@ -347,8 +349,11 @@ func (d *amqpDriver) connOf(ch string) string {
 }
 
 // watch reports, on a cluster, a connection that ends without a
-// connection.close (amqp091-go's error is then its own, not the server's)
-// as dropped: its node crashed.
+// connection.close as dropped: its node crashed. amqp091-go's error is
+// then its own, not the server's; but so it may be after a connection.close
+// too, when the node resets the socket before the client's close-ok is
+// written (a stopping node does not wait for it), so the tap, which sees
+// every frame before the client reads it, says whether one came.
 func (d *amqpDriver) watch(conn string, c *amqp.Connection) {
 	if !d.clustered() {
 		return
@@ -357,8 +362,10 @@ func (d *amqpDriver) watch(conn string, c *amqp.Connection) {
 	go func() {
 		if err, ok := <-closed; ok && err != nil && !err.Server {
 			d.mu.Lock()
-			d.events = append(d.events, event{kind: evDropped, conn: conn})
-			d.last = time.Now()
+			if !d.closedBy[conn] {
+				d.events = append(d.events, event{kind: evDropped, conn: conn})
+				d.last = time.Now()
+			}
 			d.mu.Unlock()
 		}
 	}()

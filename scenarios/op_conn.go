@@ -120,6 +120,12 @@ func (d *amqpDriver) connect(o Conn) error {
 		}
 		e.text, e.exchange, e.key = d.unp(e.text), d.unp(e.exchange), d.unp(e.key)
 		e.headers = d.headers(e.headers)
+		if e.kind == evConnClose {
+			if d.closedBy == nil {
+				d.closedBy = map[string]bool{}
+			}
+			d.closedBy[conn] = true
+		}
 		d.events = append(d.events, e)
 	}, func(at time.Time) {
 		d.mu.Lock()

@@ -354,7 +354,7 @@ func (b *Broker) deleteQueue(q *brokerQueue) {
 			delete(ch.groups, q)
 		}
 		if !ch.conn.opts.NoCancelNotify && ch.closed == nil {
-			ch.pushFromQueue(Push{Method: protocol.BasicCancel, Delivery: Delivery{ConsumerTag: cc.Tag}})
+			ch.pushCancel(cc.Tag, 0)
 		}
 	}
 	for _, x := range sortedExchanges(v) {

@@ -42,6 +42,13 @@ type Channel struct {
 	permCache, topicCache []permCheck
 	lastCall              time.Time
 
+	// busy is the timer of a call RabbitMQ answers after a timeout
+	// (ErrPending); lost holds, per classic queue the channel lost to a
+	// node failure, the last tag of its deliveries lost with it
+	// (cluster.go).
+	busy *timer
+	lost map[*brokerQueue]uint64
+
 	settled []channel.Delivery[delivery] // scratch for settlements
 	tick    *timer                       // consumer-timeout tick, see syncTick
 }
@@ -79,6 +86,9 @@ func (ch *Channel) do(m protocol.Method, describe func(e *Event), f func() error
 	defer b.mu.Unlock()
 	if ch.closed != nil {
 		return ch.closed
+	}
+	if ch.busy != nil {
+		return ErrPending
 	}
 	ch.conn.out.beginCall()
 	defer ch.conn.endCall()
@@ -244,7 +254,7 @@ func (ch *Channel) shutdown(err error) {
 		}
 		returned = returned[:0]
 		for _, d := range ds {
-			if d.Ref.q == q {
+			if d.Ref.q == q && !ch.lostDelivery(d.Ref, d.Tag) {
 				returned = append(returned, d.Ref.m)
 			}
 		}
@@ -354,6 +364,13 @@ func (ch *Channel) lookupQueue(name string, m protocol.Method) (*brokerQueue, er
 	}
 	if err := ch.checkExclusive(q, m); err != nil {
 		return nil, err
+	}
+	if m != protocol.QueueBind && m != protocol.QueueUnbind {
+		// The queue's process answers these; a binding is the metadata
+		// store's.
+		if err := ch.checkReach(q, m); err != nil {
+			return nil, err
+		}
 	}
 	return q, nil
 }

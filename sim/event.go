@@ -64,6 +64,11 @@ const (
 	// alarms cleared (Broker.SetAlarm).
 	EventBlocked
 	EventUnblocked
+	// EventNode: a cluster node stopped, crashed or started, or the
+	// nodes were partitioned or healed (Reason: "stop rabbit@node2",
+	// "kill ...", "start ...", "partition [[3]]", "heal"); the closes
+	// and cancellations it caused follow.
+	EventNode
 )
 
 var eventKindNames = [...]string{
@@ -84,6 +89,7 @@ var eventKindNames = [...]string{
 	EventRestart:         "broker.restart",
 	EventBlocked:         "connection.blocked",
 	EventUnblocked:       "connection.unblocked",
+	EventNode:            "cluster.node",
 }
 
 // String returns the kind's name as String of an Event shows it.

@@ -29,6 +29,12 @@ type Push struct {
 	ReplyCode int
 	ReplyText string
 	Err       *Error
+	// Drop, on a connection.close, tells the shell to close the
+	// transport right after it (after writing the frame when Err is set,
+	// without writing anything when Err is nil), without waiting for
+	// close-ok: a cluster node stopping or crashing (Broker.StopNode,
+	// KillNode).
+	Drop bool
 }
 
 // Return is basic.return of an unroutable mandatory message.

@@ -89,8 +89,21 @@ func (c *serverConn) drain() {
 		return
 	}
 	c.mu.Lock()
+	drop := false
 	for i := range c.pushes {
 		p := &c.pushes[i]
+		if p.Method == protocol.ConnectionClose && p.Drop {
+			// The connection's cluster node stopped (the close, then the
+			// socket closes without waiting for close-ok) or crashed
+			// (the socket closes, nothing written).
+			c.closing.Store(true)
+			if p.Err == nil {
+				drop = true
+			} else {
+				c.out = append(c.out, outItem{kind: outPush, ch: p.Channel, push: *p, final: true})
+			}
+			continue
+		}
 		if p.Method == protocol.ConnectionClose {
 			c.closing.Store(true)
 			if c.closeTimer == nil {
@@ -101,6 +114,9 @@ func (c *serverConn) drain() {
 	}
 	c.mu.Unlock()
 	clear(c.pushes)
+	if drop {
+		c.closeTransport()
+	}
 }
 
 // enqueue queues an item for the writer now.

@@ -44,12 +44,12 @@ type amqpDriver struct {
 	// on (nil otherwise); its nodes' URLs replace url.
 	cluster *clusterCtl
 
-	mu     sync.Mutex
+	mu sync.Mutex
 	// closedBy names the connections the broker sent connection.close.
 	closedBy map[string]bool
 	last     time.Time // latest frame from the broker
-	events []event
-	chanOf map[string]map[uint16]string // conn → channel number → name
+	events   []event
+	chanOf   map[string]map[uint16]string // conn → channel number → name
 
 	conns    map[string]*amqp.Connection
 	taps     map[string]*tap

@@ -17,9 +17,34 @@ import (
 // the simulator of a cluster, in process and through amqp091-go over the
 // in-memory wire. Record them again with -scenarios.cluster="CMD" (see
 // TestClusterAgreesWithCluster).
+//
+// A file in awaitingModel is one the simulator does not reproduce yet: it
+// must still diverge (so that the list empties as the model improves), and
+// its replay is otherwise skipped.
 func TestCluster(t *testing.T) {
-	scenarios.Run(t, "cluster")
+	list, err := scenarios.Load("cluster")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range list {
+		why, awaiting := awaitingModel[s.Name]
+		if !awaiting {
+			scenarios.Run(t, s.Path)
+			continue
+		}
+		t.Run(s.Name, func(t *testing.T) {
+			res, err := scenarios.Replay(s)
+			if err == nil && res.Diff() == "" {
+				t.Fatalf("the simulator now replays %s as recorded: remove it from awaitingModel", s.Path)
+			}
+			t.Skipf("the simulator does not reproduce the recording yet: %s", why)
+		})
+	}
 }
+
+// awaitingModel names the cluster scenarios whose recordings the
+// simulator's cluster model does not reproduce yet, and how it differs.
+var awaitingModel = map[string]string{}
 
 // The cluster scenarios are many enough, each says it runs on a cluster
 // with its nodes' names, and each is recorded on 4.3.6, the release the

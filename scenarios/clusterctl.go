@@ -14,9 +14,9 @@ import (
 // "scripts/rabbitmq cluster" (RecordOptions.Cluster), which takes
 //
 //	CMD status             "N running URL NAME pid P" or "N stopped" per node,
-//	                       "partition handling MODE", and per running node
-//	                       "NAME sees running: NAME NAME ..."
-//	CMD ctl N ARGS...      rabbitmqctl ARGS on node N
+//	                       and "partition handling MODE"
+//	CMD ctl N ARGS...      rabbitmqctl ARGS on node N (the settling check runs
+//	                       rabbitmqctl eval with it)
 //	CMD stop-node N, kill-node N, start-node N, partition N, heal
 //
 // After each of the last, the recorder waits until the cluster has settled
@@ -56,7 +56,6 @@ type clusterStatus struct {
 	state    map[int]string // node → "running", "stopped", ...
 	urls     map[int]string
 	names    map[int]string
-	sees     map[string][]string // node name → the running nodes it sees, sorted
 	handling string
 }
 
@@ -113,7 +112,7 @@ func (c *clusterCtl) ctl(n int) string {
 // every node runs, so its output is read either way.
 func (c *clusterCtl) status() (*clusterStatus, error) {
 	out, err := c.run("status")
-	st := &clusterStatus{state: map[int]string{}, urls: map[int]string{}, names: map[int]string{}, sees: map[string][]string{}}
+	st := &clusterStatus{state: map[int]string{}, urls: map[int]string{}, names: map[int]string{}}
 	for _, l := range strings.Split(out, "\n") {
 		f := strings.Fields(l)
 		if len(f) < 2 {
@@ -128,10 +127,6 @@ func (c *clusterCtl) status() (*clusterStatus, error) {
 		}
 		if len(f) >= 3 && f[0] == "partition" && f[1] == "handling" {
 			st.handling = f[2]
-			continue
-		}
-		if len(f) >= 3 && f[1] == "sees" && f[2] == "running:" {
-			st.sees[f[0]] = slices.Sorted(slices.Values(f[3:]))
 		}
 	}
 	if len(st.state) == 0 {

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"regexp"
@@ -45,8 +46,9 @@ type amqpDriver struct {
 	cluster *clusterCtl
 
 	mu sync.Mutex
-	// closedBy names the connections the broker sent connection.close.
-	closedBy map[string]bool
+	// closedBy names the connections the broker sent connection.close;
+	// lost those that ended with an error of the client's own (watch).
+	closedBy, lost map[string]bool
 	last     time.Time // latest frame from the broker
 	events   []event
 	chanOf   map[string]map[uint16]string // conn → channel number → name
@@ -203,6 +205,7 @@ func (d *amqpDriver) settle(wait bool) []event {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	d.dropped()
 	evs := d.events
 	d.events = nil
 	return evs
@@ -350,10 +353,11 @@ func (d *amqpDriver) connOf(ch string) string {
 
 // watch reports, on a cluster, a connection that ends without a
 // connection.close as dropped: its node crashed. amqp091-go's error is
-// then its own, not the server's; but so it may be after a connection.close
-// too, when the node resets the socket before the client's close-ok is
-// written (a stopping node does not wait for it), so the tap, which sees
-// every frame before the client reads it, says whether one came.
+// then its own, not the server's; but so it may be around a
+// connection.close too, when a stopping node resets the socket (it does
+// not wait for close-ok) and a write of the client's fails before or
+// after it reads the close. So settle decides, once the broker has been
+// quiet: a lost connection whose close the tap never saw was dropped.
 func (d *amqpDriver) watch(conn string, c *amqp.Connection) {
 	if !d.clustered() {
 		return
@@ -362,13 +366,25 @@ func (d *amqpDriver) watch(conn string, c *amqp.Connection) {
 	go func() {
 		if err, ok := <-closed; ok && err != nil && !err.Server {
 			d.mu.Lock()
-			if !d.closedBy[conn] {
-				d.events = append(d.events, event{kind: evDropped, conn: conn})
-				d.last = time.Now()
+			if d.lost == nil {
+				d.lost = map[string]bool{}
 			}
+			d.lost[conn] = true
+			d.last = time.Now()
 			d.mu.Unlock()
 		}
 	}()
+}
+
+// dropped turns the connections lost without a connection.close into
+// events. Caller holds d.mu.
+func (d *amqpDriver) dropped() {
+	for _, conn := range slices.Sorted(maps.Keys(d.lost)) {
+		if !d.closedBy[conn] {
+			d.events = append(d.events, event{kind: evDropped, conn: conn})
+		}
+		delete(d.lost, conn)
+	}
 }
 
 // fault changes the cluster: the simulator's behind the wire, or a real

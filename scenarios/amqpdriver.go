@@ -49,9 +49,9 @@ type amqpDriver struct {
 	// closedBy names the connections the broker sent connection.close;
 	// lost those that ended with an error of the client's own (watch).
 	closedBy, lost map[string]bool
-	last     time.Time // latest frame from the broker
-	events   []event
-	chanOf   map[string]map[uint16]string // conn → channel number → name
+	last           time.Time // latest frame from the broker
+	events         []event
+	chanOf         map[string]map[uint16]string // conn → channel number → name
 
 	conns    map[string]*amqp.Connection
 	taps     map[string]*tap

@@ -312,7 +312,8 @@ func isZeroProperties(p *protocol.Properties) bool {
 
 // Get is basic.get. It is not limited by either prefetch window. ok is false
 // for basic.get-empty. Without noAck the delivery joins the channel's unacked
-// deliveries like any other.
+// deliveries like any other. The reply also waits in the outbox, in its
+// place, for Connection.Drain.
 func (ch *Channel) Get(queueName string, noAck bool) (d Delivery, ok bool, err error) {
 	err = ch.do(protocol.BasicGet, func(e *Event) { e.Queue, e.NoAck = queueName, noAck }, func() error {
 		if err := ch.checkQueueAccess(protocol.BasicGet, permRead, queueName); err != nil {
@@ -353,17 +354,10 @@ func (ch *Channel) Get(queueName string, noAck bool) (d Delivery, ok bool, err e
 }
 
 // pushReply pushes the reply of a method that answers with content or
-// after pushes of its own (basic.get, tx.commit): a shell takes it from the
-// outbox in order, while the in-process caller has it as the method's
-// result.
-func (ch *Channel) pushReply(p Push) {
-	if ch.conn.opts.Notify != nil {
-		ch.push(p)
-	} else if ch.b.tracing() {
-		p.Channel = ch.id
-		ch.b.record(pushEvent(ch.conn, &p))
-	}
-}
+// after pushes of its own (basic.get, tx.commit): it waits in the outbox
+// in order, where a shell takes it with Drain; the in-process caller also
+// has it as the method's result.
+func (ch *Channel) pushReply(p Push) { ch.push(p) }
 
 // Ack is basic.ack; multiple acks every delivery up to and including tag,
 // and tag 0 with multiple acks all.

@@ -30,6 +30,9 @@ type Channel struct {
 	tx         *txState       // set by tx.select
 	reply      *replyConsumer // the consumer of amq.rabbitmq.reply-to
 	publishTag uint64
+	// returns, confirms and cancels index the channel's pushes of those
+	// kinds in the outbox, for Returns, Confirms and Cancels.
+	returns, confirms, cancels lane
 	// closed is why the channel closed; closing is set while the broker's
 	// channel.close waits for the client's close-ok
 	// (ConnectOptions.AwaitCloseOk).

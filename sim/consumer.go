@@ -16,10 +16,8 @@ type Consumer struct {
 	core *consumer.Consumer[*Consumer] // nil for the reply consumer
 	// replyTag is the tag of a consumer of amq.rabbitmq.reply-to.
 	replyTag string
-	// unread are the outbox sequence numbers of its deliveries, oldest
-	// first; unread[read:] may still be waiting.
-	unread    []uint64
-	read      int
+	// lane indexes its deliveries in the outbox, for Next.
+	lane      lane
 	cancelled bool
 	// args are basic.consume's arguments, for inspection.
 	args Table
@@ -54,45 +52,19 @@ func (c *Consumer) deliver(m *queue.Message, redelivered bool) {
 			ch.armTick()
 		}
 	}
-	var reader *Consumer
-	if ch.conn.opts.Notify == nil { // read in process, with Next
-		reader = c
-	}
-	ch.pushDelivery(c.core.Tag, tag, redelivered, c.q.Name(), m, reader, c.q.DeliversAfterConsensus())
+	ch.pushDelivery(c, tag, redelivered, c.q.Name(), m, c.q.DeliversAfterConsensus())
 }
 
-// remember notes the outbox position of a delivery for Next, reusing the
-// space of read ones, and forgetting those another reader took.
-func (c *Consumer) remember(seq uint64) {
-	if c.read == len(c.unread) {
-		c.unread, c.read = c.unread[:0], 0
-	}
-	if n := len(c.unread) - c.read; n > 1024 && n > 2*c.ch.conn.out.pending() {
-		kept := c.unread[:0]
-		for _, s := range c.unread[c.read:] {
-			if c.ch.conn.out.has(s) {
-				kept = append(kept, s)
-			}
-		}
-		c.unread, c.read = kept, 0
-	}
-	c.unread = append(c.unread, seq)
-}
-
-// Next returns the oldest delivery not yet read, if any.
+// Next takes the oldest delivery to the consumer not yet taken, if any.
 func (c *Consumer) Next() (Delivery, bool) {
 	c.ch.b.mu.Lock()
 	defer c.ch.b.mu.Unlock()
-	for c.read < len(c.unread) {
-		seq := c.unread[c.read]
-		c.read++
-		if it, ok := c.ch.conn.out.take(seq); ok {
-			c.ch.conn.taken()
-			return makeDelivery(it.ctag, it.tag, it.redelivered, it.queue, it.msg), true
-		}
+	it, ok := c.ch.conn.out.next(&c.lane)
+	if !ok {
+		return Delivery{}, false
 	}
-	c.unread, c.read = c.unread[:0], 0
-	return Delivery{}, false
+	c.ch.conn.taken()
+	return makeDelivery(it.ctag, it.tag, it.redelivered, it.queue, it.msg), true
 }
 
 // Deliveries returns every delivery not yet read, oldest first, and marks

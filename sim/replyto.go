@@ -82,10 +82,6 @@ func (b *Broker) deliverReply(key string, x *exchange, m Message) (routed bool) 
 	b.nextMessageID++
 	body, props := ownCopy(m)
 	qm := &queue.Message{ID: b.nextMessageID, Exchange: x.name, RoutingKey: key, Properties: props, Body: body}
-	var reader *Consumer
-	if ch.conn.opts.Notify == nil {
-		reader = ch.reply.cons
-	}
-	ch.pushDelivery(ch.reply.tag, ch.core.NextTag(), false, ReplyTo, qm, reader, false)
+	ch.pushDelivery(ch.reply.cons, ch.core.NextTag(), false, ReplyTo, qm, false)
 	return b.profile.ReplyToMandatoryRouted
 }

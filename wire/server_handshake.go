@@ -156,8 +156,13 @@ func (c *serverConn) handshake() bool {
 		NoBlockedNotify: !blockedNotify,
 		ChannelMax:      channelMax,
 		Notify:          c.signal,
+		// A client across a socket, as RabbitMQ treats one: it answers
+		// channel.close, its frames come in reads (batchReader), and its
+		// deliveries wait for the writer (writeLoop reports Written).
 		AwaitCloseOk:    true,
 		Batched:         true,
+		MaxUnsent:       sim.DefaultMaxUnsent,
+		SentWhenWritten: true,
 		// For inspection (the management API's connection list).
 		ClientProperties: startOk.ClientProperties,
 		PeerName:         c.nc.RemoteAddr().String(),

@@ -115,14 +115,37 @@ func (ch *Channel) Cancel(tag string) error {
 
 // Publish is basic.publish. A mandatory message that reaches no queue comes
 // back as a basic.return (312 NO_ROUTE); in confirm mode every publish is
-// then confirmed.
+// then confirmed. A body larger than Broker.MaxMessageSize closes the
+// channel with RabbitMQ's 406.
 func (ch *Channel) Publish(exchangeName, key string, o PublishOptions, m Message) error {
+	return ch.publish(exchangeName, key, o, m, uint64(len(m.Body)))
+}
+
+// PublishTooLarge is basic.publish of a message whose content header
+// announced a body of size bytes, more than Broker.MaxMessageSize, which
+// the shell did not keep: the broker refuses it as Publish refuses such
+// a body, after the checks RabbitMQ makes before the size. A size within
+// the limit is a Go error, and nothing happens.
+func (ch *Channel) PublishTooLarge(exchangeName, key string, o PublishOptions, size uint64) error {
+	if max := ch.b.MaxMessageSize(); size <= max {
+		return fmt.Errorf("sim: PublishTooLarge of %d bytes, within the broker's max message size %d", size, max)
+	}
+	return ch.publish(exchangeName, key, o, Message{}, size)
+}
+
+// publish is basic.publish of m, whose body has size bytes.
+func (ch *Channel) publish(exchangeName, key string, o PublishOptions, m Message, size uint64) error {
 	return ch.do(protocol.BasicPublish, func(e *Event) {
 		e.Exchange, e.RoutingKey, e.Options = exchangeName, key, o
 		e.Body, e.Properties = ownCopy(m)
 	}, func() error {
+		// rabbit_channel, basic.publish: immediate has its own clause;
+		// the size is checked first in the other.
 		if o.Immediate {
 			return protocol.Errorf(protocol.NotImplemented, protocol.BasicPublish, "immediate=true")
+		}
+		if err := ch.b.checkMessageSize(size); err != nil {
+			return err
 		}
 		// rabbit_channel, basic.publish: write on the exchange before
 		// it is looked up, then internal, then the topic permission.
@@ -212,7 +235,8 @@ func (ch *Channel) published(exchangeName, key string, o PublishOptions, m Messa
 
 // Publish routes a message through an exchange of vhost without a channel,
 // as the management API's publish does: no confirms, no returns. It fails
-// for a missing vhost or exchange.
+// for a missing vhost or exchange, and with the 406 a channel's publish
+// gets for a body larger than MaxMessageSize.
 func (b *Broker) Publish(vhostName, exchangeName, key string, m Message) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -223,6 +247,9 @@ func (b *Broker) Publish(vhostName, exchangeName, key string, m Message) error {
 	x, err := v.exchange(exchangeName, protocol.BasicPublish)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrNoExchange, err)
+	}
+	if err := b.checkMessageSize(uint64(len(m.Body))); err != nil {
+		return err
 	}
 	ttl, hasTTL, err := parseExpiration(m.Expiration)
 	if err != nil {
@@ -494,4 +521,31 @@ func (ch *Channel) settleGroup(group []channel.Delivery[delivery], how queue.Set
 	b.settled = settled[:0]
 	b.markDirty(q)
 	b.flush()
+}
+
+// MaxMessageSizeCap is the most RabbitMQ takes for max_message_size,
+// 512 MiB (rabbit_channel:get_max_message_size/0, ?MAX_MSG_SIZE).
+const MaxMessageSizeCap = 536870912
+
+// MaxMessageSize returns the largest body a publish may carry:
+// Config.MaxMessageSize, or the release's default, at most
+// MaxMessageSizeCap. A shell asks it before it reads a body, so as not to
+// buffer one the broker will refuse (see PublishTooLarge).
+func (b *Broker) MaxMessageSize() uint64 {
+	n := b.cfg.MaxMessageSize
+	if n == 0 {
+		n = b.profile.MaxMessageSize
+	}
+	return min(n, MaxMessageSizeCap)
+}
+
+// checkMessageSize is rabbit_channel:check_msg_size/2: a body of size
+// bytes over the limit is refused with 406. RabbitMQ drops "configured"
+// from the text when the limit is the 512 MiB cap; amqpsim keeps it.
+func (b *Broker) checkMessageSize(size uint64) error {
+	if max := b.MaxMessageSize(); size > max {
+		return protocol.Errorf(protocol.PreconditionFailed, protocol.BasicPublish,
+			"message size %d is larger than configured max size %d", size, max)
+	}
+	return nil
 }

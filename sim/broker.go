@@ -72,6 +72,11 @@ type Config struct {
 	// ChannelTickInterval is how often a channel checks the consumer
 	// timeout (RabbitMQ's channel_tick_interval); zero means 60 s.
 	ChannelTickInterval time.Duration
+	// MaxMessageSize is RabbitMQ's max_message_size: the largest body a
+	// publish may carry (Broker.MaxMessageSize). Zero means the release's
+	// default (Profile.MaxMessageSize); like RabbitMQ, the broker takes
+	// no more than MaxMessageSizeCap.
+	MaxMessageSize uint64
 	// Clock, when set, is the time the virtual clock follows instead of
 	// moving only by Advance (see the package doc, "Time"). The broker
 	// never reads the time itself; the caller supplies it (time.Now, which

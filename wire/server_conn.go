@@ -36,6 +36,9 @@ type serverConn struct {
 	channelMax uint16
 	heartbeat  time.Duration
 	authClose  bool // client announced authentication_failure_close
+	// maxBody is the broker's max message size (sim.Broker.MaxMessageSize):
+	// a larger body is not kept, and the broker refuses its publish.
+	maxBody uint64
 
 	// Reader-only state.
 	clientClosed bool // client sent connection.close
@@ -99,7 +102,7 @@ type chanState struct {
 	props   protocol.Properties
 	size    uint64 // declared body size
 	got     uint64 // body bytes received
-	body    []byte // at most the server's max message size
+	body    []byte // kept only when size is within the broker's max message size
 }
 
 type frameExpect uint8
@@ -118,6 +121,7 @@ func newServerConn(s *Server, nc net.Conn) *serverConn {
 		br:       nil, // below: it reads in batches
 		bw:       bufio.NewWriterSize(nc, 32<<10),
 		frameMax: s.Broker.Profile().FrameMaxBeforeTune,
+		maxBody:  s.Broker.MaxMessageSize(),
 		chans:    map[uint16]*chanState{},
 		wake:     make(chan struct{}, 1),
 		done:     make(chan struct{}),
@@ -441,7 +445,7 @@ func (c *serverConn) channelFrame(cs *chanState, f Frame) {
 		// Like RabbitMQ, a body longer than announced never completes.
 		before := cs.got
 		cs.got += uint64(len(f.Payload))
-		if cs.got <= c.s.maxMessageSize() {
+		if cs.size <= c.maxBody && cs.got <= cs.size {
 			cs.body = append(cs.body, f.Payload...)
 		}
 		if before < cs.size && cs.got == cs.size {
@@ -468,11 +472,6 @@ func (c *serverConn) waitUnblocked() {
 func (c *serverConn) contentDone(cs *chanState) {
 	m := cs.pending
 	cs.expect, cs.pending = expectMethod, nil
-	if cs.size > c.s.maxMessageSize() {
-		cs.sim.CloseWithError(protocol.Errorf(protocol.PreconditionFailed, m.ID(),
-			"message size %d is larger than configured max size %d", cs.size, c.s.maxMessageSize()))
-		return
-	}
 	c.channelMethod(cs, m)
 }
 

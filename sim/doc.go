@@ -43,7 +43,10 @@
 // explicit, with one meaning wherever they are set (ConnectOptions:
 // AwaitCloseOk, Batched with Connection.Idle, MaxUnsent, SentWhenWritten
 // with Connection.Written). The wire server sets them all; an in-process
-// connection none unless asked. They are the only differences.
+// connection none unless asked. They are the only differences, beside
+// one that is the caller's: an alarm holds a publish only where a reader
+// can stop reading, so a shell asks BlockOnPublish, while an in-process
+// Publish returns at once.
 //
 // # Trace
 //

@@ -11,8 +11,8 @@ import (
 // Method says which; the fields that apply to it are set:
 //
 //   - basic.deliver and basic.get-ok: Delivery (MessageCount for get-ok).
-//   - basic.get-empty and tx.commit-ok (replies a shell finds in the
-//     outbox, after the pushes of their own call): nothing more.
+//   - basic.get-empty and tx.commit-ok (replies that wait in the outbox,
+//     after the pushes of their own call): nothing more.
 //   - basic.return: ReplyCode, ReplyText, and Delivery's Exchange,
 //     RoutingKey and Message.
 //   - basic.ack and basic.nack (publisher confirms): Delivery.DeliveryTag,

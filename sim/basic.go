@@ -68,7 +68,7 @@ func (ch *Channel) Consume(queueName string, o ConsumeOptions) (*Consumer, error
 			if !o.NoAck {
 				s.Prefetch = ch.core.Prefetch()
 			}
-			cs = &Consumer{ch: ch, q: q, args: o.Args}
+			cs = &Consumer{ch: ch, q: q, tag: tag, queue: q.Name(), args: o.Args}
 			cs.core = consumer.New(s, g, cs)
 			ch.consumers[tag] = cs
 			ch.order = append(ch.order, cs)
@@ -137,7 +137,7 @@ func (ch *Channel) PublishTooLarge(exchangeName, key string, o PublishOptions, s
 func (ch *Channel) publish(exchangeName, key string, o PublishOptions, m Message, size uint64) error {
 	return ch.do(protocol.BasicPublish, func(e *Event) {
 		e.Exchange, e.RoutingKey, e.Options = exchangeName, key, o
-		e.Body, e.Properties = ownCopy(m)
+		e.Body, e.Properties = ownCopy(&m)
 	}, func() error {
 		// rabbit_channel, basic.publish: immediate has its own clause;
 		// the size is checked first in the other.
@@ -182,14 +182,14 @@ func (ch *Channel) publish(exchangeName, key string, o PublishOptions, m Message
 				e.Exchange, e.RoutingKey, e.Body, e.Reason = exchangeName, key, m.Body, "nack injected"
 				ch.b.record(e)
 			}
-			ch.published(exchangeName, key, PublishOptions{}, m, 0, true, confirmQueued)
+			ch.published(exchangeName, key, PublishOptions{}, &m, 0, true, confirmQueued)
 			return nil
 		}
-		routed, rejected, stage, err := ch.b.publish(ch.conn.vhost, x, key, m, ttl, hasTTL)
+		routed, rejected, stage, err := ch.b.publish(ch.conn.vhost, x, key, &m, ttl, hasTTL)
 		if err != nil {
 			return err
 		}
-		ch.published(exchangeName, key, o, m, routed, rejected, stage)
+		ch.published(exchangeName, key, o, &m, routed, rejected, stage)
 		return nil
 	})
 }
@@ -212,12 +212,13 @@ func (b *Broker) NackPublishes(n int) {
 // reject-publish): at once when no queue took the message, otherwise
 // when the connection is next idle, at the stage the queues confirm it
 // (see confirmStage).
-func (ch *Channel) published(exchangeName, key string, o PublishOptions, m Message, routed int, rejected bool, stage confirmStage) {
+func (ch *Channel) published(exchangeName, key string, o PublishOptions, m *Message, routed int, rejected bool, stage confirmStage) {
 	if routed == 0 && o.Mandatory {
 		// The publisher may reuse its buffer once Publish returns.
-		m.Body = append([]byte(nil), m.Body...)
+		r := *m
+		r.Body = append([]byte(nil), m.Body...)
 		ch.push(Push{Method: protocol.BasicReturn, ReplyCode: protocol.NoRoute, ReplyText: "NO_ROUTE",
-			Delivery: Delivery{Exchange: exchangeName, RoutingKey: key, Message: m}})
+			Delivery: Delivery{Exchange: exchangeName, RoutingKey: key, Message: r}})
 	}
 	if !ch.confirming {
 		return
@@ -257,10 +258,10 @@ func (b *Broker) Publish(vhostName, exchangeName, key string, m Message) error {
 	}
 	if b.tracing() {
 		e := Event{Kind: EventPublish, Vhost: v.name, Exchange: exchangeName, RoutingKey: key}
-		e.Body, e.Properties = ownCopy(m)
+		e.Body, e.Properties = ownCopy(&m)
 		b.record(e)
 	}
-	_, _, _, err = b.publish(v, x, key, m, ttl, hasTTL)
+	_, _, _, err = b.publish(v, x, key, &m, ttl, hasTTL)
 	b.flush()
 	return err
 }
@@ -272,7 +273,7 @@ func (b *Broker) Publish(vhostName, exchangeName, key string, m Message) error {
 // queue, confirmed at once; not measured), or routing's error, when
 // nothing is enqueued. ttl is the message's own TTL. Caller holds the
 // lock.
-func (b *Broker) publish(v *vhost, x *exchange, key string, m Message, ttl time.Duration, hasTTL bool) (routed int, rejected bool, stage confirmStage, err error) {
+func (b *Broker) publish(v *vhost, x *exchange, key string, m *Message, ttl time.Duration, hasTTL bool) (routed int, rejected bool, stage confirmStage, err error) {
 	replied := false
 	if x.name == "" && isReplyTo(key) { // the default exchange: routing cannot fail
 		replied = b.deliverReply(key, x, m)
@@ -280,11 +281,11 @@ func (b *Broker) publish(v *vhost, x *exchange, key string, m Message, ttl time.
 	b.routeKeys = routingKeys(key, m.Headers, b.routeKeys[:0])
 	b.routed, err = b.route(v, x, b.routeKeys, m.Headers, b.routed[:0])
 	if err != nil {
-		clear(b.routed)
+		zero(b.routed)
 		return 0, false, confirmAtOnce, err
 	}
 	routed, rejected, stage = b.enqueue(b.routed, x, key, m, ttl, hasTTL)
-	clear(b.routed)
+	zero(b.routed)
 	if replied {
 		routed++
 	}
@@ -294,7 +295,7 @@ func (b *Broker) publish(v *vhost, x *exchange, key string, m Message, ttl time.
 // enqueue puts m into the queues routing chose, skipping deleted ones; the
 // body is copied once and shared, and BCC is removed. It returns how many
 // queues took it, whether any refused it, and the stage of its confirm.
-func (b *Broker) enqueue(queues []*brokerQueue, x *exchange, key string, m Message, ttl time.Duration, hasTTL bool) (routed int, rejected bool, stage confirmStage) {
+func (b *Broker) enqueue(queues []*brokerQueue, x *exchange, key string, m *Message, ttl time.Duration, hasTTL bool) (routed int, rejected bool, stage confirmStage) {
 	if len(queues) == 0 {
 		return 0, false, confirmAtOnce
 	}
@@ -308,7 +309,9 @@ func (b *Broker) enqueue(queues []*brokerQueue, x *exchange, key string, m Messa
 		if q.deleted {
 			continue
 		}
-		if !q.Publish(&queue.Message{ID: id, Exchange: x.name, RoutingKey: key, Properties: props, Body: body}, int64(ttl), hasTTL) {
+		qm := b.newMessage()
+		qm.ID, qm.Exchange, qm.RoutingKey, qm.Properties, qm.Body = id, x.name, key, props, body
+		if !q.Publish(qm, int64(ttl), hasTTL) {
 			rejected = true
 		}
 		routed++
@@ -318,11 +321,27 @@ func (b *Broker) enqueue(queues []*brokerQueue, x *exchange, key string, m Messa
 	return routed, rejected, stage
 }
 
+// messageBlock is how many message records newMessage allocates at once.
+const messageBlock = 32
+
+// newMessage returns a zero message record for a publish, carved from
+// blocks of messageBlock: one allocation serves that many publishes. A
+// block stays alive while any of its messages does. Caller holds the lock.
+func (b *Broker) newMessage() *queue.Message {
+	if len(b.msgBlock) == 0 {
+		b.msgBlock = make([]queue.Message, messageBlock)
+	}
+	m := &b.msgBlock[0]
+	b.msgBlock = b.msgBlock[1:]
+	return m
+}
+
 // ownCopy returns the broker's copies of a published message's body and
 // properties (nil when it has none), for the queues and the trace: the
 // publisher may reuse its buffer and its headers map once Publish returns.
-func ownCopy(m Message) ([]byte, *protocol.Properties) {
-	body := append([]byte{}, m.Body...)
+func ownCopy(m *Message) ([]byte, *protocol.Properties) {
+	body := make([]byte, len(m.Body))
+	copy(body, m.Body)
 	if isZeroProperties(&m.Properties) {
 		return body, nil
 	}
@@ -465,7 +484,7 @@ func (ch *Channel) settle(m protocol.Method, tag uint64, multiple bool, how queu
 		return nil
 	}
 	ch.apply(ds, how)
-	clear(ds)
+	zero(ds)
 	ch.settled = ds[:0]
 	return nil
 }
@@ -517,7 +536,7 @@ func (ch *Channel) settleGroup(group []channel.Delivery[delivery], how queue.Set
 		settled = append(settled, queue.Settled[*Consumer]{Message: d.Ref.m, Consumer: d.Ref.c})
 	}
 	q.Settle(settled, how)
-	clear(settled)
+	zero(settled)
 	b.settled = settled[:0]
 	b.markDirty(q)
 	b.flush()

@@ -3,7 +3,6 @@ package sim
 import (
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/amqpsim/amqpsim/channel"
 	"github.com/amqpsim/amqpsim/consumer"
@@ -43,7 +42,7 @@ type Channel struct {
 	// checks, newest first (checkAccess); lastCall is when the channel's
 	// last method ran (wake).
 	permCache, topicCache []permCheck
-	lastCall              time.Time
+	lastCall              int64 // Broker.elapsed
 
 	settled []channel.Delivery[delivery] // scratch for settlements
 	tick    *timer                       // consumer-timeout tick, see syncTick

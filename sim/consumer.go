@@ -14,8 +14,9 @@ type Consumer struct {
 	ch   *Channel
 	q    *brokerQueue                  // nil for the reply consumer
 	core *consumer.Consumer[*Consumer] // nil for the reply consumer
-	// replyTag is the tag of a consumer of amq.rabbitmq.reply-to.
-	replyTag string
+	// tag and queue are its consumer tag and its queue's name (ReplyTo
+	// for the reply consumer), which never change.
+	tag, queue string
 	// lane indexes its deliveries in the outbox, for Next.
 	lane      lane
 	cancelled bool
@@ -24,20 +25,10 @@ type Consumer struct {
 }
 
 // Tag returns the consumer tag.
-func (c *Consumer) Tag() string {
-	if c.core == nil {
-		return c.replyTag
-	}
-	return c.core.Tag
-}
+func (c *Consumer) Tag() string { return c.tag }
 
 // Queue returns the name of the queue it consumes from.
-func (c *Consumer) Queue() string {
-	if c.q == nil {
-		return ReplyTo
-	}
-	return c.q.Name()
-}
+func (c *Consumer) Queue() string { return c.queue }
 
 // deliver sends a message to the consumer: a delivery tag, a ledger entry
 // unless no-ack, and basic.deliver pushed to the client. Caller holds the
@@ -52,19 +43,27 @@ func (c *Consumer) deliver(m *queue.Message, redelivered bool) {
 			ch.armTick()
 		}
 	}
-	ch.pushDelivery(c, tag, redelivered, c.q.Name(), m, c.q.DeliversAfterConsensus())
+	ch.pushDelivery(c, tag, redelivered, m, c.q.DeliversAfterConsensus())
 }
 
 // Next takes the oldest delivery to the consumer not yet taken, if any.
-func (c *Consumer) Next() (Delivery, bool) {
-	c.ch.b.mu.Lock()
-	defer c.ch.b.mu.Unlock()
+func (c *Consumer) Next() (d Delivery, ok bool) {
+	b := c.ch.b
+	if c.lane.waiting.Load() == 0 && b.cfg.Clock == nil {
+		// Nothing waits, and without a followed clock nothing arrives
+		// but by a call, which would have counted it: no need to lock.
+		return d, false
+	}
+	b.mu.Lock()
 	it, ok := c.ch.conn.out.next(&c.lane)
 	if !ok {
-		return Delivery{}, false
+		b.mu.unlockView() // nothing changed
+		return d, false
 	}
 	c.ch.conn.taken()
-	return makeDelivery(it.ctag, it.tag, it.redelivered, it.queue, it.msg), true
+	d = makeDelivery(c.tag, it.tag, it.redelivered, c.queue, it.msg)
+	b.mu.Unlock()
+	return d, true
 }
 
 // Deliveries returns every delivery not yet read, oldest first, and marks
@@ -101,7 +100,7 @@ func (c *Consumer) Stats() ConsumerStats {
 
 func (c *Consumer) stats() ConsumerStats {
 	if c.core == nil {
-		return ConsumerStats{Tag: c.replyTag, Queue: ReplyTo, Channel: c.ch.id, NoAck: true, Active: !c.cancelled}
+		return ConsumerStats{Tag: c.tag, Queue: ReplyTo, Channel: c.ch.id, NoAck: true, Active: !c.cancelled}
 	}
 	cc := c.core
 	prefetch := cc.Prefetch

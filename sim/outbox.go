@@ -2,6 +2,7 @@ package sim
 
 import (
 	"slices"
+	"sync/atomic"
 
 	"github.com/amqpsim/amqpsim/protocol"
 	"github.com/amqpsim/amqpsim/queue"
@@ -50,23 +51,26 @@ type lane struct {
 	seqs  []uint64
 	read  int
 	drain uint64
+	// waiting is len(seqs)-read, or more until a Drain's reset is seen:
+	// a reader may look at it without the lock to learn that it has
+	// nothing (Consumer.Next).
+	waiting atomic.Int32
 }
 
-// outItem is one push, kept small: deliveries, confirms and cancels, the
-// pushes of the hot paths, are held by their fields and become a Push only
-// when taken; the others are held whole.
+// outItem is one push, kept small: deliveries and confirms, the pushes of
+// the hot paths, are held by their fields and become a Push only when
+// taken; the others are held whole.
 type outItem struct {
+	seq         uint64
+	tag         uint64         // delivery tag, or a confirm's publish tag
+	cons        *Consumer      // basic.deliver: the consumer, for its tag and queue
+	msg         *queue.Message // basic.deliver
+	full        *Push          // the other pushes
 	method      protocol.Method
 	channel     uint16
 	redelivered bool
 	multiple    bool
 	taken       bool
-	seq         uint64
-	tag         uint64 // delivery tag, or a confirm's publish tag
-	ctag        string
-	queue       string
-	msg         *queue.Message // basic.deliver
-	full        *Push          // the other pushes
 }
 
 // push returns the Push the item holds.
@@ -76,22 +80,20 @@ func (it *outItem) push() Push {
 	}
 	p := Push{Method: it.method, Channel: it.channel, Multiple: it.multiple}
 	if it.msg != nil {
-		p.Delivery = makeDelivery(it.ctag, it.tag, it.redelivered, it.queue, it.msg)
+		p.Delivery = makeDelivery(it.cons.tag, it.tag, it.redelivered, it.cons.queue, it.msg)
 	} else {
-		p.ConsumerTag, p.DeliveryTag = it.ctag, it.tag
+		p.DeliveryTag = it.tag
 	}
 	return p
 }
 
-// compact returns the item for p: by its fields when p is a confirm or a
-// cancel, whole otherwise.
+// compact returns the item for p: by its fields when p is a confirm, whole
+// otherwise.
 func compact(p *Push) outItem {
 	it := outItem{method: p.Method, channel: p.Channel}
 	switch p.Method {
 	case protocol.BasicAck, protocol.BasicNack:
 		it.tag, it.multiple = p.DeliveryTag, p.Multiple
-	case protocol.BasicCancel:
-		it.ctag = p.ConsumerTag
 	default:
 		full := *p
 		it.full = &full
@@ -112,6 +114,7 @@ func (o *outbox) add(it outItem, l *lane) {
 	if l != nil {
 		l.valid(o)
 		l.seqs = append(l.seqs, o.seq)
+		l.waiting.Add(1)
 	}
 	if wasEmpty && o.notify != nil {
 		o.notify()
@@ -151,7 +154,7 @@ func (o *outbox) endCall() {
 	for i := range o.staged {
 		o.add(o.staged[i].outItem, o.staged[i].lane)
 	}
-	clear(o.staged)
+	zero(o.staged)
 	o.staged = o.staged[:0]
 }
 
@@ -174,6 +177,7 @@ func (o *outbox) dropLate(ch *Channel) int {
 func (l *lane) valid(o *outbox) {
 	if l.drain != o.drains {
 		l.seqs, l.read, l.drain = l.seqs[:0], 0, o.drains
+		l.waiting.Store(0)
 	}
 }
 
@@ -185,6 +189,7 @@ func (o *outbox) next(l *lane) (outItem, bool) {
 	}
 	seq := l.seqs[l.read]
 	l.read++
+	l.waiting.Add(-1)
 	switch {
 	case l.read == len(l.seqs):
 		l.seqs, l.read = l.seqs[:0], 0

@@ -125,17 +125,15 @@ func (ch *Channel) lane(m protocol.Method) *lane {
 // pushDelivery pushes basic.deliver of m to cons, a queue's push; late is
 // set for a quorum queue's delivery (see Channel.dropLateDeliveries).
 // Caller holds the lock.
-func (ch *Channel) pushDelivery(cons *Consumer, tag uint64, redelivered bool, queueName string, m *queue.Message, late bool) {
-	ctag := cons.Tag()
-	it := outItem{method: protocol.BasicDeliver, channel: ch.id, tag: tag, ctag: ctag,
-		redelivered: redelivered, queue: queueName, msg: m}
+func (ch *Channel) pushDelivery(cons *Consumer, tag uint64, redelivered bool, m *queue.Message, late bool) {
+	it := outItem{method: protocol.BasicDeliver, channel: ch.id, tag: tag, cons: cons, redelivered: redelivered, msg: m}
 	if ch.b.tracing() {
 		p := it.push()
 		ch.b.record(pushEvent(ch.conn, &p))
 	}
 	ch.conn.out.queuePush(it, &cons.lane, ch, late)
 	ch.conn.unsent++
-	ch.delivered(queueName, ctag, true)
+	ch.delivered(cons.queue, cons.tag, true)
 }
 
 // pushFromQueue pushes p on behalf of a queue (basic.cancel of a deleted

@@ -86,8 +86,8 @@ func (ch *Channel) TxCommit() error {
 		}
 		ch.tx = &txState{}
 		for _, p := range tx.publishes {
-			routed, rejected, stage := ch.b.enqueue(p.queues, p.x, p.key, p.msg, p.ttl, p.hasTTL)
-			ch.published(p.exchangeName, p.key, p.opts, p.msg, routed, rejected, stage)
+			routed, rejected, stage := ch.b.enqueue(p.queues, p.x, p.key, &p.msg, p.ttl, p.hasTTL)
+			ch.published(p.exchangeName, p.key, p.opts, &p.msg, routed, rejected, stage)
 		}
 		for _, s := range tx.settles {
 			// rabbit_channel's commit settles each group from the highest

@@ -59,11 +59,13 @@ type half struct {
 	// rclosed: the reading end closed; reads and writes fail.
 	rclosed bool
 	rd      deadline // read deadline of the reading end
-	// waiting: the reading end waits in Read with the buffer empty, so it
+	// idle: the reading end waits in Read with the buffer empty, so it
 	// has read everything written so far. onWait, if set, is called (with
 	// no lock held) each time a Read starts such a wait.
-	waiting bool
-	onWait  func()
+	idle   bool
+	onWait func()
+	// waiting counts the readers waiting on cond.
+	waiting int
 }
 
 // ServerWriteBuffer is how many bytes the server side of a Pipe may have
@@ -80,24 +82,39 @@ func newHalf() *half {
 // deadline is a read or write deadline. The timer only wakes waiters; the
 // deadline is checked against time.Now, so it follows a synctest bubble's
 // clock.
+//
+// Setting a deadline only records it: amqp091-go moves its read deadline
+// after every frame it reads, and a timer made or reset each time cost
+// more than the frame. The one timer is armed when a reader waits
+// (arm), and left alone while it would fire no later than the deadline:
+// a wake before it makes the reader look again and re-arm.
 type deadline struct {
 	at    time.Time
 	timer *time.Timer
+	armed time.Time // when the timer fires; zero when it is not pending
 }
 
-// set arms the deadline; wake is called (without the lock) when it passes.
-// Caller holds the lock.
-func (d *deadline) set(t time.Time, wake func()) {
+// arm makes sure the timer wakes a waiting reader by the deadline; wake
+// is called (without the lock) when it fires. Caller holds the lock.
+func (d *deadline) arm(wake func()) {
+	if d.at.IsZero() || !d.armed.IsZero() && !d.armed.After(d.at) {
+		return
+	}
+	dur := max(time.Until(d.at), 0)
+	if d.timer == nil {
+		d.timer = time.AfterFunc(dur, wake)
+	} else {
+		d.timer.Reset(dur)
+	}
+	d.armed = d.at
+}
+
+// stop stops the timer. Caller holds the lock.
+func (d *deadline) stop() {
 	if d.timer != nil {
 		d.timer.Stop()
-		d.timer = nil
 	}
-	d.at = t
-	if !t.IsZero() {
-		if dur := time.Until(t); dur > 0 {
-			d.timer = time.AfterFunc(dur, wake)
-		}
-	}
+	d.at, d.armed = time.Time{}, time.Time{}
 }
 
 // exceeded reports whether the deadline is set and has passed.
@@ -106,7 +123,7 @@ func (d *deadline) exceeded() bool { return !d.at.IsZero() && !time.Now().Before
 func (h *half) read(p []byte) (int, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	defer func() { h.waiting = false }()
+	defer func() { h.idle = false }()
 	for {
 		switch {
 		case h.rclosed:
@@ -129,8 +146,8 @@ func (h *half) read(p []byte) (int, error) {
 		case h.wclosed:
 			return 0, io.EOF
 		}
-		if !h.waiting {
-			h.waiting = true
+		if !h.idle {
+			h.idle = true
 			if f := h.onWait; f != nil {
 				h.mu.Unlock()
 				f()
@@ -138,7 +155,10 @@ func (h *half) read(p []byte) (int, error) {
 				continue // the world may have moved while unlocked
 			}
 		}
+		h.rd.arm(h.timeout)
+		h.waiting++
 		h.cond.Wait()
+		h.waiting--
 	}
 }
 
@@ -181,13 +201,16 @@ func (h *half) closeRead() {
 	h.mu.Lock()
 	h.rclosed = true
 	h.buf, h.off = nil, 0
-	h.rd.set(time.Time{}, nil)
+	h.rd.stop()
 	h.cond.Broadcast()
 	h.mu.Unlock()
 }
 
-func (h *half) wake() {
+// timeout is the read deadline's timer firing: it wakes the readers,
+// which look at the deadline again.
+func (h *half) timeout() {
 	h.mu.Lock()
+	h.rd.armed = time.Time{}
 	h.cond.Broadcast()
 	h.mu.Unlock()
 }
@@ -244,7 +267,7 @@ func (c *pipeConn) ReadIdle() bool {
 	h := c.rx
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.rclosed || h.waiting && h.off == len(h.buf)
+	return h.rclosed || h.idle && h.off == len(h.buf)
 }
 
 // OnReadIdle sets f, called (from the reading goroutine, with no lock
@@ -274,8 +297,16 @@ func (c *pipeConn) SetDeadline(t time.Time) error {
 func (c *pipeConn) SetReadDeadline(t time.Time) error {
 	h := c.rx
 	h.mu.Lock()
-	h.rd.set(t, h.wake)
-	h.cond.Broadcast()
+	h.rd.at = t
+	if h.waiting > 0 {
+		// A waiting reader needs the timer for a deadline earlier than
+		// it is armed for, and a wake for one already passed.
+		if !t.IsZero() && !time.Now().Before(t) {
+			h.cond.Broadcast()
+		} else {
+			h.rd.arm(h.timeout)
+		}
+	}
 	h.mu.Unlock()
 	return nil
 }

@@ -135,63 +135,72 @@ func (ch *Channel) PublishTooLarge(exchangeName, key string, o PublishOptions, s
 
 // publish is basic.publish of m, whose body has size bytes.
 func (ch *Channel) publish(exchangeName, key string, o PublishOptions, m Message, size uint64) error {
-	return ch.do(protocol.BasicPublish, func(e *Event) {
+	if err := ch.begin(); err != nil {
+		return err
+	}
+	if ch.b.tracing() {
+		e := ch.callEvent(protocol.BasicPublish)
 		e.Exchange, e.RoutingKey, e.Options = exchangeName, key, o
 		e.Body, e.Properties = ownCopy(&m)
-	}, func() error {
-		// rabbit_channel, basic.publish: immediate has its own clause;
-		// the size is checked first in the other.
-		if o.Immediate {
-			return protocol.Errorf(protocol.NotImplemented, protocol.BasicPublish, "immediate=true")
+		ch.b.record(e)
+	}
+	return ch.end(ch.publishIn(exchangeName, key, o, &m, size))
+}
+
+// publishIn is publish within the call.
+func (ch *Channel) publishIn(exchangeName, key string, o PublishOptions, m *Message, size uint64) error {
+	// rabbit_channel, basic.publish: immediate has its own clause;
+	// the size is checked first in the other.
+	if o.Immediate {
+		return protocol.Errorf(protocol.NotImplemented, protocol.BasicPublish, "immediate=true")
+	}
+	if err := ch.b.checkMessageSize(size); err != nil {
+		return err
+	}
+	// rabbit_channel, basic.publish: write on the exchange before
+	// it is looked up, then internal, then the topic permission.
+	if err := ch.checkAccess(protocol.BasicPublish, permWrite, "exchange", exchangeName); err != nil {
+		return err
+	}
+	x, err := ch.conn.vhost.exchange(exchangeName, protocol.BasicPublish)
+	if err != nil {
+		return err
+	}
+	if x.internal {
+		return protocol.Errorf(protocol.AccessRefused, protocol.BasicPublish, "cannot publish to internal %s", exchangeResource(x.name, ch.conn.vhost.name))
+	}
+	if err := ch.checkTopicAccess(protocol.BasicPublish, permWrite, x, key); err != nil {
+		return err
+	}
+	if err := ch.checkUserID(m.UserID); err != nil {
+		return err
+	}
+	ttl, hasTTL, err := parseExpiration(m.Expiration)
+	if err != nil {
+		return err
+	}
+	if err := ch.replyToFor(m); err != nil {
+		return err
+	}
+	if ch.tx != nil {
+		return ch.tx.hold(ch.b, ch.conn.vhost, x, exchangeName, key, o, *m, ttl, hasTTL)
+	}
+	if ch.confirming && ch.b.nackNext > 0 {
+		ch.b.nackNext--
+		if ch.b.tracing() {
+			e := connEvent(EventPublishRejected, ch.conn, ch.id)
+			e.Exchange, e.RoutingKey, e.Body, e.Reason = exchangeName, key, m.Body, "nack injected"
+			ch.b.record(e)
 		}
-		if err := ch.b.checkMessageSize(size); err != nil {
-			return err
-		}
-		// rabbit_channel, basic.publish: write on the exchange before
-		// it is looked up, then internal, then the topic permission.
-		if err := ch.checkAccess(protocol.BasicPublish, permWrite, "exchange", exchangeName); err != nil {
-			return err
-		}
-		x, err := ch.conn.vhost.exchange(exchangeName, protocol.BasicPublish)
-		if err != nil {
-			return err
-		}
-		if x.internal {
-			return protocol.Errorf(protocol.AccessRefused, protocol.BasicPublish, "cannot publish to internal %s", exchangeResource(x.name, ch.conn.vhost.name))
-		}
-		if err := ch.checkTopicAccess(protocol.BasicPublish, permWrite, x, key); err != nil {
-			return err
-		}
-		if err := ch.checkUserID(m.UserID); err != nil {
-			return err
-		}
-		ttl, hasTTL, err := parseExpiration(m.Expiration)
-		if err != nil {
-			return err
-		}
-		if err := ch.replyToFor(&m); err != nil {
-			return err
-		}
-		if ch.tx != nil {
-			return ch.tx.hold(ch.b, ch.conn.vhost, x, exchangeName, key, o, m, ttl, hasTTL)
-		}
-		if ch.confirming && ch.b.nackNext > 0 {
-			ch.b.nackNext--
-			if ch.b.tracing() {
-				e := connEvent(EventPublishRejected, ch.conn, ch.id)
-				e.Exchange, e.RoutingKey, e.Body, e.Reason = exchangeName, key, m.Body, "nack injected"
-				ch.b.record(e)
-			}
-			ch.published(exchangeName, key, PublishOptions{}, &m, 0, true, confirmQueued)
-			return nil
-		}
-		routed, rejected, stage, err := ch.b.publish(ch.conn.vhost, x, key, &m, ttl, hasTTL)
-		if err != nil {
-			return err
-		}
-		ch.published(exchangeName, key, o, &m, routed, rejected, stage)
+		ch.published(exchangeName, key, PublishOptions{}, m, 0, true, confirmQueued)
 		return nil
-	})
+	}
+	routed, rejected, stage, err := ch.b.publish(ch.conn.vhost, x, key, m, ttl, hasTTL)
+	if err != nil {
+		return err
+	}
+	ch.published(exchangeName, key, o, m, routed, rejected, stage)
+	return nil
 }
 
 // NackPublishes makes the broker refuse the next n publishes made in
@@ -408,30 +417,41 @@ func (ch *Channel) pushReply(p Push) { ch.push(p) }
 // Ack is basic.ack; multiple acks every delivery up to and including tag,
 // and tag 0 with multiple acks all.
 func (ch *Channel) Ack(tag uint64, multiple bool) error {
-	return ch.do(protocol.BasicAck, func(e *Event) { e.DeliveryTag, e.Multiple = tag, multiple }, func() error {
-		return ch.settle(protocol.BasicAck, tag, multiple, queue.Ack)
-	})
+	return ch.settleCall(protocol.BasicAck, tag, multiple, false, queue.Ack)
 }
 
 // Nack is basic.nack: requeue returns the messages to their original
 // positions; otherwise they are dead-lettered or dropped.
 func (ch *Channel) Nack(tag uint64, multiple, requeue bool) error {
-	return ch.do(protocol.BasicNack, func(e *Event) { e.DeliveryTag, e.Multiple, e.Requeue = tag, multiple, requeue }, func() error {
-		return ch.settle(protocol.BasicNack, tag, multiple, rejectSettlement(requeue))
-	})
+	return ch.settleCall(protocol.BasicNack, tag, multiple, requeue, rejectSettlement(requeue))
 }
 
 // Reject is basic.reject of one delivery.
 func (ch *Channel) Reject(tag uint64, requeue bool) error {
-	return ch.do(protocol.BasicReject, func(e *Event) { e.DeliveryTag, e.Requeue = tag, requeue }, func() error {
-		// 4.3 counts a basic.reject as a failed delivery, a basic.nack
-		// not (queue.Rules.SplitDeliveryCount, ClassicDeliveryCount).
-		how := queue.RejectFailed
-		if requeue {
-			how = queue.RequeueFailed
+	// 4.3 counts a basic.reject as a failed delivery, a basic.nack not
+	// (queue.Rules.SplitDeliveryCount, ClassicDeliveryCount).
+	how := queue.RejectFailed
+	if requeue {
+		how = queue.RequeueFailed
+	}
+	return ch.settleCall(protocol.BasicReject, tag, false, requeue, how)
+}
+
+// settleCall is the call of a settlement by method m (basic.ack, nack or
+// reject); requeue is the method's own flag, for the trace.
+func (ch *Channel) settleCall(m protocol.Method, tag uint64, multiple, requeue bool, how queue.Settlement) error {
+	if err := ch.begin(); err != nil {
+		return err
+	}
+	if ch.b.tracing() {
+		e := ch.callEvent(m)
+		e.DeliveryTag, e.Multiple = tag, multiple
+		if m != protocol.BasicAck {
+			e.Requeue = requeue
 		}
-		return ch.settle(protocol.BasicReject, tag, false, how)
-	})
+		ch.b.record(e)
+	}
+	return ch.end(ch.settle(m, tag, multiple, how))
 }
 
 func rejectSettlement(requeue bool) queue.Settlement {

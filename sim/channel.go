@@ -76,32 +76,56 @@ func (ch *Channel) Err() error {
 // describe fills in the call's trace event; it runs only when tracing, so
 // the hot path builds nothing.
 func (ch *Channel) do(m protocol.Method, describe func(e *Event), f func() error) error {
-	b := ch.b
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if ch.closed != nil {
-		return ch.closed
+	if err := ch.begin(); err != nil {
+		return err
 	}
-	ch.conn.out.beginCall()
-	defer ch.conn.endCall()
-	ch.wake()
-	if b.tracing() {
-		e := connEvent(EventCall, ch.conn, ch.id)
-		e.Method = m
+	if ch.b.tracing() {
+		e := ch.callEvent(m)
 		if describe != nil {
 			describe(&e)
 		}
-		b.record(e)
+		ch.b.record(e)
 	}
-	err := f()
+	return ch.end(f())
+}
+
+// begin and end bracket a method call, for the methods of the hot paths
+// (Ack, Publish, ...), which do without do's closures: begin takes the
+// lock and refuses a closed channel (releasing the lock), then holds what
+// queues push behind the channel's own pushes; the caller traces the
+// call (callEvent) and passes its result to end, which applies a
+// protocol error, dispatches the queues the call touched, ends the call
+// and releases the lock.
+func (ch *Channel) begin() error {
+	ch.b.mu.Lock()
+	if ch.closed != nil {
+		err := ch.closed
+		ch.b.mu.Unlock()
+		return err
+	}
+	ch.conn.out.beginCall()
+	ch.wake()
+	return nil
+}
+
+func (ch *Channel) end(err error) error {
 	if perr, ok := err.(*protocol.Error); ok {
 		ch.fail(perr)
 		if !perr.Hard {
 			ch.dropLateDeliveries()
 		}
 	}
-	b.flush()
+	ch.b.flush()
+	ch.conn.endCall()
+	ch.b.mu.Unlock()
 	return err
+}
+
+// callEvent is the trace event of a call of method m.
+func (ch *Channel) callEvent(m protocol.Method) Event {
+	e := connEvent(EventCall, ch.conn, ch.id)
+	e.Method = m
+	return e
 }
 
 // dropLateDeliveries drops what quorum queues delivered to the channel in

@@ -36,8 +36,10 @@ type outbox struct {
 	// channel's own pushes.
 	staging bool
 	staged  []stagedItem
-	// notify is ConnectOptions.Notify.
+	// notify is ConnectOptions.Notify; busy is pending() > 0, for a look
+	// without the lock (Connection.HasPending).
 	notify func()
+	busy   atomic.Bool
 	// deliveriesTaken counts the deliveries taken since the connection
 	// last looked (Connection.taken).
 	deliveriesTaken int
@@ -116,8 +118,11 @@ func (o *outbox) add(it outItem, l *lane) {
 		l.seqs = append(l.seqs, o.seq)
 		l.waiting.Add(1)
 	}
-	if wasEmpty && o.notify != nil {
-		o.notify()
+	if wasEmpty {
+		o.busy.Store(true)
+		if o.notify != nil {
+			o.notify()
+		}
 	}
 }
 
@@ -210,6 +215,9 @@ func (o *outbox) next(l *lane) (outItem, bool) {
 		o.deliveriesTaken++
 	}
 	o.compact()
+	if o.pending() == 0 {
+		o.busy.Store(false)
+	}
 	return it, true
 }
 
@@ -275,5 +283,6 @@ func (o *outbox) drain(buf []Push) []Push {
 	clear(o.log)
 	o.log, o.head, o.taken = o.log[:0], 0, 0
 	o.drains++
+	o.busy.Store(false)
 	return buf
 }

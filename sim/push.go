@@ -82,6 +82,12 @@ func (c *Connection) taken() {
 	}
 }
 
+// HasPending reports whether the connection's outbox holds a push,
+// without taking the broker's lock: a shell looks before it drains, as
+// most calls of a batched connection push nothing until it is idle. A
+// push made meanwhile is announced by ConnectOptions.Notify.
+func (c *Connection) HasPending() bool { return c.out.busy.Load() }
+
 // Pending returns the number of pushes waiting in the connection's outbox.
 func (c *Connection) Pending() int {
 	c.b.mu.Lock()

@@ -52,7 +52,6 @@ type serverConn struct {
 	// callMu serialises broker calls with their replies and the drains
 	// of the outbox, so that a reply precedes what its call pushed.
 	callMu sync.Mutex
-	pushes []sim.Push // drain scratch (under callMu)
 	// Writer-only: a frame failed to encode; the writer sends nothing
 	// more but the connection's close.
 	unsendable bool
@@ -64,6 +63,7 @@ type serverConn struct {
 	mu         sync.Mutex
 	sc         *sim.Connection // nil until connection.open
 	out        []outItem       // waiting for the writer
+	pushes     []sim.Push      // the pushes of out's push items
 	writing    bool            // the writer holds a batch not yet flushed
 	closeTimer *time.Timer
 	// lingerTimer closes a connection the client keeps open after close-ok.

@@ -21,23 +21,26 @@ const (
 )
 
 // outItem is one thing for the writer to send: a method the server
-// answers with, a push the broker made, or a heartbeat.
+// answers with, a push the broker made (the push-th of the pushes queued
+// with it: a Push is large, and is copied once, from the outbox), or a
+// heartbeat.
 type outItem struct {
 	kind  outKind
 	ch    uint16
 	final bool // the server's last frame: the connection ends after it (closeLater)
 	m     Method
-	push  sim.Push
+	push  int
 }
 
 func methodItem(ch uint16, m Method) outItem { return outItem{kind: outMethod, ch: ch, m: m} }
 
 // closes reports whether the item is part of the connection's closing
-// handshake: the server's connection.close or close-ok.
-func (it *outItem) closes() bool {
+// handshake: the server's connection.close or close-ok. pushes are the
+// pushes queued with it.
+func (it *outItem) closes(pushes []sim.Push) bool {
 	switch it.kind {
 	case outPush:
-		return it.push.Method == protocol.ConnectionClose
+		return pushes[it.push].Method == protocol.ConnectionClose
 	case outMethod:
 		switch it.m.(type) {
 		case *ConnectionClose, *ConnectionCloseOk:
@@ -47,11 +50,11 @@ func (it *outItem) closes() bool {
 	return false
 }
 
-// describe names the item for logs.
-func (it *outItem) describe() string {
+// describe names the item for logs; pushes are the pushes queued with it.
+func (it *outItem) describe(pushes []sim.Push) string {
 	switch it.kind {
 	case outPush:
-		return fmt.Sprintf("%v on channel %d", it.push.Method, it.ch)
+		return fmt.Sprintf("%v on channel %d", pushes[it.push].Method, it.ch)
 	case outMethod:
 		return fmt.Sprintf("%v on channel %d", it.m.ID(), it.ch)
 	}
@@ -69,27 +72,33 @@ func (c *serverConn) call(f func() (outItem, bool)) {
 	if ok {
 		c.out = append(c.out, it)
 	}
+	c.drainLocked()
+	queued := len(c.out) > 0
 	c.mu.Unlock()
-	c.drain()
 	c.callMu.Unlock()
-	c.signal()
+	if queued {
+		c.signal()
+	}
 }
 
 // drain moves what the broker pushed to the connection into the writer's
 // queue; caller holds callMu.
 func (c *serverConn) drain() {
 	c.mu.Lock()
-	sc := c.sc
+	c.drainLocked()
 	c.mu.Unlock()
-	if sc == nil {
+}
+
+// drainLocked is drain; caller holds callMu and mu (which the broker never
+// waits for: Notify only signals).
+func (c *serverConn) drainLocked() {
+	sc := c.sc
+	if sc == nil || !sc.HasPending() {
 		return
 	}
-	c.pushes = sc.Drain(c.pushes[:0])
-	if len(c.pushes) == 0 {
-		return
-	}
-	c.mu.Lock()
-	for i := range c.pushes {
+	n := len(c.pushes)
+	c.pushes = sc.Drain(c.pushes)
+	for i := n; i < len(c.pushes); i++ {
 		p := &c.pushes[i]
 		if p.Method == protocol.ConnectionClose {
 			c.closing.Store(true)
@@ -97,10 +106,8 @@ func (c *serverConn) drain() {
 				c.closeTimer = time.AfterFunc(c.closeTimeout(), c.closeTransport)
 			}
 		}
-		c.out = append(c.out, outItem{kind: outPush, ch: p.Channel, push: *p})
+		c.out = append(c.out, outItem{kind: outPush, ch: p.Channel, push: i})
 	}
-	c.mu.Unlock()
-	clear(c.pushes)
 }
 
 // enqueue queues an item for the writer now.
@@ -164,6 +171,7 @@ func (c *serverConn) writeLoop() {
 	defer c.wg.Done()
 	defer c.doneWriting()
 	var batch []outItem
+	var pushes []sim.Push
 	for {
 		c.mu.Lock()
 		for len(c.out) == 0 {
@@ -181,6 +189,7 @@ func (c *serverConn) writeLoop() {
 			c.mu.Lock()
 		}
 		batch, c.out = c.out, batch[:0]
+		pushes, c.pushes = c.pushes, pushes[:0]
 		c.writing = true
 		sc := c.sc // set before the broker pushes anything
 		c.mu.Unlock()
@@ -188,7 +197,7 @@ func (c *serverConn) writeLoop() {
 		final, data, delivered := false, false, 0
 		for i := range batch {
 			it := &batch[i]
-			if c.unsendable && !it.closes() {
+			if c.unsendable && !it.closes(pushes) {
 				continue // the connection is closing with 541
 			}
 			var err error
@@ -196,7 +205,7 @@ func (c *serverConn) writeLoop() {
 			case outMethod:
 				err = c.fw.WriteMethod(it.ch, it.m)
 			case outPush:
-				err = c.writePush(&it.push)
+				err = c.writePush(&pushes[it.push])
 			case outHeartbeat:
 				err = c.fw.WriteHeartbeat()
 			}
@@ -214,18 +223,19 @@ func (c *serverConn) writeLoop() {
 				// is not an AMQP error is internal_error, with no
 				// explanation; measured on 3.10.8). Nothing queued after
 				// the frame is sent but the close itself.
-				c.s.logf("wire: %s: cannot send %s: %v; closing the connection with 541 INTERNAL_ERROR", c.displayName(), it.describe(), err)
+				c.s.logf("wire: %s: cannot send %s: %v; closing the connection with 541 INTERNAL_ERROR", c.displayName(), it.describe(pushes), err)
 				c.unsendable = true
 				c.connError(&protocol.Error{Code: protocol.InternalError, Text: "INTERNAL_ERROR", Hard: true})
 				continue
 			}
 			data = data || it.kind != outHeartbeat
 			final = final || it.final
-			if it.kind == outPush && it.push.Method == protocol.BasicDeliver {
+			if it.kind == outPush && pushes[it.push].Method == protocol.BasicDeliver {
 				delivered++
 			}
 		}
 		clear(batch)
+		clear(pushes)
 		if err := c.bw.Flush(); err != nil {
 			c.closeTransport()
 			return

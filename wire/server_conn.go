@@ -103,6 +103,9 @@ type chanState struct {
 	size    uint64 // declared body size
 	got     uint64 // body bytes received
 	body    []byte // kept only when size is within the broker's max message size
+	// content is the complete body during the content method's call: the
+	// body frame's own payload when it came whole in one, else body.
+	content []byte
 }
 
 type frameExpect uint8
@@ -430,7 +433,7 @@ func (c *serverConn) channelFrame(cs *chanState, f Frame) {
 		_, publish := cs.pending.(*BasicPublish)
 		blocked := publish && c.sc.BlockOnPublish()
 		if cs.size == 0 {
-			c.contentDone(cs)
+			c.contentDone(cs, nil)
 		} else {
 			cs.expect = expectBody
 		}
@@ -445,11 +448,16 @@ func (c *serverConn) channelFrame(cs *chanState, f Frame) {
 		// Like RabbitMQ, a body longer than announced never completes.
 		before := cs.got
 		cs.got += uint64(len(f.Payload))
+		if before == 0 && cs.got == cs.size {
+			// Whole in one frame: the broker copies it from the frame.
+			c.contentDone(cs, f.Payload)
+			break
+		}
 		if cs.size <= c.maxBody && cs.got <= cs.size {
 			cs.body = append(cs.body, f.Payload...)
 		}
 		if before < cs.size && cs.got == cs.size {
-			c.contentDone(cs)
+			c.contentDone(cs, cs.body)
 		}
 	}
 }
@@ -469,10 +477,11 @@ func (c *serverConn) waitUnblocked() {
 }
 
 // contentDone applies a content method whose body is complete.
-func (c *serverConn) contentDone(cs *chanState) {
+func (c *serverConn) contentDone(cs *chanState, body []byte) {
 	m := cs.pending
-	cs.expect, cs.pending = expectMethod, nil
+	cs.expect, cs.pending, cs.content = expectMethod, nil, body
 	c.channelMethod(cs, m)
+	cs.content = nil
 }
 
 // whileClosing handles a frame after the server sent connection.close: only

@@ -82,7 +82,7 @@ func (c *serverConn) apply(cs *chanState, m Method) (outItem, bool) {
 			_ = ch.PublishTooLarge(m.Exchange, m.RoutingKey, o, cs.size)
 			break
 		}
-		_ = ch.Publish(m.Exchange, m.RoutingKey, o, sim.Message{Properties: cs.props, Body: cs.body})
+		_ = ch.Publish(m.Exchange, m.RoutingKey, o, sim.Message{Properties: cs.props, Body: cs.content})
 	case *BasicGet:
 		_, _, _ = ch.Get(m.Queue, m.NoAck) // the reply is in the outbox
 	case *BasicAck:

@@ -539,6 +539,9 @@ func (b *Broker) markDirty(q *brokerQueue) {
 
 // flush dispatches every dirty queue; caller holds the lock.
 func (b *Broker) flush() {
+	if len(b.dirty) == 0 && len(b.fired) == 0 {
+		return
+	}
 	for {
 		for b.flushed < len(b.dirty) {
 			q := b.dirty[b.flushed]

@@ -61,7 +61,7 @@ func (c *Consumer) Next() (d Delivery, ok bool) {
 		return d, false
 	}
 	c.ch.conn.taken()
-	d = makeDelivery(c.tag, it.tag, it.redelivered, c.queue, it.msg)
+	d.set(c.tag, it.tag, it.redelivered, c.queue, it.msg) // in place: a Delivery is large
 	b.mu.Unlock()
 	return d, true
 }
@@ -117,11 +117,16 @@ func (c *Consumer) stats() ConsumerStats {
 
 // makeDelivery is the client's view of a message delivered with tag.
 func makeDelivery(ctag string, tag uint64, redelivered bool, queueName string, m *queue.Message) Delivery {
-	d := Delivery{ConsumerTag: ctag, DeliveryTag: tag, Redelivered: redelivered, Exchange: m.Exchange,
-		RoutingKey: m.RoutingKey, Queue: queueName, MessageID: m.ID}
-	d.Body = m.Body
+	var d Delivery
+	d.set(ctag, tag, redelivered, queueName, m)
+	return d
+}
+
+// set makes d, which is zero, makeDelivery's delivery.
+func (d *Delivery) set(ctag string, tag uint64, redelivered bool, queueName string, m *queue.Message) {
+	d.ConsumerTag, d.DeliveryTag, d.Redelivered, d.Exchange, d.RoutingKey = ctag, tag, redelivered, m.Exchange, m.RoutingKey
+	d.Queue, d.MessageID, d.Body = queueName, m.ID, m.Body
 	if m.Properties != nil {
 		d.Properties = *m.Properties
 	}
-	return d
 }

@@ -77,16 +77,24 @@ type outItem struct {
 
 // push returns the Push the item holds.
 func (it *outItem) push() Push {
+	var p Push
+	it.fill(&p)
+	return p
+}
+
+// fill makes p, which is zero, the Push the item holds, in place: a Push
+// is large.
+func (it *outItem) fill(p *Push) {
 	if it.full != nil {
-		return *it.full
+		*p = *it.full
+		return
 	}
-	p := Push{Method: it.method, Channel: it.channel, Multiple: it.multiple}
+	p.Method, p.Channel, p.Multiple = it.method, it.channel, it.multiple
 	if it.msg != nil {
-		p.Delivery = makeDelivery(it.cons.tag, it.tag, it.redelivered, it.cons.queue, it.msg)
+		p.Delivery.set(it.cons.tag, it.tag, it.redelivered, it.cons.queue, it.msg)
 	} else {
 		p.DeliveryTag = it.tag
 	}
-	return p
 }
 
 // compact returns the item for p: by its fields when p is a confirm, whole
@@ -274,7 +282,8 @@ func (o *outbox) compact() {
 func (o *outbox) drain(buf []Push) []Push {
 	for i := range o.log[o.head:] {
 		if it := &o.log[o.head+i]; !it.taken {
-			buf = append(buf, it.push())
+			buf = append(buf, Push{})
+			it.fill(&buf[len(buf)-1])
 			if it.method == protocol.BasicDeliver {
 				o.deliveriesTaken++
 			}

@@ -249,7 +249,13 @@ func (ch *Channel) published(exchangeName, key string, o PublishOptions, m *Mess
 // gets for a body larger than MaxMessageSize.
 func (b *Broker) Publish(vhostName, exchangeName, key string, m Message) error {
 	b.mu.Lock()
-	defer b.mu.Unlock()
+	err := b.publishAlone(vhostName, exchangeName, key, &m)
+	b.mu.Unlock()
+	return err
+}
+
+// publishAlone is Publish; caller holds the lock.
+func (b *Broker) publishAlone(vhostName, exchangeName, key string, m *Message) error {
 	v, err := b.lookupVhost(vhostName)
 	if err != nil {
 		return err
@@ -267,10 +273,10 @@ func (b *Broker) Publish(vhostName, exchangeName, key string, m Message) error {
 	}
 	if b.tracing() {
 		e := Event{Kind: EventPublish, Vhost: v.name, Exchange: exchangeName, RoutingKey: key}
-		e.Body, e.Properties = ownCopy(&m)
+		e.Body, e.Properties = ownCopy(m)
 		b.record(e)
 	}
-	_, _, _, err = b.publish(v, x, key, &m, ttl, hasTTL)
+	_, _, _, err = b.publish(v, x, key, m, ttl, hasTTL)
 	b.flush()
 	return err
 }
@@ -570,10 +576,13 @@ const MaxMessageSizeCap = 536870912
 // Config.MaxMessageSize, or the release's default, at most
 // MaxMessageSizeCap. A shell asks it before it reads a body, so as not to
 // buffer one the broker will refuse (see PublishTooLarge).
-func (b *Broker) MaxMessageSize() uint64 {
-	n := b.cfg.MaxMessageSize
+func (b *Broker) MaxMessageSize() uint64 { return b.maxMessageSize }
+
+// maxMessageSize is MaxMessageSize, from the configuration.
+func (cfg Config) maxMessageSize(p *Profile) uint64 {
+	n := cfg.MaxMessageSize
 	if n == 0 {
-		n = b.profile.MaxMessageSize
+		n = p.MaxMessageSize
 	}
 	return min(n, MaxMessageSizeCap)
 }

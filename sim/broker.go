@@ -150,7 +150,10 @@ type Broker struct {
 	msgBlock []queue.Message
 	// lastVhost is the vhost lookupVhost last found (DeleteVhost forgets it).
 	lastVhost *vhost
-	seq       uint64 // timer creation order
+	// maxMessageSize is MaxMessageSize, fixed by the configuration.
+	maxMessageSize uint64
+	dueIn          dueCache
+	seq            uint64 // timer creation order
 
 	vhosts map[string]*vhost
 	// users are the internal database's users by name; salts is the
@@ -254,6 +257,7 @@ func Open(cfg Config) (*Broker, error) {
 	if b.loopbackUsers == nil {
 		b.loopbackUsers = []string{"guest"}
 	}
+	b.maxMessageSize = cfg.maxMessageSize(&b.profile)
 	b.mu.init()
 	if cfg.Clock != nil {
 		b.mu.before = b.follow
@@ -498,6 +502,24 @@ func (b *Broker) schedule(t *timer, due time.Time) {
 		return
 	}
 	b.timers.push(t)
+}
+
+// scheduleIn schedules t d from now. The channels' ticks are scheduled
+// d = ChannelTickInterval from now with every first unacked delivery: the
+// time is computed once per instant. Caller holds the lock.
+func (b *Broker) scheduleIn(t *timer, d time.Duration) {
+	if c := &b.dueIn; c.d != d || c.at != b.elapsed || !c.set {
+		*c = dueCache{due: b.now.Add(d), d: d, at: b.elapsed, set: true}
+	}
+	b.schedule(t, b.dueIn.due)
+}
+
+// dueCache is scheduleIn's last due time, now + d at elapsed at.
+type dueCache struct {
+	due time.Time
+	d   time.Duration
+	at  int64
+	set bool
 }
 
 // stop unschedules t; caller holds the lock.

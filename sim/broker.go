@@ -146,14 +146,15 @@ type Broker struct {
 	elapsed int64 // now - cfg.Start in nanoseconds, for the hot paths (setNow)
 	rng     *rand.Rand
 	timers  timerHeap
+	seq     uint64   // timer creation order
+	dueIn   dueCache // scheduleIn's last due time
+
 	// msgBlock is the unused rest of the block newMessage carves from.
 	msgBlock []queue.Message
 	// lastVhost is the vhost lookupVhost last found (DeleteVhost forgets it).
 	lastVhost *vhost
 	// maxMessageSize is MaxMessageSize, fixed by the configuration.
 	maxMessageSize uint64
-	dueIn          dueCache
-	seq            uint64 // timer creation order
 
 	vhosts map[string]*vhost
 	// users are the internal database's users by name; salts is the

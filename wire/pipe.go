@@ -64,8 +64,10 @@ type half struct {
 	// no lock held) each time a Read starts such a wait.
 	idle   bool
 	onWait func()
-	// waiting counts the readers waiting on cond.
-	waiting int
+	// waiting and blocked count the readers waiting on cond for bytes and
+	// the writers waiting on it for room: a write wakes the ones, a read
+	// the others.
+	waiting, blocked int
 }
 
 // ServerWriteBuffer is how many bytes the server side of a Pipe may have
@@ -139,8 +141,8 @@ func (h *half) read(p []byte) (int, error) {
 			if h.off == len(h.buf) {
 				h.buf, h.off = h.buf[:0], 0
 			}
-			if h.limit > 0 {
-				h.cond.Broadcast() // a writer may wait for the room this read made
+			if h.blocked > 0 {
+				h.cond.Broadcast() // a writer waits for the room this read made
 			}
 			return n, nil
 		case h.wclosed:
@@ -175,7 +177,9 @@ func (h *half) write(p []byte, wd *deadline) (int, error) {
 		if h.wclosed || h.rclosed {
 			return 0, io.ErrClosedPipe
 		}
+		h.blocked++
 		h.cond.Wait() // woken by reads and closes
+		h.blocked--
 	}
 	if h.off > 0 && h.off >= len(h.buf)/2 {
 		// Compact before growing, so a buffer read as fast as it is filled
@@ -184,7 +188,9 @@ func (h *half) write(p []byte, wd *deadline) (int, error) {
 		h.off = 0
 	}
 	h.buf = append(h.buf, p...)
-	h.cond.Broadcast()
+	if h.waiting > 0 {
+		h.cond.Broadcast()
+	}
 	return len(p), nil
 }
 

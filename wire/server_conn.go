@@ -50,8 +50,10 @@ type serverConn struct {
 	sent      atomic.Uint64 // non-heartbeat batches written
 
 	// callMu serialises broker calls with their replies and the drains
-	// of the outbox, so that a reply precedes what its call pushed.
+	// of the outbox, so that a reply precedes what its call pushed; inCall
+	// is set while the reader makes a call, before its drain (notify).
 	callMu sync.Mutex
+	inCall atomic.Bool
 	// Writer-only: a frame failed to encode; the writer sends nothing
 	// more but the connection's close.
 	unsendable bool

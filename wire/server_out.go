@@ -67,11 +67,13 @@ func (it *outItem) describe(pushes []sim.Push) string {
 // callMu keeps the writer from draining the outbox in between.
 func (c *serverConn) call(f func() (outItem, bool)) {
 	c.callMu.Lock()
+	c.inCall.Store(true)
 	it, ok := f()
 	c.mu.Lock()
 	if ok {
 		c.out = append(c.out, it)
 	}
+	c.inCall.Store(false) // before the drain: a push after it wakes the writer
 	c.drainLocked()
 	queued := len(c.out) > 0
 	c.mu.Unlock()
@@ -118,8 +120,17 @@ func (c *serverConn) enqueue(it outItem) {
 	c.signal()
 }
 
-// signal wakes the writer. It is the broker's ConnectOptions.Notify too,
-// called under the broker's lock: it never blocks.
+// notify is the broker's ConnectOptions.Notify, called under the broker's
+// lock: it wakes the writer to drain the outbox, unless the reader is in a
+// call, which drains it on its way out (the writer would only wait for
+// callMu).
+func (c *serverConn) notify() {
+	if !c.inCall.Load() {
+		c.signal()
+	}
+}
+
+// signal wakes the writer; it never blocks.
 func (c *serverConn) signal() {
 	select {
 	case c.wake <- struct{}{}:

@@ -167,8 +167,30 @@ func (o *outbox) endCall() {
 	for i := range o.staged {
 		o.add(o.staged[i].outItem, o.staged[i].lane)
 	}
-	zero(o.staged)
-	o.staged = o.staged[:0]
+	o.staged = reuse(o.staged)
+}
+
+// keepCap is the most room an emptied slice of the outbox keeps for
+// reuse: a burst (a consumer taking a deep queue) does not hold its peak
+// once it is taken.
+const keepCap = 1024
+
+// reuse returns s emptied: cleared for reuse, or nil when it grew past
+// keepCap.
+func reuse[T any](s []T) []T {
+	if cap(s) > keepCap {
+		return nil
+	}
+	zero(s)
+	return s[:0]
+}
+
+// shrink is reuse of a slice that holds nothing to clear.
+func shrink[T any](s []T) []T {
+	if cap(s) > keepCap {
+		return nil
+	}
+	return s[:0]
 }
 
 // dropLate drops the late deliveries staged for ch and returns how many
@@ -189,7 +211,7 @@ func (o *outbox) dropLate(ch *Channel) int {
 // valid empties the lane if a Drain took its pushes.
 func (l *lane) valid(o *outbox) {
 	if l.drain != o.drains {
-		l.seqs, l.read, l.drain = l.seqs[:0], 0, o.drains
+		l.seqs, l.read, l.drain = shrink(l.seqs), 0, o.drains
 		l.waiting.Store(0)
 	}
 }
@@ -205,7 +227,7 @@ func (o *outbox) next(l *lane) (outItem, bool) {
 	l.waiting.Add(-1)
 	switch {
 	case l.read == len(l.seqs):
-		l.seqs, l.read = l.seqs[:0], 0
+		l.seqs, l.read = shrink(l.seqs), 0
 	case l.read > 64 && l.read*2 > len(l.seqs):
 		// A reader that stays behind by a push or two never empties its
 		// lane: move what waits to the front.
@@ -258,7 +280,7 @@ func (o *outbox) compact() {
 	}
 	switch {
 	case o.head == len(o.log):
-		o.log, o.head = o.log[:0], 0
+		o.log, o.head = shrink(o.log), 0 // taken items hold nothing
 	case o.head > 64 && o.head*2 > len(o.log):
 		// A reader that stays behind by a push or two never empties the
 		// log: move what waits to the front rather than let the taken
@@ -289,8 +311,7 @@ func (o *outbox) drain(buf []Push) []Push {
 			}
 		}
 	}
-	clear(o.log)
-	o.log, o.head, o.taken = o.log[:0], 0, 0
+	o.log, o.head, o.taken = reuse(o.log), 0, 0
 	o.drains++
 	o.busy.Store(false)
 	return buf

@@ -54,8 +54,9 @@ type ConnectOptions struct {
 	// answers at once.
 	//
 	// Batched: the shell calls Idle whenever the client's frames run out;
-	// publisher confirms wait for it (Connection.Idle). Without it each
-	// call is its own batch.
+	// publisher confirms, and what queues push in reaction to the calls,
+	// wait for it (Connection.Idle). Without it each call is its own
+	// batch.
 	//
 	// MaxUnsent bounds the deliveries the connection holds unsent (see
 	// SentWhenWritten): at the bound its consumers get nothing more and

@@ -199,13 +199,14 @@ func TestPipeDeadlineMovedWhileWaiting(t *testing.T) {
 		start := time.Now()
 		a.SetReadDeadline(start.Add(time.Second))
 		done := make(chan time.Duration)
-		go func() {
+		read := func() { // until the deadline
 			_, err := a.Read(make([]byte, 1))
 			if !errors.Is(err, os.ErrDeadlineExceeded) {
 				t.Errorf("read: %v", err)
 			}
 			done <- time.Since(start)
-		}()
+		}
+		go read()
 		for range 5 { // later, before each passes
 			time.Sleep(500 * time.Millisecond)
 			a.SetReadDeadline(time.Now().Add(time.Second))
@@ -215,13 +216,7 @@ func TestPipeDeadlineMovedWhileWaiting(t *testing.T) {
 		}
 		start = time.Now()
 		a.SetReadDeadline(start.Add(time.Hour))
-		go func() {
-			_, err := a.Read(make([]byte, 1))
-			if !errors.Is(err, os.ErrDeadlineExceeded) {
-				t.Errorf("read: %v", err)
-			}
-			done <- time.Since(start)
-		}()
+		go read()
 		synctest.Wait()
 		a.SetReadDeadline(start.Add(2 * time.Second))
 		if d := <-done; d != 2*time.Second {

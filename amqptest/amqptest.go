@@ -238,7 +238,10 @@ type Server struct {
 	// user and pass are the broker's default user's, URL()'s credentials.
 	user, pass string
 	wire       *wire.Server
-	ln         net.Listener // WithTCP only
+	ln         net.Listener // WithTCP only: node 1's listener
+	// lns are every node's listeners WithTCP, by node number - 1
+	// (cluster.go).
+	lns []net.Listener
 	// tlsServer and tlsClient are WithTLS's configurations (tls.go).
 	tlsServer, tlsClient *tls.Config
 	served               chan error
@@ -337,16 +340,23 @@ func start(cfg config) (*Server, error) {
 		}()
 	}
 	if cfg.tcp {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
+		nodes := len(b.Nodes())
+		s.served = make(chan error, nodes)
+		for n := 1; n <= nodes; n++ {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				for _, l := range s.lns {
+					l.Close()
+				}
+				return nil, err
+			}
+			if s.tlsServer != nil {
+				ln = tls.NewListener(ln, s.tlsServer)
+			}
+			s.lns = append(s.lns, ln)
+			go func() { s.served <- ws.ServeNode(ln, n) }()
 		}
-		if s.tlsServer != nil {
-			ln = tls.NewListener(ln, s.tlsServer)
-		}
-		s.ln = ln
-		s.served = make(chan error, 1)
-		go func() { s.served <- ws.Serve(ln) }()
+		s.ln = s.lns[0]
 	}
 	return s, nil
 }
@@ -356,17 +366,7 @@ func start(cfg config) (*Server, error) {
 // guest/guest unless configured) and the host "amqpsim" (or 127.0.0.1:port WithTCP), with no trailing slash,
 // which amqp091-go reads as vhost "/"; its scheme is amqps WithTLS. Use
 // VhostURL for another vhost.
-func (s *Server) URL() string {
-	scheme := "amqp"
-	if s.tlsClient != nil {
-		scheme = "amqps"
-	}
-	u := url.URL{Scheme: scheme, User: url.UserPassword(s.user, s.pass), Host: "amqpsim"}
-	if s.ln != nil {
-		u.Host = s.ln.Addr().String()
-	}
-	return u.String()
-}
+func (s *Server) URL() string { return s.NodeURL(1) }
 
 // VhostURL returns URL() for vhost, escaped ("/" is "%2F").
 func (s *Server) VhostURL(vhost string) string {
@@ -377,11 +377,12 @@ func (s *Server) VhostURL(vhost string) string {
 // simulator (network and addr are ignored), or a TCP connection WithTCP.
 // It has the signature of amqp.Config.Dial.
 func (s *Server) Dial(network, addr string) (net.Conn, error) {
-	if err := s.refused(addr); err != nil {
+	node := s.nodeOf(addr)
+	if err := s.refused(addr, node); err != nil {
 		return nil, err
 	}
 	if s.ln != nil {
-		return net.Dial("tcp", s.ln.Addr().String())
+		return net.Dial("tcp", s.lns[node-1].Addr().String())
 	}
 	client, server := wire.Pipe()
 	ri := server.(readIdler)
@@ -394,7 +395,7 @@ func (s *Server) Dial(network, addr string) (net.Conn, error) {
 	if s.tlsServer != nil {
 		nc = tls.Server(fc, s.tlsServer)
 	}
-	if err := s.wire.ServeConn(nc); err != nil {
+	if err := s.wire.ServeConnNode(nc, node); err != nil {
 		client.Close()
 		return nil, err
 	}
@@ -440,7 +441,7 @@ func (s *Server) Close() {
 			s.httpSrv.Close()
 		}
 		s.wire.Close()
-		if s.served != nil {
+		for range s.lns {
 			<-s.served // Serve's ErrServerClosed, or an earlier accept error
 		}
 		if s.stopClock != nil {

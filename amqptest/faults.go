@@ -8,6 +8,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/amqpsim/amqpsim/sim"
 )
 
 // Restart restarts the broker as a RabbitMQ node restart does
@@ -38,12 +40,15 @@ func (s *Server) RefuseDials(d time.Duration) {
 	s.faultMu.Unlock()
 }
 
-// refused returns the error of a refused dial, or nil.
-func (s *Server) refused(addr string) error {
+// refused returns the error of a refused dial to node, or nil: during a
+// RefuseDials outage, or while the node is down (sim.Broker.StopNode,
+// KillNode).
+func (s *Server) refused(addr string, node int) error {
 	s.faultMu.Lock()
 	until := s.refuseUntil
 	s.faultMu.Unlock()
-	if until.IsZero() || !s.broker.Now().Before(until) {
+	down := s.broker.Nodes()[node-1].State != sim.NodeRunning
+	if !down && (until.IsZero() || !s.broker.Now().Before(until)) {
 		return nil
 	}
 	return &net.OpError{Op: "dial", Net: "tcp", Addr: pipeAddr(addr),

@@ -50,7 +50,25 @@ const (
 	// FaultNackPublishes nacks the next Count publishes in confirm mode
 	// (sim.Broker.NackPublishes).
 	FaultNackPublishes
+	// FaultStopNode stops the fault's Node of a cluster gracefully
+	// (sim.Broker.StopNode) for its Downtime, then every node that is
+	// down starts again (sim.Broker.RecoverAfter).
+	FaultStopNode
+	// FaultKillNode crashes the fault's Node (sim.Broker.KillNode) for
+	// its Downtime.
+	FaultKillNode
+	// FaultPartition cuts the fault's Node off from the other nodes
+	// (sim.Broker.Partition) for its Downtime, then heals.
+	FaultPartition
 )
+
+// ClusterKinds are the faults of a cluster's nodes, which Schedules draws
+// when given them (the default kinds are a single broker's):
+//
+//	amqptest.Schedules(3, 20, amqptest.ClusterKinds...)
+//
+// They need a broker of several nodes (sim.Config.Nodes).
+var ClusterKinds = []FaultKind{FaultStopNode, FaultKillNode, FaultPartition}
 
 // allKinds are the kinds Schedules draws by default, the simplest first,
 // which is where a failing schedule shrinks to.
@@ -93,6 +111,12 @@ func (k FaultKind) String() string {
 		return "raise an alarm"
 	case FaultNackPublishes:
 		return "nack publishes"
+	case FaultStopNode:
+		return "stop a node"
+	case FaultKillNode:
+		return "kill a node"
+	case FaultPartition:
+		return "cut a node off"
 	}
 	return fmt.Sprintf("FaultKind(%d)", uint8(k))
 }
@@ -112,8 +136,13 @@ func (k FaultKind) String() string {
 type Fault struct {
 	AfterDeliveries int
 	Kind            FaultKind
-	// Downtime is how long dials are refused after a FaultRestart.
+	// Downtime is how long dials are refused after a FaultRestart, and
+	// how long a node fault lasts.
 	Downtime time.Duration
+	// Node is the node of a node fault (FaultStopNode, FaultKillNode,
+	// FaultPartition), 1-based; on a broker of N nodes, node
+	// (Node-1)%N+1.
+	Node int
 	// Alarm and For are a FaultAlarm's alarm and how long it lasts.
 	Alarm sim.Alarm
 	For   time.Duration
@@ -140,6 +169,10 @@ func (f Fault) String() string {
 		s += fmt.Sprintf("%s alarm for %v", alarmName(f.Alarm), f.For)
 	case FaultNackPublishes:
 		s += fmt.Sprintf("nack the next %d publishes", f.Count)
+	case FaultStopNode, FaultKillNode:
+		s += fmt.Sprintf("%s node %d for %v", strings.Fields(f.Kind.String())[0], f.Node, f.Downtime)
+	case FaultPartition:
+		s += fmt.Sprintf("cut node %d off for %v", f.Node, f.Downtime)
 	default:
 		s += f.Kind.String()
 	}
@@ -217,6 +250,9 @@ func (f Fault) literal() string {
 	if f.Count != 0 {
 		fields = append(fields, fmt.Sprintf("Count: %d", f.Count))
 	}
+	if f.Node != 0 {
+		fields = append(fields, fmt.Sprintf("Node: %d", f.Node))
+	}
 	return "{" + strings.Join(fields, ", ") + "}"
 }
 
@@ -240,7 +276,8 @@ func durationLiteral(d time.Duration) string {
 func (k FaultKind) GoString() string {
 	names := map[FaultKind]string{FaultDrop: "FaultDrop", FaultForceClose: "FaultForceClose", FaultRestart: "FaultRestart",
 		FaultCloseChannel: "FaultCloseChannel", FaultCloseConnection: "FaultCloseConnection",
-		FaultConsumerTimeout: "FaultConsumerTimeout", FaultAlarm: "FaultAlarm", FaultNackPublishes: "FaultNackPublishes"}
+		FaultConsumerTimeout: "FaultConsumerTimeout", FaultAlarm: "FaultAlarm", FaultNackPublishes: "FaultNackPublishes",
+		FaultStopNode: "FaultStopNode", FaultKillNode: "FaultKillNode", FaultPartition: "FaultPartition"}
 	if n, ok := names[k]; ok {
 		return "amqptest." + n
 	}
@@ -252,7 +289,8 @@ func (k FaultKind) GoString() string {
 // most maxDeliveries deliveries (at least one for the kinds that act on a
 // delivery's channel or connection), sorted by trigger. A restart's
 // downtime is up to 10 s, an alarm lasts 1 to 10 s, a nack fault nacks 1
-// to 5 publishes. A failing schedule shrinks towards fewer, earlier
+// to 5 publishes; a node fault (ClusterKinds) hits node 1 to 3 for up to
+// 10 s. A failing schedule shrinks towards fewer, earlier
 // faults of the first kind given (by default FaultCloseChannel, the
 // smallest).
 //
@@ -283,6 +321,9 @@ func Schedules(maxFaults, maxDeliveries int, kinds ...FaultKind) *rapid.Generato
 			f.For = time.Duration(rapid.IntRange(1, 10).Draw(t, "for")) * time.Second
 		case FaultNackPublishes:
 			f.Count = rapid.IntRange(1, 5).Draw(t, "count")
+		case FaultStopNode, FaultKillNode, FaultPartition:
+			f.Node = rapid.IntRange(1, 3).Draw(t, "node")
+			f.Downtime = time.Duration(rapid.IntRange(0, 10).Draw(t, "downtime")) * time.Second
 		}
 		return f
 	})
@@ -314,6 +355,8 @@ func (s *Server) inject(f Fault) error {
 		s.broker.SetAlarmFor(f.Alarm, f.For)
 	case FaultNackPublishes:
 		s.broker.NackPublishes(f.Count)
+	case FaultStopNode, FaultKillNode, FaultPartition:
+		return s.injectNodeFault(f)
 	case FaultCloseChannel, FaultCloseConnection, FaultConsumerTimeout:
 		return fmt.Errorf("amqptest: %v: acts on a delivery, so is armed at it", f)
 	default:

@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"fmt"
 	"github.com/amqpsim/amqpsim/consumer"
 	"github.com/amqpsim/amqpsim/protocol"
 )
@@ -76,3 +77,11 @@ func (q *classic[T]) ChannelLimited() bool { return true }
 
 // Stats counts the consumers as declare-ok does.
 func (q *classic[T]) Stats() Stats { return Stats{Consumers: len(q.consumers)} }
+
+// Replicated reports false: a classic queue lives on its home node.
+func (q *classic[T]) Replicated() bool { return false }
+
+// DeclareTimedOut is rabbit_amqqueue's text, measured on a 4.3.6 cluster (docs/cluster.md section 4).
+func (q *classic[T]) DeclareTimedOut(node string) string {
+	return fmt.Sprintf("Could not declare %s on node '%s' because the metadata store operation timed out", q.Resource(), node)
+}

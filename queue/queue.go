@@ -307,6 +307,15 @@ type Queue[T any] interface {
 	// keeps the persistent ones (delivery mode 2), a quorum queue and a
 	// stream keep all.
 	Restart()
+	// Replicated reports whether the queue has a member on every node of
+	// a cluster, one of them its Raft leader (a quorum queue, a stream),
+	// rather than one home node (a classic queue): it keeps serving while
+	// a majority of the nodes is reachable.
+	Replicated() bool
+	// DeclareTimedOut is the text of the 541 that a declaration of the
+	// queue gets on a cluster node without a majority, when the metadata
+	// store's write times out; node names the node.
+	DeclareTimedOut(node string) string
 	// HasConsumerTimeout reports whether the channel's consumer timeout
 	// applies to deliveries from the queue, and ChannelLimited whether
 	// the queue asks the channel-wide limiter before each delivery

@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"fmt"
 	"github.com/amqpsim/amqpsim/consumer"
 	"github.com/amqpsim/amqpsim/protocol"
 )
@@ -97,3 +98,11 @@ func (q *quorum[T]) ChannelLimited() bool { return false }
 // Stats counts the consumers as declare-ok does, and the timed-out
 // deliveries channels still hold.
 func (q *quorum[T]) Stats() Stats { return Stats{Consumers: q.ConsumerCount(), TimedOut: len(q.stale)} }
+
+// Replicated reports true: it has a member on every node and a Raft leader.
+func (q *quorum[T]) Replicated() bool { return true }
+
+// DeclareTimedOut is rabbit_quorum_queue's text, measured on a 4.3.6 cluster (docs/cluster.md section 4).
+func (q *quorum[T]) DeclareTimedOut(node string) string {
+	return fmt.Sprintf("Could not declare quorum %s on node '%s' because the metadata store operation timed out", q.Resource(), node)
+}

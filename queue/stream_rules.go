@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"fmt"
 	"github.com/amqpsim/amqpsim/consumer"
 	"github.com/amqpsim/amqpsim/protocol"
 )
@@ -131,4 +132,12 @@ func (s *stream[T]) Stats() Stats {
 		}
 	}
 	return Stats{Consumers: len(s.readers), Stream: st}
+}
+
+// Replicated reports true: it has a member on every node and a Raft leader.
+func (s *stream[T]) Replicated() bool { return true }
+
+// DeclareTimedOut is rabbit_stream_queue:declare's text (read from its source; not measured).
+func (s *stream[T]) DeclareTimedOut(node string) string {
+	return fmt.Sprintf("Could not set leader PID for %s on node '%s' because the metadata store operation timed out", s.Resource(), node)
 }

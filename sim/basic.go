@@ -195,7 +195,9 @@ func (ch *Channel) publishIn(exchangeName, key string, o PublishOptions, m *Mess
 		ch.published(exchangeName, key, PublishOptions{}, m, 0, true, confirmQueued)
 		return nil
 	}
+	ch.b.publisher = ch
 	routed, rejected, stage, err := ch.b.publish(ch.conn.vhost, x, key, m, ttl, hasTTL)
+	ch.b.publisher = nil
 	if err != nil {
 		return err
 	}
@@ -233,6 +235,13 @@ func (ch *Channel) published(exchangeName, key string, o PublishOptions, m *Mess
 		return
 	}
 	ch.publishTag++
+	if w := ch.b.heldNow; w != nil {
+		// A replicated queue out of reach holds the message: the confirm
+		// waits for it (cluster.go).
+		ch.b.heldNow = nil
+		w.tag, w.nack = ch.publishTag, rejected
+		return
+	}
 	if stage == confirmAtOnce && !rejected {
 		// The channel confirms it itself, after the return, before it
 		// reads its next method: alone, so without multiple.
@@ -324,8 +333,22 @@ func (b *Broker) enqueue(queues []*brokerQueue, x *exchange, key string, m *Mess
 		if q.deleted {
 			continue
 		}
+		if b.clustered() {
+			if r := b.reach(q, b.publishingNode()); r == reachStopped || r == reachLost {
+				// A classic queue whose home is out of reach: the
+				// channel nacks the message, and never returns it
+				// (measured on 4.3.6, docs/cluster.md section 2).
+				routed++
+				rejected = true
+				continue
+			}
+		}
 		qm := b.newMessage()
 		qm.ID, qm.Exchange, qm.RoutingKey, qm.Properties, qm.Body = id, x.name, key, props, body
+		if b.clustered() && b.holdPublish(q, func() bool { b.markDirty(q); return q.Publish(qm, int64(ttl), hasTTL) }) {
+			routed++
+			continue
+		}
 		if !q.Publish(qm, int64(ttl), hasTTL) {
 			rejected = true
 		}
@@ -484,7 +507,7 @@ func (ch *Channel) recover(m protocol.Method, requeue bool) error {
 		}
 		// A queue's type may refuse to requeue its deliveries (a 3.10
 		// stream crashes the channel).
-		if err := checkSettle(ch.core.Deliveries(), m, queue.Requeue); err != nil {
+		if err := ch.checkSettle(ch.core.Deliveries(), m, queue.Requeue); err != nil {
 			return err
 		}
 		ch.apply(ch.core.TakeAll(), queue.Requeue)
@@ -500,7 +523,7 @@ func (ch *Channel) settle(m protocol.Method, tag uint64, multiple bool, how queu
 	// A queue's type may refuse the settlement (a 3.10 stream takes only
 	// acks): the deliveries are gone from the channel, which dies with
 	// the connection.
-	if err := checkSettle(ds, m, how); err != nil {
+	if err := ch.checkSettle(ds, m, how); err != nil {
 		clear(ds)
 		return err
 	}
@@ -517,10 +540,11 @@ func (ch *Channel) settle(m protocol.Method, tag uint64, multiple bool, how queu
 
 // checkSettle asks the queues of deliveries ds, in order, whether their
 // types take a settlement by method m, and returns the first refusal. A
-// deleted queue's deliveries are ignored, as their settlement is.
-func checkSettle(ds []channel.Delivery[delivery], m protocol.Method, how queue.Settlement) error {
+// deleted queue's deliveries are ignored, as their settlement is, and so
+// are those the channel lost with their queue's node.
+func (ch *Channel) checkSettle(ds []channel.Delivery[delivery], m protocol.Method, how queue.Settlement) error {
 	for _, d := range ds {
-		if q := d.Ref.q; !q.deleted {
+		if q := d.Ref.q; !q.deleted && !ch.lostDelivery(d.Ref, d.Tag) {
 			if err := q.CheckSettle(m, how); err != nil {
 				return err
 			}
@@ -559,6 +583,9 @@ func (ch *Channel) settleGroup(group []channel.Delivery[delivery], how queue.Set
 	}
 	settled := b.settled[:0]
 	for _, d := range group {
+		if ch.lostDelivery(d.Ref, d.Tag) {
+			continue // the queue took it back when the channel lost it
+		}
 		settled = append(settled, queue.Settled[*Consumer]{Message: d.Ref.m, Consumer: d.Ref.c})
 	}
 	q.Settle(settled, how)

@@ -102,6 +102,16 @@ type Config struct {
 	// LoopbackUsers may log in only over loopback (loopback_users); nil
 	// means ["guest"], an empty non-nil slice nobody.
 	LoopbackUsers []string
+	// Nodes is the number of nodes of a simulated cluster (see the
+	// package's cluster rules in cluster.go); 0 or 1 is one node, a
+	// broker as today's single RabbitMQ. A cluster needs Version 4.3
+	// (the default): Open refuses one of an earlier release.
+	Nodes int
+	// NodeNames names the nodes, as RabbitMQ's error texts and
+	// inspection show them; nil means "rabbit@node1" to "rabbit@nodeN"
+	// (one node: "rabbit@localhost"). Its length must be Nodes.
+	NodeNames []string
+
 	// Definitions, when set, are imported into the fresh broker, as
 	// RabbitMQ's load_definitions does at boot: after the default user
 	// and vhost are created (see Open). definitions.Parse reads a file.
@@ -185,6 +195,18 @@ type Broker struct {
 
 	trace []Event
 
+	// nodes are the cluster's nodes, one for a single broker;
+	// publisher is the channel whose publish is being routed, and
+	// heldNow the confirm its held messages wait for (cluster.go).
+	// uncommitted are the metadata writes that timed out without a
+	// majority, committed when one is back.
+	nodes       []node
+	publisher   *Channel
+	heldNow     *waitingConfirm
+	uncommitted []func()
+	// recovery is RecoverAfter's timer.
+	recovery *timer
+
 	// nextMessageID numbers published messages (Event.MessageID).
 	nextMessageID uint64
 	// replies maps direct reply-to names to their channels.
@@ -259,6 +281,9 @@ func Open(cfg Config) (*Broker, error) {
 		b.loopbackUsers = []string{"guest"}
 	}
 	b.maxMessageSize = cfg.maxMessageSize(&b.profile)
+	if err := b.initNodes(); err != nil {
+		return nil, err
+	}
 	b.mu.init()
 	if cfg.Clock != nil {
 		b.mu.before = b.follow

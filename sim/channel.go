@@ -44,6 +44,13 @@ type Channel struct {
 	permCache, topicCache []permCheck
 	lastCall              int64 // Broker.elapsed
 
+	// busy is the timer of a call RabbitMQ answers after a timeout
+	// (ErrPending); lost holds, per classic queue the channel lost to a
+	// node failure, the last tag of its deliveries lost with it
+	// (cluster.go).
+	busy *timer
+	lost map[*brokerQueue]uint64
+
 	settled []channel.Delivery[delivery] // scratch for settlements
 	tick    *timer                       // consumer-timeout tick, see syncTick
 }
@@ -91,17 +98,21 @@ func (ch *Channel) do(m protocol.Method, describe func(e *Event), f func() error
 
 // begin and end bracket a method call, for the methods of the hot paths
 // (Ack, Publish, ...), which do without do's closures: begin takes the
-// lock and refuses a closed channel (releasing the lock), then holds what
-// queues push behind the channel's own pushes; the caller traces the
+// lock and refuses a closed channel, or one whose call RabbitMQ has not
+// answered yet (ErrPending), releasing the lock; then it holds what
+// queues push behind the channel's own pushes. The caller traces the
 // call (callEvent) and passes its result to end, which applies a
 // protocol error, dispatches the queues the call touched, ends the call
 // and releases the lock.
 func (ch *Channel) begin() error {
 	ch.b.mu.Lock()
-	if ch.closed != nil {
-		err := ch.closed
+	if err := ch.closed; err != nil {
 		ch.b.mu.Unlock()
 		return err
+	}
+	if ch.busy != nil {
+		ch.b.mu.Unlock()
+		return ErrPending
 	}
 	ch.conn.out.beginCall()
 	ch.wake()
@@ -270,7 +281,7 @@ func (ch *Channel) shutdown(err error) {
 		}
 		returned = returned[:0]
 		for _, d := range ds {
-			if d.Ref.q == q {
+			if d.Ref.q == q && !ch.lostDelivery(d.Ref, d.Tag) {
 				returned = append(returned, d.Ref.m)
 			}
 		}
@@ -380,6 +391,13 @@ func (ch *Channel) lookupQueue(name string, m protocol.Method) (*brokerQueue, er
 	}
 	if err := ch.checkExclusive(q, m); err != nil {
 		return nil, err
+	}
+	if m != protocol.QueueBind && m != protocol.QueueUnbind {
+		// The queue's process answers these; a binding is the metadata
+		// store's.
+		if err := ch.checkReach(q, m); err != nil {
+			return nil, err
+		}
 	}
 	return q, nil
 }

@@ -87,6 +87,10 @@ type ConnectOptions struct {
 	// declare, delete and get), as RabbitMQ's direct connections: no
 	// password is checked, and it is not a client's network connection.
 	Direct bool
+	// Node is the number of the cluster node the client connected to
+	// (Config.Nodes); 0 means node 1. A Dial to a node that is not
+	// running fails with ErrNodeDown.
+	Node int
 }
 
 // DefaultChannelMax is RabbitMQ's default channel_max.
@@ -119,6 +123,8 @@ type Connection struct {
 	closed  error
 	// connectedAt is the virtual time it opened.
 	connectedAt time.Time
+	// node is the cluster node it is attached to (ConnectOptions.Node).
+	node int
 }
 
 // Connect opens a connection to the default vhost as the default user; it
@@ -139,6 +145,14 @@ func (b *Broker) Connect(name string) *Connection {
 func (b *Broker) Dial(o ConnectOptions) (*Connection, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if o.Node == 0 {
+		o.Node = 1
+	}
+	if nd, err := b.nodeAt(o.Node); err != nil {
+		return nil, err
+	} else if nd.state != NodeRunning {
+		return nil, fmt.Errorf("%w: node %d (%s) is %v", ErrNodeDown, o.Node, nd.name, nd.state)
+	}
 	if o.Vhost == "" {
 		o.Vhost = b.cfg.DefaultVhost
 	}
@@ -166,7 +180,7 @@ func (b *Broker) Dial(o ConnectOptions) (*Connection, error) {
 		o.Name = fmt.Sprintf("conn%d", b.nextConnID)
 	}
 	c := &Connection{b: b, id: b.nextConnID, name: o.Name, vhost: v, user: o.User, tags: slices.Clone(b.users[o.User].tags),
-		opts: o, channels: map[uint16]*Channel{}, connectedAt: b.now}
+		opts: o, channels: map[uint16]*Channel{}, connectedAt: b.now, node: o.Node}
 	c.out.notify = o.Notify
 	b.conns = append(b.conns, c)
 	b.record(connEvent(EventConnectionOpen, c, 0))
@@ -288,6 +302,17 @@ func (c *Connection) fail(err *protocol.Error) error {
 	c.push(Push{Method: protocol.ConnectionClose, Err: err})
 	c.shutdown(err)
 	return err
+}
+
+// drop closes the connection as its node going down does: with err
+// pushed as connection.close (a stop), or without a frame when err is
+// nil (a crash), the shell closing the transport at once (Push.Drop).
+func (c *Connection) drop(err *protocol.Error) {
+	e := connEvent(EventConnectionClose, c, 0)
+	e.Err, e.Reason = err, "node down"
+	c.b.record(e)
+	c.push(Push{Method: protocol.ConnectionClose, Err: err, Drop: true})
+	c.shutdown(err)
 }
 
 // shutdown closes every channel in number order, then deletes the

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/amqpsim/amqpsim/consumer"
 	"github.com/amqpsim/amqpsim/protocol"
 	"github.com/amqpsim/amqpsim/queue"
 )
@@ -154,6 +155,9 @@ func (ch *Channel) QueueDeclare(name string, o QueueOptions) (QueueInfo, error) 
 		// exclusive queue is never durable (checked against RabbitMQ 3.10.8).
 		durable := o.Durable && !o.Exclusive
 		if q, ok := v.queues[name]; ok {
+			if err := ch.checkReach(q, protocol.QueueDeclare); err != nil {
+				return err
+			}
 			if (q.Options().Exclusive && q.owner != ch.conn) || q.Options().Exclusive != o.Exclusive {
 				return lockedError(q, protocol.QueueDeclare)
 			}
@@ -185,16 +189,13 @@ func (ch *Channel) QueueDeclare(name string, o QueueOptions) (QueueInfo, error) 
 		if ch.b.profile.TransientNonExclusiveDenied && !durable && !o.Exclusive {
 			return protocol.Errorf(protocol.InternalError, protocol.QueueDeclare, "%s", transientNonExclusiveText)
 		}
+		if err := ch.checkMetadata(v, q); err != nil {
+			return err
+		}
 		if o.Exclusive {
 			q.owner = ch.conn
 		}
-		ch.b.nextQueueID++
-		q.id = ch.b.nextQueueID
-		v.queues[name] = q
-		if def := v.policyFor(name, "queues"); def != nil {
-			q.ApplyPolicy(def)
-		}
-		q.Touch()
+		ch.b.addQueue(v, q, ch.conn.node)
 		// Every queue is bound to the default exchange by its name; routing
 		// there is a map lookup, so no binding is stored.
 		info = QueueInfo{Name: name}
@@ -202,6 +203,19 @@ func (ch *Channel) QueueDeclare(name string, o QueueOptions) (QueueInfo, error) 
 		return nil
 	})
 	return info, err
+}
+
+// addQueue adds a queue newQueue made to its vhost, led by node; the
+// policy that matches its name applies. Caller holds the lock.
+func (b *Broker) addQueue(v *vhost, q *brokerQueue, node int) {
+	b.placeQueue(q, node)
+	b.nextQueueID++
+	q.id = b.nextQueueID
+	v.queues[q.Name()] = q
+	if def := v.policyFor(q.Name(), "queues"); def != nil {
+		q.ApplyPolicy(def)
+	}
+	q.Touch()
 }
 
 // QueueBind is queue.bind. An empty queue name means the last queue declared
@@ -347,18 +361,7 @@ func (b *Broker) deleteQueue(q *brokerQueue) {
 		v.routed = nil
 	}
 	for _, cc := range slices.Clone(q.Consumers()) {
-		cs := cc.Owner()
-		q.RemoveConsumer(cc)
-		cs.cancelled = true
-		ch := cs.ch
-		delete(ch.consumers, cc.Tag)
-		if _, ok := ch.groups[q]; ok {
-			ch.core.Forget(q)
-			delete(ch.groups, q)
-		}
-		if !ch.conn.opts.NoCancelNotify && ch.closed == nil {
-			ch.pushFromQueue(Push{Method: protocol.BasicCancel, Delivery: Delivery{ConsumerTag: cc.Tag}})
-		}
+		q.cancelConsumer(cc)
 	}
 	for _, x := range sortedExchanges(v) {
 		if len(x.bindings) == 0 {
@@ -367,6 +370,24 @@ func (b *Broker) deleteQueue(q *brokerQueue) {
 		if x.unbindAll(destination{q: q}) {
 			b.maybeAutoDeleteExchange(v, x)
 		}
+	}
+}
+
+// cancelConsumer removes consumer cc from q on the broker's side, telling
+// its client (basic.cancel) when it takes consumer_cancel_notify and its
+// channel is open. Caller holds the lock.
+func (q *brokerQueue) cancelConsumer(cc *consumer.Consumer[*Consumer]) {
+	cs := cc.Owner()
+	q.RemoveConsumer(cc)
+	cs.cancelled = true
+	ch := cs.ch
+	delete(ch.consumers, cc.Tag)
+	if _, ok := ch.groups[q]; ok {
+		ch.core.Forget(q)
+		delete(ch.groups, q)
+	}
+	if !ch.conn.opts.NoCancelNotify && ch.closed == nil {
+		ch.pushCancel(cc.Tag, 0)
 	}
 }
 

@@ -349,14 +349,7 @@ func (b *Broker) applyImport(p *importPlan) {
 		v.exchanges[e.x.name] = e.x
 	}
 	for _, e := range p.queues {
-		v := b.vhosts[e.vhost]
-		b.nextQueueID++
-		e.q.id = b.nextQueueID
-		v.queues[e.q.Name()] = e.q
-		if def := v.policyFor(e.q.Name(), "queues"); def != nil {
-			e.q.ApplyPolicy(def)
-		}
-		e.q.Touch()
+		b.addQueue(b.vhosts[e.vhost], e.q, 1) // imported at boot, on the first node
 	}
 	for i, db := range p.bindings {
 		v := b.vhosts[db.Vhost]

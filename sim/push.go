@@ -29,6 +29,12 @@ type Push struct {
 	ReplyCode int
 	ReplyText string
 	Err       *Error
+	// Drop, on a connection.close, tells the shell to close the
+	// transport right after it (after writing the frame when Err is set,
+	// without writing anything when Err is nil), without waiting for
+	// close-ok: a cluster node stopping or crashing (Broker.StopNode,
+	// KillNode).
+	Drop bool
 }
 
 // Return is basic.return of an unroutable mandatory message.
@@ -142,12 +148,19 @@ func (ch *Channel) pushDelivery(cons *Consumer, tag uint64, redelivered bool, m 
 	ch.delivered(cons.queue, cons.tag, true)
 }
 
-// pushFromQueue pushes p on behalf of a queue (basic.cancel of a deleted
-// queue's consumer). Caller holds the lock.
-func (ch *Channel) pushFromQueue(p Push) {
-	p.Channel = ch.id
+// pushCancel pushes basic.cancel of consumer tag on behalf of its queue:
+// a deleted queue, or (timedOut > 0) a 4.3 quorum queue that took back
+// timedOut of the consumer's deliveries at its consumer timeout, which the
+// trace event says (Reason ReasonConsumerTimeout, Count timedOut) as the
+// frame cannot. Caller holds the lock.
+func (ch *Channel) pushCancel(tag string, timedOut int) {
+	p := Push{Method: protocol.BasicCancel, Channel: ch.id, Delivery: Delivery{ConsumerTag: tag}}
 	if ch.b.tracing() {
-		ch.b.record(pushEvent(ch.conn, &p))
+		e := pushEvent(ch.conn, &p)
+		if timedOut > 0 {
+			e.Reason, e.Count = ReasonConsumerTimeout, timedOut
+		}
+		ch.b.record(e)
 	}
 	ch.conn.out.queuePush(compact(&p), ch.lane(p.Method), ch, false)
 }

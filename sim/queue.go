@@ -25,6 +25,8 @@ type brokerQueue struct {
 	// limited is the queue's ChannelLimited and timed its
 	// HasConsumerTimeout, read on the delivery path.
 	limited, timed bool
+	// cluster is where the queue leads and what waits on its leader.
+	cluster clusterQueue
 }
 
 var _ queue.Env[*Consumer] = (*brokerQueue)(nil)
@@ -33,7 +35,7 @@ var _ queue.Env[*Consumer] = (*brokerQueue)(nil)
 // queue.declare and a definitions import alike. Caller holds the lock.
 func (b *Broker) newQueue(vhost, name string, o queue.Options) (*brokerQueue, error) {
 	o.Rules, o.Epoch = b.profile.Queue, b.cfg.Start
-	q := &brokerQueue{b: b}
+	q := &brokerQueue{b: b, cluster: clusterQueue{leader: 1}}
 	qq, err := queue.New[*Consumer](q, vhost, name, o)
 	if err != nil {
 		return nil, err
@@ -53,6 +55,9 @@ func (q *brokerQueue) CanSend(c *consumer.Consumer[*Consumer]) bool {
 	cs := c.Owner()
 	if cs.ch.closed != nil || cs.ch.conn.closed != nil { // closing (a fired DeliveryFault)
 		return false
+	}
+	if q.cluster.leader != 0 && q.b.clustered() && q.b.reach(q, cs.ch.conn.node) != reachable {
+		return false // its leader is out of the consumer's reach (cluster.go)
 	}
 	if !q.limited {
 		return cs.ch.conn.canSend(q)
@@ -105,7 +110,8 @@ func (q *brokerQueue) ConsumerTimeout() (int64, bool) {
 // queue took back ds, which the channel still holds, so that a
 // settlement of their tags is still taken. If the consumer is still on
 // the channel (the client has not cancelled it) and the client announced
-// consumer_cancel_notify, the channel sends basic.cancel (nowait) and
+// consumer_cancel_notify, the channel sends basic.cancel (nowait; its
+// trace event has Reason ReasonConsumerTimeout and Count len(ds)) and
 // keeps the consumer, which the queue gives messages again once the
 // client has settled the deliveries (measured on 4.3.6); otherwise (a
 // basic.get, a consumer the client cancelled, a client without the
@@ -124,7 +130,7 @@ func (q *brokerQueue) TimedOut(ds []queue.Settled[*Consumer]) {
 		return
 	}
 	if cs != nil && ch.consumers[cs.Tag()] != nil && !ch.conn.opts.NoCancelNotify {
-		ch.pushFromQueue(Push{Method: protocol.BasicCancel, Delivery: Delivery{ConsumerTag: cs.Tag()}})
+		ch.pushCancel(cs.Tag(), len(ds))
 		return
 	}
 	ch.failFor(consumerTimeoutError(ch.id, -1), ReasonConsumerTimeout)
@@ -161,7 +167,7 @@ func (q *brokerQueue) StopTimer(t queue.Timer) { q.b.stop(q.timers[t]) }
 // timerFired runs a queue timer: the TTL timer drops expired heads and the
 // queue is dispatched; x-expires deletes a queue left without consumers.
 func (q *brokerQueue) timerFired(t queue.Timer) {
-	if q.deleted {
+	if q.deleted || q.cluster.down != NodeRunning {
 		return
 	}
 	if q.TimerFired(t) {

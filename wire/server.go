@@ -126,12 +126,17 @@ func (s *Server) heartbeatSeconds() uint16 {
 // AMQP connection ends or the server closes. Any net.Conn works: an end of
 // [Pipe], of net.Pipe, or an accepted TCP connection. It returns
 // ErrServerClosed, after closing conn, once Close has been called.
-func (s *Server) ServeConn(conn net.Conn) error {
+func (s *Server) ServeConn(conn net.Conn) error { return s.ServeConnNode(conn, 1) }
+
+// ServeConnNode is ServeConn for a client of node number node of a
+// simulated cluster (sim.Config.Nodes): the connection is attached to
+// that node (sim.ConnectOptions.Node).
+func (s *Server) ServeConnNode(conn net.Conn, node int) error {
 	if s.Broker == nil {
 		conn.Close()
 		return errors.New("wire: Server.Broker is nil")
 	}
-	c := newServerConn(s, conn)
+	c := newServerConn(s, conn, node)
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -166,7 +171,11 @@ func (s *Server) ServeConn(conn net.Conn) error {
 // after a pause that doubles from 5 ms to 1 s while the errors last (as
 // net/http's Server.Serve does), the way RabbitMQ's acceptor (ranch_acceptor:
 // loop/5) logs "out of file descriptors" and keeps accepting.
-func (s *Server) Serve(l net.Listener) error {
+func (s *Server) Serve(l net.Listener) error { return s.ServeNode(l, 1) }
+
+// ServeNode is Serve for the listener of node number node of a simulated
+// cluster (sim.Config.Nodes): its connections are attached to that node.
+func (s *Server) ServeNode(l net.Listener, node int) error {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -211,7 +220,7 @@ func (s *Server) Serve(l net.Listener) error {
 			continue
 		}
 		delay = 0
-		if err := s.ServeConn(conn); err != nil {
+		if err := s.ServeConnNode(conn, node); err != nil {
 			return err
 		}
 	}

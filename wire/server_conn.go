@@ -23,13 +23,15 @@ var connSeq atomic.Uint64
 // goroutine sends what the reader and the broker queue for the client; a
 // heartbeat goroutine runs when heartbeats were negotiated.
 type serverConn struct {
-	s   *Server
-	nc  net.Conn
-	seq uint64
-	br  *bufio.Reader
-	bw  *bufio.Writer
-	fw  *FrameWriter
-	buf []byte // frame payload, reused
+	// node is the cluster node the client connected to (ServeConnNode).
+	node int
+	s    *Server
+	nc   net.Conn
+	seq  uint64
+	br   *bufio.Reader
+	bw   *bufio.Writer
+	fw   *FrameWriter
+	buf  []byte // frame payload, reused
 
 	// Set by the reader during the handshake, read-only afterwards.
 	frameMax   uint32
@@ -118,9 +120,10 @@ const (
 	expectBody
 )
 
-func newServerConn(s *Server, nc net.Conn) *serverConn {
+func newServerConn(s *Server, nc net.Conn, node int) *serverConn {
 	c := &serverConn{
 		s:        s,
+		node:     node,
 		nc:       nc,
 		seq:      connSeq.Add(1),
 		br:       nil, // below: it reads in batches

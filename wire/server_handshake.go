@@ -151,7 +151,7 @@ func (c *serverConn) handshake() bool {
 		channelMax = 65535
 	}
 	sc, err := c.s.Broker.Dial(sim.ConnectOptions{
-		Name: name, Vhost: open.VirtualHost, User: user, Password: pass, LocalAddr: local,
+		Name: name, Vhost: open.VirtualHost, User: user, Password: pass, LocalAddr: local, Node: c.node,
 		NoCancelNotify:  !cancelNotify,
 		NoBlockedNotify: !blockedNotify,
 		ChannelMax:      channelMax,

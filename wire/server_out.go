@@ -74,10 +74,13 @@ func (c *serverConn) call(f func() (outItem, bool)) {
 		c.out = append(c.out, it)
 	}
 	c.inCall.Store(false) // before the drain: a push after it wakes the writer
-	c.drainLocked()
+	drop := c.drainLocked()
 	queued := len(c.out) > 0
 	c.mu.Unlock()
 	c.callMu.Unlock()
+	if drop {
+		c.closeTransport()
+	}
 	if queued {
 		c.signal()
 	}
@@ -87,21 +90,37 @@ func (c *serverConn) call(f func() (outItem, bool)) {
 // queue; caller holds callMu.
 func (c *serverConn) drain() {
 	c.mu.Lock()
-	c.drainLocked()
+	drop := c.drainLocked()
 	c.mu.Unlock()
+	if drop {
+		c.closeTransport()
+	}
 }
 
 // drainLocked is drain; caller holds callMu and mu (which the broker never
-// waits for: Notify only signals).
-func (c *serverConn) drainLocked() {
+// waits for: Notify only signals). It reports whether the transport is to
+// close at once, which the caller does once it has released mu.
+func (c *serverConn) drainLocked() (drop bool) {
 	sc := c.sc
 	if sc == nil || !sc.HasPending() {
-		return
+		return false
 	}
 	n := len(c.pushes)
 	c.pushes = sc.Drain(c.pushes)
 	for i := n; i < len(c.pushes); i++ {
 		p := &c.pushes[i]
+		if p.Method == protocol.ConnectionClose && p.Drop {
+			// The connection's cluster node stopped (the close, then the
+			// socket closes without waiting for close-ok) or crashed
+			// (the socket closes, nothing written).
+			c.closing.Store(true)
+			if p.Err == nil {
+				drop = true
+			} else {
+				c.out = append(c.out, outItem{kind: outPush, ch: p.Channel, push: i, final: true})
+			}
+			continue
+		}
 		if p.Method == protocol.ConnectionClose {
 			c.closing.Store(true)
 			if c.closeTimer == nil {
@@ -110,6 +129,7 @@ func (c *serverConn) drainLocked() {
 		}
 		c.out = append(c.out, outItem{kind: outPush, ch: p.Channel, push: i})
 	}
+	return drop
 }
 
 // enqueue queues an item for the writer now.

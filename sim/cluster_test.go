@@ -1,0 +1,415 @@
+package sim_test
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/amqpsim/amqpsim/protocol"
+	"github.com/amqpsim/amqpsim/sim"
+)
+
+// cluster is a 3-node broker with helpers that fail the test on error.
+type cluster struct {
+	t *testing.T
+	b *sim.Broker
+}
+
+func newCluster(t *testing.T) *cluster {
+	t.Helper()
+	return &cluster{t: t, b: sim.New(sim.Config{Nodes: 3})}
+}
+
+// channel opens a connection named name on node n and a channel on it.
+func (c *cluster) channel(name string, n int) (*sim.Connection, *sim.Channel) {
+	c.t.Helper()
+	conn, err := c.b.Dial(sim.ConnectOptions{Name: name, Node: n})
+	if err != nil {
+		c.t.Fatalf("dial node %d: %v", n, err)
+	}
+	ch, err := conn.Channel()
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return conn, ch
+}
+
+func (c *cluster) must(err error) {
+	c.t.Helper()
+	if err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// pushes renders what the broker pushed to conn since the last call, one
+// line a frame.
+func pushes(conn *sim.Connection) []string {
+	var out []string
+	for _, p := range conn.Drain(nil) {
+		s := p.Method.String()
+		switch p.Method {
+		case protocol.BasicDeliver:
+			s += fmt.Sprintf(" %s #%d %s", p.ConsumerTag, p.DeliveryTag, p.Body)
+			if p.Redelivered {
+				s += " redelivered"
+			}
+		case protocol.BasicAck, protocol.BasicNack:
+			s += fmt.Sprintf(" #%d", p.DeliveryTag)
+			if p.Multiple {
+				s += " multiple"
+			}
+		case protocol.BasicCancel:
+			s += " " + p.ConsumerTag
+		case protocol.ConnectionClose, protocol.ChannelClose:
+			if p.Err != nil {
+				s += fmt.Sprintf(" %d %s", p.Err.Code, p.Err.Text)
+			}
+			if p.Drop {
+				s += " (dropped)"
+			}
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func checkPushes(t *testing.T, conn *sim.Connection, want ...string) {
+	t.Helper()
+	if diff := cmp.Diff(want, pushes(conn)); diff != "" {
+		t.Errorf("pushes to %s (-want +got):\n%s", conn.Name(), diff)
+	}
+}
+
+func persistent(body string) sim.Message {
+	m := sim.Message{Body: []byte(body)}
+	m.DeliveryMode = 2
+	return m
+}
+
+func TestNodeStopClosesItsConnections(t *testing.T) {
+	c := newCluster(t)
+	on2, _ := c.channel("on2", 2)
+	on1, ch1 := c.channel("on1", 1)
+	c.must(c.b.StopNode(2))
+	checkPushes(t, on2, "connection.close 320 CONNECTION_FORCED - "+sim.ShutdownText+" (dropped)")
+	if on2.Err() == nil {
+		t.Error("the stopped node's connection is open")
+	}
+	checkPushes(t, on1)
+	if _, err := ch1.QueueDeclare("q", sim.QueueOptions{}); err != nil {
+		t.Errorf("a channel on node 1 after node 2 stopped: %v", err)
+	}
+	if _, err := c.b.Dial(sim.ConnectOptions{Node: 2}); !errors.Is(err, sim.ErrNodeDown) {
+		t.Errorf("dial to the stopped node: %v, want ErrNodeDown", err)
+	}
+	c.must(c.b.KillNode(3))
+	c.must(c.b.StartNode(2))
+	if _, err := c.b.Dial(sim.ConnectOptions{Node: 2}); err != nil {
+		t.Errorf("dial to the restarted node: %v", err)
+	}
+	if err := c.b.StopNode(3); err == nil {
+		t.Error("stopping a killed node succeeded")
+	}
+	if err := c.b.StopNode(4); err == nil {
+		t.Error("stopping node 4 of 3 succeeded")
+	}
+}
+
+func TestNodeKillDropsItsConnections(t *testing.T) {
+	c := newCluster(t)
+	on3, ch3 := c.channel("on3", 3)
+	_, err := ch3.QueueDeclare("x", sim.QueueOptions{Exclusive: true})
+	c.must(err)
+	c.must(c.b.KillNode(3))
+	checkPushes(t, on3, "connection.close (dropped)")
+	if _, err := c.b.QueueStats("/", "x"); err == nil {
+		t.Error("the killed connection's exclusive queue is still there")
+	}
+}
+
+// classicHomeDown sets up docs/cluster.md section 2: a durable classic
+// queue homed on node 2 with 3 persistent and 2 transient messages, a
+// consumer holding one on node 1, then node 2 stopped or killed.
+func classicHomeDown(t *testing.T, kill bool) (c *cluster, on1 *sim.Connection, ch1 *sim.Channel) {
+	c = newCluster(t)
+	_, ch2 := c.channel("on2", 2)
+	_, err := ch2.QueueDeclare("cq", sim.QueueOptions{Durable: true})
+	c.must(err)
+	for i, body := range []string{"p1", "t1", "p2", "t2", "p3"} {
+		m := sim.Message{Body: []byte(body)}
+		if i%2 == 0 {
+			m = persistent(body)
+		}
+		c.must(ch2.Publish("", "cq", sim.PublishOptions{}, m))
+	}
+	on1, ch1 = c.channel("on1", 1)
+	c.must(ch1.Qos(1, 0, false))
+	_, err = ch1.Consume("cq", sim.ConsumeOptions{Tag: "C"})
+	c.must(err)
+	checkPushes(t, on1, "basic.deliver C #1 p1")
+	if kill {
+		c.must(c.b.KillNode(2))
+	} else {
+		c.must(c.b.StopNode(2))
+	}
+	checkPushes(t, on1, "basic.cancel C")
+	if leader, _, err := c.b.QueueLeader("/", "cq"); err != nil || leader != "rabbit@node2" {
+		t.Errorf("cq's home: %q, %v; want rabbit@node2 (declared through node 2)", leader, err)
+	}
+	return c, on1, ch1
+}
+
+func TestClassicQueueHomeStopped(t *testing.T) {
+	c, on1, ch1 := classicHomeDown(t, false)
+	c.must(ch1.Confirm())
+	c.must(ch1.Publish("", "cq", sim.PublishOptions{Mandatory: true}, persistent("new")))
+	checkPushes(t, on1, "basic.nack #1 multiple") // no basic.return; multiple as measured
+	c.must(ch1.Ack(1, false))                     // the lost delivery: ignored
+	checkPushes(t, on1)
+
+	want := "404 NOT_FOUND - queue 'cq' in vhost '/' process is stopped by supervisor"
+	for _, op := range []func(ch *sim.Channel) error{
+		func(ch *sim.Channel) error {
+			_, err := ch.QueueDeclare("cq", sim.QueueOptions{Passive: true})
+			return err
+		},
+		func(ch *sim.Channel) error { _, _, err := ch.Get("cq", false); return err },
+		func(ch *sim.Channel) error { _, err := ch.Consume("cq", sim.ConsumeOptions{}); return err },
+		func(ch *sim.Channel) error { _, err := ch.QueuePurge("cq"); return err },
+	} {
+		_, ch := c.channel("op", 1)
+		var perr *sim.Error
+		if err := op(ch); !errors.As(err, &perr) || fmt.Sprintf("%d %s", perr.Code, perr.Text) != want {
+			t.Errorf("operation on cq: %v, want %s", err, want)
+		}
+	}
+
+	c.must(c.b.StartNode(2))
+	_, ch := c.channel("after", 1)
+	c.must(ch.Qos(10, 0, false))
+	on := connOf(t, c, "after")
+	_, err := ch.Consume("cq", sim.ConsumeOptions{Tag: "D"})
+	c.must(err)
+	// The persistent messages, the delivered one too, in order, none
+	// redelivered; the transient ones and the nacked publish are gone.
+	checkPushes(t, on, "basic.deliver D #1 p1", "basic.deliver D #2 p2", "basic.deliver D #3 p3")
+}
+
+func connOf(t *testing.T, c *cluster, name string) *sim.Connection {
+	t.Helper()
+	for _, conn := range c.b.Connections() {
+		if conn.Name() == name {
+			return conn
+		}
+	}
+	t.Fatalf("no connection %q", name)
+	return nil
+}
+
+func TestClassicQueueHomeKilled(t *testing.T) {
+	c, on1, ch1 := classicHomeDown(t, true)
+	_, err := ch1.QueueDeclare("cq", sim.QueueOptions{Passive: true})
+	if !errors.Is(err, sim.ErrPending) {
+		t.Fatalf("passive declare of a queue whose home crashed: %v, want ErrPending", err)
+	}
+	if err := ch1.Ack(1, false); !errors.Is(err, sim.ErrPending) {
+		t.Errorf("a method on the busy channel: %v, want ErrPending", err)
+	}
+	c.must(c.b.Advance(sim.QueueOperationTimeout - time.Millisecond))
+	checkPushes(t, on1)
+	c.must(c.b.Advance(time.Millisecond))
+	checkPushes(t, on1, "channel.close 404 NOT_FOUND - failed to perform operation on queue 'cq' in vhost '/' due to timeout")
+
+	c.must(c.b.StartNode(2))
+	_, ch := c.channel("after", 3)
+	c.must(ch.Qos(10, 0, false))
+	_, err = ch.Consume("cq", sim.ConsumeOptions{Tag: "D"})
+	c.must(err)
+	checkPushes(t, connOf(t, c, "after"),
+		"basic.deliver D #1 p1 redelivered", "basic.deliver D #2 p2 redelivered", "basic.deliver D #3 p3 redelivered")
+}
+
+func TestNonDurableClassicQueueGoneAfterItsNodeReturns(t *testing.T) {
+	c := newCluster(t)
+	_, ch2 := c.channel("on2", 2)
+	_, err := ch2.QueueDeclare("cq.transient", sim.QueueOptions{})
+	c.must(err)
+	c.must(c.b.StopNode(2))
+	c.must(c.b.StartNode(2))
+	_, ch1 := c.channel("on1", 1)
+	_, err = ch1.QueueDeclare("cq.transient", sim.QueueOptions{Passive: true})
+	var perr *sim.Error
+	if !errors.As(err, &perr) || perr.Text != "NOT_FOUND - no queue 'cq.transient' in vhost '/'" {
+		t.Errorf("passive declare: %v", err)
+	}
+}
+
+// quorumSetup is docs/cluster.md section 3: a quorum queue led by node 1,
+// a consumer on node 2 holding a delivery, a confirming publisher on
+// node 3.
+func quorumSetup(t *testing.T) (c *cluster, cons, pub *sim.Connection, pubCh *sim.Channel) {
+	c = newCluster(t)
+	_, ch1 := c.channel("on1", 1)
+	_, err := ch1.QueueDeclare("qq", sim.QueueOptions{Durable: true, Args: sim.Table{"x-queue-type": "quorum"}})
+	c.must(err)
+	cons, ch2 := c.channel("cons", 2)
+	c.must(ch2.Qos(10, 0, false))
+	_, err = ch2.Consume("qq", sim.ConsumeOptions{Tag: "C"})
+	c.must(err)
+	pub, pubCh = c.channel("pub", 3)
+	c.must(pubCh.Confirm())
+	c.must(pubCh.Publish("", "qq", sim.PublishOptions{}, persistent("m1")))
+	checkPushes(t, pub, "basic.ack #1")
+	checkPushes(t, cons, "basic.deliver C #1 m1")
+	return c, cons, pub, pubCh
+}
+
+func TestQuorumLeaderStopHandsOver(t *testing.T) {
+	c, cons, pub, pubCh := quorumSetup(t)
+	c.must(c.b.StopNode(1))
+	if leader, _, _ := c.b.QueueLeader("/", "qq"); leader == "rabbit@node1" {
+		t.Errorf("leader still %s after its node stopped", leader)
+	}
+	c.must(pubCh.Publish("", "qq", sim.PublishOptions{}, persistent("m2")))
+	checkPushes(t, pub, "basic.ack #2")
+	checkPushes(t, cons, "basic.deliver C #2 m2") // no cancel, no redelivery
+}
+
+func TestQuorumLeaderKillElects(t *testing.T) {
+	c, cons, pub, pubCh := quorumSetup(t)
+	c.must(c.b.KillNode(1))
+	c.must(pubCh.Publish("", "qq", sim.PublishOptions{}, persistent("m2")))
+	checkPushes(t, pub)
+	checkPushes(t, cons)
+	c.must(c.b.Advance(sim.LeaderElection))
+	checkPushes(t, pub, "basic.ack #2")
+	checkPushes(t, cons, "basic.deliver C #2 m2")
+	_, members, _ := c.b.QueueLeader("/", "qq")
+	if len(members) != 3 {
+		t.Errorf("members %v, want all three nodes", members)
+	}
+}
+
+func TestQuorumWithoutMajority(t *testing.T) {
+	c, cons, pub, pubCh := quorumSetup(t)
+	c.must(c.b.StopNode(2 - 1)) // the leader, handed over to 2 or 3
+	c.must(c.b.StopNode(2))     // cons's node: its connection closes
+	checkPushes(t, cons, "connection.close 320 CONNECTION_FORCED - "+sim.ShutdownText+" (dropped)")
+	c.must(pubCh.Publish("", "qq", sim.PublishOptions{}, persistent("m2")))
+	c.must(c.b.Advance(time.Minute))
+	checkPushes(t, pub) // no confirm, no nack
+
+	// Reads of the metadata work; a get fails at once when the leader is
+	// not on this side, a new declare after 30 s.
+	_, ch := c.channel("reader", 3)
+	if _, err := ch.QueueDeclare("qq", sim.QueueOptions{Passive: true}); err != nil {
+		t.Errorf("passive declare without a majority: %v", err)
+	}
+	declarer, dch := c.channel("declarer", 3)
+	if _, err := dch.QueueDeclare("qq.new", sim.QueueOptions{Durable: true, Args: sim.Table{"x-queue-type": "quorum"}}); !errors.Is(err, sim.ErrPending) {
+		t.Errorf("new declare without a majority: %v, want ErrPending", err)
+	}
+	c.must(c.b.Advance(sim.MetadataTimeout))
+	checkPushes(t, declarer, "connection.close 541 INTERNAL_ERROR - Could not declare quorum queue 'qq.new' in vhost '/' on node 'rabbit@node3' because the metadata store operation timed out")
+
+	c.must(c.b.StartNode(1))
+	c.must(c.b.Advance(sim.LeaderElection))
+	checkPushes(t, pub, "basic.ack #2")
+}
+
+func TestPartitionClassicAndQuorum(t *testing.T) {
+	c := newCluster(t)
+	_, ch1 := c.channel("on1", 1)
+	_, err := ch1.QueueDeclare("cqA", sim.QueueOptions{Durable: true})
+	c.must(err)
+	_, err = ch1.QueueDeclare("qqA", sim.QueueOptions{Durable: true, Args: sim.Table{"x-queue-type": "quorum"}})
+	c.must(err)
+	on3, ch3 := c.channel("on3", 3)
+	c.must(ch3.Confirm())
+	_, err = ch3.Consume("cqA", sim.ConsumeOptions{Tag: "CA"})
+	c.must(err)
+	_, err = ch3.Consume("qqA", sim.ConsumeOptions{Tag: "QA"})
+	c.must(err)
+	c.must(c.b.Partition([]int{3}))
+	checkPushes(t, on3, "basic.cancel CA")
+	c.must(ch3.Publish("", "cqA", sim.PublishOptions{}, persistent("c1")))
+	c.must(ch3.Publish("", "qqA", sim.PublishOptions{}, persistent("q1")))
+	c.must(c.b.Advance(time.Minute))
+	checkPushes(t, on3, "basic.nack #1 multiple")
+	c.b.Heal()
+	checkPushes(t, on3, "basic.ack #2", "basic.deliver QA #1 q1")
+}
+
+func TestQueuePlacement(t *testing.T) {
+	c := newCluster(t)
+	_, ch2 := c.channel("on2", 2)
+	for _, name := range []string{"a", "b"} {
+		_, err := ch2.QueueDeclare(name, sim.QueueOptions{Durable: true, Args: sim.Table{"x-queue-type": "quorum"}})
+		c.must(err)
+		if leader, _, _ := c.b.QueueLeader("/", name); leader != "rabbit@node2" {
+			t.Errorf("%s led by %s, want the declaring connection's node (client-local)", name, leader)
+		}
+	}
+	_, err := ch2.QueueDeclare("bal", sim.QueueOptions{Durable: true, Args: sim.Table{"x-queue-type": "quorum", "x-queue-leader-locator": "balanced"}})
+	c.must(err)
+	if leader, _, _ := c.b.QueueLeader("/", "bal"); leader == "rabbit@node2" {
+		t.Errorf("balanced placement chose the node that leads most queues")
+	}
+}
+
+func TestDeclareThatTimedOutCommitsLater(t *testing.T) {
+	c := newCluster(t)
+	c.must(c.b.StopNode(1))
+	c.must(c.b.StopNode(2))
+	_, ch := c.channel("on3", 3)
+	if _, err := ch.QueueDeclare("cq.new", sim.QueueOptions{Durable: true}); !errors.Is(err, sim.ErrPending) {
+		t.Fatalf("declare without a majority: %v, want ErrPending", err)
+	}
+	c.must(c.b.Advance(sim.MetadataTimeout))
+	if _, err := c.b.QueueStats("/", "cq.new"); err == nil {
+		t.Fatal("the queue exists before the majority is back")
+	}
+	c.must(c.b.StartNode(2))
+	if _, err := c.b.QueueStats("/", "cq.new"); err != nil {
+		t.Errorf("the declare that timed out did not take effect with the majority back: %v", err)
+	}
+}
+
+func TestRecoverAfter(t *testing.T) {
+	c := newCluster(t)
+	c.must(c.b.KillNode(2))
+	c.must(c.b.Partition([]int{3}))
+	c.b.RecoverAfter(5 * time.Second)
+	c.must(c.b.Advance(5*time.Second - time.Millisecond))
+	if n := c.b.Nodes()[1]; n.State != sim.NodeKilled {
+		t.Errorf("node 2 is %v before the recovery", n.State)
+	}
+	c.must(c.b.Advance(time.Millisecond))
+	for _, n := range c.b.Nodes() {
+		if n.State != sim.NodeRunning || len(n.Reaches) != 3 {
+			t.Errorf("after the recovery: %+v", n)
+		}
+	}
+}
+
+func TestClusterNeeds43(t *testing.T) {
+	if _, err := sim.Open(sim.Config{Nodes: 3, Version: sim.V4_0}); err == nil {
+		t.Error("a 4.0 cluster opened; only 4.3's is measured")
+	}
+	if _, err := sim.Open(sim.Config{Nodes: 2, NodeNames: []string{"a@h"}}); err == nil {
+		t.Error("one name for two nodes accepted")
+	}
+	b, err := sim.Open(sim.Config{Nodes: 2, NodeNames: []string{"a@h", "b@h"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := b.NodeName(2); got != "b@h" {
+		t.Errorf("NodeName(2) = %q", got)
+	}
+	if got := sim.New(sim.Config{}).Nodes(); len(got) != 1 || got[0].Name != "rabbit@localhost" {
+		t.Errorf("a single broker's nodes: %+v", got)
+	}
+}

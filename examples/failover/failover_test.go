@@ -109,6 +109,9 @@ func exchange(ctx context.Context, srv *amqptest.Server, rec *record, o options)
 	if err := publisher.Run(ctx, in); err != nil {
 		return fmt.Errorf("publisher: %w", err)
 	}
+	if n := rec.count(rec.confirmed); n != messages {
+		return fmt.Errorf("the publisher returned with %d of %d messages confirmed", n, messages)
+	}
 	if err := rec.waitHandled(ctx, messages, resumeWithin); err != nil {
 		return err
 	}
@@ -159,6 +162,13 @@ func (r *record) note(in map[string]int, id string) {
 	in[id]++
 	close(r.changed)
 	r.changed = make(chan struct{})
+}
+
+// count returns how many IDs in holds.
+func (r *record) count(in map[string]int) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(in)
 }
 
 // waitHandled waits until the consumer has handled n messages, for at most

@@ -282,9 +282,9 @@ func (c *Consumer) Run(ctx context.Context) {
 	_ = c.run(ctx, "consumer", c.session)
 }
 
-// errCancelled ends a session whose consumer the broker cancelled, or
-// whose channel closed.
-var errCancelled = errors.New("the deliveries ended: consumer cancelled or channel closed")
+// errCancelled ends a session whose consumer the broker cancelled
+// (basic.cancel; the channel stays open).
+var errCancelled = errors.New("the broker cancelled the consumer")
 
 // session consumes on one connection until it fails.
 func (c *Consumer) session(ctx context.Context, conn *amqp.Connection) error {
@@ -293,6 +293,7 @@ func (c *Consumer) session(ctx context.Context, conn *amqp.Connection) error {
 	if err != nil {
 		return err
 	}
+	chClosed := ch.NotifyClose(make(chan *amqp.Error, 1))
 	if err := declare(ch, c.Queue); err != nil {
 		return err
 	}
@@ -316,10 +317,17 @@ func (c *Consumer) session(ctx context.Context, conn *amqp.Connection) error {
 			return closeError(e)
 		case d, ok := <-deliveries:
 			if !ok {
-				// amqp091-go ends the deliveries when the channel or the
-				// connection closes, and when the broker cancels the
-				// consumer (basic.cancel; the channel stays open).
-				return errCancelled
+				// amqp091-go ends the deliveries when the connection or
+				// the channel closes, after it has handed over why, and
+				// when the broker cancels the consumer.
+				select {
+				case e := <-closed:
+					return closeError(e)
+				case e := <-chClosed:
+					return closeError(e)
+				default:
+					return errCancelled
+				}
 			}
 			if !c.handled[d.MessageId] {
 				c.Handle(Message{ID: d.MessageId, Body: d.Body})

@@ -119,6 +119,7 @@ func declare(ch *amqp.Channel, queue string) error {
 // handles it once.
 type Publisher struct {
 	Nodes
+	// Queue is the queue published to, declared at each connection.
 	Queue string
 	// Window is how many messages may wait for their confirms at once
 	// (1 below 1).
@@ -142,8 +143,10 @@ type Publisher struct {
 
 // Run publishes what it receives from in until in is closed and every
 // message is confirmed (it returns nil), or ctx ends (it returns ctx's
-// error). It reconnects after every failure, to the next node.
+// error; a later Run publishes first what this one left unconfirmed). It
+// reconnects after every failure, to the next node.
 func (p *Publisher) Run(ctx context.Context, in <-chan Message) error {
+	p.closed = false
 	return p.run(ctx, "publisher", func(ctx context.Context, conn *amqp.Connection) error { return p.session(ctx, conn, in) })
 }
 
@@ -266,7 +269,9 @@ func (p *Publisher) session(ctx context.Context, conn *amqp.Connection, in <-cha
 // and resumes.
 type Consumer struct {
 	Nodes
-	Queue    string
+	// Queue is the queue consumed, declared at each connection.
+	Queue string
+	// Prefetch is the consumer's prefetch count (basic.qos).
 	Prefetch int
 	// Handle handles a message; it is called from Run's goroutine.
 	Handle func(Message)

@@ -42,9 +42,11 @@ const (
 	// CloseWithUnacked: a channel closed holding many unacked deliveries.
 	CloseWithUnacked Rule = "close-with-unacked"
 	// NearConsumerTimeout: an unacked delivery older than most of the
-	// consumer timeout. The deliveries of a channel the consumer timeout
-	// did close are not reported: they timed out, and the channel.close
-	// (406) says so.
+	// consumer timeout. The deliveries that did time out are not
+	// reported: those of a channel the consumer timeout closed (before
+	// 4.3; the channel.close, 406, says so), and those a 4.3 quorum queue
+	// took back (the basic.cancel it sent says so, sim.Event.Count how
+	// many), whether the client settled them late or never.
 	NearConsumerTimeout Rule = "near-consumer-timeout"
 	// PublishWithoutConfirms: messages published on a channel in neither
 	// confirm nor tx mode. It is off unless Options.Enable names it: many

@@ -327,8 +327,9 @@ func TestFindingString(t *testing.T) {
 
 // A delivery that did time out is not "near" the consumer timeout: the
 // channel.close says what happened. On 4.0, whose consumer timeout closes
-// the channel (4.3's quorum queue cancels the consumer instead); the same
-// run with the ack a minute before the timeout is reported.
+// the channel (4.3's quorum queue cancels the consumer instead: the test
+// below); the same run with the ack a minute before the timeout is
+// reported.
 func TestLintNearConsumerTimeoutNotWhenTimedOut(t *testing.T) {
 	for _, timedOut := range []bool{true, false} {
 		b := sim.New(sim.Config{Version: sim.V4_0})
@@ -359,6 +360,105 @@ func TestLintNearConsumerTimeoutNotWhenTimedOut(t *testing.T) {
 			want(t, got, check.NearConsumerTimeout)
 		}
 	}
+}
+
+// On 4.3 a quorum queue's consumer timeout takes the delivery back and
+// cancels the consumer (basic.cancel), keeping the channel: the delivery
+// timed out all the same, whether the client settles its tag late, which
+// 4.3 takes, or never (then only unacked-at-end: the consumer takes
+// nothing until its channel settles it). A delivery the queue did not time
+// out with the other, acked a few minutes before its own timeout, is
+// still reported; so is the 4.0 test's ack a minute before the timeout.
+func TestLintNearConsumerTimeoutNotWhenTimedOut43(t *testing.T) {
+	start := func(t *testing.T, prefetch int) (*sim.Broker, *sim.Channel, *sim.Consumer) {
+		t.Helper()
+		b := sim.New(sim.Config{Version: sim.V4_3})
+		ch, _ := b.Connect("app").Channel()
+		if _, err := ch.QueueDeclare("q", sim.QueueOptions{Durable: true, Args: sim.Table{"x-queue-type": "quorum"}}); err != nil {
+			t.Fatal(err)
+		}
+		ch.Qos(prefetch, 0, false)
+		c, _ := ch.Consume("q", sim.ConsumeOptions{Tag: "c"})
+		return b, ch, c
+	}
+	next := func(t *testing.T, c *sim.Consumer) sim.Delivery {
+		t.Helper()
+		d, ok := c.Next()
+		if !ok {
+			t.Fatal("no delivery")
+		}
+		return d
+	}
+	// timedOut advances past the timeout and checks that 4.3 cancelled
+	// the consumer and kept the channel.
+	timedOut := func(t *testing.T, b *sim.Broker, ch *sim.Channel, d time.Duration) {
+		t.Helper()
+		b.Advance(d)
+		if err := ch.Err(); err != nil {
+			t.Fatalf("the consumer timeout closed the channel: %v", err)
+		}
+		if cs := ch.Cancels(); len(cs) != 1 || cs[0].ConsumerTag != "c" {
+			t.Fatalf("cancellations %v, want the consumer timeout's of c", cs)
+		}
+	}
+	rules := func(b *sim.Broker) []check.Rule {
+		var got []check.Rule
+		for _, f := range check.Lint(b.Trace(), check.Options{}) {
+			got = append(got, f.Rule)
+		}
+		return got
+	}
+
+	t.Run("settled late", func(t *testing.T) {
+		b, ch, c := start(t, 1)
+		b.Publish("/", "", "q", sim.Message{Body: []byte("m")})
+		d := next(t, c)
+		timedOut(t, b, ch, 31*time.Minute)
+		if err := ch.Ack(d.DeliveryTag, false); err != nil {
+			t.Fatal(err)
+		}
+		again := next(t, c) // the consumer is up again: the message comes back
+		ch.Ack(again.DeliveryTag, false)
+		want(t, rules(b))
+	})
+	t.Run("never settled", func(t *testing.T) {
+		b, ch, c := start(t, 1)
+		b.Publish("/", "", "q", sim.Message{Body: []byte("m")})
+		next(t, c)
+		timedOut(t, b, ch, 31*time.Minute)
+		want(t, rules(b), check.UnackedAtEnd)
+	})
+	t.Run("another delivery near its own timeout", func(t *testing.T) {
+		b, ch, c := start(t, 2)
+		b.Publish("/", "", "q", sim.Message{Body: []byte("m1")})
+		d1 := next(t, c)
+		b.Advance(10 * time.Minute)
+		b.Publish("/", "", "q", sim.Message{Body: []byte("m2")})
+		d2 := next(t, c)
+		timedOut(t, b, ch, 21*time.Minute) // m1 timed out at 30m, m2 is due at 40m
+		ch.Ack(d1.DeliveryTag, false)
+		b.Advance(5 * time.Minute)
+		ch.Ack(d2.DeliveryTag, false) // 26 of its 30 minutes
+		for {
+			d, ok := c.Next() // m1 again
+			if !ok {
+				break
+			}
+			ch.Ack(d.DeliveryTag, false)
+		}
+		fs := check.Lint(b.Trace(), check.Options{})
+		if len(fs) != 1 || fs[0].Rule != check.NearConsumerTimeout || string(b.Trace()[fs[0].Events[0]].Body) != "m2" {
+			t.Fatalf("findings %v, want near-consumer-timeout for m2's delivery", fs)
+		}
+	})
+	t.Run("acked before the timeout", func(t *testing.T) {
+		b, ch, c := start(t, 1)
+		b.Publish("/", "", "q", sim.Message{Body: []byte("m")})
+		d := next(t, c)
+		b.Advance(29 * time.Minute)
+		ch.Ack(d.DeliveryTag, false)
+		want(t, rules(b), check.NearConsumerTimeout)
+	})
 }
 
 // A finding names a reconnected connection as the failure report does:

@@ -70,13 +70,17 @@ type udel struct {
 	tag         uint64
 	ctag        string
 	deliveredAt time.Duration
+	// timedOut: a 4.3 quorum queue's consumer timeout took it back
+	// (the basic.cancel that said so); the channel still holds its tag.
+	timedOut bool
 }
 
 type aged struct {
 	at   int
 	ctag string
 	age  time.Duration
-	// timedOut: the consumer timeout closed the channel holding it.
+	// timedOut: the consumer timeout closed the channel holding it, or a
+	// 4.3 quorum queue's took it back and cancelled its consumer.
 	timedOut bool
 }
 
@@ -140,7 +144,7 @@ func replay(trace []sim.Event) *state {
 	for _, ch := range st.chans {
 		if !ch.closed { // still held when the trace ends
 			for _, d := range ch.unacked {
-				ch.oldest = append(ch.oldest, aged{d.at, d.ctag, end - d.deliveredAt, false})
+				ch.oldest = append(ch.oldest, aged{d.at, d.ctag, end - d.deliveredAt, d.timedOut})
 			}
 		}
 	}
@@ -195,7 +199,7 @@ func (st *state) push(ch *chanState, i int, e sim.Event) {
 			m.redeliveries = append(m.redeliveries, i)
 		}
 		if c := ch.consumer(e.ConsumerTag); c != nil && !c.noAck {
-			ch.unacked = append(ch.unacked, udel{i, e.DeliveryTag, e.ConsumerTag, e.At})
+			ch.unacked = append(ch.unacked, udel{i, e.DeliveryTag, e.ConsumerTag, e.At, false})
 		}
 	case protocol.BasicGetOk:
 		m := st.msg(e)
@@ -203,7 +207,27 @@ func (st *state) push(ch *chanState, i int, e sim.Event) {
 			m.redeliveries = append(m.redeliveries, i)
 		}
 		if !ch.lastGetNoAck {
-			ch.unacked = append(ch.unacked, udel{i, e.DeliveryTag, "", e.At})
+			ch.unacked = append(ch.unacked, udel{i, e.DeliveryTag, "", e.At, false})
+		}
+	case protocol.BasicCancel:
+		if e.Reason == sim.ReasonConsumerTimeout {
+			ch.timedOut(e.ConsumerTag, e.Count)
+		}
+	}
+}
+
+// timedOut marks the n deliveries a 4.3 quorum queue's consumer timeout
+// took back from consumer ctag: its oldest ones not taken back before, as
+// the queue takes each consumer's back in the order they were delivered,
+// at the same timeout after their delivery.
+func (ch *chanState) timedOut(ctag string, n int) {
+	for j := range ch.unacked {
+		if n == 0 {
+			return
+		}
+		if d := &ch.unacked[j]; d.ctag == ctag && !d.timedOut {
+			d.timedOut = true
+			n--
 		}
 	}
 }
@@ -238,7 +262,7 @@ func (ch *chanState) consumer(tag string) *cons {
 func (ch *chanState) settle(e sim.Event) {
 	for j, d := range ch.unacked {
 		if d.tag == e.DeliveryTag {
-			ch.oldest = append(ch.oldest, aged{d.at, d.ctag, e.At - d.deliveredAt, false})
+			ch.oldest = append(ch.oldest, aged{d.at, d.ctag, e.At - d.deliveredAt, d.timedOut})
 			ch.unacked = append(ch.unacked[:j], ch.unacked[j+1:]...)
 			return
 		}
@@ -253,7 +277,7 @@ func (st *state) close(ch *chanState, i int, now time.Duration, timedOut bool) {
 	}
 	ch.closed = true
 	for _, d := range ch.unacked {
-		ch.oldest = append(ch.oldest, aged{d.at, d.ctag, now - d.deliveredAt, timedOut})
+		ch.oldest = append(ch.oldest, aged{d.at, d.ctag, now - d.deliveredAt, timedOut || d.timedOut})
 	}
 	st.closes = append(st.closes, closeInfo{ch.conn, ch.id, i, len(ch.unacked)})
 	delete(st.open, chanKey{ch.conn, ch.id})

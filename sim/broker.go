@@ -100,7 +100,8 @@ type Config struct {
 	LoopbackUsers []string
 	// Nodes is the number of nodes of a simulated cluster (see the
 	// package's cluster rules in cluster.go); 0 or 1 is one node, a
-	// broker as today's single RabbitMQ.
+	// broker as today's single RabbitMQ. A cluster needs Version 4.3
+	// (the default): Open refuses one of an earlier release.
 	Nodes int
 	// NodeNames names the nodes, as RabbitMQ's error texts and
 	// inspection show them; nil means "rabbit@node1" to "rabbit@nodeN"

@@ -450,3 +450,22 @@ func TestAckDuringElectionThenNextDelivery(t *testing.T) {
 	c.must(c.b.Advance(sim.LeaderElection))
 	checkPushes(t, on2, "basic.deliver C #2 m2")
 }
+
+func TestClusterNeeds43(t *testing.T) {
+	if _, err := sim.Open(sim.Config{Nodes: 3, Version: sim.V4_0}); err == nil {
+		t.Error("a 4.0 cluster opened; only 4.3's is measured")
+	}
+	if _, err := sim.Open(sim.Config{Nodes: 2, NodeNames: []string{"a@h"}}); err == nil {
+		t.Error("one name for two nodes accepted")
+	}
+	b, err := sim.Open(sim.Config{Nodes: 2, NodeNames: []string{"a@h", "b@h"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := b.NodeName(2); got != "b@h" {
+		t.Errorf("NodeName(2) = %q", got)
+	}
+	if got := sim.New(sim.Config{}).Nodes(); len(got) != 1 || got[0].Name != "rabbit@localhost" {
+		t.Errorf("a single broker's nodes: %+v", got)
+	}
+}

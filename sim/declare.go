@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/amqpsim/amqpsim/consumer"
 	"github.com/amqpsim/amqpsim/protocol"
 	"github.com/amqpsim/amqpsim/queue"
 )
@@ -357,18 +358,7 @@ func (b *Broker) deleteQueue(q *brokerQueue) {
 	q.stopTimers()
 	delete(v.queues, q.Name())
 	for _, cc := range slices.Clone(q.Consumers()) {
-		cs := cc.Owner()
-		q.RemoveConsumer(cc)
-		cs.cancelled = true
-		ch := cs.ch
-		delete(ch.consumers, cc.Tag)
-		if _, ok := ch.groups[q]; ok {
-			ch.core.Forget(q)
-			delete(ch.groups, q)
-		}
-		if !ch.conn.opts.NoCancelNotify && ch.closed == nil {
-			ch.pushFromQueue(Push{Method: protocol.BasicCancel, Delivery: Delivery{ConsumerTag: cc.Tag}})
-		}
+		q.cancelConsumer(cc)
 	}
 	for _, x := range sortedExchanges(v) {
 		if len(x.bindings) == 0 {
@@ -377,6 +367,24 @@ func (b *Broker) deleteQueue(q *brokerQueue) {
 		if x.unbindAll(destination{q: q}) {
 			b.maybeAutoDeleteExchange(v, x)
 		}
+	}
+}
+
+// cancelConsumer removes consumer cc from q on the broker's side, telling
+// its client (basic.cancel) when it takes consumer_cancel_notify and its
+// channel is open. Caller holds the lock.
+func (q *brokerQueue) cancelConsumer(cc *consumer.Consumer[*Consumer]) {
+	cs := cc.Owner()
+	q.RemoveConsumer(cc)
+	cs.cancelled = true
+	ch := cs.ch
+	delete(ch.consumers, cc.Tag)
+	if _, ok := ch.groups[q]; ok {
+		ch.core.Forget(q)
+		delete(ch.groups, q)
+	}
+	if !ch.conn.opts.NoCancelNotify && ch.closed == nil {
+		ch.pushCancel(cc.Tag, 0)
 	}
 }
 

@@ -90,6 +90,19 @@
 // (TestSimDoesNotTestQueueTypes) fails if sim's code compares or asserts
 // a queue's type, or writes a type's name or error text.
 //
+// # Clusters
+//
+// Config.Nodes makes the broker a cluster of that many nodes, as RabbitMQ
+// 4.3 runs one (cluster.go; measured on a real 3-node cluster,
+// docs/cluster.md): each connection is on a node (ConnectOptions.Node),
+// each queue has a leader node (a classic queue's home; a quorum queue's
+// or stream's Raft leader, with a member on every node), and StopNode,
+// KillNode, StartNode, Partition, Heal and RecoverAfter are the faults.
+// What clients then see (closes, cancellations, nacks, held confirms,
+// elections after LeaderElection, errors at once or after a timeout,
+// ErrPending meanwhile) follows the measurements, on the virtual clock.
+// A broker of one node has none of it.
+//
 // # RabbitMQ versions
 //
 // Config.Version picks the release simulated: V3_10, V3_12, V3_13, V4_0,

@@ -128,7 +128,10 @@ type Event struct {
 	// to know.
 	GlobalDenied bool
 	// Count is basic.qos's prefetch count, basic.get-ok's messages left,
-	// or a deleted queue's ready messages.
+	// a deleted queue's ready messages, or, on the basic.cancel a 4.3
+	// quorum queue's consumer timeout sent (Reason
+	// ReasonConsumerTimeout), how many of the consumer's deliveries the
+	// queue took back: its oldest ones not taken back before.
 	Count int
 	// MessageID identifies a message from its publish on: the copies one
 	// publish routes to several queues share it, redeliveries keep it, and
@@ -140,7 +143,9 @@ type Event struct {
 	Properties *protocol.Properties
 	// Reason is EventDeadLetter's reason; EventBlocked's and
 	// connection.blocked's; an EventChannelClose's ReasonConsumerTimeout
-	// when the consumer timeout closed the channel.
+	// when the consumer timeout closed the channel, and a basic.cancel
+	// push's when a 4.3 quorum queue's consumer timeout cancelled the
+	// consumer (see Count).
 	Reason string
 	// Dropped is set on an EventDeadLetter whose queue has no dead-letter
 	// exchange (or one that does not exist): the message is gone.
@@ -205,7 +210,8 @@ func (e Event) String() string {
 	if e.DeliveryTag != 0 || tagMethods[e.Method] {
 		field("tag", strconv.FormatUint(e.DeliveryTag, 10))
 	}
-	if e.Method == protocol.BasicQos || e.Method == protocol.BasicGetOk || e.Kind == EventQueueDeleted {
+	if e.Method == protocol.BasicQos || e.Method == protocol.BasicGetOk || e.Kind == EventQueueDeleted ||
+		e.Method == protocol.BasicCancel && e.Reason == ReasonConsumerTimeout {
 		field("count", strconv.Itoa(e.Count))
 	}
 	flag("multiple", e.Multiple)

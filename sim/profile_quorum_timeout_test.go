@@ -1,6 +1,7 @@
 package sim_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -37,6 +38,13 @@ func TestQuorumTimeoutCancels43(t *testing.T) {
 	diff(t, "cancels before", []sim.Cancellation(nil), e.ch.Cancels())
 	e.b.Advance(time.Millisecond)
 	diff(t, "cancels", []sim.Cancellation{{ConsumerTag: "A"}}, e.ch.Cancels())
+	// The trace says why, and how many deliveries the queue took back,
+	// for check.Lint (the frame cannot).
+	tr := e.b.Trace()
+	if last := tr[len(tr)-1]; last.Kind != sim.EventPush || last.Reason != sim.ReasonConsumerTimeout || last.Count != 1 ||
+		!strings.HasSuffix(last.String(), "-> basic.cancel ctag=A count=1 reason=consumer timeout") {
+		t.Errorf("the cancel's trace event is %v, want the consumer timeout's, count 1", last)
+	}
 	if e.ch.Err() != nil || c.Cancelled() {
 		t.Fatalf("channel %v, consumer cancelled %t: want both kept", e.ch.Err(), c.Cancelled())
 	}

@@ -128,12 +128,19 @@ func (ch *Channel) pushDelivery(ctag string, tag uint64, redelivered bool, queue
 	ch.delivered(queueName, ctag, true)
 }
 
-// pushFromQueue pushes p on behalf of a queue (basic.cancel of a deleted
-// queue's consumer). Caller holds the lock.
-func (ch *Channel) pushFromQueue(p Push) {
-	p.Channel = ch.id
+// pushCancel pushes basic.cancel of consumer tag on behalf of its queue:
+// a deleted queue, or (timedOut > 0) a 4.3 quorum queue that took back
+// timedOut of the consumer's deliveries at its consumer timeout, which the
+// trace event says (Reason ReasonConsumerTimeout, Count timedOut) as the
+// frame cannot. Caller holds the lock.
+func (ch *Channel) pushCancel(tag string, timedOut int) {
+	p := Push{Method: protocol.BasicCancel, Channel: ch.id, Delivery: Delivery{ConsumerTag: tag}}
 	if ch.b.tracing() {
-		ch.b.record(pushEvent(ch.conn, &p))
+		e := pushEvent(ch.conn, &p)
+		if timedOut > 0 {
+			e.Reason, e.Count = ReasonConsumerTimeout, timedOut
+		}
+		ch.b.record(e)
 	}
 	ch.conn.out.queuePush(compact(ch, &p), nil, false)
 }

@@ -110,7 +110,8 @@ func (q *brokerQueue) ConsumerTimeout() (int64, bool) {
 // queue took back ds, which the channel still holds, so that a
 // settlement of their tags is still taken. If the consumer is still on
 // the channel (the client has not cancelled it) and the client announced
-// consumer_cancel_notify, the channel sends basic.cancel (nowait) and
+// consumer_cancel_notify, the channel sends basic.cancel (nowait; its
+// trace event has Reason ReasonConsumerTimeout and Count len(ds)) and
 // keeps the consumer, which the queue gives messages again once the
 // client has settled the deliveries (measured on 4.3.6); otherwise (a
 // basic.get, a consumer the client cancelled, a client without the
@@ -129,7 +130,7 @@ func (q *brokerQueue) TimedOut(ds []queue.Settled[*Consumer]) {
 		return
 	}
 	if cs != nil && ch.consumers[cs.Tag()] != nil && !ch.conn.opts.NoCancelNotify {
-		ch.pushFromQueue(Push{Method: protocol.BasicCancel, Delivery: Delivery{ConsumerTag: cs.Tag()}})
+		ch.pushCancel(cs.Tag(), len(ds))
 		return
 	}
 	ch.failFor(consumerTimeoutError(ch.id, -1), ReasonConsumerTimeout)

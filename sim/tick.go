@@ -145,7 +145,9 @@ func (ch *Channel) timeoutOf(q *brokerQueue) (time.Duration, bool) {
 
 // ReasonConsumerTimeout is the Reason of the EventChannelClose of a
 // channel the consumer timeout closed (the timeout itself,
-// ForceConsumerTimeout, or FaultConsumerTimeout).
+// ForceConsumerTimeout, or FaultConsumerTimeout), and of the basic.cancel
+// push with which a 4.3 quorum queue's consumer timeout cancelled a
+// consumer (brokerQueue.TimedOut).
 const ReasonConsumerTimeout = "consumer timeout"
 
 // consumerTimeoutError is RabbitMQ's close of channel id for a delivery

@@ -1,0 +1,393 @@
+package sim
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/amqpsim/amqpsim/protocol"
+	"github.com/amqpsim/amqpsim/queue"
+)
+
+// What a cluster's faults do to queues (the rules in cluster.go): which
+// channels lose a classic queue, how a queue answers a client on a node,
+// leader elections, publishes held for a leader, placement.
+
+// eachQueue calls f for every queue, vhosts and queues in name order.
+func (b *Broker) eachQueue(f func(q *brokerQueue)) {
+	for _, vname := range slices.Sorted(maps.Keys(b.vhosts)) {
+		v := b.vhosts[vname]
+		for _, name := range slices.Sorted(maps.Keys(v.queues)) {
+			if q, ok := v.queues[name]; ok {
+				f(q)
+			}
+		}
+	}
+}
+
+// cutLinks cancels, for every classic queue, the consumers and unacked
+// deliveries of the channels on nodes that no longer reach its home: the
+// queue sees their channels go down, and they see the queue go.
+func (b *Broker) cutLinks() {
+	b.eachQueue(func(q *brokerQueue) {
+		if q.Replicated() || q.cluster.down != NodeRunning {
+			return
+		}
+		home := q.cluster.leader
+		b.loseQueue(q, func(ch *Channel) bool { return !b.reaches(ch.conn.node, home) })
+	})
+}
+
+// loseQueue is the channels for which lost is true losing classic queue
+// q: their consumers of it are cancelled (basic.cancel, to clients that
+// take it), and their unacked deliveries of it return to the queue, where
+// a later settlement of them does nothing.
+func (b *Broker) loseQueue(q *brokerQueue, lost func(ch *Channel) bool) {
+	for _, c := range b.conns {
+		for _, ch := range c.channelsByID() {
+			if ch.closed != nil || !lost(ch) {
+				continue
+			}
+			if ms := ch.forgetQueue(q); len(ms) > 0 {
+				q.Return(ms)
+			}
+		}
+	}
+	for _, cc := range slices.Clone(q.Consumers()) {
+		if lost(cc.Owner().ch) {
+			q.cancelConsumer(cc)
+		}
+	}
+	b.markDirty(q)
+}
+
+// forgetQueue marks the channel's unacked deliveries of q as lost (their
+// settlement is then ignored) and returns their messages, oldest first.
+func (ch *Channel) forgetQueue(q *brokerQueue) []*queue.Message {
+	var ms []*queue.Message
+	var last uint64
+	for _, d := range ch.core.Deliveries() {
+		if d.Ref.q == q && !ch.lostDelivery(d.Ref, d.Tag) {
+			ms = append(ms, d.Ref.m)
+			last = d.Tag
+		}
+	}
+	if len(ms) == 0 {
+		return nil
+	}
+	if ch.lost == nil {
+		ch.lost = map[*brokerQueue]uint64{}
+	}
+	ch.lost[q] = last
+	return ms
+}
+
+// lostDelivery reports whether the delivery with tag is one the channel
+// lost with its queue (forgetQueue).
+func (ch *Channel) lostDelivery(r delivery, tag uint64) bool {
+	last, ok := ch.lost[r.q]
+	return ok && tag <= last
+}
+
+// topologyChanged re-evaluates every queue after nodes went, came back or
+// were cut off: quorum queues and streams whose leader the majority side
+// lost elect one (at once when stepDown, a graceful stop's hand-over),
+// publishes held for them are released where they are reachable again,
+// and every queue dispatches (consumers on unreachable nodes are skipped
+// by CanSend).
+func (b *Broker) topologyChanged(stepDown bool) {
+	majority := b.majoritySide()
+	if majority != nil {
+		for _, commit := range b.uncommitted {
+			commit()
+		}
+		b.uncommitted = nil
+	}
+	b.eachQueue(func(q *brokerQueue) {
+		cq := &q.cluster
+		if !q.Replicated() {
+			b.markDirty(q)
+			return
+		}
+		if majority != nil && !slices.Contains(majority, cq.leader) && !cq.electing {
+			if stepDown {
+				cq.leader = b.pickLeader(majority)
+			} else {
+				cq.electing = true
+				if cq.election == nil {
+					cq.election = newTimer(func() { b.elected(q) })
+				}
+				b.schedule(cq.election, b.now.Add(LeaderElection))
+			}
+		}
+		b.releaseHeld(q)
+		b.resumeReached(q)
+		b.markDirty(q)
+	})
+	b.flush()
+}
+
+// elected ends q's leader election: a node of the majority side leads,
+// if a side still has one.
+func (b *Broker) elected(q *brokerQueue) {
+	cq := &q.cluster
+	cq.electing = false
+	if q.deleted {
+		return
+	}
+	if majority := b.majoritySide(); majority != nil && !slices.Contains(majority, cq.leader) {
+		cq.leader = b.pickLeader(majority)
+	}
+	b.releaseHeld(q)
+	b.resumeReached(q)
+	b.markDirty(q)
+}
+
+// resumeReached resumes the consumers of replicated queue q on the nodes
+// that reach it now. While its leader was out of their reach, CanSend
+// refused them, which suspends their channel's group in the queue's
+// rotation until something resumes it: without this, a consumer cut off,
+// or one that settled a delivery during an election, would never be
+// offered a message again. A group suspended by its channel's limiter
+// is suspended again at its next turn.
+func (b *Broker) resumeReached(q *brokerQueue) {
+	for _, cc := range q.Consumers() {
+		ch := cc.Owner().ch
+		if g := ch.groups[q]; g != nil && b.reach(q, ch.conn.node) == reachable {
+			q.Resume(g)
+		}
+	}
+}
+
+// pickLeader chooses the new leader among nodes, from the broker's random
+// source (RabbitMQ's Raft election picks either survivor).
+func (b *Broker) pickLeader(nodes []int) int { return nodes[b.rng.IntN(len(nodes))] }
+
+// queueReach is how a queue answers a client on some node.
+type queueReach uint8
+
+const (
+	reachable       queueReach = iota
+	reachStopped               // a classic queue whose home stopped
+	reachLost                  // a classic queue whose home crashed or is cut off
+	reachElecting              // a replicated queue electing its leader
+	reachNoLeader              // no majority, and no leader on the client's side
+	reachLeaderOnly            // no majority; the leader is on the client's side
+)
+
+// reach returns how q answers a client on node from.
+func (b *Broker) reach(q *brokerQueue, from int) queueReach {
+	if !b.clustered() {
+		return reachable
+	}
+	cq := &q.cluster
+	if !q.Replicated() {
+		switch {
+		case cq.down == NodeStopped:
+			return reachStopped
+		case cq.down == NodeKilled || !b.reaches(from, cq.leader):
+			return reachLost
+		}
+		return reachable
+	}
+	switch {
+	case !b.majority(from):
+		if b.reaches(from, cq.leader) {
+			return reachLeaderOnly
+		}
+		return reachNoLeader
+	case cq.electing || !b.reaches(from, cq.leader):
+		return reachElecting
+	}
+	return reachable
+}
+
+// checkReach answers method m on q from ch as RabbitMQ does when q's
+// leader is out of ch's reach: nil when it is in reach, an error now, or
+// ErrPending with the error due later.
+func (ch *Channel) checkReach(q *brokerQueue, m protocol.Method) error {
+	b := ch.b
+	switch b.reach(q, ch.conn.node) {
+	case reachStopped:
+		return protocol.Errorf(protocol.NotFound, m, "%s process is stopped by supervisor", q.Resource())
+	case reachLost:
+		return ch.failLater(QueueOperationTimeout, protocol.Errorf(protocol.NotFound, m,
+			"failed to perform operation on %s due to timeout", q.Resource()))
+	case reachNoLeader:
+		switch m {
+		case protocol.BasicGet:
+			return protocol.Errorf(protocol.InternalError, m, "Cannot get a message from queue '%s': nodedown", q.Resource())
+		case protocol.BasicConsume:
+			return ch.failLater(QueueOperationTimeout, protocol.Errorf(protocol.InternalError, m,
+				"failed consuming from %s %s: nodedown", q.Type(), q.Resource()))
+		case protocol.QueuePurge, protocol.QueueDelete:
+			return protocol.Errorf(protocol.InternalError, protocol.Method{}, "INTERNAL_ERROR")
+		}
+	case reachLeaderOnly:
+		switch m {
+		case protocol.BasicGet:
+			return ch.failLater(QueueOperationTimeout, protocol.Errorf(protocol.InternalError, m,
+				"Cannot get a message from queue '%s': {timeout,{'%s_%s','%s'}}", q.Resource(), escapeVhost(q.Vhost()), q.Name(), b.nodes[q.cluster.leader-1].name))
+		case protocol.BasicConsume:
+			return ch.failLater(QueueOperationTimeout, protocol.Errorf(protocol.InternalError, m,
+				"failed consuming from %s %s: nodedown", q.Type(), q.Resource()))
+		case protocol.QueuePurge, protocol.QueueDelete:
+			return ch.failLater(MetadataTimeout, protocol.Errorf(protocol.InternalError, protocol.Method{}, "INTERNAL_ERROR"))
+		}
+	}
+	return nil
+}
+
+// escapeVhost is how a quorum queue's Raft cluster name writes its vhost
+// ("/" is "%2F").
+func escapeVhost(v string) string {
+	if v == "/" {
+		return "%2F"
+	}
+	return v
+}
+
+// checkMetadata refuses, after MetadataTimeout, a new queue declared on a
+// node that does not reach a majority of the cluster (Khepri's write
+// times out).
+//
+// The write is not lost: RabbitMQ's metadata store commits it once a
+// majority is back, and the queue then exists (measured: 4 declares out
+// of 4 that had timed out), unless it was exclusive (its connection is
+// gone) or a queue of that name was declared meanwhile.
+func (ch *Channel) checkMetadata(v *vhost, q *brokerQueue) error {
+	b := ch.b
+	if !b.clustered() || b.majority(ch.conn.node) {
+		return nil
+	}
+	if !q.Options().Exclusive {
+		node := ch.conn.node
+		b.uncommitted = append(b.uncommitted, func() {
+			if _, exists := v.queues[q.Name()]; !exists && b.vhosts[v.name] == v {
+				b.addQueue(v, q, node)
+			}
+		})
+	}
+	return ch.failLater(MetadataTimeout, protocol.Errorf(protocol.InternalError, protocol.QueueDeclare,
+		"%s", q.DeclareTimedOut(ch.b.nodes[ch.conn.node-1].name)))
+}
+
+// failLater makes the channel answer err after d: it drops every method
+// until then (ErrPending), as RabbitMQ's channel process is busy with the
+// call.
+func (ch *Channel) failLater(d time.Duration, err *protocol.Error) error {
+	t := newTimer(nil)
+	t.fire = func() {
+		ch.busy = nil
+		if ch.closed == nil && ch.conn.closed == nil {
+			ch.fail(err)
+		}
+	}
+	ch.busy = t
+	ch.b.schedule(t, ch.b.now.Add(d))
+	return ErrPending
+}
+
+// holdPublish keeps a message routed to replicated queue q for when q is
+// reachable from the publisher's node (none when the broker routes it
+// itself, for the management API, which counts as node 1). It reports
+// whether the message was held.
+func (b *Broker) holdPublish(q *brokerQueue, publish func() bool) bool {
+	from := b.publishingNode()
+	if !q.Replicated() || b.reach(q, from) == reachable {
+		return false
+	}
+	h := waitingPublish{node: from, publish: publish}
+	if b.publisher != nil && b.publisher.confirming {
+		if b.heldNow == nil {
+			b.heldNow = &waitingConfirm{ch: b.publisher}
+		}
+		b.heldNow.waiting++
+		h.confirm = b.heldNow
+	}
+	q.cluster.held = append(q.cluster.held, h)
+	return true
+}
+
+// publishingNode is the node of the channel whose publish is being
+// routed; 1 for the broker's own publishes (the management API).
+func (b *Broker) publishingNode() int {
+	if b.publisher != nil {
+		return b.publisher.conn.node
+	}
+	return 1
+}
+
+// releaseHeld publishes the messages held for q whose node reaches it now,
+// in order, and sends the confirms that no longer wait.
+func (b *Broker) releaseHeld(q *brokerQueue) {
+	cq := &q.cluster
+	kept := cq.held[:0]
+	for _, h := range cq.held {
+		if b.reach(q, h.node) != reachable {
+			kept = append(kept, h)
+			continue
+		}
+		ok := h.publish()
+		if c := h.confirm; c != nil {
+			c.nack = c.nack || !ok
+			if c.waiting--; c.waiting == 0 && c.ch.closed == nil {
+				method := protocol.BasicAck
+				if c.nack {
+					method = protocol.BasicNack
+				}
+				c.ch.push(Push{Method: method, Delivery: Delivery{DeliveryTag: c.tag}})
+			}
+		}
+	}
+	clear(cq.held[len(kept):])
+	cq.held = kept
+}
+
+// placeQueue gives a new queue its leader: the node of the declaring
+// connection (x-queue-leader-locator client-local, RabbitMQ's default),
+// or with "balanced" the running node that leads fewest queues (measured
+// on 4.3.6: docs/cluster.md section 5). from is 1 for queues made without
+// a connection (definitions, the management API).
+func (b *Broker) placeQueue(q *brokerQueue, from int) {
+	q.cluster.leader = from
+	if locator, _ := q.Options().Args["x-queue-leader-locator"].(string); locator != "balanced" || !b.clustered() {
+		return
+	}
+	led := make([]int, len(b.nodes)+1)
+	b.eachQueue(func(o *brokerQueue) { led[o.cluster.leader]++ })
+	best := 0
+	for n := 1; n <= len(b.nodes); n++ {
+		if b.reaches(from, n) && (best == 0 || led[n] < led[best]) {
+			best = n
+		}
+	}
+	if best != 0 {
+		q.cluster.leader = best
+	}
+}
+
+// QueueLeader returns the name of the node that leads a queue (a classic
+// queue's home) and of the nodes with a member of it, for inspection as
+// `rabbitmqctl list_queues name leader members` shows them.
+func (b *Broker) QueueLeader(vhost, name string) (leader string, members []string, err error) {
+	b.mu.Lock()
+	defer b.mu.unlockView()
+	v, err := b.lookupVhost(vhost)
+	if err != nil {
+		return "", nil, err
+	}
+	q, ok := v.queues[name]
+	if !ok {
+		return "", nil, fmt.Errorf("%w %q in vhost %q", ErrNoQueue, name, vhost)
+	}
+	leader = b.nodes[q.cluster.leader-1].name
+	if !q.Replicated() {
+		return leader, []string{leader}, nil
+	}
+	for _, nd := range b.nodes {
+		members = append(members, nd.name)
+	}
+	return leader, members, nil
+}

@@ -122,6 +122,7 @@ func (b *Broker) topologyChanged(stepDown bool) {
 			}
 		}
 		b.releaseHeld(q)
+		b.resumeReached(q)
 		b.markDirty(q)
 	})
 	b.flush()
@@ -139,7 +140,24 @@ func (b *Broker) elected(q *brokerQueue) {
 		cq.leader = b.pickLeader(majority)
 	}
 	b.releaseHeld(q)
+	b.resumeReached(q)
 	b.markDirty(q)
+}
+
+// resumeReached resumes the consumers of replicated queue q on the nodes
+// that reach it now. While its leader was out of their reach, CanSend
+// refused them, which suspends their channel's group in the queue's
+// rotation until something resumes it: without this, a consumer cut off,
+// or one that settled a delivery during an election, would never be
+// offered a message again. A group suspended by its channel's limiter
+// is suspended again at its next turn.
+func (b *Broker) resumeReached(q *brokerQueue) {
+	for _, cc := range q.Consumers() {
+		ch := cc.Owner().ch
+		if g := ch.groups[q]; g != nil && b.reach(q, ch.conn.node) == reachable {
+			q.Resume(g)
+		}
+	}
 }
 
 // pickLeader chooses the new leader among nodes, from the broker's random

@@ -92,3 +92,40 @@ func TestNodes(t *testing.T) {
 		t.Errorf("stop-node of a broker of one node: %d %v, want 400", code, body)
 	}
 }
+
+// TestClusterQueueNodes: in a cluster a queue shows the node that leads
+// it (node; a quorum queue's leader, members and online too), as
+// `rabbitmqctl list_queues name leader members online` does.
+func TestClusterQueueNodes(t *testing.T) {
+	b := sim.New(sim.Config{Nodes: 3})
+	conn, err := b.Dial(sim.ConnectOptions{Node: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch, _ := conn.Channel()
+	for _, q := range []struct {
+		name string
+		args sim.Table
+	}{{"cq", nil}, {"qq", sim.Table{"x-queue-type": "quorum"}}} {
+		if _, err := ch.QueueDeclare(q.name, sim.QueueOptions{Durable: true, Args: q.args}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.KillNode(3); err != nil {
+		t.Fatal(err)
+	}
+	h := mgmt.NewHandler(b)
+	_, body := call(t, h, "GET", "/api/queues/%2F/cq", guest, "")
+	if got := body.(map[string]any)["node"]; got != "rabbit@node2" {
+		t.Errorf("cq's node %v, want rabbit@node2 (declared there)", got)
+	}
+	_, body = call(t, h, "GET", "/api/queues/%2F/qq", guest, "")
+	got := body.(map[string]any)
+	want := map[string]any{"node": "rabbit@node2", "leader": "rabbit@node2",
+		"members": []any{"rabbit@node1", "rabbit@node2", "rabbit@node3"}, "online": []any{"rabbit@node1", "rabbit@node2"}}
+	for k, v := range want {
+		if !cmp.Equal(got[k], v) {
+			t.Errorf("qq's %s: %v, want %v", k, got[k], v)
+		}
+	}
+}

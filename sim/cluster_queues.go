@@ -382,12 +382,18 @@ func (b *Broker) QueueLeader(vhost, name string) (leader string, members []strin
 	if !ok {
 		return "", nil, fmt.Errorf("%w %q in vhost %q", ErrNoQueue, name, vhost)
 	}
+	leader, members = b.queueNodes(q)
+	return leader, members, nil
+}
+
+// queueNodes returns the names of q's leader and of its members' nodes.
+func (b *Broker) queueNodes(q *brokerQueue) (leader string, members []string) {
 	leader = b.nodes[q.cluster.leader-1].name
 	if !q.Replicated() {
-		return leader, []string{leader}, nil
+		return leader, []string{leader}
 	}
 	for _, nd := range b.nodes {
 		members = append(members, nd.name)
 	}
-	return leader, members, nil
+	return leader, members
 }

@@ -299,7 +299,18 @@ func (b *Broker) downNode(n int, how NodeState) error {
 	b.eachQueue(func(q *brokerQueue) {
 		if q.cluster.leader == n && !q.Replicated() {
 			q.cluster.down = how
-			b.loseQueue(q, func(*Channel) bool { return true })
+			held := b.loseQueue(q, func(*Channel) bool { return true })
+			if how == NodeStopped {
+				// The queue stops with these still delivered and
+				// unacked, and its store has them as never delivered:
+				// they come back not redelivered, unlike the messages
+				// that closing channels requeued before the queue
+				// stopped (classic-home-stopped-recovers.txt,
+				// classic-consumer-on-home-stopped.txt, 4.3.6).
+				for _, m := range held {
+					m.Delivered = false
+				}
+			}
 		}
 	})
 	b.topologyChanged(how == NodeStopped)
@@ -342,11 +353,13 @@ func (b *Broker) startNode(n int) {
 		}
 		// The recovered queue is a new process reading its store: the
 		// transient messages are gone, and after a crash every message
-		// is marked redelivered, after a clean stop none (measured on
-		// 4.3.6, docs/cluster.md section 2).
+		// is marked redelivered (measured on 4.3.6, docs/cluster.md
+		// section 2); after a clean stop each keeps its flag.
 		q.Restart()
-		for _, m := range q.Messages() {
-			m.Delivered = crashed
+		if crashed {
+			for _, m := range q.Messages() {
+				m.Delivered = true
+			}
 		}
 		q.Touch()
 	})

@@ -42,8 +42,8 @@ func (b *Broker) cutLinks() {
 // loseQueue is the channels for which lost is true losing classic queue
 // q: their consumers of it are cancelled (basic.cancel, to clients that
 // take it), and their unacked deliveries of it return to the queue, where
-// a later settlement of them does nothing.
-func (b *Broker) loseQueue(q *brokerQueue, lost func(ch *Channel) bool) {
+// a later settlement of them does nothing. It returns those messages.
+func (b *Broker) loseQueue(q *brokerQueue, lost func(ch *Channel) bool) (returned []*queue.Message) {
 	for _, c := range b.conns {
 		for _, ch := range c.channelsByID() {
 			if ch.closed != nil || !lost(ch) {
@@ -51,6 +51,7 @@ func (b *Broker) loseQueue(q *brokerQueue, lost func(ch *Channel) bool) {
 			}
 			if ms := ch.forgetQueue(q); len(ms) > 0 {
 				q.Return(ms)
+				returned = append(returned, ms...)
 			}
 		}
 	}
@@ -60,6 +61,7 @@ func (b *Broker) loseQueue(q *brokerQueue, lost func(ch *Channel) bool) {
 		}
 	}
 	b.markDirty(q)
+	return returned
 }
 
 // forgetQueue marks the channel's unacked deliveries of q as lost (their

@@ -469,3 +469,31 @@ func TestClusterNeeds43(t *testing.T) {
 		t.Errorf("a single broker's nodes: %+v", got)
 	}
 }
+
+// TestClassicHomeStoppedKeepsRequeuedFlag: a delivery its channel
+// requeued (the home node's own consumer, closed by the stop) comes back
+// redelivered; one a remote channel held comes back not redelivered
+// (classic-consumer-on-home-stopped.txt, classic-home-stopped-recovers.txt).
+func TestClassicHomeStoppedKeepsRequeuedFlag(t *testing.T) {
+	c := newCluster(t)
+	_, ch2 := c.channel("on2", 2)
+	_, err := ch2.QueueDeclare("cq", sim.QueueOptions{Durable: true})
+	c.must(err)
+	c.must(ch2.Qos(1, 0, false))
+	_, err = ch2.Consume("cq", sim.ConsumeOptions{Tag: "A"})
+	c.must(err)
+	_, ch1 := c.channel("on1", 1)
+	c.must(ch1.Qos(1, 0, false))
+	_, err = ch1.Consume("cq", sim.ConsumeOptions{Tag: "B"})
+	c.must(err)
+	for _, body := range []string{"m1", "m2", "m3"} {
+		c.must(ch2.Publish("", "cq", sim.PublishOptions{}, persistent(body)))
+	}
+	c.must(c.b.StopNode(2))
+	c.must(c.b.StartNode(2))
+	on3, ch3 := c.channel("on3", 3)
+	c.must(ch3.Qos(10, 0, false))
+	_, err = ch3.Consume("cq", sim.ConsumeOptions{Tag: "C"})
+	c.must(err)
+	checkPushes(t, on3, "basic.deliver C #1 m1 redelivered", "basic.deliver C #2 m2", "basic.deliver C #3 m3")
+}

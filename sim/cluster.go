@@ -285,7 +285,7 @@ func (b *Broker) downNode(n int, how NodeState) error {
 		return fmt.Errorf("sim: a broker of one node cannot lose it (Restart restarts it)")
 	}
 	nd.state = how
-	b.record(Event{Kind: EventNode, Reason: fmt.Sprintf("%s %s", map[NodeState]string{NodeStopped: "stop", NodeKilled: "kill"}[how], nd.name)})
+	b.record(Event{Kind: EventNode, Reason: map[NodeState]string{NodeStopped: "stop", NodeKilled: "kill"}[how], Node: n})
 	var forced *protocol.Error
 	if how == NodeStopped {
 		forced = protocol.Errorf(protocol.ConnectionForced, protocol.Method{}, "%s", ShutdownText)
@@ -341,7 +341,7 @@ func (b *Broker) startNode(n int) {
 	nd := &b.nodes[n-1]
 	crashed := nd.state == NodeKilled
 	nd.state = NodeRunning
-	b.record(Event{Kind: EventNode, Reason: "start " + nd.name})
+	b.record(Event{Kind: EventNode, Reason: "start", Node: n})
 	b.eachQueue(func(q *brokerQueue) {
 		if q.cluster.leader != n || q.cluster.down == NodeRunning {
 			return
@@ -392,7 +392,11 @@ func (b *Broker) Partition(groups ...[]int) error {
 	for i := range b.nodes {
 		b.nodes[i].side = sides[i]
 	}
-	b.record(Event{Kind: EventNode, Reason: fmt.Sprintf("partition %v", groups)})
+	kept := make([][]int, len(groups)) // the caller's slices may change
+	for i, g := range groups {
+		kept[i] = slices.Clone(g)
+	}
+	b.record(Event{Kind: EventNode, Reason: "partition", Nodes: kept})
 	b.cutLinks()
 	b.topologyChanged(false)
 	return nil

@@ -497,3 +497,27 @@ func TestClassicHomeStoppedKeepsRequeuedFlag(t *testing.T) {
 	c.must(err)
 	checkPushes(t, on3, "basic.deliver C #1 m1 redelivered", "basic.deliver C #2 m2", "basic.deliver C #3 m3")
 }
+
+func TestClusterTrace(t *testing.T) {
+	c := newCluster(t)
+	c.channel("on2", 2)
+	c.must(c.b.KillNode(2))
+	groups := []int{3}
+	c.must(c.b.Partition(groups))
+	groups[0] = 1
+	var got []string
+	for _, e := range c.b.Trace() {
+		if e.Kind == sim.EventNode || e.Kind == sim.EventConnectionOpen || e.Kind == sim.EventConnectionClose {
+			got = append(got, e.String())
+		}
+	}
+	want := []string{
+		"0s on2 connection.open vhost=/ node=2",
+		"0s cluster.node node=2 reason=kill",
+		"0s on2 connection.close node=2 reason=node down",
+		"0s cluster.node groups=[[3]] reason=partition",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("trace (-want +got):\n%s", diff)
+	}
+}

@@ -157,7 +157,7 @@ type Event struct {
 	// a broker of one node. Nodes are an EventNode partition's groups.
 	Node  int
 	Nodes [][]int
-	Err     *Error // why a channel or connection closed, or why routing failed (an EventDeadLetter dropped)
+	Err   *Error // why a channel or connection closed, or why routing failed (an EventDeadLetter dropped)
 	// Options is EventCall's options struct (QueueOptions, ConsumeOptions,
 	// ExchangeOptions, PublishOptions, ...), when the method takes one,
 	// or a binding's arguments (a Table), when it has some.

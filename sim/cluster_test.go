@@ -395,6 +395,62 @@ func TestRecoverAfter(t *testing.T) {
 	}
 }
 
+// TestConsumerCutOffResumesAtHeal: a quorum queue's consumer on a node cut
+// off from the majority gets nothing while the cut lasts, and after the
+// heal the messages the majority side took meanwhile (docs/cluster.md
+// section 7: its backlog is delivered at the heal). Found by
+// examples/failover's property test: the consumer, refused while cut off,
+// stayed out of the queue's rotation for good.
+func TestConsumerCutOffResumesAtHeal(t *testing.T) {
+	for _, leader := range []int{1, 3} { // the consumer's side, the other
+		t.Run(fmt.Sprintf("leader on node %d", leader), func(t *testing.T) {
+			c := newCluster(t)
+			_, declarer := c.channel("declarer", leader)
+			_, err := declarer.QueueDeclare("qq", sim.QueueOptions{Durable: true, Args: sim.Table{"x-queue-type": "quorum"}})
+			c.must(err)
+			on1, ch1 := c.channel("on1", 1)
+			c.must(ch1.Qos(5, 0, false))
+			_, err = ch1.Consume("qq", sim.ConsumeOptions{Tag: "C"})
+			c.must(err)
+			on3, ch3 := c.channel("on3", 3)
+			c.must(ch3.Confirm())
+			c.must(c.b.Partition([]int{1}))
+			c.must(c.b.Advance(sim.LeaderElection))
+			c.must(ch3.Publish("", "qq", sim.PublishOptions{}, persistent("m1")))
+			checkPushes(t, on3, "basic.ack #1")
+			checkPushes(t, on1)
+			c.b.Heal()
+			checkPushes(t, on1, "basic.deliver C #1 m1")
+		})
+	}
+}
+
+// TestAckDuringElectionThenNextDelivery: a consumer on a surviving node
+// that acks while its quorum queue elects a leader gets the next message
+// once the leader is elected (docs/cluster.md section 3: deliveries pause
+// for the election, then resume). Its ack frees its window during the
+// election, when the queue cannot deliver; that refusal must not keep it
+// out of the rotation afterwards.
+func TestAckDuringElectionThenNextDelivery(t *testing.T) {
+	c := newCluster(t)
+	_, ch1 := c.channel("declarer", 1)
+	_, err := ch1.QueueDeclare("qq", sim.QueueOptions{Durable: true, Args: sim.Table{"x-queue-type": "quorum"}})
+	c.must(err)
+	on2, ch2 := c.channel("on2", 2)
+	c.must(ch2.Qos(1, 0, false))
+	_, err = ch2.Consume("qq", sim.ConsumeOptions{Tag: "C"})
+	c.must(err)
+	_, ch3 := c.channel("on3", 3)
+	c.must(ch3.Publish("", "qq", sim.PublishOptions{}, persistent("m1")))
+	c.must(ch3.Publish("", "qq", sim.PublishOptions{}, persistent("m2")))
+	checkPushes(t, on2, "basic.deliver C #1 m1")
+	c.must(c.b.KillNode(1))
+	c.must(ch2.Ack(1, false))
+	checkPushes(t, on2)
+	c.must(c.b.Advance(sim.LeaderElection))
+	checkPushes(t, on2, "basic.deliver C #2 m2")
+}
+
 func TestClusterNeeds43(t *testing.T) {
 	if _, err := sim.Open(sim.Config{Nodes: 3, Version: sim.V4_0}); err == nil {
 		t.Error("a 4.0 cluster opened; only 4.3's is measured")
@@ -411,5 +467,57 @@ func TestClusterNeeds43(t *testing.T) {
 	}
 	if got := sim.New(sim.Config{}).Nodes(); len(got) != 1 || got[0].Name != "rabbit@localhost" {
 		t.Errorf("a single broker's nodes: %+v", got)
+	}
+}
+
+// TestClassicHomeStoppedKeepsRequeuedFlag: a delivery its channel
+// requeued (the home node's own consumer, closed by the stop) comes back
+// redelivered; one a remote channel held comes back not redelivered
+// (classic-consumer-on-home-stopped.txt, classic-home-stopped-recovers.txt).
+func TestClassicHomeStoppedKeepsRequeuedFlag(t *testing.T) {
+	c := newCluster(t)
+	_, ch2 := c.channel("on2", 2)
+	_, err := ch2.QueueDeclare("cq", sim.QueueOptions{Durable: true})
+	c.must(err)
+	c.must(ch2.Qos(1, 0, false))
+	_, err = ch2.Consume("cq", sim.ConsumeOptions{Tag: "A"})
+	c.must(err)
+	_, ch1 := c.channel("on1", 1)
+	c.must(ch1.Qos(1, 0, false))
+	_, err = ch1.Consume("cq", sim.ConsumeOptions{Tag: "B"})
+	c.must(err)
+	for _, body := range []string{"m1", "m2", "m3"} {
+		c.must(ch2.Publish("", "cq", sim.PublishOptions{}, persistent(body)))
+	}
+	c.must(c.b.StopNode(2))
+	c.must(c.b.StartNode(2))
+	on3, ch3 := c.channel("on3", 3)
+	c.must(ch3.Qos(10, 0, false))
+	_, err = ch3.Consume("cq", sim.ConsumeOptions{Tag: "C"})
+	c.must(err)
+	checkPushes(t, on3, "basic.deliver C #1 m1 redelivered", "basic.deliver C #2 m2", "basic.deliver C #3 m3")
+}
+
+func TestClusterTrace(t *testing.T) {
+	c := newCluster(t)
+	c.channel("on2", 2)
+	c.must(c.b.KillNode(2))
+	groups := []int{3}
+	c.must(c.b.Partition(groups))
+	groups[0] = 1
+	var got []string
+	for _, e := range c.b.Trace() {
+		if e.Kind == sim.EventNode || e.Kind == sim.EventConnectionOpen || e.Kind == sim.EventConnectionClose {
+			got = append(got, e.String())
+		}
+	}
+	want := []string{
+		"0s on2 connection.open vhost=/ node=2",
+		"0s cluster.node node=2 reason=kill",
+		"0s on2 connection.close node=2 reason=node down",
+		"0s cluster.node groups=[[3]] reason=partition",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("trace (-want +got):\n%s", diff)
 	}
 }

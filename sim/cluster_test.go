@@ -37,6 +37,15 @@ func (c *cluster) channel(name string, n int) (*sim.Connection, *sim.Channel) {
 	return conn, ch
 }
 
+// quorum declares a durable quorum queue on ch.
+func (c *cluster) quorum(ch *sim.Channel, name string) {
+	c.t.Helper()
+	_, err := ch.QueueDeclare(name, quorumOptions)
+	c.must(err)
+}
+
+var quorumOptions = sim.QueueOptions{Durable: true, Args: sim.Table{"x-queue-type": "quorum"}}
+
 func (c *cluster) must(err error) {
 	c.t.Helper()
 	if err != nil {
@@ -253,11 +262,10 @@ func TestNonDurableClassicQueueGoneAfterItsNodeReturns(t *testing.T) {
 func quorumSetup(t *testing.T) (c *cluster, cons, pub *sim.Connection, pubCh *sim.Channel) {
 	c = newCluster(t)
 	_, ch1 := c.channel("on1", 1)
-	_, err := ch1.QueueDeclare("qq", sim.QueueOptions{Durable: true, Args: sim.Table{"x-queue-type": "quorum"}})
-	c.must(err)
+	c.quorum(ch1, "qq")
 	cons, ch2 := c.channel("cons", 2)
 	c.must(ch2.Qos(10, 0, false))
-	_, err = ch2.Consume("qq", sim.ConsumeOptions{Tag: "C"})
+	_, err := ch2.Consume("qq", sim.ConsumeOptions{Tag: "C"})
 	c.must(err)
 	pub, pubCh = c.channel("pub", 3)
 	c.must(pubCh.Confirm())
@@ -309,7 +317,7 @@ func TestQuorumWithoutMajority(t *testing.T) {
 		t.Errorf("passive declare without a majority: %v", err)
 	}
 	declarer, dch := c.channel("declarer", 3)
-	if _, err := dch.QueueDeclare("qq.new", sim.QueueOptions{Durable: true, Args: sim.Table{"x-queue-type": "quorum"}}); !errors.Is(err, sim.ErrPending) {
+	if _, err := dch.QueueDeclare("qq.new", quorumOptions); !errors.Is(err, sim.ErrPending) {
 		t.Errorf("new declare without a majority: %v, want ErrPending", err)
 	}
 	c.must(c.b.Advance(sim.MetadataTimeout))
@@ -325,8 +333,7 @@ func TestPartitionClassicAndQuorum(t *testing.T) {
 	_, ch1 := c.channel("on1", 1)
 	_, err := ch1.QueueDeclare("cqA", sim.QueueOptions{Durable: true})
 	c.must(err)
-	_, err = ch1.QueueDeclare("qqA", sim.QueueOptions{Durable: true, Args: sim.Table{"x-queue-type": "quorum"}})
-	c.must(err)
+	c.quorum(ch1, "qqA")
 	on3, ch3 := c.channel("on3", 3)
 	c.must(ch3.Confirm())
 	_, err = ch3.Consume("cqA", sim.ConsumeOptions{Tag: "CA"})
@@ -347,7 +354,7 @@ func TestQueuePlacement(t *testing.T) {
 	c := newCluster(t)
 	_, ch2 := c.channel("on2", 2)
 	for _, name := range []string{"a", "b"} {
-		_, err := ch2.QueueDeclare(name, sim.QueueOptions{Durable: true, Args: sim.Table{"x-queue-type": "quorum"}})
+		_, err := ch2.QueueDeclare(name, quorumOptions)
 		c.must(err)
 		if leader, _, _ := c.b.QueueLeader("/", name); leader != "rabbit@node2" {
 			t.Errorf("%s led by %s, want the declaring connection's node (client-local)", name, leader)
@@ -406,11 +413,10 @@ func TestConsumerCutOffResumesAtHeal(t *testing.T) {
 		t.Run(fmt.Sprintf("leader on node %d", leader), func(t *testing.T) {
 			c := newCluster(t)
 			_, declarer := c.channel("declarer", leader)
-			_, err := declarer.QueueDeclare("qq", sim.QueueOptions{Durable: true, Args: sim.Table{"x-queue-type": "quorum"}})
-			c.must(err)
+			c.quorum(declarer, "qq")
 			on1, ch1 := c.channel("on1", 1)
 			c.must(ch1.Qos(5, 0, false))
-			_, err = ch1.Consume("qq", sim.ConsumeOptions{Tag: "C"})
+			_, err := ch1.Consume("qq", sim.ConsumeOptions{Tag: "C"})
 			c.must(err)
 			on3, ch3 := c.channel("on3", 3)
 			c.must(ch3.Confirm())
@@ -434,11 +440,10 @@ func TestConsumerCutOffResumesAtHeal(t *testing.T) {
 func TestAckDuringElectionThenNextDelivery(t *testing.T) {
 	c := newCluster(t)
 	_, ch1 := c.channel("declarer", 1)
-	_, err := ch1.QueueDeclare("qq", sim.QueueOptions{Durable: true, Args: sim.Table{"x-queue-type": "quorum"}})
-	c.must(err)
+	c.quorum(ch1, "qq")
 	on2, ch2 := c.channel("on2", 2)
 	c.must(ch2.Qos(1, 0, false))
-	_, err = ch2.Consume("qq", sim.ConsumeOptions{Tag: "C"})
+	_, err := ch2.Consume("qq", sim.ConsumeOptions{Tag: "C"})
 	c.must(err)
 	_, ch3 := c.channel("on3", 3)
 	c.must(ch3.Publish("", "qq", sim.PublishOptions{}, persistent("m1")))

@@ -30,9 +30,11 @@
 // memory alarm for serve and amqptest), wire/internal/gen (generates
 // wire's codec from the spec XML), scripts/serve-flood (floods serve and
 // reports its memory), examples/prefetch (the two-consumer diagram as a
-// program) and examples/worker (a consumer property-tested against fault
-// schedules). The core (consumer, queue, channel, sim) has no goroutines,
-// no wall clock and no I/O.
+// program), examples/worker (a consumer property-tested against fault
+// schedules) and examples/failover (a publisher and a consumer of a
+// cluster, property-tested against node loss and partitions). The core
+// (consumer, queue, channel, sim) has no goroutines, no wall clock and no
+// I/O.
 //
 // Start with package amqptest, or sim for the broker without a client. This
 // root package holds the model-based property tests of the whole broker

@@ -14,8 +14,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/amqpsim/amqpsim/scenarios"
+	"github.com/amqpsim/amqpsim/sim"
 )
 
 const module = "github.com/amqpsim/amqpsim/"
@@ -60,6 +62,37 @@ func TestDocsLibraryCount(t *testing.T) {
 	}
 	if inReadme == 0 {
 		t.Errorf("README.md does not say how many scenarios the library has (%d)", len(list))
+	}
+}
+
+// docs/cluster.md's Simulated section gives each of the cluster's timings
+// with the value the simulator has.
+func TestClusterTimings(t *testing.T) {
+	timings := map[string]time.Duration{"LeaderElection": sim.LeaderElection,
+		"QueueOperationTimeout": sim.QueueOperationTimeout, "MetadataTimeout": sim.MetadataTimeout}
+	_, section, _ := strings.Cut(readFile(t, filepath.Join("docs", "cluster.md")), "\n## Simulated\n")
+	section, _, _ = strings.Cut(section, "\n## ")
+	row := regexp.MustCompile("^\\| `sim\\.(\\w+)` \\| ([^|]+) \\|")
+	seen := map[string]bool{}
+	for _, line := range strings.Split(section, "\n") {
+		m := row.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		d, ok := timings[m[1]]
+		if !ok {
+			t.Errorf("docs/cluster.md: %s is not one of the cluster's timings", m[1])
+			continue
+		}
+		seen[m[1]] = true
+		if got := strings.TrimSpace(m[2]); got != d.String() {
+			t.Errorf("docs/cluster.md: sim.%s is %s, not %s", m[1], d, got)
+		}
+	}
+	for name := range timings {
+		if !seen[name] {
+			t.Errorf("docs/cluster.md's Simulated section does not give sim.%s", name)
+		}
 	}
 }
 

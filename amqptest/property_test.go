@@ -3,6 +3,7 @@ package amqptest
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -80,12 +81,31 @@ func (r *recordingTB) output() string {
 // directory, and returns it; the property must fail.
 func failing(t *testing.T, name string, run func(context.Context, *Server) error, opts ...CheckOption) *recordingTB {
 	t.Helper()
+	shrinkFully(t)
 	tb := &recordingTB{name: name}
 	checkUnderFaults(t, tb, run, opts)
 	if !tb.Failed() {
 		t.Fatalf("the property held:\n%s", tb.output())
 	}
 	return tb
+}
+
+// shrinkFully lets rapid shrink until it converges, however slow the
+// runs: its default shrink time, 30 s, once cut a -race run on a loaded
+// machine (load 12) short of the smallest schedule. -rapid.shrinktime on
+// the command line still rules.
+func shrinkFully(t *testing.T) {
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "rapid.shrinktime" })
+	f := flag.Lookup("rapid.shrinktime")
+	if given || f == nil {
+		return
+	}
+	old := f.Value.String()
+	if err := f.Value.Set("10m"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = f.Value.Set(old) })
 }
 
 // jobs declares the durable queue jobs, without a dead-letter exchange,

@@ -34,7 +34,10 @@ func (l *ledger[R]) oldest() *Delivery[R] {
 
 func (l *ledger[R]) find(tag uint64) (int, bool) {
 	es := l.entries[l.start:]
-	i := sort.Search(len(es), func(i int) bool { return es[i].Tag >= tag })
+	i := 0 // the oldest, the common case
+	if len(es) > 0 && es[0].Tag < tag {
+		i = sort.Search(len(es), func(i int) bool { return es[i].Tag >= tag })
+	}
 	if i < len(es) && es[i].Tag == tag && es[i].live {
 		return l.start + i, true
 	}

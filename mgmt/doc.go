@@ -22,9 +22,11 @@
 //   - /api/connections[/NAME[/channels]] (DELETE closes with 320 CONNECTION_FORCED
 //     and the X-Reason header's text), /api/channels, /api/consumers[/V]
 //   - /api/policies[/V[/P]] (GET, PUT, DELETE), /api/definitions[/V] (GET, POST)
-//   - /api/aliveness-test/V, /api/health/checks/alarms
+//   - /api/aliveness-test/V, /api/health/checks/alarms, /api/nodes (the
+//     cluster's nodes, running or not, for monitoring users)
 //   - /api/sim/: the simulator's controls (now, advance, restart,
-//     close-connections, close-at-delivery, alarm, nack-publishes), for
+//     close-connections, close-at-delivery, alarm, nack-publishes, and
+//     for a cluster stop-node, kill-node, start-node, partition, heal), for
 //     administrators; GET /api/sim lists them with their parameters. They
 //     act when the request arrives, not in order with AMQP frames still
 //     in flight: a publish a client wrote just before /api/sim/advance

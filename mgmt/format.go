@@ -1,6 +1,7 @@
 package mgmt
 
 import (
+	"cmp"
 	"encoding/base64"
 	"fmt"
 	"hash/fnv"
@@ -59,7 +60,7 @@ func queueJSON(q sim.QueueDetails, now time.Time, detail bool, conns map[uint64]
 	}
 	m := map[string]any{
 		"arguments": fromTable(args), "auto_delete": q.AutoDelete, "durable": q.Durable, "exclusive": q.Exclusive,
-		"name": q.Name, "vhost": q.Vhost, "node": node, "type": q.Type, "state": "running",
+		"name": q.Name, "vhost": q.Vhost, "node": cmp.Or(q.Leader, node), "type": q.Type, "state": "running",
 		"backing_queue_status": map[string]any{"avg_ack_egress_rate": 0.0, "avg_ack_ingress_rate": 0.0,
 			"avg_egress_rate": 0.0, "avg_ingress_rate": 0.0, "len": q.Ready, "mode": "default",
 			"target_ram_count": "infinity", "version": 1},
@@ -92,6 +93,9 @@ func queueJSON(q sim.QueueDetails, now time.Time, detail bool, conns map[uint64]
 			delete(m, k)
 		}
 		m["leader"], m["members"], m["online"] = node, []string{node}, []string{node}
+		if q.Leader != "" {
+			m["leader"], m["members"], m["online"] = q.Leader, q.Members, q.Online
+		}
 		m["open_files"] = map[string]any{node: 0}
 		m["messages_dlx"], m["message_bytes_dlx"] = 0, 0
 		m["single_active_consumer_ctag"] = nullable(q.ActiveTag)

@@ -20,6 +20,12 @@ import (
 type Handler struct {
 	b      *sim.Broker
 	routes []route
+	// NodesChanged, if set, is called after a control of the /api/sim/
+	// family has stopped, killed, started, cut off or healed nodes of the
+	// broker's cluster, before the control answers. amqpsim serve closes
+	// a node's listener there when it is down, and listens again when it
+	// runs, so that a client dialling after the answer sees the change.
+	NodesChanged func()
 }
 
 // NewHandler returns the management API of b.
@@ -52,6 +58,9 @@ const (
 	needPolicies
 	// needAdministrator is is_authorized_admin.
 	needAdministrator
+	// needMonitoring is is_authorized_monitor: the monitoring or the
+	// administrator tag.
+	needMonitoring
 )
 
 // route is one resource: a path pattern ("{}" matches one segment) and a
@@ -229,6 +238,8 @@ func (h *Handler) authenticate(r *http.Request, need access) (sim.User, *respons
 		deny = "User not authorised to access object"
 	case need == needAdministrator && !admin:
 		deny = "Not administrator user"
+	case need == needMonitoring && !monitoring:
+		deny = "Not monitor user"
 	}
 	if deny != "" {
 		e := notAuthorised(deny)

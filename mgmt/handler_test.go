@@ -60,7 +60,8 @@ func TestSimControlsNeedAdministrator(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := mgmt.NewHandler(b)
-	for _, path := range []string{"/api/sim/advance?by=1m", "/api/sim/restart", "/api/sim/close-connections", "/api/sim/alarm?resource=disk&on=true", "/api/sim/nack-publishes?n=1", "/api/sim/close-at-delivery?n=1"} {
+	for _, path := range []string{"/api/sim/advance?by=1m", "/api/sim/restart", "/api/sim/close-connections", "/api/sim/alarm?resource=disk&on=true", "/api/sim/nack-publishes?n=1", "/api/sim/close-at-delivery?n=1",
+		"/api/sim/stop-node?node=1", "/api/sim/kill-node?node=1", "/api/sim/start-node?node=1", "/api/sim/partition?group=1", "/api/sim/heal"} {
 		if code, _ := call(t, h, "POST", path, "", ""); code != 401 {
 			t.Errorf("POST %s without credentials: %d, want 401", path, code)
 		}
@@ -270,8 +271,8 @@ func TestSimControlsListed(t *testing.T) {
 	for _, path := range []string{"/api/sim", "/api/sim/"} {
 		code, body := call(t, h, "GET", path, "watcher:pw", "")
 		list, _ := body.([]any)
-		if code != 200 || len(list) != 7 {
-			t.Fatalf("GET %s: %d %v, want 200 and the 7 controls", path, code, body)
+		if code != 200 || len(list) != 12 {
+			t.Fatalf("GET %s: %d %v, want 200 and the 12 controls", path, code, body)
 		}
 		var paths []string
 		for _, c := range list {
@@ -289,7 +290,8 @@ func TestSimControlsListed(t *testing.T) {
 			}
 		}
 		want := []string{"GET /api/sim/now", "POST /api/sim/advance", "POST /api/sim/restart", "POST /api/sim/close-connections",
-			"POST /api/sim/alarm", "POST /api/sim/close-at-delivery", "POST /api/sim/nack-publishes"}
+			"POST /api/sim/alarm", "POST /api/sim/close-at-delivery", "POST /api/sim/nack-publishes",
+			"POST /api/sim/stop-node", "POST /api/sim/kill-node", "POST /api/sim/start-node", "POST /api/sim/partition", "POST /api/sim/heal"}
 		if diff := cmp.Diff(want, paths); diff != "" {
 			t.Errorf("controls (-want +got):\n%s", diff)
 		}

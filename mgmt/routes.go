@@ -5,7 +5,7 @@ import "strings"
 // table is every resource the handler serves, with the tag each method
 // needs (RabbitMQ's rabbit_mgmt_wm_* modules' is_authorized).
 func (h *Handler) table() []route {
-	m, v, pol, adm := needManagement, needVhost, needPolicies, needAdministrator
+	m, v, pol, adm, mon := needManagement, needVhost, needPolicies, needAdministrator, needMonitoring
 	get := func(need access, fn func(*request) response) map[string]endpoint {
 		return map[string]endpoint{"GET": {need, fn}}
 	}
@@ -46,6 +46,7 @@ func (h *Handler) table() []route {
 		r("/api/definitions/{}", get(adm, (*request).vhostDefinitions)),
 		r("/api/aliveness-test/{}", get(v, (*request).aliveness)),
 		r("/api/health/checks/alarms", get(m, (*request).alarms)),
+		r("/api/nodes", get(mon, (*request).nodes)),
 		// The simulator's own controls, listed by GET /api/sim
 		// (simControls, in this order).
 		r("/api/sim", get(m, (*request).simList)),
@@ -56,5 +57,10 @@ func (h *Handler) table() []route {
 		r("/api/sim/alarm", map[string]endpoint{"POST": {adm, (*request).simAlarm}}),
 		r("/api/sim/close-at-delivery", map[string]endpoint{"POST": {adm, (*request).simCloseAtDelivery}}),
 		r("/api/sim/nack-publishes", map[string]endpoint{"POST": {adm, (*request).simNackPublishes}}),
+		r("/api/sim/stop-node", map[string]endpoint{"POST": {adm, (*request).simStopNode}}),
+		r("/api/sim/kill-node", map[string]endpoint{"POST": {adm, (*request).simKillNode}}),
+		r("/api/sim/start-node", map[string]endpoint{"POST": {adm, (*request).simStartNode}}),
+		r("/api/sim/partition", map[string]endpoint{"POST": {adm, (*request).simPartition}}),
+		r("/api/sim/heal", map[string]endpoint{"POST": {adm, (*request).simHeal}}),
 	}
 }

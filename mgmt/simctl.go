@@ -42,6 +42,15 @@ var simControls = []simControl{
 		"arms a close right behind the nth delivery from now (of queue Q, consumer TAG): its channel's (406 by default), its " +
 			"connection's or every connection's (320), or the consumer timeout's"},
 	{"POST", "/api/sim/nack-publishes", "n=N", "nacks the next N publishes in confirm mode instead of routing them"},
+	{"POST", "/api/sim/stop-node", "node=N|NAME", "stops a node of the cluster gracefully, as rabbitmqctl stop: its connections " +
+		"get 320 CONNECTION_FORCED (reason 'shutdown') and are dropped, its port refuses connections until start-node; " +
+		"answers the nodes with their state and the nodes each reaches"},
+	{"POST", "/api/sim/kill-node", "node=N|NAME", "crashes a node: its connections are dropped without a frame, its port " +
+		"refuses connections until start-node"},
+	{"POST", "/api/sim/start-node", "node=N|NAME", "starts a stopped or killed node again; its port accepts connections again"},
+	{"POST", "/api/sim/partition", "group=1,2[&group=3]", "cuts the cluster into sides that cannot reach each other: " +
+		"each group, and the nodes no group names; connections stay open (replaces an earlier partition)"},
+	{"POST", "/api/sim/heal", "", "ends a partition"},
 }
 
 // simList is GET /api/sim: the controls.

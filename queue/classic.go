@@ -98,7 +98,7 @@ func (q *classic[T]) SingleActive() bool { return q.singleActive }
 // discarded when there is no dead-letter exchange, and drop-head overflow
 // drops from the head afterwards.
 func (q *classic[T]) Publish(m *Message, ttl int64, hasTTL bool) bool {
-	l := q.limits
+	l := &q.limits
 	if l.Overflow != DropHead && q.wouldOverflow(len(m.Body)) {
 		q.env.Refused(m, "rejected")
 		if l.Overflow == RejectPublishDLX {
@@ -348,7 +348,7 @@ func (q *classic[T]) ensureTTLTimer(expiry int64) {
 // would break a length limit (RabbitMQ's will_overflow, checked before a
 // publish under reject-publish).
 func (q *classic[T]) wouldOverflow(size int) bool {
-	l := q.limits
+	l := &q.limits
 	return (l.MaxLength >= 0 && int64(q.readyCount)+1 > l.MaxLength) ||
 		(l.MaxLengthBytes >= 0 && q.readyBytes+int64(size) > l.MaxLengthBytes)
 }
@@ -358,7 +358,7 @@ func (q *classic[T]) wouldOverflow(size int) bool {
 // dead-lettering each with reason "maxlen", and reports whether it dropped
 // any. Under reject-publish nothing is dropped.
 func (q *classic[T]) dropOverLimit() bool {
-	l := q.limits
+	l := &q.limits
 	if l.Overflow != DropHead {
 		return false
 	}

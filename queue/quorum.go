@@ -404,17 +404,24 @@ func (q *quorum[T]) getDone() {
 }
 
 // release notes that consumer c settled or lost one checked-out message,
-// forgetting a cancelled consumer that holds none any more.
+// forgetting a cancelled consumer that holds none any more. A registered
+// consumer keeps its entry at 0 (RemoveConsumer drops it): one that takes
+// and settles a message at a time does not add and delete it each time.
 func (q *quorum[T]) release(c *consumer.Consumer[T]) {
-	if q.held[c]--; q.held[c] <= 0 {
-		delete(q.held, c)
-		if q.gone[c] {
-			delete(q.gone, c)
-			delete(q.keys, c)
-			delete(q.timings, c)
-			q.lastActive = q.env.Now()
-		}
+	n := q.held[c] - 1
+	if n > 0 {
+		q.held[c] = n
+		return
 	}
+	if !q.gone[c] {
+		q.held[c] = 0
+		return
+	}
+	delete(q.held, c)
+	delete(q.gone, c)
+	delete(q.keys, c)
+	delete(q.timings, c)
+	q.lastActive = q.env.Now()
 }
 
 // Return takes back the unacked messages of a channel that closed: they

@@ -156,6 +156,7 @@ func (q *quorum[T]) RemoveConsumer(c *consumer.Consumer[T]) {
 	if q.held[c] > 0 {
 		q.gone[c] = true
 	} else {
+		delete(q.held, c)
 		delete(q.keys, c)
 		delete(q.timings, c)
 	}

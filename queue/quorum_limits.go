@@ -17,7 +17,7 @@ const quorumLowLimit = 0.8
 // still gets the message (rabbit_fifo:update_expiry_header/3 adds 1 for
 // TTL 0; quorum-ttl-zero.txt).
 func (q *quorum[T]) expiryAt(ttl int64, hasTTL bool) (int64, bool) {
-	l := q.limits
+	l := &q.limits
 	d, ok := int64(l.MessageTTL), l.HasMessageTTL
 	if hasTTL && (!ok || ttl < d) {
 		d, ok = ttl, true
@@ -41,8 +41,9 @@ func (q *quorum[T]) expiryAt(ttl int64, hasTTL bool) (int64, bool) {
 // that can expire: dispatch runs this before every message.
 func (q *quorum[T]) expire() {
 	now, read := int64(0), false
+	var m *Message
 	for {
-		m := q.head()
+		m = q.head()
 		if m == nil || !m.Expires {
 			break
 		}
@@ -55,7 +56,7 @@ func (q *quorum[T]) expire() {
 		q.take()
 		q.deadLetter(publisherCopy(m), "expired")
 	}
-	q.ensureTTLTimer()
+	q.ensureTTLTimerFor(m)
 }
 
 // head returns the message the next take would return, or nil.
@@ -68,8 +69,10 @@ func (q *quorum[T]) head() *Message {
 
 // ensureTTLTimer keeps the TTL timer at the head's expiry, or stops it
 // (rabbit_fifo returns a {timer, expire_msgs, T} effect for the head).
-func (q *quorum[T]) ensureTTLTimer() {
-	m := q.head()
+func (q *quorum[T]) ensureTTLTimer() { q.ensureTTLTimerFor(q.head()) }
+
+// ensureTTLTimerFor is ensureTTLTimer, m being the head.
+func (q *quorum[T]) ensureTTLTimerFor(m *Message) {
 	switch {
 	case m != nil && m.Expires:
 		if !q.ttlSet || q.ttlDue != m.Expiry {
@@ -87,7 +90,7 @@ func (q *quorum[T]) ensureTTLTimer() {
 // The unconfirmed at-least-once dead letters count with the ready
 // messages (rabbit_fifo's limits count its dlx state too).
 func (q *quorum[T]) overLimit() bool {
-	l := q.limits
+	l := &q.limits
 	return (l.MaxLength >= 0 && int64(q.Ready()+len(q.dlx)) > l.MaxLength) ||
 		(l.MaxLengthBytes >= 0 && q.readyBytes+q.dlxBytes > l.MaxLengthBytes)
 }
@@ -95,7 +98,7 @@ func (q *quorum[T]) overLimit() bool {
 // belowSoftLimit is rabbit_fifo:is_below_soft_limit/1: each limit is at
 // most trunc(limit * 0.8).
 func (q *quorum[T]) belowSoftLimit() bool {
-	l := q.limits
+	l := &q.limits
 	below := func(limit, n int64) bool { return limit < 0 || n <= int64(float64(limit)*quorumLowLimit) }
 	return below(l.MaxLength, int64(q.Ready()+len(q.dlx))) && below(l.MaxLengthBytes, q.readyBytes+q.dlxBytes)
 }
@@ -108,7 +111,7 @@ func (q *quorum[T]) belowSoftLimit() bool {
 // (quorum-max-length.txt). reject-publish-dlx is drop-head on a quorum
 // queue: rabbit_quorum_queue logs a warning and uses the default.
 func (q *quorum[T]) evaluateLimit() {
-	l := q.limits
+	l := &q.limits
 	if l.MaxLength < 0 && l.MaxLengthBytes < 0 {
 		return
 	}

@@ -1,5 +1,7 @@
 package queue
 
+import "math/bits"
+
 // quorumReady holds a quorum queue's messages that were never returned
 // (rabbit_fifo's messages), in the order the release takes them:
 //   - NoQuorumPriorities: one FIFO (3.x, lqueue).
@@ -14,6 +16,7 @@ package queue
 type quorumReady struct {
 	mode    QuorumPriorities
 	levels  []ring // by level, highest last
+	full    uint32 // bit l is set when levels[l] is not empty
 	n       int
 	counter int // rabbit_fifo_q's dequeue_counter
 }
@@ -56,7 +59,9 @@ func (r *quorumReady) level(m *Message) int {
 }
 
 func (r *quorumReady) pushBack(m *Message) {
-	r.levels[r.level(m)].pushBack(m)
+	l := r.level(m)
+	r.levels[l].pushBack(m)
+	r.full |= 1 << l
 	r.n++
 }
 
@@ -78,12 +83,7 @@ func (r *quorumReady) next() int {
 		}
 		return 0
 	}
-	for i := len(r.levels) - 1; i >= 0; i-- {
-		if r.levels[i].len() > 0 {
-			return i
-		}
-	}
-	return -1
+	return bits.Len32(r.full) - 1 // the highest non-empty level
 }
 
 // front is the message the next take returns, nil when empty.
@@ -105,7 +105,11 @@ func (r *quorumReady) popFront() *Message {
 		r.counter++
 	}
 	r.n--
-	return r.levels[l].popFront()
+	m := r.levels[l].popFront()
+	if r.levels[l].len() == 0 {
+		r.full &^= 1 << l
+	}
+	return m
 }
 
 // all returns the messages in the order they would be taken.

@@ -68,7 +68,7 @@ func (ch *Channel) Consume(queueName string, o ConsumeOptions) (*Consumer, error
 			if !o.NoAck {
 				s.Prefetch = ch.core.Prefetch()
 			}
-			cs = &Consumer{ch: ch, q: q, args: o.Args}
+			cs = &Consumer{ch: ch, q: q, tag: tag, queue: q.Name(), args: o.Args}
 			cs.core = consumer.New(s, g, cs)
 			ch.consumers[tag] = cs
 			ch.order = append(ch.order, cs)
@@ -115,62 +115,94 @@ func (ch *Channel) Cancel(tag string) error {
 
 // Publish is basic.publish. A mandatory message that reaches no queue comes
 // back as a basic.return (312 NO_ROUTE); in confirm mode every publish is
-// then confirmed.
+// then confirmed. A body larger than Broker.MaxMessageSize closes the
+// channel with RabbitMQ's 406.
 func (ch *Channel) Publish(exchangeName, key string, o PublishOptions, m Message) error {
-	return ch.do(protocol.BasicPublish, func(e *Event) {
+	return ch.publish(exchangeName, key, o, m, uint64(len(m.Body)))
+}
+
+// PublishTooLarge is basic.publish of a message whose content header
+// announced a body of size bytes, more than Broker.MaxMessageSize, which
+// the shell did not keep: the broker refuses it as Publish refuses such
+// a body, after the checks RabbitMQ makes before the size. A size within
+// the limit is a Go error, and nothing happens.
+func (ch *Channel) PublishTooLarge(exchangeName, key string, o PublishOptions, size uint64) error {
+	if max := ch.b.MaxMessageSize(); size <= max {
+		return fmt.Errorf("sim: PublishTooLarge of %d bytes, within the broker's max message size %d", size, max)
+	}
+	return ch.publish(exchangeName, key, o, Message{}, size)
+}
+
+// publish is basic.publish of m, whose body has size bytes.
+func (ch *Channel) publish(exchangeName, key string, o PublishOptions, m Message, size uint64) error {
+	if err := ch.begin(); err != nil {
+		return err
+	}
+	if ch.b.tracing() {
+		e := ch.callEvent(protocol.BasicPublish)
 		e.Exchange, e.RoutingKey, e.Options = exchangeName, key, o
-		e.Body, e.Properties = ownCopy(m)
-	}, func() error {
-		if o.Immediate {
-			return protocol.Errorf(protocol.NotImplemented, protocol.BasicPublish, "immediate=true")
+		e.Body, e.Properties = ownCopy(&m)
+		ch.b.record(e)
+	}
+	return ch.end(ch.publishIn(exchangeName, key, o, &m, size))
+}
+
+// publishIn is publish within the call.
+func (ch *Channel) publishIn(exchangeName, key string, o PublishOptions, m *Message, size uint64) error {
+	// rabbit_channel, basic.publish: immediate has its own clause;
+	// the size is checked first in the other.
+	if o.Immediate {
+		return protocol.Errorf(protocol.NotImplemented, protocol.BasicPublish, "immediate=true")
+	}
+	if err := ch.b.checkMessageSize(size); err != nil {
+		return err
+	}
+	// rabbit_channel, basic.publish: write on the exchange before
+	// it is looked up, then internal, then the topic permission.
+	if err := ch.checkAccess(protocol.BasicPublish, permWrite, "exchange", exchangeName); err != nil {
+		return err
+	}
+	x, err := ch.conn.vhost.exchange(exchangeName, protocol.BasicPublish)
+	if err != nil {
+		return err
+	}
+	if x.internal {
+		return protocol.Errorf(protocol.AccessRefused, protocol.BasicPublish, "cannot publish to internal %s", exchangeResource(x.name, ch.conn.vhost.name))
+	}
+	if err := ch.checkTopicAccess(protocol.BasicPublish, permWrite, x, key); err != nil {
+		return err
+	}
+	if err := ch.checkUserID(m.UserID); err != nil {
+		return err
+	}
+	ttl, hasTTL, err := parseExpiration(m.Expiration)
+	if err != nil {
+		return err
+	}
+	if err := ch.replyToFor(m); err != nil {
+		return err
+	}
+	if ch.tx != nil {
+		return ch.tx.hold(ch.b, ch.conn.vhost, x, exchangeName, key, o, *m, ttl, hasTTL)
+	}
+	if ch.confirming && ch.b.nackNext > 0 {
+		ch.b.nackNext--
+		if ch.b.tracing() {
+			e := connEvent(EventPublishRejected, ch.conn, ch.id)
+			e.Exchange, e.RoutingKey, e.Body, e.Reason = exchangeName, key, m.Body, "nack injected"
+			ch.b.record(e)
 		}
-		// rabbit_channel, basic.publish: write on the exchange before
-		// it is looked up, then internal, then the topic permission.
-		if err := ch.checkAccess(protocol.BasicPublish, permWrite, "exchange", exchangeName); err != nil {
-			return err
-		}
-		x, err := ch.conn.vhost.exchange(exchangeName, protocol.BasicPublish)
-		if err != nil {
-			return err
-		}
-		if x.internal {
-			return protocol.Errorf(protocol.AccessRefused, protocol.BasicPublish, "cannot publish to internal %s", exchangeResource(x.name, ch.conn.vhost.name))
-		}
-		if err := ch.checkTopicAccess(protocol.BasicPublish, permWrite, x, key); err != nil {
-			return err
-		}
-		if err := ch.checkUserID(m.UserID); err != nil {
-			return err
-		}
-		ttl, hasTTL, err := parseExpiration(m.Expiration)
-		if err != nil {
-			return err
-		}
-		if err := ch.replyToFor(&m); err != nil {
-			return err
-		}
-		if ch.tx != nil {
-			return ch.tx.hold(ch.b, ch.conn.vhost, x, exchangeName, key, o, m, ttl, hasTTL)
-		}
-		if ch.confirming && ch.b.nackNext > 0 {
-			ch.b.nackNext--
-			if ch.b.tracing() {
-				e := connEvent(EventPublishRejected, ch.conn, ch.id)
-				e.Exchange, e.RoutingKey, e.Body, e.Reason = exchangeName, key, m.Body, "nack injected"
-				ch.b.record(e)
-			}
-			ch.published(exchangeName, key, PublishOptions{}, m, 0, true, confirmQueued)
-			return nil
-		}
-		ch.b.publisher = ch
-		routed, rejected, stage, err := ch.b.publish(ch.conn.vhost, x, key, m, ttl, hasTTL)
-		ch.b.publisher = nil
-		if err != nil {
-			return err
-		}
-		ch.published(exchangeName, key, o, m, routed, rejected, stage)
+		ch.published(exchangeName, key, PublishOptions{}, m, 0, true, confirmQueued)
 		return nil
-	})
+	}
+	ch.b.publisher = ch
+	routed, rejected, stage, err := ch.b.publish(ch.conn.vhost, x, key, m, ttl, hasTTL)
+	ch.b.publisher = nil
+	if err != nil {
+		return err
+	}
+	ch.published(exchangeName, key, o, m, routed, rejected, stage)
+	return nil
 }
 
 // NackPublishes makes the broker refuse the next n publishes made in
@@ -191,12 +223,13 @@ func (b *Broker) NackPublishes(n int) {
 // reject-publish): at once when no queue took the message, otherwise
 // when the connection is next idle, at the stage the queues confirm it
 // (see confirmStage).
-func (ch *Channel) published(exchangeName, key string, o PublishOptions, m Message, routed int, rejected bool, stage confirmStage) {
+func (ch *Channel) published(exchangeName, key string, o PublishOptions, m *Message, routed int, rejected bool, stage confirmStage) {
 	if routed == 0 && o.Mandatory {
 		// The publisher may reuse its buffer once Publish returns.
-		m.Body = append([]byte(nil), m.Body...)
+		r := *m
+		r.Body = append([]byte(nil), m.Body...)
 		ch.push(Push{Method: protocol.BasicReturn, ReplyCode: protocol.NoRoute, ReplyText: "NO_ROUTE",
-			Delivery: Delivery{Exchange: exchangeName, RoutingKey: key, Message: m}})
+			Delivery: Delivery{Exchange: exchangeName, RoutingKey: key, Message: r}})
 	}
 	if !ch.confirming {
 		return
@@ -221,10 +254,17 @@ func (ch *Channel) published(exchangeName, key string, o PublishOptions, m Messa
 
 // Publish routes a message through an exchange of vhost without a channel,
 // as the management API's publish does: no confirms, no returns. It fails
-// for a missing vhost or exchange.
+// for a missing vhost or exchange, and with the 406 a channel's publish
+// gets for a body larger than MaxMessageSize.
 func (b *Broker) Publish(vhostName, exchangeName, key string, m Message) error {
 	b.mu.Lock()
-	defer b.mu.Unlock()
+	err := b.publishAlone(vhostName, exchangeName, key, &m)
+	b.mu.Unlock()
+	return err
+}
+
+// publishAlone is Publish; caller holds the lock.
+func (b *Broker) publishAlone(vhostName, exchangeName, key string, m *Message) error {
 	v, err := b.lookupVhost(vhostName)
 	if err != nil {
 		return err
@@ -232,6 +272,9 @@ func (b *Broker) Publish(vhostName, exchangeName, key string, m Message) error {
 	x, err := v.exchange(exchangeName, protocol.BasicPublish)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrNoExchange, err)
+	}
+	if err := b.checkMessageSize(uint64(len(m.Body))); err != nil {
+		return err
 	}
 	ttl, hasTTL, err := parseExpiration(m.Expiration)
 	if err != nil {
@@ -254,7 +297,7 @@ func (b *Broker) Publish(vhostName, exchangeName, key string, m Message) error {
 // queue, confirmed at once; not measured), or routing's error, when
 // nothing is enqueued. ttl is the message's own TTL. Caller holds the
 // lock.
-func (b *Broker) publish(v *vhost, x *exchange, key string, m Message, ttl time.Duration, hasTTL bool) (routed int, rejected bool, stage confirmStage, err error) {
+func (b *Broker) publish(v *vhost, x *exchange, key string, m *Message, ttl time.Duration, hasTTL bool) (routed int, rejected bool, stage confirmStage, err error) {
 	replied := false
 	if x.name == "" && isReplyTo(key) { // the default exchange: routing cannot fail
 		replied = b.deliverReply(key, x, m)
@@ -262,11 +305,11 @@ func (b *Broker) publish(v *vhost, x *exchange, key string, m Message, ttl time.
 	b.routeKeys = routingKeys(key, m.Headers, b.routeKeys[:0])
 	b.routed, err = b.route(v, x, b.routeKeys, m.Headers, b.routed[:0])
 	if err != nil {
-		clear(b.routed)
+		zero(b.routed)
 		return 0, false, confirmAtOnce, err
 	}
 	routed, rejected, stage = b.enqueue(b.routed, x, key, m, ttl, hasTTL)
-	clear(b.routed)
+	zero(b.routed)
 	if replied {
 		routed++
 	}
@@ -276,7 +319,7 @@ func (b *Broker) publish(v *vhost, x *exchange, key string, m Message, ttl time.
 // enqueue puts m into the queues routing chose, skipping deleted ones; the
 // body is copied once and shared, and BCC is removed. It returns how many
 // queues took it, whether any refused it, and the stage of its confirm.
-func (b *Broker) enqueue(queues []*brokerQueue, x *exchange, key string, m Message, ttl time.Duration, hasTTL bool) (routed int, rejected bool, stage confirmStage) {
+func (b *Broker) enqueue(queues []*brokerQueue, x *exchange, key string, m *Message, ttl time.Duration, hasTTL bool) (routed int, rejected bool, stage confirmStage) {
 	if len(queues) == 0 {
 		return 0, false, confirmAtOnce
 	}
@@ -299,13 +342,14 @@ func (b *Broker) enqueue(queues []*brokerQueue, x *exchange, key string, m Messa
 				rejected = true
 				continue
 			}
-			msg := &queue.Message{ID: id, Exchange: x.name, RoutingKey: key, Properties: props, Body: body}
-			if b.holdPublish(q, func() bool { b.markDirty(q); return q.Publish(msg, int64(ttl), hasTTL) }) {
-				routed++
-				continue
-			}
 		}
-		if !q.Publish(&queue.Message{ID: id, Exchange: x.name, RoutingKey: key, Properties: props, Body: body}, int64(ttl), hasTTL) {
+		qm := b.newMessage()
+		qm.ID, qm.Exchange, qm.RoutingKey, qm.Properties, qm.Body = id, x.name, key, props, body
+		if b.clustered() && b.holdPublish(q, func() bool { b.markDirty(q); return q.Publish(qm, int64(ttl), hasTTL) }) {
+			routed++
+			continue
+		}
+		if !q.Publish(qm, int64(ttl), hasTTL) {
 			rejected = true
 		}
 		routed++
@@ -315,11 +359,27 @@ func (b *Broker) enqueue(queues []*brokerQueue, x *exchange, key string, m Messa
 	return routed, rejected, stage
 }
 
+// messageBlock is how many message records newMessage allocates at once.
+const messageBlock = 32
+
+// newMessage returns a zero message record for a publish, carved from
+// blocks of messageBlock: one allocation serves that many publishes. A
+// block stays alive while any of its messages does. Caller holds the lock.
+func (b *Broker) newMessage() *queue.Message {
+	if len(b.msgBlock) == 0 {
+		b.msgBlock = make([]queue.Message, messageBlock)
+	}
+	m := &b.msgBlock[0]
+	b.msgBlock = b.msgBlock[1:]
+	return m
+}
+
 // ownCopy returns the broker's copies of a published message's body and
 // properties (nil when it has none), for the queues and the trace: the
 // publisher may reuse its buffer and its headers map once Publish returns.
-func ownCopy(m Message) ([]byte, *protocol.Properties) {
-	body := append([]byte{}, m.Body...)
+func ownCopy(m *Message) ([]byte, *protocol.Properties) {
+	body := make([]byte, len(m.Body))
+	copy(body, m.Body)
 	if isZeroProperties(&m.Properties) {
 		return body, nil
 	}
@@ -336,7 +396,8 @@ func isZeroProperties(p *protocol.Properties) bool {
 
 // Get is basic.get. It is not limited by either prefetch window. ok is false
 // for basic.get-empty. Without noAck the delivery joins the channel's unacked
-// deliveries like any other.
+// deliveries like any other. The reply also waits in the outbox, in its
+// place, for Connection.Drain.
 func (ch *Channel) Get(queueName string, noAck bool) (d Delivery, ok bool, err error) {
 	err = ch.do(protocol.BasicGet, func(e *Event) { e.Queue, e.NoAck = queueName, noAck }, func() error {
 		if err := ch.checkQueueAccess(protocol.BasicGet, permRead, queueName); err != nil {
@@ -377,45 +438,49 @@ func (ch *Channel) Get(queueName string, noAck bool) (d Delivery, ok bool, err e
 }
 
 // pushReply pushes the reply of a method that answers with content or
-// after pushes of its own (basic.get, tx.commit): a shell takes it from the
-// outbox in order, while the in-process caller has it as the method's
-// result.
-func (ch *Channel) pushReply(p Push) {
-	if ch.conn.opts.Notify != nil {
-		ch.push(p)
-	} else if ch.b.tracing() {
-		p.Channel = ch.id
-		ch.b.record(pushEvent(ch.conn, &p))
-	}
-}
+// after pushes of its own (basic.get, tx.commit): it waits in the outbox
+// in order, where a shell takes it with Drain; the in-process caller also
+// has it as the method's result.
+func (ch *Channel) pushReply(p Push) { ch.push(p) }
 
 // Ack is basic.ack; multiple acks every delivery up to and including tag,
 // and tag 0 with multiple acks all.
 func (ch *Channel) Ack(tag uint64, multiple bool) error {
-	return ch.do(protocol.BasicAck, func(e *Event) { e.DeliveryTag, e.Multiple = tag, multiple }, func() error {
-		return ch.settle(protocol.BasicAck, tag, multiple, queue.Ack)
-	})
+	return ch.settleCall(protocol.BasicAck, tag, multiple, false, queue.Ack)
 }
 
 // Nack is basic.nack: requeue returns the messages to their original
 // positions; otherwise they are dead-lettered or dropped.
 func (ch *Channel) Nack(tag uint64, multiple, requeue bool) error {
-	return ch.do(protocol.BasicNack, func(e *Event) { e.DeliveryTag, e.Multiple, e.Requeue = tag, multiple, requeue }, func() error {
-		return ch.settle(protocol.BasicNack, tag, multiple, rejectSettlement(requeue))
-	})
+	return ch.settleCall(protocol.BasicNack, tag, multiple, requeue, rejectSettlement(requeue))
 }
 
 // Reject is basic.reject of one delivery.
 func (ch *Channel) Reject(tag uint64, requeue bool) error {
-	return ch.do(protocol.BasicReject, func(e *Event) { e.DeliveryTag, e.Requeue = tag, requeue }, func() error {
-		// 4.3 counts a basic.reject as a failed delivery, a basic.nack
-		// not (queue.Rules.SplitDeliveryCount, ClassicDeliveryCount).
-		how := queue.RejectFailed
-		if requeue {
-			how = queue.RequeueFailed
+	// 4.3 counts a basic.reject as a failed delivery, a basic.nack not
+	// (queue.Rules.SplitDeliveryCount, ClassicDeliveryCount).
+	how := queue.RejectFailed
+	if requeue {
+		how = queue.RequeueFailed
+	}
+	return ch.settleCall(protocol.BasicReject, tag, false, requeue, how)
+}
+
+// settleCall is the call of a settlement by method m (basic.ack, nack or
+// reject); requeue is the method's own flag, for the trace.
+func (ch *Channel) settleCall(m protocol.Method, tag uint64, multiple, requeue bool, how queue.Settlement) error {
+	if err := ch.begin(); err != nil {
+		return err
+	}
+	if ch.b.tracing() {
+		e := ch.callEvent(m)
+		e.DeliveryTag, e.Multiple = tag, multiple
+		if m != protocol.BasicAck {
+			e.Requeue = requeue
 		}
-		return ch.settle(protocol.BasicReject, tag, false, how)
-	})
+		ch.b.record(e)
+	}
+	return ch.end(ch.settle(m, tag, multiple, how))
 }
 
 func rejectSettlement(requeue bool) queue.Settlement {
@@ -468,7 +533,7 @@ func (ch *Channel) settle(m protocol.Method, tag uint64, multiple bool, how queu
 		return nil
 	}
 	ch.apply(ds, how)
-	clear(ds)
+	zero(ds)
 	ch.settled = ds[:0]
 	return nil
 }
@@ -524,8 +589,38 @@ func (ch *Channel) settleGroup(group []channel.Delivery[delivery], how queue.Set
 		settled = append(settled, queue.Settled[*Consumer]{Message: d.Ref.m, Consumer: d.Ref.c})
 	}
 	q.Settle(settled, how)
-	clear(settled)
+	zero(settled)
 	b.settled = settled[:0]
 	b.markDirty(q)
 	b.flush()
+}
+
+// MaxMessageSizeCap is the most RabbitMQ takes for max_message_size,
+// 512 MiB (rabbit_channel:get_max_message_size/0, ?MAX_MSG_SIZE).
+const MaxMessageSizeCap = 536870912
+
+// MaxMessageSize returns the largest body a publish may carry:
+// Config.MaxMessageSize, or the release's default, at most
+// MaxMessageSizeCap. A shell asks it before it reads a body, so as not to
+// buffer one the broker will refuse (see PublishTooLarge).
+func (b *Broker) MaxMessageSize() uint64 { return b.maxMessageSize }
+
+// maxMessageSize is MaxMessageSize, from the configuration.
+func (cfg Config) maxMessageSize(p *Profile) uint64 {
+	n := cfg.MaxMessageSize
+	if n == 0 {
+		n = p.MaxMessageSize
+	}
+	return min(n, MaxMessageSizeCap)
+}
+
+// checkMessageSize is rabbit_channel:check_msg_size/2: a body of size
+// bytes over the limit is refused with 406. RabbitMQ drops "configured"
+// from the text when the limit is the 512 MiB cap; amqpsim keeps it.
+func (b *Broker) checkMessageSize(size uint64) error {
+	if max := b.MaxMessageSize(); size > max {
+		return protocol.Errorf(protocol.PreconditionFailed, protocol.BasicPublish,
+			"message size %d is larger than configured max size %d", size, max)
+	}
+	return nil
 }

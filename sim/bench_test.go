@@ -211,10 +211,10 @@ func BenchmarkMemory(b *testing.B) {
 		ready := heapInUse()
 		b.ReportMetric(float64(ready-before)/n-bodySize, "B/ready-msg")
 
-		// A consumer on a shell's connection whose pushes are drained and
+		// A consumer on a connection whose pushes are drained and
 		// dropped, so that only the broker's side of each delivery is
 		// counted.
-		shell, _ := bk.Dial(sim.ConnectOptions{Notify: func() {}})
+		shell, _ := bk.Dial(sim.ConnectOptions{})
 		sch, _ := shell.Channel()
 		sch.Consume("work", sim.ConsumeOptions{})
 		shell.Drain(nil)

@@ -9,6 +9,9 @@ import (
 // strings), appended to buf.
 func routingKeys(key string, headers Table, buf []string) []string {
 	buf = append(buf, key)
+	if len(headers) == 0 {
+		return buf
+	}
 	for _, h := range [...]string{"CC", "BCC"} {
 		if keys, ok := headers[h].([]any); ok {
 			for _, k := range keys {
@@ -35,9 +38,14 @@ func routingKeys(key string, headers Table, buf []string) []string {
 func (b *Broker) route(v *vhost, x *exchange, keys []string, headers Table, out []*brokerQueue) ([]*brokerQueue, error) {
 	if x.name == "" { // the default exchange reaches the queues named by the keys, and nothing else
 		for _, k := range keys {
-			if q, ok := v.queues[k]; ok {
-				out = appendQueue(out, q)
+			q := v.routed // nil once deleted (deleteQueue)
+			if q == nil || q.Name() != k {
+				if q = v.queues[k]; q == nil {
+					continue
+				}
+				v.routed = q
 			}
+			out = appendQueue(out, q)
 		}
 		return out, nil
 	}

@@ -2,7 +2,6 @@ package sim
 
 import (
 	"cmp"
-	"container/heap"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -72,6 +71,11 @@ type Config struct {
 	// ChannelTickInterval is how often a channel checks the consumer
 	// timeout (RabbitMQ's channel_tick_interval); zero means 60 s.
 	ChannelTickInterval time.Duration
+	// MaxMessageSize is RabbitMQ's max_message_size: the largest body a
+	// publish may carry (Broker.MaxMessageSize). Zero means the release's
+	// default (Profile.MaxMessageSize); like RabbitMQ, the broker takes
+	// no more than MaxMessageSizeCap.
+	MaxMessageSize uint64
 	// Clock, when set, is the time the virtual clock follows instead of
 	// moving only by Advance (see the package doc, "Time"). The broker
 	// never reads the time itself; the caller supplies it (time.Now, which
@@ -149,9 +153,18 @@ type Broker struct {
 	cfg     Config
 	profile Profile // cfg.Version's rules
 	now     time.Time
+	elapsed int64 // now - cfg.Start in nanoseconds, for the hot paths (setNow)
 	rng     *rand.Rand
 	timers  timerHeap
-	seq     uint64 // timer creation order
+	seq     uint64   // timer creation order
+	dueIn   dueCache // scheduleIn's last due time
+
+	// msgBlock is the unused rest of the block newMessage carves from.
+	msgBlock []queue.Message
+	// lastVhost is the vhost lookupVhost last found (DeleteVhost forgets it).
+	lastVhost *vhost
+	// maxMessageSize is MaxMessageSize, fixed by the configuration.
+	maxMessageSize uint64
 
 	vhosts map[string]*vhost
 	// users are the internal database's users by name; salts is the
@@ -267,6 +280,7 @@ func Open(cfg Config) (*Broker, error) {
 	if b.loopbackUsers == nil {
 		b.loopbackUsers = []string{"guest"}
 	}
+	b.maxMessageSize = cfg.maxMessageSize(&b.profile)
 	if err := b.initNodes(); err != nil {
 		return nil, err
 	}
@@ -355,7 +369,7 @@ func (b *Broker) advanceTo(end time.Time) bool {
 	fired := false
 	sameInstant := 0
 	for len(b.timers) > 0 && !b.timers[0].due.After(end) {
-		t := heap.Pop(&b.timers).(*timer)
+		t := b.timers.pop()
 		if t.due.Equal(b.now) {
 			// Every timer's work moves it later or stops it; one that
 			// keeps re-arming at the same instant is a broker bug, which
@@ -366,13 +380,30 @@ func (b *Broker) advanceTo(end time.Time) bool {
 		} else {
 			sameInstant = 0
 		}
-		b.now = t.due
+		b.setNow(t.due)
 		t.fire()
 		b.flush()
 		fired = true
 	}
-	b.now = end
+	b.setNow(end)
 	return fired
+}
+
+// zero clears s element by element: on the short scratch slices of the
+// hot paths this is cheaper than clear, which calls into the runtime (and
+// through a bulk write barrier while the GC runs). The indexed loop keeps
+// the compiler from turning it back into clear.
+func zero[T any](s []T) {
+	var z T
+	for i := 0; i < len(s); i++ {
+		s[i] = z
+	}
+}
+
+// setNow moves the clock to t; caller holds the lock.
+func (b *Broker) setNow(t time.Time) {
+	b.now = t
+	b.elapsed = int64(t.Sub(b.cfg.Start))
 }
 
 // MaxClock is how long the virtual clock runs from its start: about 280
@@ -394,31 +425,95 @@ type timer struct {
 	index int // position in the heap, -1 when not scheduled
 }
 
+// timerHeap orders the scheduled timers by (due, seq), a total order, so
+// they fire in one order whatever the heap's shape. It is container/heap's
+// algorithm on the concrete type: a channel's tick is scheduled and
+// stopped on every delivery and ack.
 type timerHeap []*timer
 
-func (h timerHeap) Len() int { return len(h) }
-func (h timerHeap) Less(i, j int) bool {
-	if !h[i].due.Equal(h[j].due) {
-		return h[i].due.Before(h[j].due)
+func (h timerHeap) less(i, j int) bool {
+	if c := h[i].due.Compare(h[j].due); c != 0 {
+		return c < 0
 	}
 	return h[i].seq < h[j].seq
 }
-func (h timerHeap) Swap(i, j int) {
+
+func (h timerHeap) swap(i, j int) {
 	h[i], h[j] = h[j], h[i]
 	h[i].index, h[j].index = i, j
 }
-func (h *timerHeap) Push(x any) {
-	t := x.(*timer)
+
+func (h timerHeap) up(j int) {
+	for {
+		i := (j - 1) / 2 // parent
+		if i == j || !h.less(j, i) {
+			break
+		}
+		h.swap(i, j)
+		j = i
+	}
+}
+
+func (h timerHeap) down(i0, n int) bool {
+	i := i0
+	for {
+		j1 := 2*i + 1
+		if j1 >= n || j1 < 0 { // j1 < 0 after int overflow
+			break
+		}
+		j := j1 // left child
+		if j2 := j1 + 1; j2 < n && h.less(j2, j1) {
+			j = j2 // right child
+		}
+		if !h.less(j, i) {
+			break
+		}
+		h.swap(i, j)
+		i = j
+	}
+	return i > i0
+}
+
+func (h *timerHeap) push(t *timer) {
 	t.index = len(*h)
 	*h = append(*h, t)
+	h.up(t.index)
 }
-func (h *timerHeap) Pop() any {
+
+// pop removes the first timer and returns it.
+func (h *timerHeap) pop() *timer {
+	n := len(*h) - 1
+	h.swap(0, n)
+	h.down(0, n)
+	return h.dropLast()
+}
+
+// remove removes the timer at index i.
+func (h *timerHeap) remove(i int) {
+	n := len(*h) - 1
+	if n != i {
+		h.swap(i, n)
+		if !h.down(i, n) {
+			h.up(i)
+		}
+	}
+	h.dropLast()
+}
+
+func (h *timerHeap) dropLast() *timer {
 	old := *h
 	t := old[len(old)-1]
 	old[len(old)-1] = nil
 	*h = old[:len(old)-1]
 	t.index = -1
 	return t
+}
+
+// fix restores the order after the timer at index i changed.
+func (h timerHeap) fix(i int) {
+	if !h.down(i, len(h)) {
+		h.up(i)
+	}
 }
 
 func newTimer(fire func()) *timer { return &timer{fire: fire, index: -1} }
@@ -429,16 +524,34 @@ func (b *Broker) schedule(t *timer, due time.Time) {
 	b.seq++
 	t.due, t.seq = due, b.seq
 	if t.index >= 0 {
-		heap.Fix(&b.timers, t.index)
+		b.timers.fix(t.index)
 		return
 	}
-	heap.Push(&b.timers, t)
+	b.timers.push(t)
+}
+
+// scheduleIn schedules t d from now. The channels' ticks are scheduled
+// d = ChannelTickInterval from now with every first unacked delivery: the
+// time is computed once per instant. Caller holds the lock.
+func (b *Broker) scheduleIn(t *timer, d time.Duration) {
+	if c := &b.dueIn; c.d != d || c.at != b.elapsed || !c.set {
+		*c = dueCache{due: b.now.Add(d), d: d, at: b.elapsed, set: true}
+	}
+	b.schedule(t, b.dueIn.due)
+}
+
+// dueCache is scheduleIn's last due time, now + d at elapsed at.
+type dueCache struct {
+	due time.Time
+	d   time.Duration
+	at  int64
+	set bool
 }
 
 // stop unschedules t; caller holds the lock.
 func (b *Broker) stop(t *timer) {
 	if t != nil && t.index >= 0 {
-		heap.Remove(&b.timers, t.index)
+		b.timers.remove(t.index)
 	}
 }
 
@@ -474,6 +587,9 @@ func (b *Broker) markDirty(q *brokerQueue) {
 
 // flush dispatches every dirty queue; caller holds the lock.
 func (b *Broker) flush() {
+	if len(b.dirty) == 0 && len(b.fired) == 0 {
+		return
+	}
 	for {
 		for b.flushed < len(b.dirty) {
 			q := b.dirty[b.flushed]
@@ -482,7 +598,7 @@ func (b *Broker) flush() {
 				q.Dispatch()
 			}
 		}
-		clear(b.dirty)
+		zero(b.dirty)
 		b.dirty, b.flushed = b.dirty[:0], 0
 		if len(b.fired) == 0 {
 			break
@@ -493,9 +609,13 @@ func (b *Broker) flush() {
 }
 
 func (b *Broker) lookupVhost(name string) (*vhost, error) {
+	if v := b.lastVhost; v != nil && v.name == name {
+		return v, nil
+	}
 	v, ok := b.vhosts[name]
 	if !ok {
 		return nil, fmt.Errorf("%w %q", ErrNoVhost, name)
 	}
+	b.lastVhost = v
 	return v, nil
 }

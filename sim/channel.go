@@ -3,7 +3,6 @@ package sim
 import (
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/amqpsim/amqpsim/channel"
 	"github.com/amqpsim/amqpsim/consumer"
@@ -30,6 +29,9 @@ type Channel struct {
 	tx         *txState       // set by tx.select
 	reply      *replyConsumer // the consumer of amq.rabbitmq.reply-to
 	publishTag uint64
+	// returns, confirms and cancels index the channel's pushes of those
+	// kinds in the outbox, for Returns, Confirms and Cancels.
+	returns, confirms, cancels lane
 	// closed is why the channel closed; closing is set while the broker's
 	// channel.close waits for the client's close-ok
 	// (ConnectOptions.AwaitCloseOk).
@@ -40,7 +42,7 @@ type Channel struct {
 	// checks, newest first (checkAccess); lastCall is when the channel's
 	// last method ran (wake).
 	permCache, topicCache []permCheck
-	lastCall              time.Time
+	lastCall              int64 // Broker.elapsed
 
 	// busy is the timer of a call RabbitMQ answers after a timeout
 	// (ErrPending); lost holds, per classic queue the channel lost to a
@@ -81,35 +83,60 @@ func (ch *Channel) Err() error {
 // describe fills in the call's trace event; it runs only when tracing, so
 // the hot path builds nothing.
 func (ch *Channel) do(m protocol.Method, describe func(e *Event), f func() error) error {
-	b := ch.b
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if ch.closed != nil {
-		return ch.closed
+	if err := ch.begin(); err != nil {
+		return err
 	}
-	if ch.busy != nil {
-		return ErrPending
-	}
-	ch.conn.out.beginCall()
-	defer ch.conn.endCall()
-	ch.wake()
-	if b.tracing() {
-		e := connEvent(EventCall, ch.conn, ch.id)
-		e.Method = m
+	if ch.b.tracing() {
+		e := ch.callEvent(m)
 		if describe != nil {
 			describe(&e)
 		}
-		b.record(e)
+		ch.b.record(e)
 	}
-	err := f()
+	return ch.end(f())
+}
+
+// begin and end bracket a method call, for the methods of the hot paths
+// (Ack, Publish, ...), which do without do's closures: begin takes the
+// lock and refuses a closed channel, or one whose call RabbitMQ has not
+// answered yet (ErrPending), releasing the lock; then it holds what
+// queues push behind the channel's own pushes. The caller traces the
+// call (callEvent) and passes its result to end, which applies a
+// protocol error, dispatches the queues the call touched, ends the call
+// and releases the lock.
+func (ch *Channel) begin() error {
+	ch.b.mu.Lock()
+	if err := ch.closed; err != nil {
+		ch.b.mu.Unlock()
+		return err
+	}
+	if ch.busy != nil {
+		ch.b.mu.Unlock()
+		return ErrPending
+	}
+	ch.conn.out.beginCall()
+	ch.wake()
+	return nil
+}
+
+func (ch *Channel) end(err error) error {
 	if perr, ok := err.(*protocol.Error); ok {
 		ch.fail(perr)
 		if !perr.Hard {
 			ch.dropLateDeliveries()
 		}
 	}
-	b.flush()
+	ch.b.flush()
+	ch.conn.endCall()
+	ch.b.mu.Unlock()
 	return err
+}
+
+// callEvent is the trace event of a call of method m.
+func (ch *Channel) callEvent(m protocol.Method) Event {
+	e := connEvent(EventCall, ch.conn, ch.id)
+	e.Method = m
+	return e
 }
 
 // dropLateDeliveries drops what quorum queues delivered to the channel in

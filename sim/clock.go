@@ -30,7 +30,7 @@ func (b *Broker) follow() bool {
 		now = b.now // a clock that goes back leaves the broker's alone
 	}
 	if len(b.timers) == 0 || b.timers[0].due.After(now) {
-		b.now = now
+		b.setNow(now)
 		return false
 	}
 	// A timer due at the broker's own now fires too (a TTL of 0 arms one):

@@ -285,7 +285,7 @@ func (b *Broker) downNode(n int, how NodeState) error {
 		return fmt.Errorf("sim: a broker of one node cannot lose it (Restart restarts it)")
 	}
 	nd.state = how
-	b.record(Event{Kind: EventNode, Reason: fmt.Sprintf("%s %s", map[NodeState]string{NodeStopped: "stop", NodeKilled: "kill"}[how], nd.name)})
+	b.record(Event{Kind: EventNode, Reason: map[NodeState]string{NodeStopped: "stop", NodeKilled: "kill"}[how], Node: n})
 	var forced *protocol.Error
 	if how == NodeStopped {
 		forced = protocol.Errorf(protocol.ConnectionForced, protocol.Method{}, "%s", ShutdownText)
@@ -299,7 +299,18 @@ func (b *Broker) downNode(n int, how NodeState) error {
 	b.eachQueue(func(q *brokerQueue) {
 		if q.cluster.leader == n && !q.Replicated() {
 			q.cluster.down = how
-			b.loseQueue(q, func(*Channel) bool { return true })
+			held := b.loseQueue(q, func(*Channel) bool { return true })
+			if how == NodeStopped {
+				// The queue stops with these still delivered and
+				// unacked, and its store has them as never delivered:
+				// they come back not redelivered, unlike the messages
+				// that closing channels requeued before the queue
+				// stopped (classic-home-stopped-recovers.txt,
+				// classic-consumer-on-home-stopped.txt, 4.3.6).
+				for _, m := range held {
+					m.Delivered = false
+				}
+			}
 		}
 	})
 	b.topologyChanged(how == NodeStopped)
@@ -330,7 +341,7 @@ func (b *Broker) startNode(n int) {
 	nd := &b.nodes[n-1]
 	crashed := nd.state == NodeKilled
 	nd.state = NodeRunning
-	b.record(Event{Kind: EventNode, Reason: "start " + nd.name})
+	b.record(Event{Kind: EventNode, Reason: "start", Node: n})
 	b.eachQueue(func(q *brokerQueue) {
 		if q.cluster.leader != n || q.cluster.down == NodeRunning {
 			return
@@ -342,11 +353,13 @@ func (b *Broker) startNode(n int) {
 		}
 		// The recovered queue is a new process reading its store: the
 		// transient messages are gone, and after a crash every message
-		// is marked redelivered, after a clean stop none (measured on
-		// 4.3.6, docs/cluster.md section 2).
+		// is marked redelivered (measured on 4.3.6, docs/cluster.md
+		// section 2); after a clean stop each keeps its flag.
 		q.Restart()
-		for _, m := range q.Messages() {
-			m.Delivered = crashed
+		if crashed {
+			for _, m := range q.Messages() {
+				m.Delivered = true
+			}
 		}
 		q.Touch()
 	})
@@ -379,7 +392,11 @@ func (b *Broker) Partition(groups ...[]int) error {
 	for i := range b.nodes {
 		b.nodes[i].side = sides[i]
 	}
-	b.record(Event{Kind: EventNode, Reason: fmt.Sprintf("partition %v", groups)})
+	kept := make([][]int, len(groups)) // the caller's slices may change
+	for i, g := range groups {
+		kept[i] = slices.Clone(g)
+	}
+	b.record(Event{Kind: EventNode, Reason: "partition", Nodes: kept})
 	b.cutLinks()
 	b.topologyChanged(false)
 	return nil

@@ -42,8 +42,8 @@ func (b *Broker) cutLinks() {
 // loseQueue is the channels for which lost is true losing classic queue
 // q: their consumers of it are cancelled (basic.cancel, to clients that
 // take it), and their unacked deliveries of it return to the queue, where
-// a later settlement of them does nothing.
-func (b *Broker) loseQueue(q *brokerQueue, lost func(ch *Channel) bool) {
+// a later settlement of them does nothing. It returns those messages.
+func (b *Broker) loseQueue(q *brokerQueue, lost func(ch *Channel) bool) (returned []*queue.Message) {
 	for _, c := range b.conns {
 		for _, ch := range c.channelsByID() {
 			if ch.closed != nil || !lost(ch) {
@@ -51,6 +51,7 @@ func (b *Broker) loseQueue(q *brokerQueue, lost func(ch *Channel) bool) {
 			}
 			if ms := ch.forgetQueue(q); len(ms) > 0 {
 				q.Return(ms)
+				returned = append(returned, ms...)
 			}
 		}
 	}
@@ -60,6 +61,7 @@ func (b *Broker) loseQueue(q *brokerQueue, lost func(ch *Channel) bool) {
 		}
 	}
 	b.markDirty(q)
+	return returned
 }
 
 // forgetQueue marks the channel's unacked deliveries of q as lost (their
@@ -122,6 +124,7 @@ func (b *Broker) topologyChanged(stepDown bool) {
 			}
 		}
 		b.releaseHeld(q)
+		b.resumeReached(q)
 		b.markDirty(q)
 	})
 	b.flush()
@@ -139,7 +142,24 @@ func (b *Broker) elected(q *brokerQueue) {
 		cq.leader = b.pickLeader(majority)
 	}
 	b.releaseHeld(q)
+	b.resumeReached(q)
 	b.markDirty(q)
+}
+
+// resumeReached resumes the consumers of replicated queue q on the nodes
+// that reach it now. While its leader was out of their reach, CanSend
+// refused them, which suspends their channel's group in the queue's
+// rotation until something resumes it: without this, a consumer cut off,
+// or one that settled a delivery during an election, would never be
+// offered a message again. A group suspended by its channel's limiter
+// is suspended again at its next turn.
+func (b *Broker) resumeReached(q *brokerQueue) {
+	for _, cc := range q.Consumers() {
+		ch := cc.Owner().ch
+		if g := ch.groups[q]; g != nil && b.reach(q, ch.conn.node) == reachable {
+			q.Resume(g)
+		}
+	}
 }
 
 // pickLeader chooses the new leader among nodes, from the broker's random
@@ -364,12 +384,18 @@ func (b *Broker) QueueLeader(vhost, name string) (leader string, members []strin
 	if !ok {
 		return "", nil, fmt.Errorf("%w %q in vhost %q", ErrNoQueue, name, vhost)
 	}
+	leader, members = b.queueNodes(q)
+	return leader, members, nil
+}
+
+// queueNodes returns the names of q's leader and of its members' nodes.
+func (b *Broker) queueNodes(q *brokerQueue) (leader string, members []string) {
 	leader = b.nodes[q.cluster.leader-1].name
 	if !q.Replicated() {
-		return leader, []string{leader}, nil
+		return leader, []string{leader}
 	}
 	for _, nd := range b.nodes {
 		members = append(members, nd.name)
 	}
-	return leader, members, nil
+	return leader, members
 }

@@ -37,6 +37,15 @@ func (c *cluster) channel(name string, n int) (*sim.Connection, *sim.Channel) {
 	return conn, ch
 }
 
+// quorum declares a durable quorum queue on ch.
+func (c *cluster) quorum(ch *sim.Channel, name string) {
+	c.t.Helper()
+	_, err := ch.QueueDeclare(name, quorumOptions)
+	c.must(err)
+}
+
+var quorumOptions = sim.QueueOptions{Durable: true, Args: sim.Table{"x-queue-type": "quorum"}}
+
 func (c *cluster) must(err error) {
 	c.t.Helper()
 	if err != nil {
@@ -253,11 +262,10 @@ func TestNonDurableClassicQueueGoneAfterItsNodeReturns(t *testing.T) {
 func quorumSetup(t *testing.T) (c *cluster, cons, pub *sim.Connection, pubCh *sim.Channel) {
 	c = newCluster(t)
 	_, ch1 := c.channel("on1", 1)
-	_, err := ch1.QueueDeclare("qq", sim.QueueOptions{Durable: true, Args: sim.Table{"x-queue-type": "quorum"}})
-	c.must(err)
+	c.quorum(ch1, "qq")
 	cons, ch2 := c.channel("cons", 2)
 	c.must(ch2.Qos(10, 0, false))
-	_, err = ch2.Consume("qq", sim.ConsumeOptions{Tag: "C"})
+	_, err := ch2.Consume("qq", sim.ConsumeOptions{Tag: "C"})
 	c.must(err)
 	pub, pubCh = c.channel("pub", 3)
 	c.must(pubCh.Confirm())
@@ -309,7 +317,7 @@ func TestQuorumWithoutMajority(t *testing.T) {
 		t.Errorf("passive declare without a majority: %v", err)
 	}
 	declarer, dch := c.channel("declarer", 3)
-	if _, err := dch.QueueDeclare("qq.new", sim.QueueOptions{Durable: true, Args: sim.Table{"x-queue-type": "quorum"}}); !errors.Is(err, sim.ErrPending) {
+	if _, err := dch.QueueDeclare("qq.new", quorumOptions); !errors.Is(err, sim.ErrPending) {
 		t.Errorf("new declare without a majority: %v, want ErrPending", err)
 	}
 	c.must(c.b.Advance(sim.MetadataTimeout))
@@ -325,8 +333,7 @@ func TestPartitionClassicAndQuorum(t *testing.T) {
 	_, ch1 := c.channel("on1", 1)
 	_, err := ch1.QueueDeclare("cqA", sim.QueueOptions{Durable: true})
 	c.must(err)
-	_, err = ch1.QueueDeclare("qqA", sim.QueueOptions{Durable: true, Args: sim.Table{"x-queue-type": "quorum"}})
-	c.must(err)
+	c.quorum(ch1, "qqA")
 	on3, ch3 := c.channel("on3", 3)
 	c.must(ch3.Confirm())
 	_, err = ch3.Consume("cqA", sim.ConsumeOptions{Tag: "CA"})
@@ -347,7 +354,7 @@ func TestQueuePlacement(t *testing.T) {
 	c := newCluster(t)
 	_, ch2 := c.channel("on2", 2)
 	for _, name := range []string{"a", "b"} {
-		_, err := ch2.QueueDeclare(name, sim.QueueOptions{Durable: true, Args: sim.Table{"x-queue-type": "quorum"}})
+		_, err := ch2.QueueDeclare(name, quorumOptions)
 		c.must(err)
 		if leader, _, _ := c.b.QueueLeader("/", name); leader != "rabbit@node2" {
 			t.Errorf("%s led by %s, want the declaring connection's node (client-local)", name, leader)
@@ -395,6 +402,60 @@ func TestRecoverAfter(t *testing.T) {
 	}
 }
 
+// TestConsumerCutOffResumesAtHeal: a quorum queue's consumer on a node cut
+// off from the majority gets nothing while the cut lasts, and after the
+// heal the messages the majority side took meanwhile (docs/cluster.md
+// section 7: its backlog is delivered at the heal). Found by
+// examples/failover's property test: the consumer, refused while cut off,
+// stayed out of the queue's rotation for good.
+func TestConsumerCutOffResumesAtHeal(t *testing.T) {
+	for _, leader := range []int{1, 3} { // the consumer's side, the other
+		t.Run(fmt.Sprintf("leader on node %d", leader), func(t *testing.T) {
+			c := newCluster(t)
+			_, declarer := c.channel("declarer", leader)
+			c.quorum(declarer, "qq")
+			on1, ch1 := c.channel("on1", 1)
+			c.must(ch1.Qos(5, 0, false))
+			_, err := ch1.Consume("qq", sim.ConsumeOptions{Tag: "C"})
+			c.must(err)
+			on3, ch3 := c.channel("on3", 3)
+			c.must(ch3.Confirm())
+			c.must(c.b.Partition([]int{1}))
+			c.must(c.b.Advance(sim.LeaderElection))
+			c.must(ch3.Publish("", "qq", sim.PublishOptions{}, persistent("m1")))
+			checkPushes(t, on3, "basic.ack #1")
+			checkPushes(t, on1)
+			c.b.Heal()
+			checkPushes(t, on1, "basic.deliver C #1 m1")
+		})
+	}
+}
+
+// TestAckDuringElectionThenNextDelivery: a consumer on a surviving node
+// that acks while its quorum queue elects a leader gets the next message
+// once the leader is elected (docs/cluster.md section 3: deliveries pause
+// for the election, then resume). Its ack frees its window during the
+// election, when the queue cannot deliver; that refusal must not keep it
+// out of the rotation afterwards.
+func TestAckDuringElectionThenNextDelivery(t *testing.T) {
+	c := newCluster(t)
+	_, ch1 := c.channel("declarer", 1)
+	c.quorum(ch1, "qq")
+	on2, ch2 := c.channel("on2", 2)
+	c.must(ch2.Qos(1, 0, false))
+	_, err := ch2.Consume("qq", sim.ConsumeOptions{Tag: "C"})
+	c.must(err)
+	_, ch3 := c.channel("on3", 3)
+	c.must(ch3.Publish("", "qq", sim.PublishOptions{}, persistent("m1")))
+	c.must(ch3.Publish("", "qq", sim.PublishOptions{}, persistent("m2")))
+	checkPushes(t, on2, "basic.deliver C #1 m1")
+	c.must(c.b.KillNode(1))
+	c.must(ch2.Ack(1, false))
+	checkPushes(t, on2)
+	c.must(c.b.Advance(sim.LeaderElection))
+	checkPushes(t, on2, "basic.deliver C #2 m2")
+}
+
 func TestClusterNeeds43(t *testing.T) {
 	if _, err := sim.Open(sim.Config{Nodes: 3, Version: sim.V4_0}); err == nil {
 		t.Error("a 4.0 cluster opened; only 4.3's is measured")
@@ -411,5 +472,57 @@ func TestClusterNeeds43(t *testing.T) {
 	}
 	if got := sim.New(sim.Config{}).Nodes(); len(got) != 1 || got[0].Name != "rabbit@localhost" {
 		t.Errorf("a single broker's nodes: %+v", got)
+	}
+}
+
+// TestClassicHomeStoppedKeepsRequeuedFlag: a delivery its channel
+// requeued (the home node's own consumer, closed by the stop) comes back
+// redelivered; one a remote channel held comes back not redelivered
+// (classic-consumer-on-home-stopped.txt, classic-home-stopped-recovers.txt).
+func TestClassicHomeStoppedKeepsRequeuedFlag(t *testing.T) {
+	c := newCluster(t)
+	_, ch2 := c.channel("on2", 2)
+	_, err := ch2.QueueDeclare("cq", sim.QueueOptions{Durable: true})
+	c.must(err)
+	c.must(ch2.Qos(1, 0, false))
+	_, err = ch2.Consume("cq", sim.ConsumeOptions{Tag: "A"})
+	c.must(err)
+	_, ch1 := c.channel("on1", 1)
+	c.must(ch1.Qos(1, 0, false))
+	_, err = ch1.Consume("cq", sim.ConsumeOptions{Tag: "B"})
+	c.must(err)
+	for _, body := range []string{"m1", "m2", "m3"} {
+		c.must(ch2.Publish("", "cq", sim.PublishOptions{}, persistent(body)))
+	}
+	c.must(c.b.StopNode(2))
+	c.must(c.b.StartNode(2))
+	on3, ch3 := c.channel("on3", 3)
+	c.must(ch3.Qos(10, 0, false))
+	_, err = ch3.Consume("cq", sim.ConsumeOptions{Tag: "C"})
+	c.must(err)
+	checkPushes(t, on3, "basic.deliver C #1 m1 redelivered", "basic.deliver C #2 m2", "basic.deliver C #3 m3")
+}
+
+func TestClusterTrace(t *testing.T) {
+	c := newCluster(t)
+	c.channel("on2", 2)
+	c.must(c.b.KillNode(2))
+	groups := []int{3}
+	c.must(c.b.Partition(groups))
+	groups[0] = 1
+	var got []string
+	for _, e := range c.b.Trace() {
+		if e.Kind == sim.EventNode || e.Kind == sim.EventConnectionOpen || e.Kind == sim.EventConnectionClose {
+			got = append(got, e.String())
+		}
+	}
+	want := []string{
+		"0s on2 connection.open vhost=/ node=2",
+		"0s cluster.node node=2 reason=kill",
+		"0s on2 connection.close node=2 reason=node down",
+		"0s cluster.node groups=[[3]] reason=partition",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("trace (-want +got):\n%s", diff)
 	}
 }

@@ -36,21 +36,42 @@ type ConnectOptions struct {
 	// Notify, when set, is called whenever the connection's outbox goes
 	// from empty to not empty, under the broker's lock: it must neither
 	// block nor call back into the broker. A shell (the wire server) uses
-	// it to wake the goroutine that drains the outbox with Drain.
+	// it to wake the goroutine that drains the outbox with Drain. It
+	// changes nothing else: the broker behaves the same whoever reads.
 	Notify func()
-	// AwaitCloseOk is set by shells whose client answers the broker's
-	// channel.close with channel.close-ok (Channel.CloseOk), as AMQP
-	// clients do: until then the channel's number stays taken, a
-	// channel.open of it is a second open (504), and its methods are
-	// dropped. Without it the in-process client answers at once.
-	AwaitCloseOk bool
-	// MaxUnsent bounds the deliveries the connection holds unsent: pushed,
-	// and not yet taken by an in-process reader or reported written by the
-	// shell (Written). At the bound its consumers get nothing more and the
-	// messages stay queued, as RabbitMQ stops delivering to a channel whose
-	// writer is blocked. 0 means DefaultMaxUnsent for a shell (Notify set)
-	// and no bound in process; negative means no bound.
-	MaxUnsent int
+
+	// The four options below are how RabbitMQ treats a client across a
+	// socket, whose frames arrive in reads and whose pushes wait for a
+	// writer. A shell (the wire server) sets them all; in process they
+	// are off unless set, because there the test plays the client and
+	// reads the outbox itself. Each means the same in both uses, and
+	// these are the only differences between them.
+	//
+	// AwaitCloseOk: the client answers the broker's channel.close with
+	// channel.close-ok (Channel.CloseOk), as AMQP clients do; until then
+	// the channel's number stays taken, a channel.open of it is a second
+	// open (504), and its methods are dropped. Without it the client
+	// answers at once.
+	//
+	// Batched: the shell calls Idle whenever the client's frames run out;
+	// publisher confirms, and what queues push in reaction to the calls,
+	// wait for it (Connection.Idle). Without it each call is its own
+	// batch.
+	//
+	// MaxUnsent bounds the deliveries the connection holds unsent (see
+	// SentWhenWritten): at the bound its consumers get nothing more and
+	// the messages stay queued, as RabbitMQ stops delivering to a channel
+	// whose writer is blocked (flow.go). A shell sets DefaultMaxUnsent,
+	// RabbitMQ's number; 0 or negative means no bound.
+	//
+	// SentWhenWritten: a delivery counts as sent when the shell reports
+	// it written to the socket (Written), not when it is taken from the
+	// outbox (Drain, Consumer.Next): a shell takes pushes to write them
+	// later.
+	AwaitCloseOk    bool
+	Batched         bool
+	MaxUnsent       int
+	SentWhenWritten bool
 	// ClientProperties, PeerName ("host:port" of the client's end of the
 	// socket), SockName (the broker's end), AuthMechanism, FrameMax and
 	// Heartbeat (the negotiated ones) describe the connection for
@@ -70,12 +91,6 @@ type ConnectOptions struct {
 	// (Config.Nodes); 0 means node 1. A Dial to a node that is not
 	// running fails with ErrNodeDown.
 	Node int
-	// Batched is set by shells that call Connection.Idle when the
-	// client's frames run out: publisher confirms of messages that
-	// reached a queue then wait for it and go out coalesced, as RabbitMQ's
-	// channel sends what is ready when its mailbox runs empty. Without it
-	// each call is its own batch.
-	Batched bool
 }
 
 // DefaultChannelMax is RabbitMQ's default channel_max.

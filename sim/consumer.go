@@ -14,32 +14,21 @@ type Consumer struct {
 	ch   *Channel
 	q    *brokerQueue                  // nil for the reply consumer
 	core *consumer.Consumer[*Consumer] // nil for the reply consumer
-	// replyTag is the tag of a consumer of amq.rabbitmq.reply-to.
-	replyTag string
-	// unread are the outbox sequence numbers of its deliveries, oldest
-	// first; unread[read:] may still be waiting.
-	unread    []uint64
-	read      int
+	// tag and queue are its consumer tag and its queue's name (ReplyTo
+	// for the reply consumer), which never change.
+	tag, queue string
+	// lane indexes its deliveries in the outbox, for Next.
+	lane      lane
 	cancelled bool
 	// args are basic.consume's arguments, for inspection.
 	args Table
 }
 
 // Tag returns the consumer tag.
-func (c *Consumer) Tag() string {
-	if c.core == nil {
-		return c.replyTag
-	}
-	return c.core.Tag
-}
+func (c *Consumer) Tag() string { return c.tag }
 
 // Queue returns the name of the queue it consumes from.
-func (c *Consumer) Queue() string {
-	if c.q == nil {
-		return ReplyTo
-	}
-	return c.q.Name()
-}
+func (c *Consumer) Queue() string { return c.queue }
 
 // deliver sends a message to the consumer: a delivery tag, a ledger entry
 // unless no-ack, and basic.deliver pushed to the client. Caller holds the
@@ -54,45 +43,27 @@ func (c *Consumer) deliver(m *queue.Message, redelivered bool) {
 			ch.armTick()
 		}
 	}
-	var reader *Consumer
-	if ch.conn.opts.Notify == nil { // read in process, with Next
-		reader = c
-	}
-	ch.pushDelivery(c.core.Tag, tag, redelivered, c.q.Name(), m, reader, c.q.DeliversAfterConsensus())
+	ch.pushDelivery(c, tag, redelivered, m, c.q.DeliversAfterConsensus())
 }
 
-// remember notes the outbox position of a delivery for Next, reusing the
-// space of read ones, and forgetting those another reader took.
-func (c *Consumer) remember(seq uint64) {
-	if c.read == len(c.unread) {
-		c.unread, c.read = c.unread[:0], 0
+// Next takes the oldest delivery to the consumer not yet taken, if any.
+func (c *Consumer) Next() (d Delivery, ok bool) {
+	b := c.ch.b
+	if c.lane.waiting.Load() == 0 && b.cfg.Clock == nil {
+		// Nothing waits, and without a followed clock nothing arrives
+		// but by a call, which would have counted it: no need to lock.
+		return d, false
 	}
-	if n := len(c.unread) - c.read; n > 1024 && n > 2*c.ch.conn.out.pending() {
-		kept := c.unread[:0]
-		for _, s := range c.unread[c.read:] {
-			if c.ch.conn.out.has(s) {
-				kept = append(kept, s)
-			}
-		}
-		c.unread, c.read = kept, 0
+	b.mu.Lock()
+	it, ok := c.ch.conn.out.next(&c.lane)
+	if !ok {
+		b.mu.unlockView() // nothing changed
+		return d, false
 	}
-	c.unread = append(c.unread, seq)
-}
-
-// Next returns the oldest delivery not yet read, if any.
-func (c *Consumer) Next() (Delivery, bool) {
-	c.ch.b.mu.Lock()
-	defer c.ch.b.mu.Unlock()
-	for c.read < len(c.unread) {
-		seq := c.unread[c.read]
-		c.read++
-		if it, ok := c.ch.conn.out.take(seq); ok {
-			c.ch.conn.taken()
-			return makeDelivery(it.ctag, it.tag, it.redelivered, it.queue, it.msg), true
-		}
-	}
-	c.unread, c.read = c.unread[:0], 0
-	return Delivery{}, false
+	c.ch.conn.taken()
+	d.set(c.tag, it.tag, it.redelivered, c.queue, it.msg) // in place: a Delivery is large
+	b.mu.Unlock()
+	return d, true
 }
 
 // Deliveries returns every delivery not yet read, oldest first, and marks
@@ -129,7 +100,7 @@ func (c *Consumer) Stats() ConsumerStats {
 
 func (c *Consumer) stats() ConsumerStats {
 	if c.core == nil {
-		return ConsumerStats{Tag: c.replyTag, Queue: ReplyTo, Channel: c.ch.id, NoAck: true, Active: !c.cancelled}
+		return ConsumerStats{Tag: c.tag, Queue: ReplyTo, Channel: c.ch.id, NoAck: true, Active: !c.cancelled}
 	}
 	cc := c.core
 	prefetch := cc.Prefetch
@@ -146,11 +117,16 @@ func (c *Consumer) stats() ConsumerStats {
 
 // makeDelivery is the client's view of a message delivered with tag.
 func makeDelivery(ctag string, tag uint64, redelivered bool, queueName string, m *queue.Message) Delivery {
-	d := Delivery{ConsumerTag: ctag, DeliveryTag: tag, Redelivered: redelivered, Exchange: m.Exchange,
-		RoutingKey: m.RoutingKey, Queue: queueName, MessageID: m.ID}
-	d.Body = m.Body
+	var d Delivery
+	d.set(ctag, tag, redelivered, queueName, m)
+	return d
+}
+
+// set makes d, which is zero, makeDelivery's delivery.
+func (d *Delivery) set(ctag string, tag uint64, redelivered bool, queueName string, m *queue.Message) {
+	d.ConsumerTag, d.DeliveryTag, d.Redelivered, d.Exchange, d.RoutingKey = ctag, tag, redelivered, m.Exchange, m.RoutingKey
+	d.Queue, d.MessageID, d.Body = queueName, m.ID, m.Body
 	if m.Properties != nil {
 		d.Properties = *m.Properties
 	}
-	return d
 }

@@ -357,6 +357,9 @@ func (b *Broker) deleteQueue(q *brokerQueue) {
 	q.deleted = true
 	q.stopTimers()
 	delete(v.queues, q.Name())
+	if v.routed == q {
+		v.routed = nil
+	}
 	for _, cc := range slices.Clone(q.Consumers()) {
 		q.cancelConsumer(cc)
 	}

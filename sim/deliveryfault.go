@@ -199,9 +199,9 @@ func (c *Connection) fault(err *Error, fromQueue bool) {
 		c.b.record(pushEvent(c, &p))
 	}
 	if fromQueue {
-		c.out.queuePush(compact(nil, &p), nil, false)
+		c.out.queuePush(compact(&p), nil, nil, false)
 	} else {
-		c.out.add(compact(nil, &p))
+		c.out.add(compact(&p), nil)
 	}
 	c.b.fired = append(c.b.fired, firedFault{conn: c, err: err})
 }
@@ -217,7 +217,7 @@ func (ch *Channel) faultPush(p Push, fromQueue bool) {
 	if ch.b.tracing() {
 		ch.b.record(pushEvent(ch.conn, &p))
 	}
-	ch.conn.out.queuePush(compact(ch, &p), nil, false)
+	ch.conn.out.queuePush(compact(&p), ch.lane(p.Method), ch, false)
 }
 
 // applyFired finishes the closes fired faults pushed; flush calls it once

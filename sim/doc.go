@@ -19,17 +19,34 @@
 //
 // # Outputs
 //
-// The broker never calls out. Everything it sends a client without being
-// asked (basic.deliver, basic.return, publisher confirms, basic.cancel,
-// channel.close, connection.close) is appended, in order, to its
-// connection's outbox. The in-process readers are views of that outbox:
-// Consumer.Next and Deliveries, Channel.Returns, Confirms and Cancels each
-// take their kind, and Connection.Drain takes everything in order. By the
-// time Publish returns, the message sits in a consumer's outbox or in the
-// queue. A shell (the wire server) sets ConnectOptions.Notify, drains the
-// outbox after each call it makes and whenever Notify says there is more,
-// and also finds there the basic.get replies, placed before what the call
-// caused, as RabbitMQ's channel sends them.
+// The broker never calls out. Everything it sends a client but the plain
+// replies a method returns (queue.declare-ok and its kind) is appended, in
+// order, to its connection's outbox, one log whoever reads it:
+// basic.deliver, basic.return, publisher confirms, basic.cancel,
+// channel.close, connection.close, connection.blocked and unblocked, and
+// the replies that carry content or follow pushes of their own call
+// (basic.get-ok and get-empty, tx.commit-ok). By the time Publish returns,
+// the message sits in a consumer's outbox or in the queue.
+//
+// There are two ways to read it, views of the same log: Connection.Drain
+// takes everything in order, as a shell (the wire server) writes it to a
+// socket, after each call it makes and whenever ConnectOptions.Notify
+// says there is more; and the in-process readers each take their kind:
+// Consumer.Next and Deliveries a consumer's deliveries, Channel.Returns,
+// Confirms and Cancels a channel's. What one took, the other does not
+// see. Get and TxCommit also return their reply, which waits in the
+// outbox too, for Drain.
+//
+// RabbitMQ's rules on what the outbox holds are the same in both uses:
+// what a queue pushes in reaction to a method follows what the channel
+// sends for it, and the options a client across a socket needs are
+// explicit, with one meaning wherever they are set (ConnectOptions:
+// AwaitCloseOk, Batched with Connection.Idle, MaxUnsent, SentWhenWritten
+// with Connection.Written). The wire server sets them all; an in-process
+// connection none unless asked. They are the only differences, beside
+// one that is the caller's: an alarm holds a publish only where a reader
+// can stop reading, so a shell asks BlockOnPublish, while an in-process
+// Publish returns at once.
 //
 // # Trace
 //

@@ -64,10 +64,10 @@ const (
 	// alarms cleared (Broker.SetAlarm).
 	EventBlocked
 	EventUnblocked
-	// EventNode: a cluster node stopped, crashed or started, or the
-	// nodes were partitioned or healed (Reason: "stop rabbit@node2",
-	// "kill ...", "start ...", "partition [[3]]", "heal"); the closes
-	// and cancellations it caused follow.
+	// EventNode: a cluster node stopped, crashed or started (Reason
+	// "stop", "kill", "start"; Node its number), or the nodes were
+	// partitioned (Reason "partition", Nodes the groups) or healed
+	// ("heal"); the closes and cancellations it caused follow.
 	EventNode
 )
 
@@ -152,7 +152,12 @@ type Event struct {
 	// Otherwise Exchange is the dead-letter exchange.
 	Dropped bool
 	Target  string // EventDeadLetterCycle's skipped queue; exchange.bind's destination; exchange.declare's type
-	Err     *Error // why a channel or connection closed, or why routing failed (an EventDeadLetter dropped)
+	// Node is, in a cluster (Config.Nodes), the node of a connection's
+	// events, and the node an EventNode stopped, killed or started; 0 on
+	// a broker of one node. Nodes are an EventNode partition's groups.
+	Node  int
+	Nodes [][]int
+	Err   *Error // why a channel or connection closed, or why routing failed (an EventDeadLetter dropped)
 	// Options is EventCall's options struct (QueueOptions, ConsumeOptions,
 	// ExchangeOptions, PublishOptions, ...), when the method takes one,
 	// or a binding's arguments (a Table), when it has some.
@@ -194,6 +199,12 @@ func (e Event) String() string {
 	}
 	if e.Kind == EventConnectionOpen {
 		field("vhost", e.Vhost)
+	}
+	if e.Node != 0 {
+		field("node", strconv.Itoa(e.Node))
+	}
+	if e.Nodes != nil {
+		field("groups", fmt.Sprint(e.Nodes))
 	}
 	if e.Queue != "" || e.Kind == EventCall && queueMethods[e.Method] {
 		field("queue", strconv.Quote(e.Queue))
@@ -318,6 +329,9 @@ func connEvent(kind EventKind, c *Connection, ch uint16) Event {
 	e := Event{Kind: kind, Channel: ch}
 	if c != nil {
 		e.Conn, e.Vhost = c.name, c.vhost.name
+		if c.b.clustered() {
+			e.Node = c.node
+		}
 	}
 	return e
 }

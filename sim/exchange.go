@@ -20,6 +20,11 @@ type vhost struct {
 	// topic permissions by user and exchange name.
 	perms      map[string]*permission
 	topicPerms map[string]map[string]*topicPermission
+	// direct is the default exchange, which is never deleted; routed is
+	// the queue the default exchange last routed to, unless deleted since:
+	// lookups the publish path makes without the maps.
+	direct *exchange
+	routed *brokerQueue
 }
 
 // exchange is one exchange and the bindings it is the source of, in
@@ -74,6 +79,7 @@ func (b *Broker) addVhost(name string) {
 	} {
 		v.exchanges[x.name] = newExchange(x.name, x.kind, ExchangeOptions{Durable: true, Internal: x.name == "amq.rabbitmq.trace"})
 	}
+	v.direct = v.exchanges[""]
 	b.vhosts[name] = v
 }
 
@@ -82,6 +88,9 @@ func exchangeResource(name, vhost string) string {
 }
 
 func (v *vhost) exchange(name string, m protocol.Method) (*exchange, error) {
+	if name == "" {
+		return v.direct, nil
+	}
 	x, ok := v.exchanges[name]
 	if !ok {
 		return nil, protocol.Errorf(protocol.NotFound, m, "no %s", exchangeResource(name, v.name))

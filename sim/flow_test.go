@@ -11,7 +11,7 @@ import (
 // queued, and each write lets as many more follow.
 func TestFlowShellStopsAtMaxUnsent(t *testing.T) {
 	b := sim.New(sim.Config{})
-	conn, _ := b.Dial(sim.ConnectOptions{Notify: func() {}})
+	conn, _ := b.Dial(sim.ConnectOptions{MaxUnsent: sim.DefaultMaxUnsent, SentWhenWritten: true})
 	ch, _ := conn.Channel()
 	ch.QueueDeclare("q", sim.QueueOptions{})
 	if _, err := ch.Consume("q", sim.ConsumeOptions{Tag: "c", NoAck: true}); err != nil {

@@ -107,6 +107,13 @@ type QueueDetails struct {
 	// persistent (delivery mode 2) and their body bytes.
 	Persistent      int
 	PersistentBytes int64
+	// Leader, Members and Online are, in a cluster (Config.Nodes), the
+	// names of the node that leads the queue (a classic queue's home),
+	// of the nodes with a member of it, and of those of them that run,
+	// as `rabbitmqctl list_queues leader members online` shows them;
+	// empty for a broker of one node.
+	Leader          string
+	Members, Online []string
 }
 
 // QueueConsumer is a consumer as a queue's details list it, with its
@@ -163,6 +170,14 @@ func queueDetails(v *vhost, q *brokerQueue) QueueDetails {
 		if m.Properties != nil && m.Properties.DeliveryMode == 2 {
 			d.Persistent++
 			d.PersistentBytes += int64(len(m.Body))
+		}
+	}
+	if b := q.b; b.clustered() {
+		d.Leader, d.Members = b.queueNodes(q)
+		for _, m := range d.Members {
+			if i := slices.IndexFunc(b.nodes, func(n node) bool { return n.name == m }); b.running(i + 1) {
+				d.Online = append(d.Online, m)
+			}
 		}
 	}
 	for _, c := range q.Consumers() {

@@ -2,74 +2,108 @@ package sim
 
 import (
 	"slices"
+	"sync/atomic"
 
 	"github.com/amqpsim/amqpsim/protocol"
 	"github.com/amqpsim/amqpsim/queue"
 )
 
-// outbox is a connection's pushes in the order the broker made them. Each
-// waits until it is taken: by Connection.Drain, which takes everything in
-// order, or by the readers of one kind (Consumer.Next, Channel.Returns,
-// ...). A connection's outbox is its only output.
+// outbox is a connection's output: every push, in the order the broker
+// made it, in one log. There is one way in (add, or queuePush for what a
+// queue pushes) and two ways out, over the same log:
+//
+//   - Drain takes every waiting push in order: how a shell reads.
+//   - A lane takes the pushes of one in-process reader (a consumer's
+//     deliveries, a channel's returns, confirms or cancels) in order:
+//     how Consumer.Next, Channel.Returns, Confirms and Cancels read. A
+//     lane is only an index, the log positions of its pushes.
+//
+// Every push enters the log and its reader's lane, whoever reads the
+// connection; a push is gone once either way took it. The pushes no
+// lane indexes (basic.get replies, tx.commit-ok, closes, connection
+// blocks) are read by Drain alone.
 type outbox struct {
-	items []outItem // items[head:] are waiting or taken; seq grows along it
+	log   []outItem // log[head:] are waiting or taken; seq grows along it
 	head  int
-	taken int // taken items in items[head:]
+	taken int // taken items in log[head:]
 	seq   uint64
+	// drains counts the Drains: each took everything, so a lane last
+	// written before the latest one is empty (lane.drain).
+	drains uint64
 	// staging is set during a client's method call on this connection,
 	// and on a batched connection until it is idle: what queues push in
 	// reaction (deliveries, broker cancels) waits in staged, behind the
 	// channel's own pushes.
 	staging bool
 	staged  []stagedItem
-	// notify is ConnectOptions.Notify.
+	// notify is ConnectOptions.Notify; busy is pending() > 0, for a look
+	// without the lock (Connection.HasPending).
 	notify func()
-	// deliveriesTaken counts the deliveries readers took since the
-	// connection last looked (Connection.taken).
+	busy   atomic.Bool
+	// deliveriesTaken counts the deliveries taken since the connection
+	// last looked (Connection.taken).
 	deliveriesTaken int
 }
 
-// outItem is one push, kept small: deliveries, confirms and cancels, the
-// pushes of the hot paths, are held by their fields and become a Push only
-// when taken; the others are held whole.
+// lane is an in-process reader's index into its connection's outbox: the
+// sequence numbers of its waiting pushes, oldest first. Invariant: while
+// drain equals the outbox's drains, seqs[read:] are exactly the reader's
+// pushes in the log not yet taken; otherwise it has none.
+type lane struct {
+	seqs  []uint64
+	read  int
+	drain uint64
+	// waiting is len(seqs)-read, or more until a Drain's reset is seen:
+	// a reader may look at it without the lock to learn that it has
+	// nothing (Consumer.Next).
+	waiting atomic.Int32
+}
+
+// outItem is one push, kept small: deliveries and confirms, the pushes of
+// the hot paths, are held by their fields and become a Push only when
+// taken; the others are held whole.
 type outItem struct {
+	seq         uint64
+	tag         uint64         // delivery tag, or a confirm's publish tag
+	cons        *Consumer      // basic.deliver: the consumer, for its tag and queue
+	msg         *queue.Message // basic.deliver
+	full        *Push          // the other pushes
 	method      protocol.Method
 	channel     uint16
 	redelivered bool
 	multiple    bool
 	taken       bool
-	seq         uint64
-	owner       *Channel // the channel a channel's push belongs to; numbers are reused
-	tag         uint64   // delivery tag, or a confirm's publish tag
-	ctag        string
-	queue       string
-	msg         *queue.Message // basic.deliver
-	full        *Push          // the other pushes
 }
 
 // push returns the Push the item holds.
 func (it *outItem) push() Push {
-	if it.full != nil {
-		return *it.full
-	}
-	p := Push{Method: it.method, Channel: it.channel, Multiple: it.multiple}
-	if it.msg != nil {
-		p.Delivery = makeDelivery(it.ctag, it.tag, it.redelivered, it.queue, it.msg)
-	} else {
-		p.ConsumerTag, p.DeliveryTag = it.ctag, it.tag
-	}
+	var p Push
+	it.fill(&p)
 	return p
 }
 
-// compact returns the item for p: by its fields when p is a confirm or a
-// cancel, whole otherwise.
-func compact(owner *Channel, p *Push) outItem {
-	it := outItem{method: p.Method, channel: p.Channel, owner: owner}
+// fill makes p, which is zero, the Push the item holds, in place: a Push
+// is large.
+func (it *outItem) fill(p *Push) {
+	if it.full != nil {
+		*p = *it.full
+		return
+	}
+	p.Method, p.Channel, p.Multiple = it.method, it.channel, it.multiple
+	if it.msg != nil {
+		p.Delivery.set(it.cons.tag, it.tag, it.redelivered, it.cons.queue, it.msg)
+	} else {
+		p.DeliveryTag = it.tag
+	}
+}
+
+// compact returns the item for p: by its fields when p is a confirm, whole
+// otherwise.
+func compact(p *Push) outItem {
+	it := outItem{method: p.Method, channel: p.Channel}
 	switch p.Method {
 	case protocol.BasicAck, protocol.BasicNack:
 		it.tag, it.multiple = p.DeliveryTag, p.Multiple
-	case protocol.BasicCancel:
-		it.ctag = p.ConsumerTag
 	default:
 		full := *p
 		it.full = &full
@@ -78,28 +112,37 @@ func compact(owner *Channel, p *Push) outItem {
 }
 
 // pending returns the number of pushes not yet taken.
-func (o *outbox) pending() int { return len(o.items) - o.head - o.taken }
+func (o *outbox) pending() int { return len(o.log) - o.head - o.taken }
 
-// add appends an item and returns its sequence number.
-func (o *outbox) add(it outItem) uint64 {
+// add appends an item to the log, and to its reader's lane l (nil for a
+// push only Drain reads).
+func (o *outbox) add(it outItem, l *lane) {
 	wasEmpty := o.pending() == 0
 	o.seq++
 	it.seq = o.seq
-	o.items = append(o.items, it)
-	if wasEmpty && o.notify != nil {
-		o.notify()
+	o.log = append(o.log, it)
+	if l != nil {
+		l.valid(o)
+		l.seqs = append(l.seqs, o.seq)
+		l.waiting.Add(1)
 	}
-	return o.seq
+	if wasEmpty {
+		o.busy.Store(true)
+		if o.notify != nil {
+			o.notify()
+		}
+	}
 }
 
-// stagedItem is a queue's push held during a call; cons, when set, is the
-// in-process consumer that reads it with Next; late marks a delivery
-// from a quorum queue, which reaches RabbitMQ's channel only after the
-// queue's consensus (Channel.dropLateDeliveries).
+// stagedItem is a queue's push held during a call, with its lane; owner
+// is the channel it goes to, and late marks a delivery from a quorum
+// queue, which reaches RabbitMQ's channel only after the queue's
+// consensus (Channel.dropLateDeliveries).
 type stagedItem struct {
 	outItem
-	cons *Consumer
-	late bool
+	lane  *lane
+	owner *Channel
+	late  bool
 }
 
 // queuePush appends a push a queue makes (a delivery, a broker cancel).
@@ -107,15 +150,12 @@ type stagedItem struct {
 // replies, returns, confirms and closes): in RabbitMQ the channel and its
 // queues are separate processes, and what the queues send in reaction to
 // a method reaches the client after what the channel sends for it.
-func (o *outbox) queuePush(it outItem, cons *Consumer, late bool) {
+func (o *outbox) queuePush(it outItem, l *lane, owner *Channel, late bool) {
 	if o.staging {
-		o.staged = append(o.staged, stagedItem{it, cons, late})
+		o.staged = append(o.staged, stagedItem{it, l, owner, late})
 		return
 	}
-	seq := o.add(it)
-	if cons != nil {
-		cons.remember(seq)
-	}
+	o.add(it, l)
 }
 
 // beginCall starts holding queue pushes; endCall appends them (see
@@ -124,11 +164,33 @@ func (o *outbox) beginCall() { o.staging = true }
 
 func (o *outbox) endCall() {
 	o.staging = false
-	for _, st := range o.staged {
-		o.queuePush(st.outItem, st.cons, false)
+	for i := range o.staged {
+		o.add(o.staged[i].outItem, o.staged[i].lane)
 	}
-	clear(o.staged)
-	o.staged = o.staged[:0]
+	o.staged = reuse(o.staged)
+}
+
+// keepCap is the most room an emptied slice of the outbox keeps for
+// reuse: a burst (a consumer taking a deep queue) does not hold its peak
+// once it is taken.
+const keepCap = 1024
+
+// reuse returns s emptied: cleared for reuse, or nil when it grew past
+// keepCap.
+func reuse[T any](s []T) []T {
+	if cap(s) > keepCap {
+		return nil
+	}
+	zero(s)
+	return s[:0]
+}
+
+// shrink is reuse of a slice that holds nothing to clear.
+func shrink[T any](s []T) []T {
+	if cap(s) > keepCap {
+		return nil
+	}
+	return s[:0]
 }
 
 // dropLate drops the late deliveries staged for ch and returns how many
@@ -146,9 +208,53 @@ func (o *outbox) dropLate(ch *Channel) int {
 	return n
 }
 
-// find returns the index of the waiting push with sequence number seq.
+// valid empties the lane if a Drain took its pushes.
+func (l *lane) valid(o *outbox) {
+	if l.drain != o.drains {
+		l.seqs, l.read, l.drain = shrink(l.seqs), 0, o.drains
+		l.waiting.Store(0)
+	}
+}
+
+// next takes the oldest push of lane l.
+func (o *outbox) next(l *lane) (outItem, bool) {
+	l.valid(o)
+	if l.read == len(l.seqs) {
+		return outItem{}, false
+	}
+	seq := l.seqs[l.read]
+	l.read++
+	l.waiting.Add(-1)
+	switch {
+	case l.read == len(l.seqs):
+		l.seqs, l.read = shrink(l.seqs), 0
+	case l.read > 64 && l.read*2 > len(l.seqs):
+		// A reader that stays behind by a push or two never empties its
+		// lane: move what waits to the front.
+		n := copy(l.seqs, l.seqs[l.read:])
+		l.seqs, l.read = l.seqs[:n], 0
+	}
+	i, ok := o.find(seq)
+	if !ok {
+		panic("sim: outbox: a lane's push is not waiting")
+	}
+	it := o.log[i]
+	o.log[i] = outItem{seq: seq, taken: true}
+	o.taken++
+	if it.method == protocol.BasicDeliver {
+		o.deliveriesTaken++
+	}
+	o.compact()
+	if o.pending() == 0 {
+		o.busy.Store(false)
+	}
+	return it, true
+}
+
+// find returns the index of the item with sequence number seq, which is
+// in the log.
 func (o *outbox) find(seq uint64) (int, bool) {
-	live := o.items[o.head:]
+	live := o.log[o.head:]
 	if len(live) > 0 && live[0].seq == seq { // the common case: the oldest
 		return o.head, !live[0].taken
 	}
@@ -164,92 +270,49 @@ func (o *outbox) find(seq uint64) (int, bool) {
 	return o.head + i, ok && !live[i].taken
 }
 
-// has reports whether the push with sequence number seq is waiting.
-func (o *outbox) has(seq uint64) bool {
-	_, ok := o.find(seq)
-	return ok
-}
-
-// take marks the push with sequence number seq taken and returns it.
-func (o *outbox) take(seq uint64) (outItem, bool) {
-	i, ok := o.find(seq)
-	if !ok {
-		return outItem{}, false
-	}
-	it := o.items[i]
-	o.markTaken(i)
-	if it.method == protocol.BasicDeliver {
-		o.deliveriesTaken++
-	}
-	return it, true
-}
-
-// markTaken takes items[i] and reclaims the space of taken items.
-func (o *outbox) markTaken(i int) {
-	o.mark(i)
-	o.compact()
-}
-
-func (o *outbox) mark(i int) {
-	o.items[i] = outItem{seq: o.items[i].seq, taken: true}
-	o.taken++
-}
-
 // compact reclaims taken items: at the front at once, and in the middle
 // once they are the majority, so that an untaken push (an unread confirm)
 // holds no more than itself.
 func (o *outbox) compact() {
-	for o.head < len(o.items) && o.items[o.head].taken {
+	for o.head < len(o.log) && o.log[o.head].taken {
 		o.head++
 		o.taken--
 	}
 	switch {
-	case o.head == len(o.items):
-		o.items, o.head = o.items[:0], 0
-	case o.head > 64 && o.head*2 > len(o.items):
+	case o.head == len(o.log):
+		o.log, o.head = shrink(o.log), 0 // taken items hold nothing
+	case o.head > 64 && o.head*2 > len(o.log):
 		// A reader that stays behind by a push or two never empties the
-		// outbox: move what waits to the front rather than let the taken
+		// log: move what waits to the front rather than let the taken
 		// prefix grow with every push.
-		n := copy(o.items, o.items[o.head:])
-		clear(o.items[n:])
-		o.items, o.head = o.items[:n], 0
-	case o.taken > 64 && o.taken*2 > len(o.items)-o.head:
-		kept := o.items[:0]
-		for _, it := range o.items[o.head:] {
+		n := copy(o.log, o.log[o.head:])
+		clear(o.log[n:])
+		o.log, o.head = o.log[:n], 0
+	case o.taken > 64 && o.taken*2 > len(o.log)-o.head:
+		kept := o.log[:0]
+		for _, it := range o.log[o.head:] {
 			if !it.taken {
 				kept = append(kept, it)
 			}
 		}
-		clear(o.items[len(kept):])
-		o.items, o.head, o.taken = kept, 0, 0
+		clear(o.log[len(kept):])
+		o.log, o.head, o.taken = kept, 0, 0
 	}
-}
-
-// takeEach takes, in order, every waiting push of channel ch with one of
-// the methods, and returns them.
-func (o *outbox) takeEach(ch *Channel, methods ...protocol.Method) []Push {
-	var out []Push
-	for i := o.head; i < len(o.items); i++ {
-		if it := &o.items[i]; !it.taken && it.owner == ch && slices.Contains(methods, it.method) {
-			out = append(out, it.push())
-			o.mark(i)
-		}
-	}
-	o.compact()
-	return out
 }
 
 // drain takes every waiting push, in order, appending them to buf.
 func (o *outbox) drain(buf []Push) []Push {
-	for i := range o.items[o.head:] {
-		if it := &o.items[o.head+i]; !it.taken {
-			buf = append(buf, it.push())
+	for i := range o.log[o.head:] {
+		if it := &o.log[o.head+i]; !it.taken {
+			buf = append(buf, Push{})
+			it.fill(&buf[len(buf)-1])
 			if it.method == protocol.BasicDeliver {
 				o.deliveriesTaken++
 			}
 		}
 	}
-	clear(o.items)
-	o.items, o.head, o.taken = o.items[:0], 0, 0
+	o.log, o.head, o.taken = reuse(o.log), 0, 0
+	o.drains++
+	o.busy.Store(false)
 	return buf
 }

@@ -30,12 +30,12 @@ func TestOutboxChannelPushesPrecedeQueuePushes(t *testing.T) {
 	diff(t, "pushes", []string{"basic.ack", "basic.deliver"}, methods(e.conn.Drain(nil)))
 }
 
-// A shell finds basic.get-ok in the outbox, before the delivery the get
-// caused: the expired message behind the one it took is dead-lettered to a
-// queue whose consumer is on the same connection.
+// basic.get-ok is in the outbox, before the delivery the get caused: the
+// expired message behind the one it took is dead-lettered to a queue
+// whose consumer is on the same connection.
 func TestOutboxGetReplyPrecedesWhatTheGetCaused(t *testing.T) {
 	b := sim.New(sim.Config{})
-	conn, err := b.Dial(sim.ConnectOptions{Notify: func() {}})
+	conn, err := b.Dial(sim.ConnectOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,4 +120,50 @@ func TestConfirmsCoalescedPerBatch(t *testing.T) {
 	if got := confirmLines(conn.Drain(nil)); len(got) != 0 {
 		t.Errorf("idle twice confirmed again: %v", got)
 	}
+}
+
+// The outbox is the same whoever reads it: a connection whose shell is
+// woken by Notify is pushed exactly what an in-process one is, and each
+// in-process reader takes its kind from it, leaving the rest to Drain.
+func TestOutboxOneMode(t *testing.T) {
+	run := func(o sim.ConnectOptions, read bool) []string {
+		b := sim.New(sim.Config{})
+		conn, _ := b.Dial(o)
+		ch, _ := conn.Channel()
+		ch.QueueDeclare("q", sim.QueueOptions{})
+		c, _ := ch.Consume("q", sim.ConsumeOptions{Tag: "c"})
+		ch.Confirm()
+		ch.Publish("", "q", sim.PublishOptions{}, sim.Message{Body: []byte("m1")})
+		ch.Publish("", "nowhere", sim.PublishOptions{Mandatory: true}, sim.Message{Body: []byte("m2")})
+		ch.Publish("", "q", sim.PublishOptions{}, sim.Message{Body: []byte("m3")})
+		ch.Get("q", true)
+		ch.QueueDelete("q", sim.QueueDeleteOptions{})
+		var out []string
+		if read {
+			for _, d := range c.Deliveries() {
+				out = append(out, "next "+string(d.Body))
+			}
+			for _, r := range ch.Returns() {
+				out = append(out, "return "+string(r.Body))
+			}
+			for _, cf := range ch.Confirms() {
+				out = append(out, fmt.Sprintf("confirm %d", cf.DeliveryTag))
+			}
+			for _, cc := range ch.Cancels() {
+				out = append(out, "cancel "+cc.ConsumerTag)
+			}
+		}
+		for _, p := range conn.Drain(nil) {
+			out = append(out, p.Method.String())
+		}
+		return out
+	}
+	notified := 0
+	shell := run(sim.ConnectOptions{Notify: func() { notified++ }}, false)
+	diff(t, "in process, drained", shell, run(sim.ConnectOptions{}, false))
+	if notified == 0 {
+		t.Error("Notify was never called")
+	}
+	want := []string{"next m1", "next m3", "return m2", "confirm 1", "confirm 2", "confirm 3", "cancel c", "basic.get-empty"}
+	diff(t, "in process, read by kind", want, run(sim.ConnectOptions{}, true))
 }

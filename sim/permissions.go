@@ -220,10 +220,10 @@ const hibernateAfter = time.Second
 // wake is a method arriving on the channel: after hibernateAfter idle, the
 // permission caches are gone. Caller holds the lock.
 func (ch *Channel) wake() {
-	if ch.b.now.Sub(ch.lastCall) >= hibernateAfter {
+	if time.Duration(ch.b.elapsed-ch.lastCall) >= hibernateAfter {
 		ch.permCache, ch.topicCache = ch.permCache[:0], ch.topicCache[:0]
 	}
-	ch.lastCall = ch.b.now
+	ch.lastCall = ch.b.elapsed
 }
 
 // checkAccess is rabbit_channel's check_resource_access: the connection's

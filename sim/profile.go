@@ -126,9 +126,9 @@ type Profile struct {
 	IgnorePublisherDeaths bool
 
 	// MaxMessageSize is max_message_size's default: 128 MiB, 16 MiB from
-	// 4.0 (release-notes/4.0.1.md; RS@v4.0.9 deps/rabbit/Makefile). The
-	// wire server refuses a larger body with 406 (RS@v4.0.9
-	// rabbit_channel:check_msg_size/2).
+	// 4.0 (release-notes/4.0.1.md; RS@v4.0.9 deps/rabbit/Makefile).
+	// Channel.Publish refuses a larger body with 406 (RS@v4.0.9
+	// rabbit_channel:check_msg_size/2; see Broker.MaxMessageSize).
 	MaxMessageSize uint64
 	// FrameMaxBeforeTune is the largest frame accepted before
 	// connection.tune-ok: 4096, 8192 from 4.1 (release-notes/4.1.0.md;

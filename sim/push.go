@@ -11,8 +11,8 @@ import (
 // Method says which; the fields that apply to it are set:
 //
 //   - basic.deliver and basic.get-ok: Delivery (MessageCount for get-ok).
-//   - basic.get-empty and tx.commit-ok (replies a shell finds in the
-//     outbox, after the pushes of their own call): nothing more.
+//   - basic.get-empty and tx.commit-ok (replies that wait in the outbox,
+//     after the pushes of their own call): nothing more.
 //   - basic.return: ReplyCode, ReplyText, and Delivery's Exchange,
 //     RoutingKey and Message.
 //   - basic.ack and basic.nack (publisher confirms): Delivery.DeliveryTag,
@@ -64,10 +64,11 @@ type Cancellation struct {
 
 // Drain takes everything the broker has pushed to the connection and not
 // yet taken, in the order the broker pushed it, and returns it appended to
-// buf. It is how a shell (the wire server) reads a connection: after each
-// call it makes, and whenever ConnectOptions.Notify says there is more.
-// In-process readers (Consumer.Next, Channel.Returns, ...) take their
-// kind of push from the same outbox; what one reader took, no other sees.
+// buf: how a shell (the wire server) reads a connection, after each call it
+// makes and whenever ConnectOptions.Notify says there is more, and how a
+// test reads everything a client was sent. The in-process readers
+// (Consumer.Next, Channel.Returns, Confirms and Cancels) take their kind
+// from the same outbox; what one took, the other does not see.
 func (c *Connection) Drain(buf []Push) []Push {
 	c.b.mu.Lock()
 	defer c.b.mu.Unlock()
@@ -76,16 +77,22 @@ func (c *Connection) Drain(buf []Push) []Push {
 	return buf
 }
 
-// taken counts the deliveries readers took as sent, for an in-process
-// connection; a shell reports what it wrote instead (Written). Caller
+// taken counts the deliveries readers took as sent, unless the shell
+// reports what it wrote instead (ConnectOptions.SentWhenWritten). Caller
 // holds the lock.
 func (c *Connection) taken() {
 	n := c.out.deliveriesTaken
 	c.out.deliveriesTaken = 0
-	if c.opts.Notify == nil {
+	if !c.opts.SentWhenWritten {
 		c.sent(n)
 	}
 }
+
+// HasPending reports whether the connection's outbox holds a push,
+// without taking the broker's lock: a shell looks before it drains, as
+// most calls of a batched connection push nothing until it is idle. A
+// push made meanwhile is announced by ConnectOptions.Notify.
+func (c *Connection) HasPending() bool { return c.out.busy.Load() }
 
 // Pending returns the number of pushes waiting in the connection's outbox.
 func (c *Connection) Pending() int {
@@ -94,13 +101,13 @@ func (c *Connection) Pending() int {
 	return c.out.pending()
 }
 
-// push appends a connection-level push (connection.close) to the outbox
-// and traces it; caller holds the lock.
+// push appends a connection-level push (connection.close, blocked,
+// unblocked) to the outbox and traces it; caller holds the lock.
 func (c *Connection) push(p Push) {
 	if c.b.tracing() {
 		c.b.record(pushEvent(c, &p))
 	}
-	c.out.add(compact(nil, &p))
+	c.out.add(compact(&p), nil)
 }
 
 // push appends p, a push on this channel, to its connection's outbox and
@@ -110,22 +117,35 @@ func (ch *Channel) push(p Push) {
 	if ch.b.tracing() {
 		ch.b.record(pushEvent(ch.conn, &p))
 	}
-	ch.conn.out.add(compact(ch, &p))
+	ch.conn.out.add(compact(&p), ch.lane(p.Method))
 }
 
-// pushDelivery pushes basic.deliver of m, a queue's push; cons is the
-// in-process reader to tell, or nil; late is set for a quorum queue's
-// delivery (see Channel.dropLateDeliveries). Caller holds the lock.
-func (ch *Channel) pushDelivery(ctag string, tag uint64, redelivered bool, queueName string, m *queue.Message, cons *Consumer, late bool) {
-	it := outItem{method: protocol.BasicDeliver, channel: ch.id, owner: ch, tag: tag, ctag: ctag,
-		redelivered: redelivered, queue: queueName, msg: m}
+// lane returns the in-process reader of the channel's pushes of method m:
+// Returns, Confirms or Cancels; nil for those only Drain reads.
+func (ch *Channel) lane(m protocol.Method) *lane {
+	switch m {
+	case protocol.BasicReturn:
+		return &ch.returns
+	case protocol.BasicAck, protocol.BasicNack:
+		return &ch.confirms
+	case protocol.BasicCancel:
+		return &ch.cancels
+	}
+	return nil
+}
+
+// pushDelivery pushes basic.deliver of m to cons, a queue's push; late is
+// set for a quorum queue's delivery (see Channel.dropLateDeliveries).
+// Caller holds the lock.
+func (ch *Channel) pushDelivery(cons *Consumer, tag uint64, redelivered bool, m *queue.Message, late bool) {
+	it := outItem{method: protocol.BasicDeliver, channel: ch.id, tag: tag, cons: cons, redelivered: redelivered, msg: m}
 	if ch.b.tracing() {
 		p := it.push()
 		ch.b.record(pushEvent(ch.conn, &p))
 	}
-	ch.conn.out.queuePush(it, cons, late)
+	ch.conn.out.queuePush(it, &cons.lane, ch, late)
 	ch.conn.unsent++
-	ch.delivered(queueName, ctag, true)
+	ch.delivered(cons.queue, cons.tag, true)
 }
 
 // pushCancel pushes basic.cancel of consumer tag on behalf of its queue:
@@ -142,7 +162,7 @@ func (ch *Channel) pushCancel(tag string, timedOut int) {
 		}
 		ch.b.record(e)
 	}
-	ch.conn.out.queuePush(compact(ch, &p), nil, false)
+	ch.conn.out.queuePush(compact(&p), ch.lane(p.Method), ch, false)
 }
 
 // pushEvent is the trace event of a push.
@@ -175,7 +195,7 @@ func pushEvent(c *Connection, p *Push) Event {
 // Returns takes the basic.return pushes not yet taken.
 func (ch *Channel) Returns() []Return {
 	var out []Return
-	for _, p := range ch.takePushes(protocol.BasicReturn) {
+	for _, p := range ch.takeLane(&ch.returns) {
 		out = append(out, Return{ReplyCode: p.ReplyCode, ReplyText: p.ReplyText, Exchange: p.Exchange, RoutingKey: p.RoutingKey, Message: p.Message})
 	}
 	return out
@@ -184,7 +204,7 @@ func (ch *Channel) Returns() []Return {
 // Confirms takes the publisher confirms not yet taken.
 func (ch *Channel) Confirms() []Confirmation {
 	var out []Confirmation
-	for _, p := range ch.takePushes(protocol.BasicAck, protocol.BasicNack) {
+	for _, p := range ch.takeLane(&ch.confirms) {
 		out = append(out, Confirmation{DeliveryTag: p.DeliveryTag, Multiple: p.Multiple, Nack: p.Method == protocol.BasicNack})
 	}
 	return out
@@ -193,15 +213,22 @@ func (ch *Channel) Confirms() []Confirmation {
 // Cancels takes the broker cancels not yet taken.
 func (ch *Channel) Cancels() []Cancellation {
 	var out []Cancellation
-	for _, p := range ch.takePushes(protocol.BasicCancel) {
+	for _, p := range ch.takeLane(&ch.cancels) {
 		out = append(out, Cancellation{ConsumerTag: p.ConsumerTag})
 	}
 	return out
 }
 
-// takePushes takes this channel's pushes of the given methods.
-func (ch *Channel) takePushes(methods ...protocol.Method) []Push {
+// takeLane takes the pushes of one of the channel's lanes, oldest first.
+func (ch *Channel) takeLane(l *lane) []Push {
 	ch.b.mu.Lock()
 	defer ch.b.mu.Unlock()
-	return ch.conn.out.takeEach(ch, methods...)
+	var out []Push
+	for {
+		it, ok := ch.conn.out.next(l)
+		if !ok {
+			return out
+		}
+		out = append(out, it.push())
+	}
 }

@@ -46,7 +46,7 @@ func (b *Broker) newQueue(vhost, name string, o queue.Options) (*brokerQueue, er
 }
 
 // Now is the virtual time since the broker started, in nanoseconds.
-func (q *brokerQueue) Now() int64 { return int64(q.b.now.Sub(q.b.cfg.Start)) }
+func (q *brokerQueue) Now() int64 { return q.b.elapsed }
 
 // CanSend is the channel-wide limiter's can_send for c's channel; a closed
 // channel (its connection is closing) takes nothing, and a queue that is

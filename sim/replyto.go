@@ -41,7 +41,7 @@ func (ch *Channel) consumeReplyTo(o ConsumeOptions) (*Consumer, error) {
 		tag = ch.b.randomName("amq.ctag-")
 	}
 	name := ch.b.randomName(ReplyTo+".") + "." + ch.b.randomName("")
-	cs := &Consumer{ch: ch, replyTag: tag}
+	cs := &Consumer{ch: ch, tag: tag, queue: ReplyTo}
 	ch.reply = &replyConsumer{tag: tag, name: name, cons: cs}
 	ch.b.replies[name] = ch
 	return cs, nil
@@ -74,7 +74,7 @@ func (ch *Channel) replyToFor(m *Message) error {
 // reports whether it counts as routed: in RabbitMQ 3.10 it does not, so a
 // mandatory reply also comes back as basic.return; from 4.2 a delivered
 // reply counts (Profile.ReplyToMandatoryRouted). Caller holds the lock.
-func (b *Broker) deliverReply(key string, x *exchange, m Message) (routed bool) {
+func (b *Broker) deliverReply(key string, x *exchange, m *Message) (routed bool) {
 	ch := b.replies[key]
 	if ch == nil || ch.closed != nil {
 		return false
@@ -82,10 +82,6 @@ func (b *Broker) deliverReply(key string, x *exchange, m Message) (routed bool) 
 	b.nextMessageID++
 	body, props := ownCopy(m)
 	qm := &queue.Message{ID: b.nextMessageID, Exchange: x.name, RoutingKey: key, Properties: props, Body: body}
-	var reader *Consumer
-	if ch.conn.opts.Notify == nil {
-		reader = ch.reply.cons
-	}
-	ch.pushDelivery(ch.reply.tag, ch.core.NextTag(), false, ReplyTo, qm, reader, false)
+	ch.pushDelivery(ch.reply.cons, ch.core.NextTag(), false, qm, false)
 	return b.profile.ReplyToMandatoryRouted
 }

@@ -36,7 +36,7 @@ func (ch *Channel) armTick() {
 		ch.tick = newTimer(ch.onTick)
 	}
 	if ch.tick.index < 0 {
-		b.schedule(ch.tick, b.now.Add(b.cfg.ChannelTickInterval))
+		b.scheduleIn(ch.tick, b.cfg.ChannelTickInterval)
 	}
 }
 

@@ -87,9 +87,9 @@ func (ch *Channel) TxCommit() error {
 		ch.tx = &txState{}
 		for _, p := range tx.publishes {
 			ch.b.publisher = ch
-			routed, rejected, stage := ch.b.enqueue(p.queues, p.x, p.key, p.msg, p.ttl, p.hasTTL)
+			routed, rejected, stage := ch.b.enqueue(p.queues, p.x, p.key, &p.msg, p.ttl, p.hasTTL)
 			ch.b.publisher = nil
-			ch.published(p.exchangeName, p.key, p.opts, p.msg, routed, rejected, stage)
+			ch.published(p.exchangeName, p.key, p.opts, &p.msg, routed, rejected, stage)
 		}
 		for _, s := range tx.settles {
 			// rabbit_channel's commit settles each group from the highest

@@ -70,5 +70,6 @@ func (b *Broker) DeleteVhost(name string) error {
 	}
 	b.flush()
 	delete(b.vhosts, name)
+	b.lastVhost = nil
 	return nil
 }

@@ -22,6 +22,9 @@ type brokerLock struct {
 	// seen is its value when the current holder took the lock.
 	changes uint64
 	seen    uint64
+	// waiters counts the WaitFor calls waiting on cond: with none, an
+	// unlock has no one to wake.
+	waiters int
 	// before, when set, runs under the lock at every Lock: the followed
 	// clock's catch-up (clock.go). It reports whether it changed anything.
 	before func() bool
@@ -42,14 +45,17 @@ func (l *brokerLock) Lock() {
 // and wakes every waiter.
 func (l *brokerLock) Unlock() {
 	l.changes++
+	waiters := l.waiters
 	l.mu.Unlock()
-	l.cond.Broadcast()
+	if waiters > 0 {
+		l.cond.Broadcast()
+	}
 }
 
 // unlockView releases the lock after a call that only looked; it wakes
 // the waiters only if the clock's catch-up changed something meanwhile.
 func (l *brokerLock) unlockView() {
-	changed := l.changes != l.seen
+	changed := l.changes != l.seen && l.waiters > 0
 	l.mu.Unlock()
 	if changed {
 		l.cond.Broadcast()
@@ -101,9 +107,11 @@ func (b *Broker) WaitFor(ctx context.Context, cond func(*Broker) bool) error {
 			return nil
 		}
 		l.mu.Lock()
+		l.waiters++
 		for l.changes == seen && ctx.Err() == nil {
 			l.cond.Wait()
 		}
+		l.waiters--
 		l.mu.Unlock()
 		if err := ctx.Err(); err != nil {
 			if cond(b) {

@@ -20,8 +20,11 @@
 //
 // [Server] speaks the protocol to clients the way the simulated RabbitMQ
 // release does (sim.Profile; 4.3 by default) and translates every method
-// into a call on a [sim.Broker]; [Pipe] is the in-memory transport it is
-// usually served over (see package amqptest).
+// into a call on a [sim.Broker], then writes the connection's outbox
+// (sim.Connection.Drain) to the socket; the rules of a client across a
+// socket (awaiting close-ok, batched reads, the 200-unsent bound) are the
+// broker's options, which it sets (sim.ConnectOptions). [Pipe] is the
+// in-memory transport it is usually served over (see package amqptest).
 // methods_gen.go is regenerated with "go generate ./wire/".
 //
 //go:generate go run ./internal/gen

@@ -60,11 +60,21 @@ type methodScratch struct {
 }
 
 // decode is DecodeMethod, decoding basic.publish and basic.ack into s.
+// Their well-formed payloads are read in place: an ack's fixed 13 bytes,
+// and a publish's names, kept from the last publish when the same (a
+// publisher sends one routing key again and again).
 func (s *methodScratch) decode(payload []byte) (Method, error) {
 	if len(payload) < 4 {
 		return DecodeMethod(payload)
 	}
 	id := protocol.Method{Class: binary.BigEndian.Uint16(payload), ID: binary.BigEndian.Uint16(payload[2:])}
+	switch {
+	case id == protocol.BasicAck && len(payload) == 13:
+		s.ack = BasicAck{DeliveryTag: binary.BigEndian.Uint64(payload[4:]), Multiple: payload[12]&1 != 0}
+		return &s.ack, nil
+	case id == protocol.BasicPublish && s.publishInPlace(payload[4:]):
+		return &s.publish, nil
+	}
 	var m interface {
 		Method
 		read(*reader)
@@ -87,6 +97,38 @@ func (s *methodScratch) decode(payload []byte) (Method, error) {
 		return nil, r.err
 	}
 	return m, nil
+}
+
+// publishInPlace decodes a well-formed basic.publish's arguments (reserved
+// short, exchange and routing key shortstrs, bits) into s.publish as
+// BasicPublish.read does, reusing the last names when the bytes are the
+// same; it reports false, leaving the rest to the reader, for anything
+// else (a short or long payload).
+func (s *methodScratch) publishInPlace(args []byte) bool {
+	if len(args) < 3 {
+		return false
+	}
+	reserved := binary.BigEndian.Uint16(args)
+	xlen := int(args[2])
+	if len(args) < 3+xlen+1 {
+		return false
+	}
+	x := args[3 : 3+xlen]
+	klen := int(args[3+xlen])
+	rest := args[4+xlen:]
+	if len(rest) != klen+1 {
+		return false
+	}
+	key, bits := rest[:klen], rest[klen]
+	p := &s.publish
+	if string(x) != p.Exchange {
+		p.Exchange = string(x)
+	}
+	if string(key) != p.RoutingKey {
+		p.RoutingKey = string(key)
+	}
+	p.Reserved1, p.Mandatory, p.Immediate = reserved, bits&1 != 0, bits&2 != 0
+	return true
 }
 
 // AppendMethod appends m's method frame payload (class id, method id,

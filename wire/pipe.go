@@ -59,11 +59,15 @@ type half struct {
 	// rclosed: the reading end closed; reads and writes fail.
 	rclosed bool
 	rd      deadline // read deadline of the reading end
-	// waiting: the reading end waits in Read with the buffer empty, so it
+	// idle: the reading end waits in Read with the buffer empty, so it
 	// has read everything written so far. onWait, if set, is called (with
 	// no lock held) each time a Read starts such a wait.
-	waiting bool
-	onWait  func()
+	idle   bool
+	onWait func()
+	// waiting and blocked count the readers waiting on cond for bytes and
+	// the writers waiting on it for room: a write wakes the ones, a read
+	// the others.
+	waiting, blocked int
 }
 
 // ServerWriteBuffer is how many bytes the server side of a Pipe may have
@@ -80,24 +84,39 @@ func newHalf() *half {
 // deadline is a read or write deadline. The timer only wakes waiters; the
 // deadline is checked against time.Now, so it follows a synctest bubble's
 // clock.
+//
+// Setting a deadline only records it: amqp091-go moves its read deadline
+// after every frame it reads, and a timer made or reset each time cost
+// more than the frame. The one timer is armed when a reader waits
+// (arm), and left alone while it would fire no later than the deadline:
+// a wake before it makes the reader look again and re-arm.
 type deadline struct {
 	at    time.Time
 	timer *time.Timer
+	armed time.Time // when the timer fires; zero when it is not pending
 }
 
-// set arms the deadline; wake is called (without the lock) when it passes.
-// Caller holds the lock.
-func (d *deadline) set(t time.Time, wake func()) {
+// arm makes sure the timer wakes a waiting reader by the deadline; wake
+// is called (without the lock) when it fires. Caller holds the lock.
+func (d *deadline) arm(wake func()) {
+	if d.at.IsZero() || !d.armed.IsZero() && !d.armed.After(d.at) {
+		return
+	}
+	dur := max(time.Until(d.at), 0)
+	if d.timer == nil {
+		d.timer = time.AfterFunc(dur, wake)
+	} else {
+		d.timer.Reset(dur)
+	}
+	d.armed = d.at
+}
+
+// stop stops the timer. Caller holds the lock.
+func (d *deadline) stop() {
 	if d.timer != nil {
 		d.timer.Stop()
-		d.timer = nil
 	}
-	d.at = t
-	if !t.IsZero() {
-		if dur := time.Until(t); dur > 0 {
-			d.timer = time.AfterFunc(dur, wake)
-		}
-	}
+	d.at, d.armed = time.Time{}, time.Time{}
 }
 
 // exceeded reports whether the deadline is set and has passed.
@@ -106,7 +125,7 @@ func (d *deadline) exceeded() bool { return !d.at.IsZero() && !time.Now().Before
 func (h *half) read(p []byte) (int, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	defer func() { h.waiting = false }()
+	defer func() { h.idle = false }()
 	for {
 		switch {
 		case h.rclosed:
@@ -122,15 +141,15 @@ func (h *half) read(p []byte) (int, error) {
 			if h.off == len(h.buf) {
 				h.buf, h.off = h.buf[:0], 0
 			}
-			if h.limit > 0 {
-				h.cond.Broadcast() // a writer may wait for the room this read made
+			if h.blocked > 0 {
+				h.cond.Broadcast() // a writer waits for the room this read made
 			}
 			return n, nil
 		case h.wclosed:
 			return 0, io.EOF
 		}
-		if !h.waiting {
-			h.waiting = true
+		if !h.idle {
+			h.idle = true
 			if f := h.onWait; f != nil {
 				h.mu.Unlock()
 				f()
@@ -138,7 +157,10 @@ func (h *half) read(p []byte) (int, error) {
 				continue // the world may have moved while unlocked
 			}
 		}
+		h.rd.arm(h.timeout)
+		h.waiting++
 		h.cond.Wait()
+		h.waiting--
 	}
 }
 
@@ -155,7 +177,9 @@ func (h *half) write(p []byte, wd *deadline) (int, error) {
 		if h.wclosed || h.rclosed {
 			return 0, io.ErrClosedPipe
 		}
+		h.blocked++
 		h.cond.Wait() // woken by reads and closes
+		h.blocked--
 	}
 	if h.off > 0 && h.off >= len(h.buf)/2 {
 		// Compact before growing, so a buffer read as fast as it is filled
@@ -164,7 +188,9 @@ func (h *half) write(p []byte, wd *deadline) (int, error) {
 		h.off = 0
 	}
 	h.buf = append(h.buf, p...)
-	h.cond.Broadcast()
+	if h.waiting > 0 {
+		h.cond.Broadcast()
+	}
 	return len(p), nil
 }
 
@@ -181,13 +207,16 @@ func (h *half) closeRead() {
 	h.mu.Lock()
 	h.rclosed = true
 	h.buf, h.off = nil, 0
-	h.rd.set(time.Time{}, nil)
+	h.rd.stop()
 	h.cond.Broadcast()
 	h.mu.Unlock()
 }
 
-func (h *half) wake() {
+// timeout is the read deadline's timer firing: it wakes the readers,
+// which look at the deadline again.
+func (h *half) timeout() {
 	h.mu.Lock()
+	h.rd.armed = time.Time{}
 	h.cond.Broadcast()
 	h.mu.Unlock()
 }
@@ -244,7 +273,7 @@ func (c *pipeConn) ReadIdle() bool {
 	h := c.rx
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.rclosed || h.waiting && h.off == len(h.buf)
+	return h.rclosed || h.idle && h.off == len(h.buf)
 }
 
 // OnReadIdle sets f, called (from the reading goroutine, with no lock
@@ -274,8 +303,16 @@ func (c *pipeConn) SetDeadline(t time.Time) error {
 func (c *pipeConn) SetReadDeadline(t time.Time) error {
 	h := c.rx
 	h.mu.Lock()
-	h.rd.set(t, h.wake)
-	h.cond.Broadcast()
+	h.rd.at = t
+	if h.waiting > 0 {
+		// A waiting reader needs the timer for a deadline earlier than
+		// it is armed for, and a wake for one already passed.
+		if !t.IsZero() && !time.Now().Before(t) {
+			h.cond.Broadcast()
+		} else {
+			h.rd.arm(h.timeout)
+		}
+	}
 	h.mu.Unlock()
 	return nil
 }

@@ -187,3 +187,40 @@ func TestPipeWriteWaitsForRead(t *testing.T) {
 		}
 	})
 }
+
+// A deadline moved while a reader waits, later as amqp091-go moves it
+// after every frame, or earlier, holds the reader exactly until the last
+// one set; setting one arms no timer of its own.
+func TestPipeDeadlineMovedWhileWaiting(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a, b := Pipe()
+		defer a.Close()
+		defer b.Close()
+		start := time.Now()
+		a.SetReadDeadline(start.Add(time.Second))
+		done := make(chan time.Duration)
+		read := func() { // until the deadline
+			_, err := a.Read(make([]byte, 1))
+			if !errors.Is(err, os.ErrDeadlineExceeded) {
+				t.Errorf("read: %v", err)
+			}
+			done <- time.Since(start)
+		}
+		go read()
+		for range 5 { // later, before each passes
+			time.Sleep(500 * time.Millisecond)
+			a.SetReadDeadline(time.Now().Add(time.Second))
+		}
+		if d := <-done; d != 3500*time.Millisecond {
+			t.Errorf("moved later: the read failed after %v, want 3.5s", d)
+		}
+		start = time.Now()
+		a.SetReadDeadline(start.Add(time.Hour))
+		go read()
+		synctest.Wait()
+		a.SetReadDeadline(start.Add(2 * time.Second))
+		if d := <-done; d != 2*time.Second {
+			t.Errorf("moved earlier: the read failed after %v, want 2s", d)
+		}
+	})
+}

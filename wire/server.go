@@ -70,10 +70,6 @@ type Server struct {
 	// after sending connection.close; zero means RabbitMQ's rule: the
 	// negotiated heartbeat if it is between 1 and 30 s, otherwise 30 s.
 	CloseTimeout time.Duration
-	// MaxMessageSize is the largest body accepted; zero means the
-	// broker's release default (sim.Profile.MaxMessageSize: 128 MiB,
-	// 16 MiB from RabbitMQ 4.0).
-	MaxMessageSize uint64
 	// Logf, if set, receives one line per notable event: refused logins,
 	// connection errors, missed heartbeats.
 	Logf func(format string, args ...any)
@@ -123,13 +119,6 @@ func (s *Server) heartbeatSeconds() uint16 {
 		return 0
 	}
 	return uint16(min(max(s.Heartbeat/time.Second, 1), 65535))
-}
-
-func (s *Server) maxMessageSize() uint64 {
-	if s.MaxMessageSize == 0 {
-		return s.Broker.Profile().MaxMessageSize
-	}
-	return s.MaxMessageSize
 }
 
 // ServeConn serves one client connection in background goroutines and

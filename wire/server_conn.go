@@ -38,6 +38,9 @@ type serverConn struct {
 	channelMax uint16
 	heartbeat  time.Duration
 	authClose  bool // client announced authentication_failure_close
+	// maxBody is the broker's max message size (sim.Broker.MaxMessageSize):
+	// a larger body is not kept, and the broker refuses its publish.
+	maxBody uint64
 
 	// Reader-only state.
 	clientClosed bool // client sent connection.close
@@ -49,9 +52,10 @@ type serverConn struct {
 	sent      atomic.Uint64 // non-heartbeat batches written
 
 	// callMu serialises broker calls with their replies and the drains
-	// of the outbox, so that a reply precedes what its call pushed.
+	// of the outbox, so that a reply precedes what its call pushed; inCall
+	// is set while the reader makes a call, before its drain (notify).
 	callMu sync.Mutex
-	pushes []sim.Push // drain scratch (under callMu)
+	inCall atomic.Bool
 	// Writer-only: a frame failed to encode; the writer sends nothing
 	// more but the connection's close.
 	unsendable bool
@@ -63,6 +67,7 @@ type serverConn struct {
 	mu         sync.Mutex
 	sc         *sim.Connection // nil until connection.open
 	out        []outItem       // waiting for the writer
+	pushes     []sim.Push      // the pushes of out's push items
 	writing    bool            // the writer holds a batch not yet flushed
 	closeTimer *time.Timer
 	// lingerTimer closes a connection the client keeps open after close-ok.
@@ -101,7 +106,10 @@ type chanState struct {
 	props   protocol.Properties
 	size    uint64 // declared body size
 	got     uint64 // body bytes received
-	body    []byte // at most the server's max message size
+	body    []byte // kept only when size is within the broker's max message size
+	// content is the complete body during the content method's call: the
+	// body frame's own payload when it came whole in one, else body.
+	content []byte
 }
 
 type frameExpect uint8
@@ -121,6 +129,7 @@ func newServerConn(s *Server, nc net.Conn, node int) *serverConn {
 		br:       nil, // below: it reads in batches
 		bw:       bufio.NewWriterSize(nc, 32<<10),
 		frameMax: s.Broker.Profile().FrameMaxBeforeTune,
+		maxBody:  s.Broker.MaxMessageSize(),
 		chans:    map[uint16]*chanState{},
 		wake:     make(chan struct{}, 1),
 		done:     make(chan struct{}),
@@ -429,7 +438,7 @@ func (c *serverConn) channelFrame(cs *chanState, f Frame) {
 		_, publish := cs.pending.(*BasicPublish)
 		blocked := publish && c.sc.BlockOnPublish()
 		if cs.size == 0 {
-			c.contentDone(cs)
+			c.contentDone(cs, nil)
 		} else {
 			cs.expect = expectBody
 		}
@@ -444,11 +453,16 @@ func (c *serverConn) channelFrame(cs *chanState, f Frame) {
 		// Like RabbitMQ, a body longer than announced never completes.
 		before := cs.got
 		cs.got += uint64(len(f.Payload))
-		if cs.got <= c.s.maxMessageSize() {
+		if before == 0 && cs.got == cs.size {
+			// Whole in one frame: the broker copies it from the frame.
+			c.contentDone(cs, f.Payload)
+			break
+		}
+		if cs.size <= c.maxBody && cs.got <= cs.size {
 			cs.body = append(cs.body, f.Payload...)
 		}
 		if before < cs.size && cs.got == cs.size {
-			c.contentDone(cs)
+			c.contentDone(cs, cs.body)
 		}
 	}
 }
@@ -468,15 +482,11 @@ func (c *serverConn) waitUnblocked() {
 }
 
 // contentDone applies a content method whose body is complete.
-func (c *serverConn) contentDone(cs *chanState) {
+func (c *serverConn) contentDone(cs *chanState, body []byte) {
 	m := cs.pending
-	cs.expect, cs.pending = expectMethod, nil
-	if cs.size > c.s.maxMessageSize() {
-		cs.sim.CloseWithError(protocol.Errorf(protocol.PreconditionFailed, m.ID(),
-			"message size %d is larger than configured max size %d", cs.size, c.s.maxMessageSize()))
-		return
-	}
+	cs.expect, cs.pending, cs.content = expectMethod, nil, body
 	c.channelMethod(cs, m)
+	cs.content = nil
 }
 
 // whileClosing handles a frame after the server sent connection.close: only

@@ -155,9 +155,14 @@ func (c *serverConn) handshake() bool {
 		NoCancelNotify:  !cancelNotify,
 		NoBlockedNotify: !blockedNotify,
 		ChannelMax:      channelMax,
-		Notify:          c.signal,
+		Notify:          c.notify,
+		// A client across a socket, as RabbitMQ treats one: it answers
+		// channel.close, its frames come in reads (batchReader), and its
+		// deliveries wait for the writer (writeLoop reports Written).
 		AwaitCloseOk:    true,
 		Batched:         true,
+		MaxUnsent:       sim.DefaultMaxUnsent,
+		SentWhenWritten: true,
 		// For inspection (the management API's connection list).
 		ClientProperties: startOk.ClientProperties,
 		PeerName:         c.nc.RemoteAddr().String(),

@@ -78,7 +78,11 @@ func (c *serverConn) apply(cs *chanState, m Method) (outItem, bool) {
 		return reply(cs, ch.Cancel(m.ConsumerTag), m.NoWait, &BasicCancelOk{ConsumerTag: m.ConsumerTag})
 	case *BasicPublish:
 		o := sim.PublishOptions{Mandatory: m.Mandatory, Immediate: m.Immediate}
-		_ = ch.Publish(m.Exchange, m.RoutingKey, o, sim.Message{Properties: cs.props, Body: cs.body})
+		if cs.size > c.maxBody { // not kept: the broker refuses it by its size
+			_ = ch.PublishTooLarge(m.Exchange, m.RoutingKey, o, cs.size)
+			break
+		}
+		_ = ch.Publish(m.Exchange, m.RoutingKey, o, sim.Message{Properties: cs.props, Body: cs.content})
 	case *BasicGet:
 		_, _, _ = ch.Get(m.Queue, m.NoAck) // the reply is in the outbox
 	case *BasicAck:

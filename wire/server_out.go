@@ -21,23 +21,26 @@ const (
 )
 
 // outItem is one thing for the writer to send: a method the server
-// answers with, a push the broker made, or a heartbeat.
+// answers with, a push the broker made (the push-th of the pushes queued
+// with it: a Push is large, and is copied once, from the outbox), or a
+// heartbeat.
 type outItem struct {
 	kind  outKind
 	ch    uint16
 	final bool // the server's last frame: the connection ends after it (closeLater)
 	m     Method
-	push  sim.Push
+	push  int
 }
 
 func methodItem(ch uint16, m Method) outItem { return outItem{kind: outMethod, ch: ch, m: m} }
 
 // closes reports whether the item is part of the connection's closing
-// handshake: the server's connection.close or close-ok.
-func (it *outItem) closes() bool {
+// handshake: the server's connection.close or close-ok. pushes are the
+// pushes queued with it.
+func (it *outItem) closes(pushes []sim.Push) bool {
 	switch it.kind {
 	case outPush:
-		return it.push.Method == protocol.ConnectionClose
+		return pushes[it.push].Method == protocol.ConnectionClose
 	case outMethod:
 		switch it.m.(type) {
 		case *ConnectionClose, *ConnectionCloseOk:
@@ -47,11 +50,11 @@ func (it *outItem) closes() bool {
 	return false
 }
 
-// describe names the item for logs.
-func (it *outItem) describe() string {
+// describe names the item for logs; pushes are the pushes queued with it.
+func (it *outItem) describe(pushes []sim.Push) string {
 	switch it.kind {
 	case outPush:
-		return fmt.Sprintf("%v on channel %d", it.push.Method, it.ch)
+		return fmt.Sprintf("%v on channel %d", pushes[it.push].Method, it.ch)
 	case outMethod:
 		return fmt.Sprintf("%v on channel %d", it.m.ID(), it.ch)
 	}
@@ -64,33 +67,47 @@ func (it *outItem) describe() string {
 // callMu keeps the writer from draining the outbox in between.
 func (c *serverConn) call(f func() (outItem, bool)) {
 	c.callMu.Lock()
+	c.inCall.Store(true)
 	it, ok := f()
 	c.mu.Lock()
 	if ok {
 		c.out = append(c.out, it)
 	}
+	c.inCall.Store(false) // before the drain: a push after it wakes the writer
+	drop := c.drainLocked()
+	queued := len(c.out) > 0
 	c.mu.Unlock()
-	c.drain()
 	c.callMu.Unlock()
-	c.signal()
+	if drop {
+		c.closeTransport()
+	}
+	if queued {
+		c.signal()
+	}
 }
 
 // drain moves what the broker pushed to the connection into the writer's
 // queue; caller holds callMu.
 func (c *serverConn) drain() {
 	c.mu.Lock()
-	sc := c.sc
+	drop := c.drainLocked()
 	c.mu.Unlock()
-	if sc == nil {
-		return
+	if drop {
+		c.closeTransport()
 	}
-	c.pushes = sc.Drain(c.pushes[:0])
-	if len(c.pushes) == 0 {
-		return
+}
+
+// drainLocked is drain; caller holds callMu and mu (which the broker never
+// waits for: Notify only signals). It reports whether the transport is to
+// close at once, which the caller does once it has released mu.
+func (c *serverConn) drainLocked() (drop bool) {
+	sc := c.sc
+	if sc == nil || !sc.HasPending() {
+		return false
 	}
-	c.mu.Lock()
-	drop := false
-	for i := range c.pushes {
+	n := len(c.pushes)
+	c.pushes = sc.Drain(c.pushes)
+	for i := n; i < len(c.pushes); i++ {
 		p := &c.pushes[i]
 		if p.Method == protocol.ConnectionClose && p.Drop {
 			// The connection's cluster node stopped (the close, then the
@@ -100,7 +117,7 @@ func (c *serverConn) drain() {
 			if p.Err == nil {
 				drop = true
 			} else {
-				c.out = append(c.out, outItem{kind: outPush, ch: p.Channel, push: *p, final: true})
+				c.out = append(c.out, outItem{kind: outPush, ch: p.Channel, push: i, final: true})
 			}
 			continue
 		}
@@ -110,13 +127,9 @@ func (c *serverConn) drain() {
 				c.closeTimer = time.AfterFunc(c.closeTimeout(), c.closeTransport)
 			}
 		}
-		c.out = append(c.out, outItem{kind: outPush, ch: p.Channel, push: *p})
+		c.out = append(c.out, outItem{kind: outPush, ch: p.Channel, push: i})
 	}
-	c.mu.Unlock()
-	clear(c.pushes)
-	if drop {
-		c.closeTransport()
-	}
+	return drop
 }
 
 // enqueue queues an item for the writer now.
@@ -127,8 +140,17 @@ func (c *serverConn) enqueue(it outItem) {
 	c.signal()
 }
 
-// signal wakes the writer. It is the broker's ConnectOptions.Notify too,
-// called under the broker's lock: it never blocks.
+// notify is the broker's ConnectOptions.Notify, called under the broker's
+// lock: it wakes the writer to drain the outbox, unless the reader is in a
+// call, which drains it on its way out (the writer would only wait for
+// callMu).
+func (c *serverConn) notify() {
+	if !c.inCall.Load() {
+		c.signal()
+	}
+}
+
+// signal wakes the writer; it never blocks.
 func (c *serverConn) signal() {
 	select {
 	case c.wake <- struct{}{}:
@@ -180,6 +202,7 @@ func (c *serverConn) writeLoop() {
 	defer c.wg.Done()
 	defer c.doneWriting()
 	var batch []outItem
+	var pushes []sim.Push
 	for {
 		c.mu.Lock()
 		for len(c.out) == 0 {
@@ -197,6 +220,7 @@ func (c *serverConn) writeLoop() {
 			c.mu.Lock()
 		}
 		batch, c.out = c.out, batch[:0]
+		pushes, c.pushes = c.pushes, pushes[:0]
 		c.writing = true
 		sc := c.sc // set before the broker pushes anything
 		c.mu.Unlock()
@@ -204,7 +228,7 @@ func (c *serverConn) writeLoop() {
 		final, data, delivered := false, false, 0
 		for i := range batch {
 			it := &batch[i]
-			if c.unsendable && !it.closes() {
+			if c.unsendable && !it.closes(pushes) {
 				continue // the connection is closing with 541
 			}
 			var err error
@@ -212,7 +236,7 @@ func (c *serverConn) writeLoop() {
 			case outMethod:
 				err = c.fw.WriteMethod(it.ch, it.m)
 			case outPush:
-				err = c.writePush(&it.push)
+				err = c.writePush(&pushes[it.push])
 			case outHeartbeat:
 				err = c.fw.WriteHeartbeat()
 			}
@@ -230,18 +254,19 @@ func (c *serverConn) writeLoop() {
 				// is not an AMQP error is internal_error, with no
 				// explanation; measured on 3.10.8). Nothing queued after
 				// the frame is sent but the close itself.
-				c.s.logf("wire: %s: cannot send %s: %v; closing the connection with 541 INTERNAL_ERROR", c.displayName(), it.describe(), err)
+				c.s.logf("wire: %s: cannot send %s: %v; closing the connection with 541 INTERNAL_ERROR", c.displayName(), it.describe(pushes), err)
 				c.unsendable = true
 				c.connError(&protocol.Error{Code: protocol.InternalError, Text: "INTERNAL_ERROR", Hard: true})
 				continue
 			}
 			data = data || it.kind != outHeartbeat
 			final = final || it.final
-			if it.kind == outPush && it.push.Method == protocol.BasicDeliver {
+			if it.kind == outPush && pushes[it.push].Method == protocol.BasicDeliver {
 				delivered++
 			}
 		}
 		clear(batch)
+		clear(pushes)
 		if err := c.bw.Flush(); err != nil {
 			c.closeTransport()
 			return

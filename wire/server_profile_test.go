@@ -213,3 +213,33 @@ func TestMaxMessageSize40(t *testing.T) {
 		})
 	}
 }
+
+// The limit is the broker's (sim.Config.MaxMessageSize), and the server
+// keeps none of a body over it: the broker refuses the publish by the size
+// the header announced, with the text it gives in process.
+func TestMaxMessageSizeConfiguredNotBuffered(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := NewServer(sim.New(sim.Config{MaxMessageSize: 100}))
+		t.Cleanup(func() { s.Close() })
+		c := dialRaw(t, s)
+		c.ready()
+		openChannel(c, 1)
+		c.send(1, &BasicPublish{RoutingKey: "q"})
+		c.raw(FrameHeader, 1, header(60, 1000))
+		c.raw(FrameBody, 1, make([]byte, 1000))
+		m := c.expect()
+		want := "PRECONDITION_FAILED - message size 1000 is larger than configured max size 100"
+		if cl, ok := m.(*ChannelClose); !ok || cl.ReplyCode != 406 || cl.ReplyText != want {
+			t.Fatalf("got %#v, want channel.close 406 %q", m, want)
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		for sc := range s.conns {
+			for _, cs := range sc.chans {
+				if cap(cs.body) > 0 {
+					t.Errorf("channel %d kept %d bytes of the refused body", cs.id, cap(cs.body))
+				}
+			}
+		}
+	})
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	crand "crypto/rand"
 	"crypto/tls"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -52,6 +51,7 @@ type serveOptions struct {
 	memory                        memwatch.Watermark
 	version                       sim.Version
 	permit                        []string
+	nodes                         int
 }
 
 // passEnv is the environment variable serve reads --user's password from
@@ -78,6 +78,8 @@ func parseServe(args []string, stderr io.Writer) (serveOptions, error) {
 	fs.Var(&o.version, "rabbitmq", "the RabbitMQ release to simulate: 3.10, 3.12, 3.13, 4.0, 4.1, 4.2 or 4.3 (default)")
 	memory := fs.String("memory-high-watermark", "0.4", "RabbitMQ's vm_memory_high_watermark: when the Go heap in use exceeds this fraction of the memory available to the process (its cgroup's limit, or the machine's) or this size (1GB, 512MiB), the memory alarm blocks publishers until it falls back")
 	permit := permitFlag(fs)
+	fs.IntVar(&o.nodes, "nodes", 1, "simulate a cluster of this many nodes (RabbitMQ 4.3 as measured on a real cluster: docs/cluster.md); node N listens on --addr's port + N - 1 "+
+		"(each on a free port when it is 0), and POST /api/sim/stop-node?node=N, kill-node, start-node, partition and heal (--http) act on them")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: amqpsim serve [flags]\n\nServes the simulated RabbitMQ broker (4.3 unless --rabbitmq says) over TCP until SIGINT or SIGTERM.\n\nflags:")
 		fs.PrintDefaults()
@@ -102,6 +104,9 @@ func parseServe(args []string, stderr io.Writer) (serveOptions, error) {
 	}
 	if err := o.password(isSet(fs, "pass"), *passFile); err != nil {
 		return o, err
+	}
+	if o.nodes < 1 {
+		return o, usageError{fmt.Sprintf("--nodes must be 1 or more, not %d", o.nodes)}
 	}
 	if o.clock != "wall" && o.clock != "manual" {
 		return o, usageError{fmt.Sprintf("--clock must be wall or manual, not %q", o.clock)}
@@ -161,7 +166,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	cfg := sim.Config{Seed: o.seed, ConsumerTimeout: o.consumerTimeout, ConsumerMaxPerChannel: o.consumerMax, NoTrace: true, Version: o.version, Permit: o.permit, DefaultUser: o.user, DefaultPass: o.pass}
+	cfg := sim.Config{Seed: o.seed, ConsumerTimeout: o.consumerTimeout, ConsumerMaxPerChannel: o.consumerMax, NoTrace: true, Version: o.version, Permit: o.permit, DefaultUser: o.user, DefaultPass: o.pass,
+		Nodes: o.nodes}
 	if !o.seeded {
 		// Salts nobody can predict, as RabbitMQ's (rabbit_password:
 		// generate_salt/0, crypto:strong_rand_bytes/1): a broker others
@@ -208,28 +214,33 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
-	ln, err := net.Listen("tcp", o.addr)
+	addrs, err := nodeAddrs(o.addr, o.nodes)
 	if err != nil {
 		return err
 	}
 	scheme := "amqp"
 	if tlsConfig != nil {
-		ln, scheme = tls.NewListener(ln, tlsConfig), "amqps"
+		scheme = "amqps"
 	}
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		if err := ws.Serve(ln); err != nil && !errors.Is(err, wire.ErrServerClosed) {
-			fmt.Fprintf(stderr, "amqpsim: %v\n", err)
-		}
-	}()
+	logf := func(format string, args ...any) { fmt.Fprintf(stderr, "amqpsim: "+format+"\n", args...) }
+	nodes := &nodeListeners{b: b, ws: ws, tls: tlsConfig, logf: logf, wg: &wg}
+	if err := nodes.listenAll(addrs); err != nil {
+		return err
+	}
 	defer ws.Close()
-	// The start-up line names the user, never the password: it ends up
+	defer nodes.close()
+	// The start-up lines name the user, never the password: they end up
 	// in CI logs.
-	u := url.URL{Scheme: scheme, User: url.User(o.user), Host: ln.Addr().String(), Path: "/"}
-	fmt.Fprintf(stdout, "amqpsim: serving AMQP 0-9-1 on %s (RabbitMQ %s, clock %s)\n", u.String(), b.Profile().ServerVersion, o.clock)
+	for _, n := range b.Nodes() {
+		u := url.URL{Scheme: scheme, User: url.User(o.user), Host: nodes.addr(n.Number), Path: "/"}
+		var node string
+		if o.nodes > 1 {
+			node = fmt.Sprintf("; node %d of %d, %s", n.Number, o.nodes, n.Name)
+		}
+		fmt.Fprintf(stdout, "amqpsim: serving AMQP 0-9-1 on %s (RabbitMQ %s, clock %s%s)\n", u.String(), b.Profile().ServerVersion, o.clock, node)
+	}
 
 	if o.http != "" {
 		hl, err := net.Listen("tcp", o.http)
@@ -239,7 +250,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		// RabbitMQ's listener limits: 5 s for a request's headers, 60 s
 		// idle, each body read and response write bounded, bodies over
 		// the release's limit refused (mgmt.NewServer).
-		hs := mgmt.NewServer(mgmt.NewHandler(b))
+		h := mgmt.NewHandler(b)
+		h.NodesChanged = nodes.sync
+		hs := mgmt.NewServer(h)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

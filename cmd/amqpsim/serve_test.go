@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -20,6 +21,14 @@ import (
 // startServe runs "amqpsim serve args..." until the test ends and returns
 // the AMQP URL and the HTTP API base URL it printed.
 func startServe(t *testing.T, args ...string) (amqpURL, apiURL string) {
+	t.Helper()
+	urls, apiURL := startServeNodes(t, args...)
+	return urls[0], apiURL
+}
+
+// startServeNodes is startServe that returns every node's AMQP URL, in
+// node order (--nodes).
+func startServeNodes(t *testing.T, args ...string) (amqpURLs []string, apiURL string) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
@@ -48,9 +57,16 @@ func startServe(t *testing.T, args ...string) (amqpURL, apiURL string) {
 		close(lines)
 	}()
 	want := 1
+	for i, a := range args {
+		if n, ok := strings.CutPrefix(a, "--nodes="); ok {
+			want, _ = strconv.Atoi(n)
+		} else if a == "--nodes" && i+1 < len(args) {
+			want, _ = strconv.Atoi(args[i+1])
+		}
+	}
 	for _, a := range args {
 		if a == "--http" {
-			want = 2
+			want++
 		}
 	}
 	// serve listens on TCP, outside any synctest bubble: the waits are
@@ -67,11 +83,11 @@ func startServe(t *testing.T, args ...string) (amqpURL, apiURL string) {
 			t.Fatal("serve exited")
 		}
 		if _, rest, ok := strings.Cut(l, "serving AMQP 0-9-1 on "); ok {
-			amqpURL, _, _ = strings.Cut(rest, " ")
+			amqpURL, _, _ := strings.Cut(rest, " ")
 			if strings.Contains(amqpURL, ":guest@") {
 				t.Errorf("serve printed the password: %s", l)
 			}
-			amqpURL = strings.Replace(amqpURL, "amqp://guest@", "amqp://guest:guest@", 1)
+			amqpURLs = append(amqpURLs, strings.Replace(amqpURL, "amqp://guest@", "amqp://guest:guest@", 1))
 			want--
 		}
 		if _, rest, ok := strings.Cut(l, "HTTP API on "); ok {
@@ -83,7 +99,7 @@ func startServe(t *testing.T, args ...string) (amqpURL, apiURL string) {
 		for range lines {
 		}
 	}()
-	return amqpURL, apiURL
+	return amqpURLs, apiURL
 }
 
 // bound is how long a test of serve waits, in real time (serve listens

@@ -215,7 +215,7 @@ func onCluster(s *Scenario, c *clusterCtl) (*Scenario, error) {
 		return nil, fmt.Errorf("%s runs on %d nodes, the cluster has %d", s.Path, spec.Nodes, len(c.names))
 	}
 	if spec.PartitionHandling != "" && spec.PartitionHandling != c.handling {
-		return nil, fmt.Errorf("%s is for a cluster started with partition handling %s; this one was started with %q: stop it and start it with %s",
+		return nil, fmt.Errorf("%s is for a cluster started with partition handling %s; this one was started with partition handling %q: stop it and start it with %s",
 			s.Path, spec.PartitionHandling, c.handling, spec.PartitionHandling)
 	}
 	if len(spec.Names) > 0 && !slices.Equal(spec.Names, c.names) {

@@ -100,7 +100,10 @@ func clusterCmd(t *testing.T) string {
 // real cluster, into a temporary folder, one after the other (they stop
 // and cut off nodes), and fails when the cluster's answers differ from the
 // committed files. It takes about half an hour; pick scenarios with
-// -run 'TestClusterAgreesWithCluster/NAME'.
+// -run 'TestClusterAgreesWithCluster/NAME'. A file for a cluster started
+// with another partition handling (partition-pause-minority) is skipped:
+// run it again after scripts/rabbitmq cluster stop; scripts/rabbitmq
+// cluster start pause_minority.
 func TestClusterAgreesWithCluster(t *testing.T) {
 	cmd := clusterCmd(t)
 	list, err := scenarios.LoadFS(scenarios.Cluster(), ".")
@@ -112,6 +115,9 @@ func TestClusterAgreesWithCluster(t *testing.T) {
 		t.Run(s.Name, func(t *testing.T) {
 			start := time.Now()
 			rec, res, err := scenarios.Record(s, scenarios.RecordOptions{Cluster: cmd})
+			if err != nil && strings.Contains(err.Error(), "started with partition handling") {
+				t.Skip(err) // partition-pause-minority: run the test again on a cluster started so
+			}
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -5,9 +5,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -39,11 +41,17 @@ type amqpDriver struct {
 	// broker); the driver then runs in a synctest bubble, and waits with
 	// synctest.Wait instead of a quiet window.
 	sim *wireSim
+	// cluster controls the real cluster a cluster scenario is recorded
+	// on (nil otherwise); its nodes' URLs replace url.
+	cluster *clusterCtl
 
-	mu     sync.Mutex
-	last   time.Time // latest frame from the broker
-	events []event
-	chanOf map[string]map[uint16]string // conn → channel number → name
+	mu sync.Mutex
+	// closedBy names the connections the broker sent connection.close;
+	// lost those that ended with an error of the client's own (watch).
+	closedBy, lost map[string]bool
+	last           time.Time // latest frame from the broker
+	events         []event
+	chanOf         map[string]map[uint16]string // conn → channel number → name
 
 	conns    map[string]*amqp.Connection
 	taps     map[string]*tap
@@ -68,7 +76,7 @@ type amqpDriver struct {
 	finished   bool
 }
 
-func newAMQPDriver(url, ctl, scenario string, window time.Duration) (*amqpDriver, error) {
+func newAMQPDriver(url, ctl, scenario string, window time.Duration, cluster *clusterCtl) (*amqpDriver, error) {
 	if window <= 0 {
 		window = DefaultWindow
 	}
@@ -79,20 +87,53 @@ func newAMQPDriver(url, ctl, scenario string, window time.Duration) (*amqpDriver
 	rand.Read(rnd[:])
 	d := &amqpDriver{url: url, ctl: ctl, window: window, prefix: "s" + hex.EncodeToString(rnd[:]) + ".", name: scenario,
 		chanOf: map[string]map[uint16]string{}, conns: map[string]*amqp.Connection{}, taps: map[string]*tap{},
-		chans: map[string]*amqp.Channel{}}
+		chans: map[string]*amqp.Channel{}, cluster: cluster}
 	return d, d.start()
 }
 
 // start connects the observer.
 func (d *amqpDriver) start() error {
-	obs, err := amqp.DialConfig(d.url, amqp.Config{Properties: amqp.Table{"connection_name": "amqpsim observer " + d.name}, Dial: d.dial})
-	if err != nil {
-		return fmt.Errorf("connecting to %s: %w", redact(d.url), err)
+	if err := d.observe(); err != nil {
+		return err
 	}
-	d.observer = obs
-	d.version, _ = obs.Properties["version"].(string)
+	d.version, _ = d.observer.Properties["version"].(string)
 	return nil
 }
+
+// observe connects the observer, unless it is connected: on a cluster, to
+// the lowest-numbered running node, as the simulator's driver does.
+func (d *amqpDriver) observe() error {
+	if d.observer != nil && !d.observer.IsClosed() {
+		return nil
+	}
+	d.obsCh = nil
+	u, dial := d.url, d.dial
+	switch {
+	case d.cluster != nil:
+		u = d.cluster.urls[d.cluster.view.firstUp()-1]
+	case d.sim != nil && d.sim.nodes > 1:
+		n := firstRunning(d.sim.b)
+		dial = func(network, addr string) (net.Conn, error) { return d.sim.dialNode(n) }
+	}
+	obs, err := amqp.DialConfig(u, amqp.Config{Properties: amqp.Table{"connection_name": "amqpsim observer " + d.name}, Dial: dial})
+	if err != nil {
+		return fmt.Errorf("connecting to %s: %w", redact(u), err)
+	}
+	d.observer = obs
+	return nil
+}
+
+// closeObserver closes the observer's connection, unless a node going
+// down closed it.
+func (d *amqpDriver) closeObserver() error {
+	if d.observer.IsClosed() {
+		return nil
+	}
+	return d.observer.Close()
+}
+
+// clustered reports whether the driver runs a cluster scenario.
+func (d *amqpDriver) clustered() bool { return d.cluster != nil || d.sim != nil && d.sim.nodes > 1 }
 
 // redact hides a URL's password.
 func redact(url string) string {
@@ -126,7 +167,9 @@ func (d *amqpDriver) unp(s string) string {
 // newWireDriver runs a scenario through amqp091-go on a fresh simulator
 // over the in-memory wire. It must run inside a testing/synctest bubble.
 func newWireDriver(s *Scenario) (*amqpDriver, error) {
-	w := newWireSim(s.Seed, s.Version)
+	cfg := sim.Config{Seed: s.Seed, Version: s.Version}
+	s.Cluster.config(&cfg)
+	w := newWireSim(cfg)
 	d := &amqpDriver{url: "amqp://guest:guest@amqpsim/", name: s.Name, dial: w.dial, sim: w,
 		chanOf: map[string]map[uint16]string{}, conns: map[string]*amqp.Connection{}, taps: map[string]*tap{},
 		chans: map[string]*amqp.Channel{}}
@@ -162,6 +205,7 @@ func (d *amqpDriver) settle(wait bool) []event {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	d.dropped()
 	evs := d.events
 	d.events = nil
 	return evs
@@ -245,14 +289,114 @@ func (d *amqpDriver) header(v any) any {
 	return v
 }
 
-// do runs a channel operation through amqp091-go.
+// do runs a channel operation through amqp091-go. On a cluster, a method
+// the broker has not answered by the time the simulator behind the wire
+// is idle, or within the pending time on a real cluster, is pending: its
+// call goes on in the background, and a late success shows as an event.
 func (d *amqpDriver) do(name string, op chanOp) (reply, error) {
 	ch := d.chans[name]
 	if ch.IsClosed() {
 		return reply{}, errRefused
 	}
-	rep, err := op.runAMQP(d, ch)
-	return rep, amqpErr(err)
+	if !d.clustered() {
+		rep, err := op.runAMQP(d, ch)
+		return rep, amqpErr(err)
+	}
+	type answer struct {
+		rep reply
+		err error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		rep, err := op.runAMQP(d, ch)
+		done <- answer{rep, err}
+	}()
+	if d.sim != nil {
+		d.sim.wait()
+		select {
+		case a := <-done:
+			return a.rep, amqpErr(a.err)
+		default:
+		}
+	} else {
+		select {
+		case a := <-done:
+			return a.rep, amqpErr(a.err)
+		case <-time.After(d.cluster.pending):
+		}
+	}
+	conn := d.connOf(name)
+	go func() {
+		if a := <-done; a.err == nil {
+			d.mu.Lock()
+			d.events = append(d.events, event{kind: evLate, conn: conn, ch: name, text: op.String()})
+			d.last = time.Now()
+			d.mu.Unlock()
+		}
+	}()
+	return reply{}, errPending
+}
+
+// connOf names a channel's connection.
+func (d *amqpDriver) connOf(ch string) string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for conn, chans := range d.chanOf {
+		for _, name := range chans {
+			if name == ch {
+				return conn
+			}
+		}
+	}
+	return ""
+}
+
+// watch reports, on a cluster, a connection that ends without a
+// connection.close as dropped: its node crashed. amqp091-go's error is
+// then its own, not the server's; but so it may be around a
+// connection.close too, when a stopping node resets the socket (it does
+// not wait for close-ok) and a write of the client's fails before or
+// after it reads the close. So settle decides, once the broker has been
+// quiet: a lost connection whose close the tap never saw was dropped.
+func (d *amqpDriver) watch(conn string, c *amqp.Connection) {
+	if !d.clustered() {
+		return
+	}
+	closed := c.NotifyClose(make(chan *amqp.Error, 1))
+	go func() {
+		if err, ok := <-closed; ok && err != nil && !err.Server {
+			d.mu.Lock()
+			if d.lost == nil {
+				d.lost = map[string]bool{}
+			}
+			d.lost[conn] = true
+			d.last = time.Now()
+			d.mu.Unlock()
+		}
+	}()
+}
+
+// dropped turns the connections lost without a connection.close into
+// events. Caller holds d.mu.
+func (d *amqpDriver) dropped() {
+	for _, conn := range slices.Sorted(maps.Keys(d.lost)) {
+		if !d.closedBy[conn] {
+			d.events = append(d.events, event{kind: evDropped, conn: conn})
+		}
+		delete(d.lost, conn)
+	}
+}
+
+// fault changes the cluster: the simulator's behind the wire, or a real
+// one through its control command.
+func (d *amqpDriver) fault(op faultOp) error {
+	if d.sim != nil {
+		return op.runSim(d.sim.b)
+	}
+	if d.cluster == nil {
+		return fmt.Errorf("%s: a step for a cluster: record the scenario with a cluster (amqpsim record --cluster)", op)
+	}
+	return d.cluster.fault(op, d.prefix)
 }
 
 // admin runs an operator step: on the simulator behind the wire directly,
@@ -295,6 +439,15 @@ func (d *amqpDriver) finish() error {
 	} else {
 		alarmErr = d.clearAlarms()
 	}
+	var restoreErr error
+	if d.cluster != nil {
+		// Heal and start what the steps left down, so that the run's
+		// queues can be deleted and the next run finds the cluster whole.
+		restoreErr = d.cluster.restore(d.prefix)
+		if alarmErr == nil {
+			alarmErr = restoreErr
+		}
+	}
 	for _, c := range d.conns {
 		if !c.IsClosed() {
 			c.Close()
@@ -302,7 +455,7 @@ func (d *amqpDriver) finish() error {
 	}
 	if d.sim != nil {
 		// Nothing to delete: the broker goes with the run.
-		err := d.observer.Close()
+		err := d.closeObserver()
 		d.sim.close()
 		return err
 	}
@@ -311,11 +464,17 @@ func (d *amqpDriver) finish() error {
 		if ch != nil && !ch.IsClosed() {
 			return true
 		}
+		if err := d.observe(); err != nil {
+			return false
+		}
 		var err error
 		ch, err = d.observer.Channel()
 		return err == nil
 	}
-	for _, q := range d.queues {
+	d.mu.Lock()
+	queues := slices.Clone(d.queues)
+	d.mu.Unlock()
+	for _, q := range queues {
 		if reopen() {
 			ch.QueueDelete(q, false, false, false)
 		}
@@ -337,7 +496,7 @@ func (d *amqpDriver) finish() error {
 	for _, tp := range d.topicPerms {
 		_ = d.rabbitmqctl("clear_topic_permissions", "-p", "/", tp[0], tp[1])
 	}
-	if err := d.observer.Close(); err != nil {
+	if err := d.closeObserver(); err != nil {
 		return err
 	}
 	return alarmErr

@@ -54,7 +54,10 @@
 //     "seed N" seeds the simulator (sim.Config.Seed). "rabbitmq 4.3" names
 //     the release whose profile replays a file with one source (or none)
 //     (sim.Config.Version); without it, the release of the source line,
-//     else sim.DefaultVersion. All come before the first step.
+//     else sim.DefaultVersion. "cluster 3 NAME NAME NAME" says the
+//     scenario runs on a cluster of that many nodes, with those names
+//     (sim.Config.Nodes, NodeNames; see "Clusters" below). All come
+//     before the first step.
 //   - Any other line that starts in column 1 is a step.
 //   - An indented line is a result line of the step above it (no blank line
 //     in between). Record rewrites these lines and nothing else; a comment
@@ -74,7 +77,7 @@
 // digits, '_' and '-', unique in the file; every step names a channel opened
 // by an earlier step.
 //
-//	conn C [user=U password=P]                    open a connection (as guest by default)
+//	conn C [user=U password=P] [node=N]           open a connection (as guest by default; on a cluster, to node N)
 //	channel C.CH                                  open a channel on C
 //	close CH|C                                    channel.close or connection.close
 //	declare-queue CH Q [passive] [durable] [exclusive] [auto-delete] [nowait] [ARGS]
@@ -117,6 +120,10 @@
 //	held                                          what every consumer holds
 //	headers CH MSG                                a delivered message's headers
 //	envelope CH MSG                               its exchange and routing key
+//	stop-node N | kill-node N | start-node N      on a cluster: stop node N, crash it, start it again
+//	partition N                                   cut node N off from the other nodes
+//	heal                                          end the partition
+//	leader Q                                      on a cluster: where a queue's leader and members are
 //
 // An alarm blocks a connection as it publishes, and the broker reads
 // nothing more from it until the last alarm clears: on a blocked
@@ -247,6 +254,24 @@
 // amqp091-go always announces the consumer_cancel_notify capability, so
 // scenarios see basic.cancel when a queue is deleted; it never lets the
 // broker choose a consumer tag, so scenarios name every tag.
+//
+// # Clusters
+//
+// A scenario with a cluster directive runs on a cluster: "conn c2
+// node=2" attaches a connection to a node; stop-node, kill-node and
+// start-node stop, crash and start one; partition cuts one off and heal
+// ends the cut; leader shows a queue's leader and members. A connection
+// whose node stops shows its connection.close 320; one whose node crashed,
+// "c2 <- connection dropped"; a conn to a node that is down, "c2 <-
+// connection refused". A method RabbitMQ answers only after a timeout
+// (sim.ErrPending) shows nothing under its step: its close shows under
+// the step during which it arrives, so that "advance 60s" with no result
+// and "advance 40s" with the close record that it came after 60 s and
+// within 100 s. Record replays the steps on a real cluster through a
+// control command (RecordOptions.Cluster, "amqpsim record --cluster
+// CMD"), waiting after each fault step until the cluster has settled.
+// The package's cluster directory (Cluster) holds scenarios recorded on a
+// 3-node RabbitMQ 4.3.6 cluster. docs/scenarios.md says more.
 //
 // # Using scenarios in tests
 //

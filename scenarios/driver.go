@@ -35,6 +35,11 @@ type driver interface {
 	settle(wait bool) []event
 	// queueState observes a queue from outside the scenario's connections.
 	queueState(queue string) (queueState, error)
+	// fault stops, kills, starts or cuts off nodes of a cluster, or heals
+	// a cut (cluster.go).
+	fault(op faultOp) error
+	// leader returns where a queue's leader and members are (op_leader.go).
+	leader(queue string) (leaderInfo, error)
 	// finish closes everything the driver opened or created.
 	finish() error
 }
@@ -59,6 +64,13 @@ type queueState struct {
 // without sending anything, because the channel or connection is closed.
 var errRefused = errors.New("refused: closed")
 
+// errPending is returned by a driver for a method the broker has not
+// answered yet and will answer later, if at all, as RabbitMQ answers some
+// methods on a cluster only after a timeout (sim.ErrPending): the step
+// shows nothing; the answer, a channel.close or connection.close, shows
+// under the step during which it arrives.
+var errPending = errors.New("pending")
+
 // errNotSent is returned by a runnerOp that sent nothing, for a reason
 // its result lines give.
 var errNotSent = errors.New("not sent")
@@ -81,6 +93,12 @@ const (
 	evConnClose
 	evBlocked   // connection.blocked, text the reason
 	evUnblocked // connection.unblocked
+	// evDropped is a connection that ended without a connection.close:
+	// its node crashed. Only cluster scenarios show it.
+	evDropped
+	// evLate is the late success of a method that was pending (errPending);
+	// text is its step. The simulator has none.
+	evLate
 )
 
 // event is one frame the broker pushed to a client.

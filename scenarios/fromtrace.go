@@ -460,6 +460,12 @@ func (d *traceDriver) admin(op adminOp) error    { return d.shadow.admin(op) }
 func (d *traceDriver) alarm(o Alarm) error       { return d.shadow.alarm(o) }
 func (d *traceDriver) finish() error             { return nil }
 
+// fault and leader: a trace of one simulator has no cluster steps.
+func (d *traceDriver) fault(op faultOp) error { return d.shadow.fault(op) }
+func (d *traceDriver) leader(q string) (leaderInfo, error) {
+	return d.shadow.leader(q)
+}
+
 // settle returns the pushes the trace shows after the current step.
 func (d *traceDriver) settle(bool) []event {
 	d.shadow.settle(false)

@@ -57,6 +57,7 @@ func (d *simDriver) closeConn(name string) error {
 	if d.conns[name] == nil {
 		return errRefused
 	}
+	d.ended[name] = true // the client closed it: not dropped
 	return d.hold(name, false, "", func() error { return simErr(d.conns[name].Close()) })
 }
 

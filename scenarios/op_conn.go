@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"strconv"
+	"syscall"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -16,14 +18,36 @@ import (
 // Conn opens a connection: "conn c1", as guest, or "conn c2 user=app
 // password=s3cret". A connection the broker refuses shows why ("c2 <-
 // login refused", "c2 <- connection.close 530 ...") and stays closed.
-type Conn struct{ Name, User, Password string }
+// In a cluster scenario "conn c3 node=2" connects to node 2 (node 1 by
+// default); a node that does not run refuses it at TCP level: "c3 <-
+// connection refused".
+type Conn struct {
+	Name, User, Password string
+	Node                 int // 1-based; 0: node 1
+}
 
 func init() {
-	register(&verb{name: "conn", usage: "conn NAME [user=U password=P]", minPos: 1, maxPos: 1, options: []string{"user", "password"},
+	register(&verb{name: "conn", usage: "conn NAME [user=U password=P] [node=N]", minPos: 1, maxPos: 1, options: []string{"user", "password", "node"},
 		method: protocol.ConnectionOpen,
 		build: func(a *argSet) (Op, error) {
-			return Conn{Name: a.str(0), User: a.opts["user"].val, Password: a.opts["password"].val}, nil
+			c := Conn{Name: a.str(0), User: a.opts["user"].val, Password: a.opts["password"].val}
+			n, ok, err := a.intOpt("node", 8)
+			if err != nil {
+				return nil, err
+			}
+			if ok && n == 0 {
+				return nil, a.errAt(a.opts["node"], "nodes are numbered from 1")
+			}
+			c.Node = n
+			return c, nil
 		}})
+}
+
+func (o Conn) nodes() []int {
+	if o.Node == 0 {
+		return nil
+	}
+	return []int{o.Node}
 }
 
 func (Conn) isOp()   {}
@@ -34,6 +58,9 @@ func (o Conn) String() string {
 	w := []string{"conn", word(o.Name)}
 	if o.User != "" {
 		w = append(w, "user="+optWord(o.User), "password="+optWord(o.Password))
+	}
+	if o.Node != 0 {
+		w = append(w, "node="+strconv.Itoa(o.Node))
 	}
 	return line(w...)
 }
@@ -70,7 +97,7 @@ func (o Conn) run(r *runner, _ *rchan) ([]string, reply, error) {
 
 func (d *simDriver) connect(o Conn) error {
 	conn := o.Name
-	c, err := d.b.Dial(sim.ConnectOptions{Name: conn, User: o.User, Password: o.Password})
+	c, err := d.b.Dial(sim.ConnectOptions{Name: conn, User: o.User, Password: o.Password, Node: o.Node})
 	if err != nil {
 		if r := simRefusal(conn, err); r != nil {
 			return r
@@ -93,6 +120,12 @@ func (d *amqpDriver) connect(o Conn) error {
 		}
 		e.text, e.exchange, e.key = d.unp(e.text), d.unp(e.exchange), d.unp(e.key)
 		e.headers = d.headers(e.headers)
+		if e.kind == evConnClose {
+			if d.closedBy == nil {
+				d.closedBy = map[string]bool{}
+			}
+			d.closedBy[conn] = true
+		}
 		d.events = append(d.events, e)
 	}, func(at time.Time) {
 		d.mu.Lock()
@@ -115,6 +148,16 @@ func (d *amqpDriver) connect(o Conn) error {
 			return &tapConn{Conn: c, t: t}, nil
 		},
 	}
+	if d.sim != nil && d.sim.nodes > 1 {
+		node := max(o.Node, 1)
+		cfg.Dial = func(network, addr string) (net.Conn, error) {
+			c, err := d.sim.dialNode(node)
+			if err != nil {
+				return nil, err
+			}
+			return &tapConn{Conn: c, t: t}, nil
+		}
+	}
 	u, err := d.userURL(o)
 	if err != nil {
 		return err
@@ -126,6 +169,7 @@ func (d *amqpDriver) connect(o Conn) error {
 		}
 		return fmt.Errorf("connecting to %s: %w", redact(u), err)
 	}
+	d.watch(conn, c)
 	d.conns[conn], d.taps[conn] = c, t
 	d.mu.Lock()
 	d.chanOf[conn] = map[uint16]string{}
@@ -133,12 +177,17 @@ func (d *amqpDriver) connect(o Conn) error {
 	return nil
 }
 
-// userURL is the driver's URL with another user's credentials.
+// userURL is the URL of the connection's node (the driver's URL on a
+// single broker), with another user's credentials.
 func (d *amqpDriver) userURL(o Conn) (string, error) {
-	if o.User == "" {
-		return d.url, nil
+	base := d.url
+	if d.cluster != nil {
+		base = d.cluster.urls[max(o.Node, 1)-1]
 	}
-	u, err := url.Parse(d.url)
+	if o.User == "" {
+		return base, nil
+	}
+	u, err := url.Parse(base)
 	if err != nil {
 		return "", err
 	}
@@ -157,6 +206,9 @@ func (e *connRefused) Error() string { return e.line }
 // amqpRefusal makes a connRefused of amqp091-go's handshake error, or
 // returns nil.
 func (d *amqpDriver) amqpRefusal(conn string, err error) error {
+	if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, sim.ErrNodeDown) {
+		return &connRefused{conn + " <- connection refused"}
+	}
 	if errors.Is(err, amqp.ErrCredentials) {
 		return &connRefused{conn + " <- login refused"}
 	}
@@ -171,6 +223,9 @@ func (d *amqpDriver) amqpRefusal(conn string, err error) error {
 // simRefusal makes a connRefused of sim.Broker.Dial's error, or returns
 // nil.
 func simRefusal(conn string, err error) error {
+	if errors.Is(err, sim.ErrNodeDown) {
+		return &connRefused{conn + " <- connection refused"}
+	}
 	var le *sim.LoginError
 	if errors.As(err, &le) {
 		return &connRefused{conn + " <- login refused"}

@@ -61,9 +61,19 @@ func (o DeclareQueue) runAMQP(d *amqpDriver, ch *amqp.Channel) (reply, error) {
 	if o.Passive {
 		q, err = ch.QueueDeclarePassive(d.p(o.Queue), o.Durable, o.AutoDelete, o.Exclusive, o.NoWait, d.queueArgs(o.Args))
 	} else {
+		if o.Queue != "" {
+			// Deleted at the end even if the declare fails or never
+			// answers: on a cluster, one that timed out may still take
+			// effect.
+			d.mu.Lock()
+			d.queues = append(d.queues, d.p(o.Queue))
+			d.mu.Unlock()
+		}
 		q, err = ch.QueueDeclare(d.p(o.Queue), o.Durable, o.AutoDelete, o.Exclusive, o.NoWait, d.queueArgs(o.Args))
-		if err == nil {
+		if err == nil && o.Queue == "" {
+			d.mu.Lock()
 			d.queues = append(d.queues, q.Name)
+			d.mu.Unlock()
 		}
 	}
 	return reply{queue: d.unp(q.Name), ready: q.Messages, consumers: q.Consumers}, err

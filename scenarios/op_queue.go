@@ -73,7 +73,7 @@ func refusal(code int) string {
 // and those it timed out (sim.QueueStats.TimedOut).
 func (d *simDriver) queueState(q string) (queueState, error) {
 	if d.observer == nil || d.observer.Err() != nil {
-		conn, err := d.b.Dial(sim.ConnectOptions{Name: "observer"})
+		conn, err := d.b.Dial(sim.ConnectOptions{Name: "observer", Node: firstRunning(d.b)})
 		if err != nil {
 			return queueState{}, err
 		}
@@ -99,6 +99,9 @@ func (d *simDriver) queueState(q string) (queueState, error) {
 // queueState observes a queue by a passive declare on the observer
 // connection. A real broker does not tell a client the unacked count.
 func (d *amqpDriver) queueState(q string) (queueState, error) {
+	if err := d.observe(); err != nil {
+		return queueState{}, err
+	}
 	if d.obsCh == nil || d.obsCh.IsClosed() {
 		ch, err := d.observer.Channel()
 		if err != nil {

@@ -22,6 +22,9 @@ func (d *amqpDriver) rabbitmqctl(args ...string) error {
 // error carries what it printed, stderr included.
 func (d *amqpDriver) rabbitmqctlOut(args ...string) (string, error) {
 	cmd := strings.Fields(d.ctl)
+	if d.cluster != nil {
+		cmd = strings.Fields(d.cluster.ctl(d.cluster.view.firstUp()))
+	}
 	if len(cmd) == 0 {
 		cmd = []string{"rabbitmqctl"}
 	}

@@ -72,6 +72,8 @@ func (r *runner) applyEvents(evs []event) []string {
 				}
 			case evChannelClose:
 				closeLine = fmt.Sprintf("%s <- channel.close %d (%s): %s", ch.name, e.code, e.method, replyText(e.text))
+			case evLate:
+				out = append(out, fmt.Sprintf("%s <- late answer to %q", ch.name, e.text))
 			}
 		}
 		if len(acked) > 0 {
@@ -98,9 +100,13 @@ func (r *runner) applyEvents(evs []event) []string {
 			}
 		}
 		for _, e := range evs {
-			if e.kind == evConnClose && e.conn == c.name {
+			switch {
+			case e.kind == evConnClose && e.conn == c.name:
 				out = append(out, fmt.Sprintf("%s <- connection.close %d (%s): %s", c.name, e.code, e.method, replyText(e.text)))
 				r.closeConn(c, "connection closed by broker")
+			case e.kind == evDropped && e.conn == c.name:
+				out = append(out, c.name+" <- connection dropped")
+				r.closeConn(c, "connection dropped")
 			}
 		}
 	}

@@ -33,6 +33,7 @@ func ReplayOn(s *Scenario, v sim.Version, permit ...string) (*Result, error) {
 // replayWith replays s on a simulator configured by cfg, seeded by s.
 func replayWith(s *Scenario, cfg sim.Config) (*Result, error) {
 	cfg.Seed = s.Seed
+	s.Cluster.config(&cfg)
 	d := newSimDriver(cfg)
 	res, err := newRunner(d, s).run()
 	if res != nil {
@@ -86,6 +87,14 @@ type RecordOptions struct {
 	Window time.Duration
 	// Date goes into the source directive; today when zero.
 	Date time.Time
+	// Cluster, for a cluster scenario (one with a cluster directive), is
+	// the command line that controls the real cluster to record on, such
+	// as "scripts/rabbitmq cluster" (clusterctl.go says what it must
+	// take); its status names the nodes' URLs, and URL is not used.
+	Cluster string
+	// Pending is how long a recording on a cluster waits for a method's
+	// answer before it counts as pending; DefaultPending when zero.
+	Pending time.Duration
 }
 
 // Record runs a scenario against a real broker and returns the scenario
@@ -97,7 +106,23 @@ type RecordOptions struct {
 // of it yet). Queue and exchange names get a random per-run prefix that the
 // results do not show; everything the run declared is deleted afterwards.
 func Record(s *Scenario, o RecordOptions) (*Scenario, *Result, error) {
-	d, err := newAMQPDriver(o.URL, o.Rabbitmqctl, s.Name, o.Window)
+	var cluster *clusterCtl
+	switch {
+	case s.Cluster != nil && o.Cluster == "":
+		return nil, nil, fmt.Errorf("%s runs on a cluster of %d nodes: record it on one (amqpsim record --cluster CMD)", s.Path, s.Cluster.Nodes)
+	case s.Cluster == nil && o.Cluster != "":
+		return nil, nil, fmt.Errorf("%s has no cluster directive: record it on a single broker (amqpsim record --url URL)", s.Path)
+	case s.Cluster != nil:
+		var err error
+		if cluster, err = newClusterCtl(o.Cluster, o.Pending); err != nil {
+			return nil, nil, err
+		}
+		if s, err = onCluster(s, cluster); err != nil {
+			return nil, nil, err
+		}
+		o.URL = cluster.urls[0]
+	}
+	d, err := newAMQPDriver(o.URL, o.Rabbitmqctl, s.Name, o.Window, cluster)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -201,14 +226,17 @@ func Library() fs.FS {
 	return sub
 }
 
-// recordURL is the -scenarios.record flag, registered only in test
-// binaries so that programs importing the package keep their flag set.
-var recordURL = new(string)
+// recordURL and recordCluster are the -scenarios.record and
+// -scenarios.cluster flags, registered only in test binaries so that
+// programs importing the package keep their flag set.
+var recordURL, recordCluster = new(string), new(string)
 
 func init() {
 	if testing.Testing() {
 		flag.StringVar(recordURL, "scenarios.record", "",
 			"record the scenarios that scenarios.Run runs against this AMQP URL and rewrite their files, instead of replaying them")
+		flag.StringVar(recordCluster, "scenarios.cluster", "",
+			"record the cluster scenarios that scenarios.Run runs on the cluster this command line controls (\"scripts/rabbitmq cluster\") and rewrite their files")
 	}
 }
 
@@ -222,7 +250,7 @@ func init() {
 // with the broker's answers, comments and steps kept.
 func Run(t *testing.T, path string) {
 	t.Helper()
-	RunWith(t, path, RunOptions{RecordURL: *recordURL})
+	RunWith(t, path, RunOptions{RecordURL: *recordURL, RecordCluster: *recordCluster})
 }
 
 // RunOptions configure RunWith.
@@ -230,8 +258,20 @@ type RunOptions struct {
 	// RecordURL, when set, records the files against this broker and
 	// rewrites them instead of replaying them.
 	RecordURL string
+	// RecordCluster, when set, records the cluster scenarios (those with
+	// a cluster directive) on the cluster this command line controls
+	// (RecordOptions.Cluster) instead of replaying them.
+	RecordCluster string
 	// Window is the quiet window for recording (DefaultWindow when zero).
 	Window time.Duration
+}
+
+// record returns the options to record s with, if the run records it.
+func (o RunOptions) record(s *Scenario) (RecordOptions, bool) {
+	if s.Cluster != nil {
+		return RecordOptions{Cluster: o.RecordCluster, Window: o.Window}, o.RecordCluster != ""
+	}
+	return RecordOptions{URL: o.RecordURL, Window: o.Window}, o.RecordURL != ""
 }
 
 // RunWith is Run with options.
@@ -246,8 +286,8 @@ func RunWith(t *testing.T, path string, o RunOptions) {
 	}
 	for _, s := range list {
 		t.Run(s.Name, func(t *testing.T) {
-			if o.RecordURL != "" {
-				rec, _, err := Record(s, RecordOptions{URL: o.RecordURL, Window: o.Window})
+			if ro, ok := o.record(s); ok {
+				rec, _, err := Record(s, ro)
 				if err != nil {
 					t.Fatal(err)
 				}

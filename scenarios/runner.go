@@ -142,7 +142,7 @@ func (r *runner) exec(op Op) ([]string, error) {
 	var perr errProtocol
 	switch {
 	case err == nil:
-	case errors.Is(err, errNotSent):
+	case errors.Is(err, errNotSent), errors.Is(err, errPending):
 	case errors.Is(err, errRefused):
 		out = append(out, "! "+name+" is closed")
 	case errors.As(err, &perr):

@@ -33,6 +33,9 @@ type Scenario struct {
 	// else sim.DefaultVersion. On gives the expectations of another
 	// recorded release.
 	Version sim.Version
+	// Cluster is the cluster directive: the scenario runs on a cluster of
+	// that many nodes (nil: on one node).
+	Cluster *ClusterSpec
 	Steps   []*Step
 	items   []item // every line in order
 	// recordings are the file's "source rabbitmq" directives, in file
@@ -62,7 +65,7 @@ type Step struct {
 type item struct {
 	text  string
 	step  *Step
-	dir   string // "source", "seed" or "rabbitmq"
+	dir   string // "source", "seed", "rabbitmq" or "cluster"
 	later bool   // a source directive after the first: Format writes them all at the first
 }
 
@@ -143,6 +146,12 @@ func Parse(name string, src []byte) (*Scenario, error) {
 						fail(n, 10, "%v", err)
 					}
 					s.Version, explicit = v, true
+				case "cluster":
+					c, msg := parseCluster(rest)
+					if msg != "" {
+						fail(n, 9, "%s", msg)
+					}
+					s.Cluster = c
 				case "seed":
 					v, err := strconv.ParseUint(rest, 10, 64)
 					if err != nil {
@@ -178,6 +187,7 @@ func Parse(name string, src []byte) (*Scenario, error) {
 			last = st
 		}
 	}
+	s.checkNodes(fail)
 	if noProfile != nil && !explicit {
 		fail(noProfileLine, 17, "%v", noProfile)
 	}
@@ -192,7 +202,7 @@ func Parse(name string, src []byte) (*Scenario, error) {
 }
 
 func directive(text string) (string, string, bool) {
-	for _, d := range []string{"source", "seed", "rabbitmq"} {
+	for _, d := range []string{"source", "seed", "rabbitmq", "cluster"} {
 		if text == d || strings.HasPrefix(text, d+" ") || strings.HasPrefix(text, d+"\t") {
 			return d, strings.TrimSpace(text[len(d):]), true
 		}
@@ -246,6 +256,8 @@ func (s *Scenario) Format() []byte {
 			fmt.Fprintf(&b, "seed %d\n", s.Seed)
 		case it.dir == "rabbitmq":
 			fmt.Fprintf(&b, "rabbitmq %s\n", s.Version)
+		case it.dir == "cluster":
+			fmt.Fprintf(&b, "cluster %s\n", s.Cluster)
 		default:
 			b.WriteString(it.text)
 			b.WriteByte('\n')
@@ -259,6 +271,11 @@ func (s *Scenario) Format() []byte {
 func (s *Scenario) Clone() *Scenario {
 	c := *s
 	c.recordings = slices.Clone(s.recordings)
+	if s.Cluster != nil {
+		cl := *s.Cluster
+		cl.Names = slices.Clone(s.Cluster.Names)
+		c.Cluster = &cl
+	}
 	c.Steps = make([]*Step, len(s.Steps))
 	c.items = make([]item, len(s.items))
 	idx := map[*Step]*Step{}
@@ -355,7 +372,7 @@ func (s *Scenario) addDirective(d string) {
 		switch it.dir {
 		case d:
 			return
-		case "source", "seed", "rabbitmq":
+		case "source", "seed", "rabbitmq", "cluster":
 			at = i + 1
 		}
 	}

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"errors"
+	"fmt"
 	"maps"
 	"net"
 	"sync"
@@ -30,11 +31,17 @@ type simDriver struct {
 	// connections an alarm blocked, run when it clears (op_alarm.go).
 	connOf map[string]string
 	held   map[string][]func() error
+	// clustered is set on a cluster (sim.Config.Nodes > 1), where a
+	// connection that ends without a connection.close, and not by the
+	// client, shows as dropped; ended names those that have ended.
+	clustered bool
+	ended     map[string]bool
 }
 
 func newSimDriver(cfg sim.Config) *simDriver {
 	return &simDriver{b: sim.New(cfg), conns: map[string]*sim.Connection{}, chans: map[string]*sim.Channel{},
-		chanOf: map[string]map[uint16]string{}, connOf: map[string]string{}, held: map[string][]func() error{}}
+		chanOf: map[string]map[uint16]string{}, connOf: map[string]string{}, held: map[string][]func() error{},
+		clustered: cfg.Nodes > 1, ended: map[string]bool{}}
 }
 
 // collect turns what the broker pushed to connection conn into events.
@@ -56,6 +63,11 @@ func (d *simDriver) collect(conn string, pushes []sim.Push) {
 		case protocol.ChannelClose:
 			e.kind, e.ch, e.code, e.text, e.method = evChannelClose, chName(p.Channel), p.Err.Code, p.Err.Text, p.Err.Method.String()
 		case protocol.ConnectionClose:
+			d.ended[conn] = true
+			if p.Err == nil { // its node crashed (sim.Push.Drop)
+				e.kind = evDropped
+				break
+			}
 			e.kind, e.code, e.text, e.method = evConnClose, p.Err.Code, p.Err.Text, p.Err.Method.String()
 		case protocol.ConnectionBlocked:
 			e.kind, e.text = evBlocked, p.ReplyText
@@ -72,7 +84,12 @@ func (d *simDriver) finish() error { return nil }
 
 func (d *simDriver) settle(bool) []event {
 	for _, name := range d.connOrder {
-		d.collect(name, d.conns[name].Drain(nil))
+		c := d.conns[name]
+		d.collect(name, c.Drain(nil))
+		if d.clustered && !d.ended[name] && c.Err() != nil {
+			d.ended[name] = true
+			d.events = append(d.events, event{kind: evDropped, conn: name})
+		}
 	}
 	evs := d.events
 	d.events = nil
@@ -95,6 +112,8 @@ func simErr(err error) error {
 	switch {
 	case err == nil:
 		return nil
+	case errors.Is(err, sim.ErrPending):
+		return errPending
 	case errors.Is(err, sim.ErrClosed):
 		return errRefused
 	case errors.As(err, &perr):
@@ -126,6 +145,21 @@ func (d *simDriver) do(name string, op chanOp) (reply, error) {
 // admin runs an operator step.
 func (d *simDriver) admin(op adminOp) error { return op.runSim(d.b) }
 
+// fault changes the simulated cluster.
+func (d *simDriver) fault(op faultOp) error { return op.runSim(d.b) }
+
+// firstRunning is the lowest-numbered running node of a simulated
+// cluster, where the drivers' observers connect (0, node 1, on a single
+// node).
+func firstRunning(b *sim.Broker) int {
+	for _, n := range b.Nodes() {
+		if n.State == sim.NodeRunning {
+			return n.Number
+		}
+	}
+	return 0
+}
+
 // held reports whether err is one a held step may end with: the
 // broker's error is among the pushes, and a refused step did nothing.
 func held(err error) bool {
@@ -139,19 +173,44 @@ func held(err error) bool {
 type wireSim struct {
 	b       *sim.Broker
 	srv     *wire.Server
+	nodes   int // the nodes of a cluster; 0 on a single node
 	mu      sync.Mutex
 	clients []net.Conn
 }
 
-func newWireSim(seed uint64, v sim.Version) *wireSim {
-	b := sim.New(sim.Config{Seed: seed, Version: v})
-	return &wireSim{b: b, srv: wire.NewServer(b)}
+func newWireSim(cfg sim.Config) *wireSim {
+	b := sim.New(cfg)
+	w := &wireSim{b: b, srv: wire.NewServer(b)}
+	if cfg.Nodes > 1 {
+		w.nodes = cfg.Nodes
+	}
+	return w
 }
 
 // dial connects a client over a new in-memory pipe.
 func (w *wireSim) dial(network, addr string) (net.Conn, error) {
 	client, server := wire.Pipe()
 	if err := w.srv.ServeConn(server); err != nil {
+		client.Close()
+		return nil, err
+	}
+	w.mu.Lock()
+	w.clients = append(w.clients, client)
+	w.mu.Unlock()
+	return client, nil
+}
+
+// dialNode connects a client to node n of a cluster over a new
+// in-memory pipe.
+func (w *wireSim) dialNode(n int) (net.Conn, error) {
+	for _, nd := range w.b.Nodes() {
+		if nd.Number == n && nd.State != sim.NodeRunning {
+			// A node that is down refuses the TCP connection.
+			return nil, fmt.Errorf("dialling node %d: %w", n, sim.ErrNodeDown)
+		}
+	}
+	client, server := wire.Pipe()
+	if err := w.srv.ServeConnNode(server, n); err != nil {
 		client.Close()
 		return nil, err
 	}

@@ -30,13 +30,18 @@ func runRecord(args []string, stdout, stderr io.Writer) error {
 		return nil
 	})
 	window := fs.Duration("window", scenarios.DefaultWindow, "how long the broker must stay silent after a step before its results are read")
+	cluster := fs.String("cluster", "", "the command line that controls a real cluster, such as \"scripts/rabbitmq cluster\", to record\nthe cluster scenarios (those with a cluster directive) on")
+	pending := fs.Duration("pending", scenarios.DefaultPending, "on a cluster, how long to wait for a method's answer before it counts as pending")
 	check := fs.Bool("check", false, "compare the broker's answers with the files instead of rewriting them")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: amqpsim record --url URL [--rabbitmqctl CMD] [--url URL [--rabbitmqctl CMD]]... [--window 150ms] [--check] FILE|DIR...")
+		fmt.Fprintln(stderr, "       amqpsim record --cluster CMD [--pending 2s] [--window 150ms] [--check] FILE|DIR...")
 		fmt.Fprintln(stderr, "\nRuns each scenario against each broker and rewrites that broker's release's")
 		fmt.Fprintln(stderr, "expectations with its answers, keeping other releases' recordings. Queue and")
 		fmt.Fprintln(stderr, "exchange names get a random per-run prefix, and everything a run declares is")
-		fmt.Fprintln(stderr, "deleted afterwards.")
+		fmt.Fprintln(stderr, "deleted afterwards. Cluster scenarios are recorded on the cluster that --cluster")
+		fmt.Fprintln(stderr, "controls (\"scripts/rabbitmq cluster\": its status, ctl N, stop-node N, kill-node N,")
+		fmt.Fprintln(stderr, "start-node N, partition N and heal commands), the others on the --url brokers.")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -48,8 +53,8 @@ func runRecord(args []string, stdout, stderr io.Writer) error {
 	if len(urls) == 0 && os.Getenv("AMQP_URL") != "" {
 		urls = []string{os.Getenv("AMQP_URL")}
 	}
-	if len(urls) == 0 {
-		return usageError{"--url is required (or set AMQP_URL)"}
+	if len(urls) == 0 && *cluster == "" {
+		return usageError{"--url is required (or set AMQP_URL), or --cluster for cluster scenarios"}
 	}
 	if len(ctls) > 0 && len(ctls) != len(urls) {
 		return usageError{fmt.Sprintf("%d --rabbitmqctl for %d --url: give one per broker, in the same order", len(ctls), len(urls))}
@@ -68,9 +73,22 @@ func runRecord(args []string, stdout, stderr io.Writer) error {
 	}
 	differ := 0
 	for i, s := range list {
-		for b, url := range urls {
+		targets := urls
+		if s.Cluster != nil {
+			if *cluster == "" {
+				return fmt.Errorf("%s runs on a cluster of %d nodes: record it with --cluster CMD", s.Path, s.Cluster.Nodes)
+			}
+			targets = []string{""}
+		} else if len(urls) == 0 {
+			return fmt.Errorf("%s runs on a single broker: record it with --url URL", s.Path)
+		}
+		for b, url := range targets {
 			start := time.Now()
-			rec, res, err := scenarios.Record(s, scenarios.RecordOptions{URL: url, Rabbitmqctl: ctls[b], Window: *window})
+			o := scenarios.RecordOptions{Cluster: *cluster, Pending: *pending, Window: *window}
+			if s.Cluster == nil {
+				o = scenarios.RecordOptions{URL: url, Rabbitmqctl: ctls[b], Window: *window}
+			}
+			rec, res, err := scenarios.Record(s, o)
 			if err != nil {
 				return err
 			}

@@ -155,3 +155,23 @@ func TestRecordAgainstBroker(t *testing.T) {
 		t.Fatalf("replay: exit %d\n%s%s", code, out, errOut)
 	}
 }
+
+// A cluster scenario is recorded on the cluster --cluster controls, any
+// other on the --url brokers: each is refused the other way, before any
+// broker is contacted.
+func TestRecordClusterScenariosOnACluster(t *testing.T) {
+	dir := t.TempDir()
+	cl := filepath.Join(dir, "cl.txt")
+	os.WriteFile(cl, []byte("cluster 3\nconn c1 node=2\nstop-node 2\n"), 0o644)
+	one := filepath.Join(dir, "one.txt")
+	os.WriteFile(one, []byte("conn c1\n"), 0o644)
+	if code, _, errOut := runCmd("record", "--url", "amqp://guest:guest@127.0.0.1:1/", cl); code != 1 || !strings.Contains(errOut, "runs on a cluster of 3 nodes: record it with --cluster CMD") {
+		t.Errorf("cluster file with --url: exit %d (%s)", code, errOut)
+	}
+	if code, _, errOut := runCmd("record", "--cluster", "false", one); code != 1 || !strings.Contains(errOut, "runs on a single broker: record it with --url URL") {
+		t.Errorf("single-broker file with --cluster: exit %d (%s)", code, errOut)
+	}
+	if code, out, errOut := runCmd("replay", cl); code != 1 || !strings.Contains(out, "NEW  cl") {
+		t.Errorf("replay of an unrecorded cluster file: exit %d\n%s%s", code, out, errOut)
+	}
+}

@@ -240,6 +240,7 @@ func (ch *Channel) published(exchangeName, key string, o PublishOptions, m *Mess
 		// waits for it (cluster.go).
 		ch.b.heldNow = nil
 		w.tag, w.nack = ch.publishTag, rejected
+		ch.holding = append(ch.holding, w.tag)
 		return
 	}
 	if stage == confirmAtOnce && !rejected {

@@ -198,12 +198,9 @@ type Broker struct {
 	// nodes are the cluster's nodes, one for a single broker;
 	// publisher is the channel whose publish is being routed, and
 	// heldNow the confirm its held messages wait for (cluster.go).
-	// uncommitted are the metadata writes that timed out without a
-	// majority, committed when one is back.
-	nodes       []node
-	publisher   *Channel
-	heldNow     *waitingConfirm
-	uncommitted []func()
+	nodes     []node
+	publisher *Channel
+	heldNow   *waitingConfirm
 	// recovery is RecoverAfter's timer.
 	recovery *timer
 

@@ -50,6 +50,10 @@ type Channel struct {
 	// (cluster.go).
 	busy *timer
 	lost map[*brokerQueue]uint64
+	// holding are the publish tags whose confirms wait for a replicated
+	// queue out of reach (cluster.go): still unconfirmed, so no multiple
+	// confirm covers them.
+	holding []uint64
 
 	settled []channel.Delivery[delivery] // scratch for settlements
 	tick    *timer                       // consumer-timeout tick, see syncTick

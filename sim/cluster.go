@@ -363,7 +363,7 @@ func (b *Broker) startNode(n int) {
 		}
 		q.Touch()
 	})
-	b.topologyChanged(false)
+	b.topologyChanged(true)
 }
 
 // Partition cuts the cluster into sides that cannot reach each other: each

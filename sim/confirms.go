@@ -79,13 +79,16 @@ func (c *confirms) confirm(tag uint64, nack, late bool) {
 // sendQueued sends the confirmQueued tags; the confirmLate ones are the
 // channel's unconfirmed publishes, which cut the coalescing.
 func (c *confirms) sendQueued(ch *Channel) {
-	pushConfirms(ch, c.acked, c.nacked, smallest(c.lateAcked, c.lateNacked))
+	pushConfirms(ch, c.acked, c.nacked, smallest(c.lateAcked, c.lateNacked, ch.holding))
 	c.acked, c.nacked = c.acked[:0], c.nacked[:0]
 }
 
-// sendLate sends the confirmLate tags, nothing left unconfirmed.
+// sendLate sends the confirmLate tags, nothing else left unconfirmed
+// but what a cluster holds.
+// The publishes a cluster holds for a leader out of reach
+// (Channel.holding) are still unconfirmed.
 func (c *confirms) sendLate(ch *Channel) {
-	pushConfirms(ch, c.lateAcked, c.lateNacked, 0)
+	pushConfirms(ch, c.lateAcked, c.lateNacked, smallest(ch.holding))
 	c.lateAcked, c.lateNacked = c.lateAcked[:0], c.lateNacked[:0]
 }
 
@@ -107,10 +110,10 @@ func pushConfirms(ch *Channel, acked, nacked []uint64, unconfirmed uint64) {
 	}
 }
 
-// smallest returns the smallest tag of a and b, 0 for none.
-func smallest(a, b []uint64) uint64 {
+// smallest returns the smallest tag of the lists, 0 for none.
+func smallest(lists ...[]uint64) uint64 {
 	var out uint64
-	for _, tags := range [][]uint64{a, b} {
+	for _, tags := range lists {
 		if len(tags) > 0 && (out == 0 || slices.Min(tags) < out) {
 			out = slices.Min(tags)
 		}

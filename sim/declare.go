@@ -189,7 +189,7 @@ func (ch *Channel) QueueDeclare(name string, o QueueOptions) (QueueInfo, error) 
 		if ch.b.profile.TransientNonExclusiveDenied && !durable && !o.Exclusive {
 			return protocol.Errorf(protocol.InternalError, protocol.QueueDeclare, "%s", transientNonExclusiveText)
 		}
-		if err := ch.checkMetadata(v, q); err != nil {
+		if err := ch.checkMetadata(q); err != nil {
 			return err
 		}
 		if o.Exclusive {

@@ -80,6 +80,12 @@ func FromTrace(trace []sim.Event, o TraceOptions) (*Scenario, *Result, error) {
 		s.items = append(s.items, item{dir: "seed"})
 	}
 	s.items = append(s.items, item{dir: "rabbitmq"})
+	shadow := sim.Config{Seed: o.Seed, Version: o.Version}
+	if nodes := clusterOf(w.nodes, o.Final); nodes != nil {
+		s.Cluster = nodes
+		s.items = append(s.items, item{dir: "cluster"})
+		shadow.Nodes, shadow.NodeNames = nodes.Nodes, nodes.Names
+	}
 	s.items = append(s.items, item{text: ""})
 	for _, st := range w.steps {
 		for _, c := range st.comments {
@@ -89,7 +95,7 @@ func FromTrace(trace []sim.Event, o TraceOptions) (*Scenario, *Result, error) {
 		s.Steps = append(s.Steps, step)
 		s.items = append(s.items, item{step: step})
 	}
-	d := &traceDriver{w: w, shadow: newSimDriver(sim.Config{Seed: o.Seed, Version: o.Version}), final: o.Final}
+	d := &traceDriver{w: w, shadow: newSimDriver(shadow), final: o.Final}
 	res, err := newRunner(d, s).run()
 	if err != nil {
 		return nil, nil, err
@@ -148,6 +154,9 @@ type traceWriter struct {
 	confirming map[string]*confirmTags
 	// labels are the events' connection labels (sim.ConnLabels).
 	labels []string
+	// nodes is the highest cluster node the trace names (sim.Event.Node),
+	// 0 for a broker of one node.
+	nodes int
 }
 
 // simChan names a channel of the traced run.
@@ -253,7 +262,12 @@ func (w *traceWriter) walk() {
 			if e.Vhost != "/" {
 				w.pending = append(w.pending, fmt.Sprintf("%s connected to vhost %q; scenarios run on \"/\"", name, e.Vhost))
 			}
-			w.add(Conn{Name: name})
+			w.add(Conn{Name: name, Node: e.Node})
+			w.nodes = max(w.nodes, e.Node)
+		case sim.EventNode:
+			w.moveTo(e.At)
+			w.nodes = max(w.nodes, e.Node)
+			w.add(nodeOp(e, &w.pending))
 		case sim.EventChannelOpen:
 			w.moveTo(e.At)
 			cn := w.conns[e.Conn]
@@ -261,6 +275,9 @@ func (w *traceWriter) walk() {
 			w.chans[simChan{e.Conn, e.Channel}] = name
 			w.add(OpenChannel{Conn: cn, Name: name})
 		case sim.EventConnectionClose:
+			if e.Reason == "node down" {
+				continue // its node went: the push that follows is a result of that step
+			}
 			if e.Err == nil {
 				w.moveTo(e.At)
 				w.add(Close{Name: w.evConn[i]})
@@ -317,6 +334,49 @@ func (w *traceWriter) walk() {
 		last.comments = append(last.comments, w.pending...)
 		w.pending = nil
 	}
+}
+
+// clusterOf is the cluster directive of a run on a cluster: the final
+// broker's nodes, or as many as the trace names; nil for one node.
+func clusterOf(traced int, final *sim.Broker) *ClusterSpec {
+	if final != nil {
+		nodes := final.Nodes()
+		if len(nodes) < 2 {
+			return nil
+		}
+		c := &ClusterSpec{Nodes: len(nodes)}
+		for _, n := range nodes {
+			c.Names = append(c.Names, n.Name)
+		}
+		return c
+	}
+	if traced < 2 {
+		return nil
+	}
+	return &ClusterSpec{Nodes: traced}
+}
+
+// nodeOp is the step of a cluster node's fault (sim.EventNode). A
+// partition into other groups than one node against the rest, which the
+// format cannot write, becomes the cut of the first group's first node,
+// with a comment.
+func nodeOp(e sim.Event, comments *[]string) Op {
+	switch e.Reason {
+	case "stop":
+		return StopNode{Node: e.Node}
+	case "kill":
+		return KillNode{Node: e.Node}
+	case "start":
+		return StartNode{Node: e.Node}
+	case "partition":
+		if len(e.Nodes) != 1 || len(e.Nodes[0]) != 1 {
+			*comments = append(*comments, fmt.Sprintf("the run partitioned the nodes into %v; the format cuts off one node", e.Nodes))
+		}
+		if len(e.Nodes) > 0 && len(e.Nodes[0]) > 0 {
+			return Partition{Node: e.Nodes[0][0]}
+		}
+	}
+	return Heal{}
 }
 
 // published follows the confirm tags of channel ch: confirm.select puts
@@ -495,6 +555,10 @@ func (d *traceDriver) settle(bool) []event {
 		case protocol.ChannelClose:
 			ev.kind, ev.code, ev.text, ev.method = evChannelClose, e.Err.Code, e.Err.Text, e.Err.Method.String()
 		case protocol.ConnectionClose:
+			if e.Err == nil { // its node crashed (sim.Push.Drop)
+				ev.kind, ev.ch = evDropped, ""
+				break
+			}
 			ev.kind, ev.ch, ev.code, ev.text, ev.method = evConnClose, "", e.Err.Code, e.Err.Text, e.Err.Method.String()
 		case protocol.ConnectionBlocked:
 			ev.kind, ev.ch, ev.text = evBlocked, "", e.Reason

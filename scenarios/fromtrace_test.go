@@ -165,3 +165,60 @@ func TestFromTraceCoalescedConfirms(t *testing.T) {
 		t.Errorf("the file lacks\n%s\nin\n%s", want, text)
 	}
 }
+
+// TestFromTraceCluster: a run on a cluster writes the cluster directive,
+// each connection's node and the node faults, and replays as it ran.
+func TestFromTraceCluster(t *testing.T) {
+	b := sim.New(sim.Config{Nodes: 3})
+	on1, err := b.Dial(sim.ConnectOptions{Name: "app", Node: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch, _ := on1.Channel()
+	if _, err := ch.QueueDeclare("cq", sim.QueueOptions{Durable: true}); err != nil {
+		t.Fatal(err)
+	}
+	on2, err := b.Dial(sim.ConnectOptions{Name: "worker", Node: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch2, _ := on2.Channel()
+	if _, err := ch2.Consume("cq", sim.ConsumeOptions{Tag: "W"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.KillNode(1); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.StartNode(1); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.StopNode(2); err != nil {
+		t.Fatal(err)
+	}
+	s, _, err := scenarios.FromTrace(b.Trace(), scenarios.TraceOptions{Name: "cluster-run", Final: b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(s.Format())
+	for _, want := range []string{
+		"cluster 3 rabbit@node1 rabbit@node2 rabbit@node3\n",
+		"conn worker node=2\n",
+		"kill-node 1\n  worker-ch1 <- basic.cancel W\n  app <- connection dropped\n",
+		"start-node 1\nstop-node 2\n  worker <- connection.close 320 (none): CONNECTION_FORCED - broker forced connection closure with reason 'shutdown'\n",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the file lacks\n%s\nin\n%s", want, text)
+		}
+	}
+	back, err := scenarios.Parse("cluster-run.txt", s.Format())
+	if err != nil {
+		t.Fatalf("the written file does not parse: %v\n%s", err, text)
+	}
+	replayed, err := scenarios.Replay(back)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := replayed.Diff(); diff != "" {
+		t.Errorf("the replay differs from the run:\n%s\n%s", diff, text)
+	}
+}

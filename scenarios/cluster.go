@@ -49,14 +49,6 @@ func (c *ClusterSpec) String() string {
 	return strings.Join(w, " ")
 }
 
-// name is node n's name, as the simulator calls it.
-func (c *ClusterSpec) name(n int) string {
-	if n >= 1 && n <= len(c.Names) {
-		return c.Names[n-1]
-	}
-	return fmt.Sprintf("rabbit@node%d", n)
-}
-
 // config sets a simulator's nodes.
 func (c *ClusterSpec) config(cfg *sim.Config) {
 	if c == nil {

@@ -81,10 +81,9 @@ func FromTrace(trace []sim.Event, o TraceOptions) (*Scenario, *Result, error) {
 	}
 	s.items = append(s.items, item{dir: "rabbitmq"})
 	shadow := sim.Config{Seed: o.Seed, Version: o.Version}
-	if nodes := clusterOf(w.nodes, o.Final); nodes != nil {
-		s.Cluster = nodes
+	if s.Cluster = clusterOf(w.nodes, o.Final); s.Cluster != nil {
 		s.items = append(s.items, item{dir: "cluster"})
-		shadow.Nodes, shadow.NodeNames = nodes.Nodes, nodes.Names
+		s.Cluster.config(&shadow)
 	}
 	s.items = append(s.items, item{text: ""})
 	for _, st := range w.steps {

@@ -1,6 +1,7 @@
 package scenarios_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -157,5 +158,24 @@ func TestClusterParse(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("%q: got %v, want %q", bad.src, err, bad.want)
 		}
+	}
+}
+
+// TestClusterDocCounts: docs/cluster.md's count of the cluster files and
+// of those the simulator replays is the directory's.
+func TestClusterDocCounts(t *testing.T) {
+	list, err := scenarios.LoadFS(scenarios.Cluster(), ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "cluster.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Join(strings.Fields(string(doc)), " ")
+	want := fmt.Sprintf("They are %d files, each recorded three times or more (load 5–18); the simulator replays %d of them identically",
+		len(list), len(list)-len(awaitingModel))
+	if !strings.Contains(text, want) {
+		t.Errorf("docs/cluster.md should say %q", want)
 	}
 }

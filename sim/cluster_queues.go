@@ -322,23 +322,41 @@ func (b *Broker) releaseHeld(q *brokerQueue) {
 			kept = append(kept, h)
 			continue
 		}
-		ok := h.publish()
-		if c := h.confirm; c != nil {
-			c.nack = c.nack || !ok
-			if c.waiting--; c.waiting == 0 {
-				c.ch.holding = slices.DeleteFunc(c.ch.holding, func(t uint64) bool { return t == c.tag })
-				if c.ch.closed == nil {
-					method := protocol.BasicAck
-					if c.nack {
-						method = protocol.BasicNack
-					}
-					c.ch.push(Push{Method: method, Delivery: Delivery{DeliveryTag: c.tag}})
-				}
-			}
-		}
+		h.confirm.done(!h.publish())
 	}
 	clear(cq.held[len(kept):])
 	cq.held = kept
+}
+
+// dropHeld forgets the publishes held for q, which is deleted: their
+// confirms no longer wait for it, as RabbitMQ's channel confirms the
+// messages of a queue that is gone (rabbit_confirms:remove_queue).
+func (q *brokerQueue) dropHeld() {
+	for _, h := range q.cluster.held {
+		h.confirm.done(false)
+	}
+	q.cluster.held = nil
+}
+
+// done tells a held publish's confirm that one of its queues took the
+// message (refused, when nack): the last one sends the confirm. Nil when
+// no confirm is owed.
+func (c *waitingConfirm) done(nack bool) {
+	if c == nil {
+		return
+	}
+	c.nack = c.nack || nack
+	if c.waiting--; c.waiting > 0 {
+		return
+	}
+	c.ch.holding = slices.DeleteFunc(c.ch.holding, func(t uint64) bool { return t == c.tag })
+	if c.ch.closed == nil {
+		method := protocol.BasicAck
+		if c.nack {
+			method = protocol.BasicNack
+		}
+		c.ch.push(Push{Method: method, Delivery: Delivery{DeliveryTag: c.tag}})
+	}
 }
 
 // placeQueue gives a new queue its leader: the node of the declaring

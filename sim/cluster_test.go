@@ -542,3 +542,20 @@ func TestClusterTrace(t *testing.T) {
 		t.Errorf("trace (-want +got):\n%s", diff)
 	}
 }
+
+// TestHeldPublishToDeletedQueueIsConfirmed: a publish held for a quorum
+// queue out of reach is confirmed when the queue is deleted, as
+// RabbitMQ's channel confirms a gone queue's messages.
+func TestHeldPublishToDeletedQueueIsConfirmed(t *testing.T) {
+	c := newCluster(t)
+	_, ch1 := c.channel("on1", 1)
+	c.quorum(ch1, "qq")
+	pub, pubCh := c.channel("pub", 3)
+	c.must(pubCh.Confirm())
+	c.must(c.b.Partition([]int{3}))
+	c.must(pubCh.Publish("", "qq", sim.PublishOptions{}, persistent("m1")))
+	checkPushes(t, pub)
+	_, err := ch1.QueueDelete("qq", sim.QueueDeleteOptions{})
+	c.must(err)
+	checkPushes(t, pub, "basic.ack #1")
+}

@@ -355,6 +355,7 @@ func (b *Broker) deleteQueue(q *brokerQueue) {
 	}
 	q.Delete()
 	q.deleted = true
+	q.dropHeld()
 	q.stopTimers()
 	delete(v.queues, q.Name())
 	if v.routed == q {

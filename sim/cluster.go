@@ -24,14 +24,15 @@ import (
 //     cancels that client's consumers (basic.cancel; the channel stays
 //     open and its unacked deliveries of the queue go back to the queue,
 //     their later settlement ignored); publishes routed to it are nacked
-//     (never returned); queue.declare, basic.get, basic.consume,
-//     queue.purge and queue.delete of it fail with 404: at once, "...
-//     process is stopped by supervisor", when its node was stopped;
-//     after QueueOperationTimeout, "... due to timeout", when it crashed or
-//     is cut off (rabbit_amqqueue:with/3's retries). When its node starts
-//     again, a durable queue comes back with its persistent messages (all
-//     redelivered after a crash, none after a stop), a non-durable one is
-//     gone.
+//     (never returned); queue.declare, basic.get, basic.consume and
+//     queue.purge of it fail with 404 (queue.delete, not measured, deletes
+//     it): at once, "... process is stopped by supervisor", when its node
+//     was stopped; after QueueOperationTimeout, "... due to timeout", when
+//     it crashed or is cut off (rabbit_amqqueue:with/3's retries). When
+//     its node starts again, a durable queue comes back with its
+//     persistent messages (all redelivered after a crash; after a stop,
+//     those closing channels requeued redelivered, those remote channels
+//     held not), a non-durable one is gone.
 //   - A quorum queue or stream keeps serving while a majority of the
 //     nodes can reach each other and its leader: losing the leader's node
 //     hands leadership over at once after a stop, after LeaderElection

@@ -220,7 +220,7 @@ func (ch *Channel) checkReach(q *brokerQueue, m protocol.Method) error {
 		case protocol.BasicConsume:
 			return ch.failLater(QueueOperationTimeout, protocol.Errorf(protocol.InternalError, m,
 				"failed consuming from %s %s: nodedown", q.Type(), q.Resource()))
-		case protocol.QueuePurge, protocol.QueueDelete:
+		case protocol.QueuePurge:
 			return protocol.Errorf(protocol.InternalError, protocol.Method{}, "INTERNAL_ERROR")
 		}
 	case reachLeaderOnly:
@@ -231,7 +231,7 @@ func (ch *Channel) checkReach(q *brokerQueue, m protocol.Method) error {
 		case protocol.BasicConsume:
 			return ch.failLater(QueueOperationTimeout, protocol.Errorf(protocol.InternalError, m,
 				"failed consuming from %s %s: nodedown", q.Type(), q.Resource()))
-		case protocol.QueuePurge, protocol.QueueDelete:
+		case protocol.QueuePurge:
 			return ch.failLater(MetadataTimeout, protocol.Errorf(protocol.InternalError, protocol.Method{}, "INTERNAL_ERROR"))
 		}
 	}

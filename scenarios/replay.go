@@ -218,8 +218,11 @@ var library embed.FS
 
 // Library returns the built-in scenarios, each recorded on RabbitMQ
 // 3.10.8, 4.0.5 and 4.3.6: the files of this package's library directory.
-func Library() fs.FS {
-	sub, err := fs.Sub(library, "library")
+func Library() fs.FS { return embedded(library, "library") }
+
+// embedded returns the embedded directory dir of f.
+func embedded(f embed.FS, dir string) fs.FS {
+	sub, err := fs.Sub(f, dir)
 	if err != nil {
 		panic(err) // the embedded directory always exists
 	}

@@ -46,6 +46,9 @@ func TestCluster(t *testing.T) {
 // awaitingModel names the cluster scenarios whose recordings the
 // simulator's cluster model does not reproduce yet, and how it differs.
 var awaitingModel = map[string]string{
+	"partition-held-publish-queue-deleted": "queue.delete of a quorum queue with a member cut off waits until the heal and is " +
+		"answered then (a late delete-ok); the simulator deletes at once. The publish held for it gets no confirm, as the " +
+		"simulator has it (TestHeldPublishToDeletedQueueIsNotConfirmed)",
 	"partition-pause-minority": "on a channel whose publish to the cut-off quorum queue is held, a later publish to the classic queue " +
 		"homed across the cut is neither nacked nor returned: it reaches the queue after the heal and is acked with the held one " +
 		"(4 recordings), while on a fresh channel it is nacked at once (partition-classic-across-cut); it looks as if the channel " +
@@ -173,7 +176,7 @@ func TestClusterDocCounts(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := strings.Join(strings.Fields(string(doc)), " ")
-	want := fmt.Sprintf("They are %d files, each recorded three times or more (load 5–18); the simulator replays %d of them identically",
+	want := fmt.Sprintf("They are %d files; the simulator replays %d of them identically",
 		len(list), len(list)-len(awaitingModel))
 	if !strings.Contains(text, want) {
 		t.Errorf("docs/cluster.md should say %q", want)

@@ -328,15 +328,12 @@ func (b *Broker) releaseHeld(q *brokerQueue) {
 	cq.held = kept
 }
 
-// dropHeld forgets the publishes held for q, which is deleted: their
-// confirms no longer wait for it, as RabbitMQ's channel confirms the
-// messages of a queue that is gone (rabbit_confirms:remove_queue).
-func (q *brokerQueue) dropHeld() {
-	for _, h := range q.cluster.held {
-		h.confirm.done(false)
-	}
-	q.cluster.held = nil
-}
+// dropHeld forgets the publishes held for q, which is deleted. Their
+// confirms are never sent and their tags stay unconfirmed: on the real
+// cluster a publish held for a quorum queue that the majority side then
+// deleted got no confirm, even after the heal
+// (partition-held-publish-queue-deleted.txt).
+func (q *brokerQueue) dropHeld() { q.cluster.held = nil }
 
 // done tells a held publish's confirm that one of its queues took the
 // message (refused, when nack): the last one sends the confirm. Nil when

@@ -543,19 +543,23 @@ func TestClusterTrace(t *testing.T) {
 	}
 }
 
-// TestHeldPublishToDeletedQueueIsConfirmed: a publish held for a quorum
-// queue out of reach is confirmed when the queue is deleted, as
-// RabbitMQ's channel confirms a gone queue's messages.
-func TestHeldPublishToDeletedQueueIsConfirmed(t *testing.T) {
+// TestHeldPublishToDeletedQueueIsNotConfirmed: a publish held for a
+// quorum queue out of reach gets no confirm when the queue is deleted
+// (partition-held-publish-queue-deleted.txt, 4.3.6), and a later publish's
+// confirm does not cover its tag.
+func TestHeldPublishToDeletedQueueIsNotConfirmed(t *testing.T) {
 	c := newCluster(t)
 	_, ch1 := c.channel("on1", 1)
 	c.quorum(ch1, "qq")
+	_, err := ch1.QueueDeclare("cq", sim.QueueOptions{Durable: true})
+	c.must(err)
 	pub, pubCh := c.channel("pub", 3)
 	c.must(pubCh.Confirm())
 	c.must(c.b.Partition([]int{3}))
 	c.must(pubCh.Publish("", "qq", sim.PublishOptions{}, persistent("m1")))
-	checkPushes(t, pub)
-	_, err := ch1.QueueDelete("qq", sim.QueueDeleteOptions{})
+	_, err = ch1.QueueDelete("qq", sim.QueueDeleteOptions{})
 	c.must(err)
-	checkPushes(t, pub, "basic.ack #1")
+	c.b.Heal()
+	c.must(pubCh.Publish("", "cq", sim.PublishOptions{}, persistent("m2")))
+	checkPushes(t, pub, "basic.ack #2")
 }

@@ -131,11 +131,13 @@ func Record(s *Scenario, o RecordOptions) (*Scenario, *Result, error) {
 		// recorded on other releases only starts one for it.
 		if view, ok := s.On(v); ok {
 			s = view
-		} else if len(s.recordings) > 0 {
+		} else {
 			s = s.Clone()
 			s.Version = v
-			for _, st := range s.Steps {
-				st.Expect = nil
+			if len(s.recordings) > 0 {
+				for _, st := range s.Steps {
+					st.Expect = nil
+				}
 			}
 		}
 	}

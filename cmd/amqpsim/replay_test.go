@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/amqpsim/amqpsim/scenarios"
 )
 
 // runCmd runs the command line and returns its exit code and output.
@@ -147,6 +149,15 @@ func TestRecordAgainstBroker(t *testing.T) {
 	code, out, errOut := runCmd("record", "--url", url, file)
 	if code != 0 || !strings.Contains(out, "[1/1] recorded "+file) {
 		t.Fatalf("record: exit %d\n%s%s", code, out, errOut)
+	}
+	// The progress line names the broker's release, the one the file's
+	// new source line has.
+	rec, err := scenarios.ParseFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := " on " + rec.Version.String() + " ("; !strings.Contains(out, want) {
+		t.Errorf("record printed %q, want it to name release %v", out, rec.Version)
 	}
 	if code, out, errOut := runCmd("record", "--url", url, "--check", file); code != 0 || !strings.Contains(out, "same") {
 		t.Fatalf("record --check: exit %d\n%s%s", code, out, errOut)

@@ -132,17 +132,21 @@ type Rules struct {
 	// stream find its start before the retention evaluation its attach
 	// triggers (when it opens a segment) deletes anything, and read the
 	// deleted segments whole, as a 4.x reader that has the segment file
-	// open does (stream-retention-consume.txt, stream-retention-age.txt,
-	// stream-retention-bytes.txt, stream-policy.txt). A 3.10 consumer
+	// open usually does (races/stream-retention-age-at-attach.txt,
+	// races/stream-retention-bytes-at-attach.txt: the evaluation runs in
+	// another process, and under load can win). A 3.10 consumer usually
 	// starts in what the evaluation left.
 	StreamReadBeforeRetention bool
-	// StreamStartDeletedCrash crashes the channel of such a consumer,
-	// whose start segment its attach's evaluation deleted, when the next
-	// chunk is written and it has credit: the connection closes with 541
-	// (4.3.6: stream-retention-age.txt, stream-retention-bytes.txt,
-	// stream-policy.txt). With no credit at that chunk it reads on. 4.0.5
-	// reads on in both cases.
-	StreamStartDeletedCrash bool
+	// StreamReadAheadCrash crashes the channel of a consumer that read a
+	// segment's chunks of messages and, with credit left, went on into
+	// the next segment while it held only the snapshot chunk an attach
+	// wrote, when the next chunk is written, if its read-ahead buffer
+	// from the previous segment starts at or before that chunk's
+	// position: the connection closes with 541 (osiris 1.13.1's stale
+	// buffer: stream.staleReadAhead; measured on 4.3.6:
+	// stream-retention-bytes.txt, stream-read-ahead.txt and the races
+	// folder). 4.0.5 reads on.
+	StreamReadAheadCrash bool
 
 	// StreamFiltering turns on 3.13's stream filtering: a stream reads
 	// x-stream-filter-value from published messages' headers and gives a

@@ -62,6 +62,11 @@ type streamEntry struct {
 	// filter is the message's x-stream-filter-value, when hasFilter.
 	filter    string
 	hasFilter bool
+	// seg is the number of the segment the chunk is in, pos its position
+	// in the segment's file and size its bytes (estimated: chunkSize).
+	seg  int32
+	size int32
+	pos  int64
 }
 
 // reader is one consumer's position in the log.
@@ -75,11 +80,12 @@ type reader[T any] struct {
 	// pinned are the entries, from offset pinnedBase, of the segments
 	// that the retention evaluation its own attach ran deleted under a
 	// 4.x reader (Rules.StreamReadBeforeRetention), which it reads
-	// still; doomed is set on such a reader where
-	// Rules.StreamStartDeletedCrash holds, until the next chunk written.
+	// still.
 	pinned     []streamEntry
 	pinnedBase int64
-	doomed     bool
+	// ra is its read-ahead buffer, followed where
+	// Rules.StreamReadAheadCrash holds.
+	ra readAhead
 }
 
 func newStream[T any](env Env[T], d declared) (*stream[T], error) {
@@ -175,30 +181,57 @@ func (s *stream[T]) Publish(m *Message, _ int64, _ bool) bool {
 	m.Seq = uint64(offset) + 1
 	m.Properties = s.withStreamOffset(m.Properties, offset)
 	e.m = m
+	e.seg, e.pos = s.retention.appended(offset, e.ms, size)
+	e.size = int32(size)
 	s.log = append(s.log, e)
 	s.bodies += int64(len(m.Body))
-	s.retention.appended(offset, e.ms, size)
 	if rolled {
 		s.evaluate(now, nil)
 	}
-	// The readers hear of the new chunk (osiris_offset). One that
-	// started in a segment retention deleted at its attach crashes its
-	// channel now if it has credit, and is fine otherwise
-	// (Rules.StreamStartDeletedCrash; measured on 4.3.6).
-	for _, r := range s.readers {
-		if r.doomed {
-			r.doomed = false
-			if r.c.HasCredit() {
-				s.env.Crash(r.c)
-			}
-		}
+	if s.opts.Rules.StreamReadAheadCrash && !rolled {
+		s.staleReadAhead(offset)
 	}
 	return true
 }
 
+// staleReadAhead crashes the channels of the 4.3 readers that osiris
+// 1.13.1's read-ahead buffer fails when the chunk at offset is written,
+// the first of messages in a segment that held only the snapshot chunk
+// an attach wrote (measured on 4.3.6; decompiled osiris_log and
+// rabbit_stream_queue of 4.3.6). rabbit_stream_queue keeps a reader's
+// chunk iterator when a read ends at the end of the stream
+// (chunk_iterator/3, rabbit_stream_queue.erl:1428-1440), and
+// osiris_log:chunk_iterator/3 (1532-1535) copies that iterator's buffer
+// back into the reader, whichever segment file the buffer was read from.
+// A reader with credit that had read a chunk of messages in the previous
+// segment crossed, at that end, into the snapshot-only one; hearing of
+// the new chunk, it looks for its header right after the snapshot, and
+// when the old buffer starts at or before that position
+// (ra_read, 3037 and 3428-3431, checks positions only) it parses the
+// previous segment's bytes there: parse_header/2 (3077) has no clause
+// for them, and the channel crashes (541). A buffer starting later, as
+// one a reader filled chunk by chunk while they were written does, is
+// not used, and the reader reads on.
+func (s *stream[T]) staleReadAhead(offset int64) {
+	i := offset - s.base
+	if i < 1 {
+		return
+	}
+	snap, e := &s.log[i-1], &s.log[i]
+	if snap.m != nil || snap.seg != e.seg {
+		return
+	}
+	for _, r := range s.readers {
+		if r.ra.kept && r.ra.keptSeg == e.seg-1 && r.next >= offset-1 && r.c.HasCredit() &&
+			r.ra.keptStart <= e.pos {
+			s.env.Crash(r.c)
+		}
+	}
+}
+
 // roll opens a new segment when the last one is full: at the next write,
-// or when a consumer attaches (stream-retention-age.txt: a consumer
-// attaching 4 s after the first segment filled finds it deleted by a
+// or when a consumer attaches (stream-retention-consume.txt: a consumer
+// attaching 10 s after the first segment filled finds it deleted by a
 // 3 s x-max-age, one that attached at once finds it kept). The new
 // segment starts with a snapshot chunk of size bytes, which takes an
 // offset of its own that no consumer is shown (osiris_log:
@@ -214,8 +247,9 @@ func (s *stream[T]) roll(now, size int64) bool {
 	ms := s.epoch.Add(time.Duration(now)).UnixMilli()
 	snap := s.base + int64(len(s.log))
 	s.count.mutate(now, s.retained())
-	s.log = append(s.log, streamEntry{at: now, ms: ms})
-	s.retention.appended(snap, ms, size)
+	e := streamEntry{at: now, ms: ms, size: int32(size)}
+	e.seg, e.pos = s.retention.appended(snap, ms, size)
+	s.log = append(s.log, e)
 	return true
 }
 
@@ -289,6 +323,9 @@ func (s *stream[T]) Dispatch() int {
 			e := s.entry(r)
 			if e == nil {
 				break
+			}
+			if s.opts.Rules.StreamReadAheadCrash {
+				r.ra.read(e, r.next, s.base+int64(len(s.log)))
 			}
 			if e.m == nil || r.next < r.from || (r.filter != nil && !r.filter.matches(e.filter, e.hasFilter)) {
 				r.next++
@@ -417,7 +454,6 @@ func (s *stream[T]) attach(c *consumer.Consumer[T], from Offset, filter *Filter)
 				// holds the file, and reads it to its end.
 				r.pinnedBase = max(r.next, base)
 				r.pinned = slices.Clone(deleted[r.pinnedBase-base:])
-				r.doomed = s.opts.Rules.StreamStartDeletedCrash
 			}
 		})
 	}

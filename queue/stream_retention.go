@@ -34,7 +34,11 @@ import (
 // later segment is modelled (60 bytes, or 104 when a consumer's attach
 // opened the segment; one offset), as measured with one publisher; osiris
 // writes one entry per publishing channel, so with several its size
-// differs. A segment limit below one
+// differs. osiris 1.13.1 (4.3.6) also opens a segment when a consumer
+// that has read to the end of a full one waits for more (its offset
+// listener's registration makes the writer check: segment files show
+// it); amqpsim opens it at the next write, with the smaller snapshot.
+// A segment limit below one
 // chunk makes RabbitMQ 3.10.8's reader crash (541 at basic.consume); that
 // is not modelled.
 
@@ -114,6 +118,9 @@ type segment struct {
 // retention is a stream's segments and limits.
 type retention struct {
 	segments []segment
+	// opened counts the segments ever opened: the newest is number
+	// opened-1 (a chunk's streamEntry.seg).
+	opened int32
 	// open is false once the newest segment reached the size limit: the
 	// next write opens a new one.
 	open bool
@@ -149,6 +156,7 @@ func (r *retention) configure(args, policy protocol.Table) {
 func (r *retention) start() {
 	r.segments = []segment{{size: segmentHeader}}
 	r.open = true
+	r.opened = 1
 }
 
 // beforeAppend opens a new segment when the last one is full, and reports
@@ -160,13 +168,17 @@ func (r *retention) beforeAppend() bool {
 	}
 	r.segments = append(r.segments, segment{size: segmentHeader})
 	r.open = true
+	r.opened++
 	return true
 }
 
 // appended records a chunk of size bytes at offset, stamped ms, in the
-// open segment, and closes the segment when it has reached its limit.
-func (r *retention) appended(offset, ms, size int64) {
+// open segment, and closes the segment when it has reached its limit. It
+// returns where the chunk went: the segment's number and the chunk's
+// position in the segment's file.
+func (r *retention) appended(offset, ms, size int64) (seg int32, pos int64) {
 	s := &r.segments[len(r.segments)-1]
+	seg, pos = r.opened-1, s.size
 	if s.chunks == 0 {
 		s.first, s.firstMs = offset, ms
 	}
@@ -175,6 +187,7 @@ func (r *retention) appended(offset, ms, size int64) {
 	if s.size >= r.maxSegment {
 		r.open = false
 	}
+	return seg, pos
 }
 
 // total is the size of every segment.

@@ -215,11 +215,13 @@ func LoadFS(fsys fs.FS, root string) ([]*Scenario, error) {
 	return out, nil
 }
 
-//go:embed library/*.txt
+//go:embed library/*.txt library/races/*.txt
 var library embed.FS
 
 // Library returns the built-in scenarios, each recorded on RabbitMQ
 // 3.10.8, 4.0.5 and 4.3.6: the files of this package's library directory.
+// Those in its races folder show a race inside the broker, with the
+// outcome an idle broker gives and the simulator follows (Race).
 func Library() fs.FS { return embedded(library, "library") }
 
 // embedded returns the embedded directory dir of f.

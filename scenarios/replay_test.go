@@ -227,6 +227,8 @@ func TestLoadDirectory(t *testing.T) {
 		t.Fatal(err)
 	}
 	files, _ := fs.Glob(scenarios.Library(), "*.txt")
+	races, _ := fs.Glob(scenarios.Library(), "races/*.txt")
+	files = append(files, races...)
 	if len(list) != len(files) || !strings.HasPrefix(list[0].Path, "library/") {
 		t.Errorf("Load(library) = %d scenarios (first %s), want %d", len(list), list[0].Path, len(files))
 	}

@@ -317,6 +317,13 @@ func (s *Scenario) Unrecorded() bool {
 	return true
 }
 
+// Race reports whether the scenario is in a folder named races: it shows
+// a race inside the broker, whose outcome the broker can give either way
+// under load, recorded as an idle broker gives it.
+func (s *Scenario) Race() bool {
+	return path.Base(path.Dir(filepath.ToSlash(s.Path))) == "races"
+}
+
 // hasDirective reports whether the file has directive d.
 func (s *Scenario) hasDirective(d string) bool {
 	for _, it := range s.items {

@@ -276,7 +276,7 @@ type Profile struct {
 	//     last block of Version.Profile names the recordings.
 	//   - StreamQueueTexts, StreamAnySettlement, NoHAFailoverArg,
 	//     StreamChunkExtra, StreamReadBeforeRetention (4.0+),
-	//     MaxAgeNoCrash, MaxAgeComparedInMs and StreamStartDeletedCrash
+	//     MaxAgeNoCrash, MaxAgeComparedInMs and StreamReadAheadCrash
 	//     (4.3+): measured on 4.0.5 and 4.3.6; Profile.streams names the
 	//     recordings.
 	Queue queue.Rules
@@ -412,8 +412,9 @@ func (p *Profile) streams(v Version) {
 		// size measured there on the segment files; 3.13's message
 		// containers may have made the change, unmeasured.
 		p.Queue.StreamChunkExtra = 12
-		// Recorded: stream-retention-consume.txt, stream-retention-age.txt
-		// and stream-policy.txt on 4.0.5 and 4.3.6.
+		// Recorded: races/stream-retention-age-at-attach.txt and
+		// races/stream-retention-bytes-at-attach.txt on 4.0.5 and 4.3.6,
+		// the outcome an idle broker gives.
 		p.Queue.StreamReadBeforeRetention = true
 	}
 	if v.atLeast(4, 3) {
@@ -428,10 +429,10 @@ func (p *Profile) streams(v Version) {
 		// discussed in August 2026: 4.1 and 4.2 are taken to compare
 		// strings.
 		p.Queue.MaxAgeComparedInMs = true
-		// Recorded: stream-retention-age.txt, stream-retention-bytes.txt
-		// and stream-policy.txt on 4.3.6 (4.0.5 reads on); 4.1 and 4.2
-		// are taken to read on as 4.0.
-		p.Queue.StreamStartDeletedCrash = true
+		// Recorded: stream-read-ahead.txt and stream-retention-bytes.txt
+		// on 4.3.6 (4.0.5 reads on), the rule read in osiris 1.13.1;
+		// 4.1 and 4.2 are taken to read on as 4.0.
+		p.Queue.StreamReadAheadCrash = true
 	}
 }
 
@@ -517,8 +518,8 @@ func Changes() []Change {
 			func(p *Profile, b Profile) { p.Queue.MaxAgeNoCrash = b.Queue.MaxAgeNoCrash }},
 		{"x-max-age compared in milliseconds", V4_3, "a stream redeclared with an equal x-max-age in other units (\"60m\" for \"1h\") is accepted, and a different one is reported in milliseconds", "",
 			func(p *Profile, b Profile) { p.Queue.MaxAgeComparedInMs = b.Queue.MaxAgeComparedInMs }},
-		{"stream reader crash after retention", V4_3, "a stream consumer that started in a segment its attach's retention deleted closes its connection with 541 at the next publish if it has credit", "",
-			func(p *Profile, b Profile) { p.Queue.StreamStartDeletedCrash = b.Queue.StreamStartDeletedCrash }},
+		{"stream read-ahead crash", V4_3, "a stream consumer that read a segment's first messages and went on into a segment holding only an attach's snapshot closes its connection with 541 at the next publish if it has credit", "",
+			func(p *Profile, b Profile) { p.Queue.StreamReadAheadCrash = b.Queue.StreamReadAheadCrash }},
 		{"global_qos denied", V4_3, "basic.qos global=true sets the per-consumer prefetch instead of a channel-wide limit; permit the feature to keep it", "",
 			func(p *Profile, b Profile) { p.GlobalQosDenied = b.GlobalQosDenied }},
 		{"consumer timeout on quorum queues only", V4_3, "classic queues have no consumer timeout and refuse x-consumer-timeout", "",

@@ -179,11 +179,12 @@ func TestStreamChunkExtra40(t *testing.T) {
 }
 
 // A 4.x consumer whose attach opens a segment finds its start before the
-// retention evaluation that follows, and reads what it deletes; on 4.3 its
-// channel crashes at the next chunk if it has credit then, and reads on if
-// it has none (measured on 4.0.5 and 4.3.6; the library has the crashes
-// with credit).
-func TestStreamStartDeletedCrash43(t *testing.T) {
+// retention evaluation that follows, and reads what it deletes; having read
+// them into the segment its attach opened, on 4.3 its channel crashes at
+// the next chunk if it has credit then (its read-ahead buffer is stale),
+// and reads on if it has none (measured on 4.0.5 and 4.3.6; the library
+// has the crashes with credit).
+func TestStreamReadAheadCrash43(t *testing.T) {
 	for _, tc := range []struct {
 		v        sim.Version
 		prefetch int

@@ -3,9 +3,9 @@ package queue
 // readAhead is a 4.3 stream reader's read-ahead buffer, as osiris 1.13.1
 // fills it (osiris_log's read_header_with_ra, iter_read_ahead and
 // ra_fill, decompiled from RabbitMQ 4.3.6): the bytes of one segment file
-// from start, read when the chunks below offset written were in it, up to
-// start plus its size (64 bytes for a new reader's first fill, 4096 once a
-// header was parsed) or the end of the file. A chunk's 48-byte header and
+// from start up to start plus its size (64 bytes for a new reader's first
+// fill, 4096 once a header was parsed) or the end of the file, read when
+// the file held the chunks below offset written. A chunk's 48-byte header and
 // its data are each read from the buffer when they lie in it, and fill it
 // from their own position otherwise; a new segment file starts empty.
 // What the simulator needs of it is where the buffer began when the reader

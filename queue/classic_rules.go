@@ -81,6 +81,12 @@ func (q *classic[T]) Stats() Stats { return Stats{Consumers: len(q.consumers)} }
 // Replicated reports false: a classic queue lives on its home node.
 func (q *classic[T]) Replicated() bool { return false }
 
+// RegistersEnqueuers reports false: a classic queue has no leader to register with.
+func (q *classic[T]) RegistersEnqueuers() bool { return false }
+
+// DeleteWaitsForMembers reports false: queue.delete does not wait for other nodes.
+func (q *classic[T]) DeleteWaitsForMembers() bool { return false }
+
 // DeclareTimedOut is rabbit_amqqueue's text, measured on a 4.3.6 cluster (docs/cluster.md section 4).
 func (q *classic[T]) DeclareTimedOut(node string) string {
 	return fmt.Sprintf("Could not declare %s on node '%s' because the metadata store operation timed out", q.Resource(), node)

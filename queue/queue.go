@@ -312,6 +312,15 @@ type Queue[T any] interface {
 	// rather than one home node (a classic queue): it keeps serving while
 	// a majority of the nodes is reachable.
 	Replicated() bool
+	// RegistersEnqueuers reports whether a channel's first publish to
+	// the queue registers the channel as its enqueuer with a call to its
+	// leader, which the channel waits for (a quorum queue:
+	// rabbit_fifo_client), and DeleteWaitsForMembers whether
+	// queue.delete waits for the members out of its leader's reach
+	// before it is answered (a quorum queue: ra:delete_cluster). The
+	// broker applies both on a cluster (sim's cluster_wait.go).
+	RegistersEnqueuers() bool
+	DeleteWaitsForMembers() bool
 	// DeclareTimedOut is the text of the 541 that a declaration of the
 	// queue gets on a cluster node without a majority, when the metadata
 	// store's write times out; node names the node.

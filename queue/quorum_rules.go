@@ -102,6 +102,12 @@ func (q *quorum[T]) Stats() Stats { return Stats{Consumers: q.ConsumerCount(), T
 // Replicated reports true: it has a member on every node and a Raft leader.
 func (q *quorum[T]) Replicated() bool { return true }
 
+// RegistersEnqueuers reports true: rabbit_fifo_client registers a channel with the leader (measured on a 4.3.6 cluster: partition-held-register-*.txt).
+func (q *quorum[T]) RegistersEnqueuers() bool { return true }
+
+// DeleteWaitsForMembers reports true: queue.delete waits for the members out of the leader's reach (measured: partition-quorum-delete-member-cut.txt).
+func (q *quorum[T]) DeleteWaitsForMembers() bool { return true }
+
 // DeclareTimedOut is rabbit_quorum_queue's text, measured on a 4.3.6 cluster (docs/cluster.md section 4).
 func (q *quorum[T]) DeclareTimedOut(node string) string {
 	return fmt.Sprintf("Could not declare quorum %s on node '%s' because the metadata store operation timed out", q.Resource(), node)

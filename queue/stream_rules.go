@@ -137,6 +137,12 @@ func (s *stream[T]) Stats() Stats {
 // Replicated reports true: it has a member on every node and a Raft leader.
 func (s *stream[T]) Replicated() bool { return true }
 
+// RegistersEnqueuers reports false: a stream's writer takes publishes without a registration call (not measured on a cluster).
+func (s *stream[T]) RegistersEnqueuers() bool { return false }
+
+// DeleteWaitsForMembers reports false: queue.delete does not wait for members (not measured on a cluster).
+func (s *stream[T]) DeleteWaitsForMembers() bool { return false }
+
 // DeclareTimedOut is rabbit_stream_queue:declare's text (read from its source; not measured).
 func (s *stream[T]) DeclareTimedOut(node string) string {
 	return fmt.Sprintf("Could not set leader PID for %s on node '%s' because the metadata store operation timed out", s.Resource(), node)

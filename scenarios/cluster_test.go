@@ -45,16 +45,7 @@ func TestCluster(t *testing.T) {
 
 // awaitingModel names the cluster scenarios whose recordings the
 // simulator's cluster model does not reproduce yet, and how it differs.
-var awaitingModel = map[string]string{
-	"partition-held-publish-queue-deleted": "queue.delete of a quorum queue with a member cut off waits until the heal and is " +
-		"answered then (a late delete-ok); the simulator deletes at once. The publish held for it gets no confirm, as the " +
-		"simulator has it (TestHeldPublishToDeletedQueueIsNotConfirmed)",
-	"partition-pause-minority": "on a channel whose publish to the cut-off quorum queue is held, a later publish to the classic queue " +
-		"homed across the cut is neither nacked nor returned: it reaches the queue after the heal and is acked with the held one " +
-		"(4 recordings), while on a fresh channel it is nacked at once (partition-classic-across-cut); it looks as if the channel " +
-		"process waited on the quorum queue, which the simulator does not model (it nacks the second publish at once). A passive " +
-		"declare of the quorum queue on the minority side also counts 0 consumers, the simulator 1 (its consumer on that node)",
-}
+var awaitingModel = map[string]string{}
 
 // The cluster scenarios are many enough, each says it runs on a cluster
 // with its nodes' names, and each is recorded on 4.3.6, the release the

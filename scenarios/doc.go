@@ -263,11 +263,12 @@
 // ends the cut; leader shows a queue's leader and members. A connection
 // whose node stops shows its connection.close 320; one whose node crashed,
 // "c2 <- connection dropped"; a conn to a node that is down, "c2 <-
-// connection refused". A method RabbitMQ answers only after a timeout
-// (sim.ErrPending) shows nothing under its step: its close shows under
-// the step during which it arrives, so that "advance 60s" with no result
-// and "advance 40s" with the close record that it came after 60 s and
-// within 100 s. Record replays the steps on a real cluster through a
+// connection refused". A method RabbitMQ answers only later
+// (sim.ErrPending) shows nothing under its step: its close, or "ch1 <-
+// late answer to ..." when it succeeds, shows under the step during which
+// it arrives, so that "advance 60s" with no result and "advance 40s" with
+// the close record that it came after 60 s and within 100 s. The
+// channel's later steps wait behind it, as on RabbitMQ. Record replays the steps on a real cluster through a
 // control command (RecordOptions.Cluster, "amqpsim record --cluster
 // CMD"), waiting after each fault step until the cluster has settled.
 // The package's cluster directory (Cluster) holds scenarios recorded on a

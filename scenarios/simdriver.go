@@ -36,12 +36,17 @@ type simDriver struct {
 	// client, shows as dropped; ended names those that have ended.
 	clustered bool
 	ended     map[string]bool
+	// parked are, by channel, the steps held back behind a call the
+	// broker answers late (sim.ErrPending), in order; resumed names the
+	// channels whose call ended (sim.Push.Resumed) or that closed.
+	parked  map[string][]chanOp
+	resumed []string
 }
 
 func newSimDriver(cfg sim.Config) *simDriver {
 	return &simDriver{b: sim.New(cfg), conns: map[string]*sim.Connection{}, chans: map[string]*sim.Channel{},
 		chanOf: map[string]map[uint16]string{}, connOf: map[string]string{}, held: map[string][]func() error{},
-		clustered: cfg.Nodes > 1, ended: map[string]bool{}}
+		clustered: cfg.Nodes > 1, ended: map[string]bool{}, parked: map[string][]chanOp{}}
 }
 
 // collect turns what the broker pushed to connection conn into events.
@@ -49,6 +54,9 @@ func (d *simDriver) collect(conn string, pushes []sim.Push) {
 	chName := func(id uint16) string { return d.chanOf[conn][id] }
 	for _, p := range pushes {
 		e := event{conn: conn}
+		if name := chName(p.Channel); (p.Resumed || p.Method == protocol.ChannelClose) && len(d.parked[name]) > 0 {
+			d.resumed = append(d.resumed, name)
+		}
 		switch p.Method {
 		case protocol.BasicDeliver:
 			e.kind, e.ch, e.ctag, e.tag, e.redelivered = evDeliver, chName(p.Channel), p.ConsumerTag, p.DeliveryTag, p.Redelivered
@@ -83,12 +91,22 @@ func (d *simDriver) collect(conn string, pushes []sim.Push) {
 func (d *simDriver) finish() error { return nil }
 
 func (d *simDriver) settle(bool) []event {
-	for _, name := range d.connOrder {
-		c := d.conns[name]
-		d.collect(name, c.Drain(nil))
-		if d.clustered && !d.ended[name] && c.Err() != nil {
-			d.ended[name] = true
-			d.events = append(d.events, event{kind: evDropped, conn: name})
+	for {
+		for _, name := range d.connOrder {
+			c := d.conns[name]
+			d.collect(name, c.Drain(nil))
+			if d.clustered && !d.ended[name] && c.Err() != nil {
+				d.ended[name] = true
+				d.events = append(d.events, event{kind: evDropped, conn: name})
+			}
+		}
+		if len(d.resumed) == 0 {
+			break
+		}
+		resumed := d.resumed
+		d.resumed = nil
+		for _, ch := range resumed {
+			d.unpark(ch)
 		}
 	}
 	evs := d.events
@@ -123,8 +141,53 @@ func simErr(err error) error {
 }
 
 // do runs a channel operation, or holds it while an alarm blocks the
-// connection (op_alarm.go).
+// connection (op_alarm.go), or while the channel waits in a call
+// (sim.ErrPending), as a client's frames wait in RabbitMQ's channel
+// process. A step held back that has a reply is pending, one that has none
+// (a publish, an ack) is sent.
 func (d *simDriver) do(name string, op chanOp) (reply, error) {
+	if len(d.parked[name]) > 0 {
+		d.parked[name] = append(d.parked[name], op)
+		return reply{}, pendingErr(op)
+	}
+	rep, err := d.doNow(name, op)
+	if errors.Is(err, errPending) {
+		d.parked[name] = append(d.parked[name], op)
+		return reply{}, pendingErr(op)
+	}
+	return rep, err
+}
+
+// pendingErr is what a step held back returns: errPending, or nil for
+// one the client gets no reply to.
+func pendingErr(op chanOp) error {
+	switch op.(type) {
+	case Publish, Settle:
+		return nil
+	}
+	return errPending
+}
+
+// unpark runs the steps held back on channel name, in order, until one is
+// held back again; a step with a reply that then succeeds shows as a late
+// answer.
+func (d *simDriver) unpark(name string) {
+	for len(d.parked[name]) > 0 {
+		op, rest := d.parked[name][0], d.parked[name][1:]
+		_, err := d.doNow(name, op)
+		if errors.Is(err, errPending) {
+			return
+		}
+		d.parked[name] = rest
+		if err == nil && pendingErr(op) != nil {
+			d.events = append(d.events, event{kind: evLate, conn: d.connOf[name], ch: name, text: op.String()})
+		}
+	}
+}
+
+// doNow runs a channel operation, or holds it while an alarm blocks the
+// connection.
+func (d *simDriver) doNow(name string, op chanOp) (reply, error) {
 	var rep reply
 	var err error
 	publish, body := false, ""

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/amqpsim/amqpsim/channel"
@@ -44,12 +45,16 @@ type Channel struct {
 	permCache, topicCache []permCheck
 	lastCall              int64 // Broker.elapsed
 
-	// busy is the timer of a call RabbitMQ answers after a timeout
-	// (ErrPending); lost holds, per classic queue the channel lost to a
-	// node failure, the last tag of its deliveries lost with it
-	// (cluster.go).
-	busy *timer
-	lost map[*brokerQueue]uint64
+	// waiting is the call the channel is still in on a cluster
+	// (ErrPending; cluster_wait.go); enqueuer are the quorum queues it
+	// has published to, which know it as an enqueuer; lost holds, per
+	// classic queue the channel lost to a node failure, the last tag of
+	// its deliveries lost with it (cluster.go).
+	waiting  *channelWait
+	enqueuer map[*brokerQueue]bool
+	lost     map[*brokerQueue]uint64
+	// callAt is the index in the trace of the current call's event.
+	callAt int
 	// holding are the publish tags whose confirms wait for a replicated
 	// queue out of reach (cluster.go): still unconfirmed, so no multiple
 	// confirm covers them.
@@ -114,16 +119,25 @@ func (ch *Channel) begin() error {
 		ch.b.mu.Unlock()
 		return err
 	}
-	if ch.busy != nil {
+	if ch.waiting != nil {
 		ch.b.mu.Unlock()
 		return ErrPending
 	}
 	ch.conn.out.beginCall()
 	ch.wake()
+	ch.callAt = len(ch.b.trace)
 	return nil
 }
 
 func (ch *Channel) end(err error) error {
+	if err == errNotApplied {
+		// The call waits and is made again when the channel resumes:
+		// the trace shows it then, once.
+		if len(ch.b.trace) > ch.callAt && ch.b.trace[ch.callAt].Kind == EventCall {
+			ch.b.trace = slices.Delete(ch.b.trace, ch.callAt, ch.callAt+1)
+		}
+		err = ErrPending
+	}
 	if perr, ok := err.(*protocol.Error); ok {
 		ch.fail(perr)
 		if !perr.Hard {

@@ -109,12 +109,16 @@ const (
 // shell refuses the TCP connection.
 var ErrNodeDown = errors.New("sim: node is down")
 
-// ErrPending is returned by a method RabbitMQ answers only after a
-// timeout (see the cluster rules above): the broker has not answered
-// yet. Its error, a channel.close or connection.close, is pushed when
-// the virtual clock passes the deadline; until then the channel drops
-// every method, as RabbitMQ's channel process is busy with the call.
-var ErrPending = errors.New("sim: no answer yet (the broker answers after a timeout)")
+// ErrPending is returned by a method RabbitMQ answers only later (see the
+// cluster rules above), and by every method of its channel meanwhile: the
+// channel waits in a call to another node, as RabbitMQ's channel process
+// does. The call ends at a timeout, which pushes its error (a
+// channel.close or connection.close) or nacks what it held, or earlier
+// when the cluster answers it; either way the channel then pushes
+// Push.Resumed, and the methods that returned ErrPending can be called
+// again, in order: the pending one then succeeds, unless the channel
+// closed.
+var ErrPending = errors.New("sim: no answer yet (the channel waits in a call to another node)")
 
 // node is one node of the cluster.
 type node struct {
@@ -148,6 +152,7 @@ type clusterQueue struct {
 type waitingPublish struct {
 	node    int
 	publish func() bool
+	ch      *Channel        // the publisher; nil for the broker's own
 	confirm *waitingConfirm // nil when no confirm is owed
 }
 

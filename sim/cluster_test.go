@@ -59,6 +59,9 @@ func pushes(conn *sim.Connection) []string {
 	var out []string
 	for _, p := range conn.Drain(nil) {
 		s := p.Method.String()
+		if p.Resumed {
+			s = fmt.Sprintf("resumed ch%d", p.Channel)
+		}
 		switch p.Method {
 		case protocol.BasicDeliver:
 			s += fmt.Sprintf(" %s #%d %s", p.ConsumerTag, p.DeliveryTag, p.Body)
@@ -347,7 +350,7 @@ func TestPartitionClassicAndQuorum(t *testing.T) {
 	c.must(c.b.Advance(time.Minute))
 	checkPushes(t, on3, "basic.nack #1 multiple")
 	c.b.Heal()
-	checkPushes(t, on3, "basic.ack #2", "basic.deliver QA #1 q1")
+	checkPushes(t, on3, "basic.ack #2", "resumed ch1", "basic.deliver QA #1 q1")
 }
 
 func TestQueuePlacement(t *testing.T) {
@@ -382,23 +385,62 @@ func TestDeclareThatTimedOutIsNotCommitted(t *testing.T) {
 	}
 }
 
-// TestHeldConfirmIsNotCoveredByAMultipleNack: a publish held for a quorum
-// queue out of reach stays unconfirmed; the nack of a later publish to a
-// classic queue out of reach does not cover it (partition-pause-minority.txt).
-func TestHeldConfirmIsNotCoveredByAMultipleNack(t *testing.T) {
+// TestFirstQuorumPublishOutOfReachBlocksTheChannel: a channel's first
+// publish to a quorum queue whose leader is out of reach waits for its
+// registration with the leader, and the channel's later methods wait
+// behind it (partition-held-register-blocks-channel.txt,
+// partition-pause-minority.txt); at the heal the publish is confirmed and
+// the channel resumes, and the later publish, made again, goes on. Without
+// a heal, after EnqueuerRegistrationTimeout the publish is nacked and
+// dropped (partition-held-register-timeout.txt). A channel that published
+// to the queue before the cut is not blocked
+// (partition-held-registered-not-blocked.txt).
+func TestFirstQuorumPublishOutOfReachBlocksTheChannel(t *testing.T) {
 	c := newCluster(t)
-	_, ch1 := c.channel("on1", 1)
+	on1, ch1 := c.channel("on1", 1)
 	c.quorum(ch1, "qq")
-	_, err := ch1.QueueDeclare("cq", sim.QueueOptions{Durable: true})
+	_, err := ch1.Consume("qq", sim.ConsumeOptions{Tag: "A", NoAck: true})
+	c.must(err)
+	_, err = ch1.QueueDeclare("cq", sim.QueueOptions{Durable: true})
 	c.must(err)
 	pub, pubCh := c.channel("pub", 3)
 	c.must(pubCh.Confirm())
+	_, early := c.channel("early", 3)
+	c.must(early.Publish("", "qq", sim.PublishOptions{}, persistent("m0")))
+	checkPushes(t, on1, "basic.deliver A #1 m0")
 	c.must(c.b.Partition([]int{3}))
 	c.must(pubCh.Publish("", "qq", sim.PublishOptions{}, persistent("m1")))
-	c.must(pubCh.Publish("", "cq", sim.PublishOptions{}, persistent("m2")))
-	checkPushes(t, pub, "basic.nack #2")
+	if err := pubCh.Publish("", "cq", sim.PublishOptions{}, persistent("m2")); !errors.Is(err, sim.ErrPending) {
+		t.Errorf("a publish behind the blocked one: %v, want ErrPending", err)
+	}
+	if err := early.Qos(5, 0, false); err != nil {
+		t.Errorf("the channel registered before the cut is blocked: %v", err)
+	}
+	c.must(c.b.Advance(sim.EnqueuerRegistrationTimeout - time.Millisecond))
+	checkPushes(t, pub)
 	c.b.Heal()
-	checkPushes(t, pub, "basic.ack #1")
+	checkPushes(t, pub, "basic.ack #1", "resumed ch1")
+	c.must(pubCh.Publish("", "cq", sim.PublishOptions{}, persistent("m2")))
+	checkPushes(t, pub, "basic.ack #2")
+	checkPushes(t, on1, "basic.deliver A #2 m1")
+
+	// Registered now: a second cut holds its publishes without blocking.
+	c.must(c.b.Partition([]int{3}))
+	c.must(pubCh.Publish("", "qq", sim.PublishOptions{}, persistent("m3")))
+	c.must(pubCh.Qos(5, 0, false))
+	c.b.Heal()
+	checkPushes(t, pub, "basic.ack #3")
+	checkPushes(t, on1, "basic.deliver A #3 m3")
+
+	// A new channel's first publish, and no heal: nacked at the timeout.
+	late, lateCh := c.channel("late", 3)
+	c.must(lateCh.Confirm())
+	c.must(c.b.Partition([]int{3}))
+	c.must(lateCh.Publish("", "qq", sim.PublishOptions{}, persistent("m4")))
+	c.must(c.b.Advance(sim.EnqueuerRegistrationTimeout))
+	checkPushes(t, late, "basic.nack #1", "resumed ch1")
+	c.b.Heal()
+	checkPushes(t, on1)
 }
 
 func TestRecoverAfter(t *testing.T) {
@@ -546,20 +588,86 @@ func TestClusterTrace(t *testing.T) {
 // TestHeldPublishToDeletedQueueIsNotConfirmed: a publish held for a
 // quorum queue out of reach gets no confirm when the queue is deleted
 // (partition-held-publish-queue-deleted.txt, 4.3.6), and a later publish's
-// confirm does not cover its tag.
+// confirm does not cover its tag. The delete, with a member cut off, is
+// answered late: at the heal, or after QuorumDeleteTimeout
+// (partition-quorum-delete-member-cut.txt); the queue is gone at once.
 func TestHeldPublishToDeletedQueueIsNotConfirmed(t *testing.T) {
 	c := newCluster(t)
-	_, ch1 := c.channel("on1", 1)
+	on1, ch1 := c.channel("on1", 1)
 	c.quorum(ch1, "qq")
+	c.quorum(ch1, "qq2")
 	_, err := ch1.QueueDeclare("cq", sim.QueueOptions{Durable: true})
 	c.must(err)
 	pub, pubCh := c.channel("pub", 3)
 	c.must(pubCh.Confirm())
 	c.must(c.b.Partition([]int{3}))
 	c.must(pubCh.Publish("", "qq", sim.PublishOptions{}, persistent("m1")))
-	_, err = ch1.QueueDelete("qq", sim.QueueDeleteOptions{})
-	c.must(err)
+	if _, err := ch1.QueueDelete("qq", sim.QueueDeleteOptions{}); !errors.Is(err, sim.ErrPending) {
+		t.Errorf("delete with a member cut off: %v, want ErrPending", err)
+	}
+	if _, err := c.b.QueueStats("/", "qq"); err == nil {
+		t.Error("the quorum queue is not gone at once")
+	}
 	c.b.Heal()
+	checkPushes(t, on1, "resumed ch1")
+	checkPushes(t, pub, "resumed ch1")
 	c.must(pubCh.Publish("", "cq", sim.PublishOptions{}, persistent("m2")))
 	checkPushes(t, pub, "basic.ack #2")
+
+	c.must(c.b.Partition([]int{3}))
+	if _, err := ch1.QueueDelete("qq2", sim.QueueDeleteOptions{}); !errors.Is(err, sim.ErrPending) {
+		t.Errorf("delete with a member cut off: %v, want ErrPending", err)
+	}
+	c.must(c.b.Advance(sim.QuorumDeleteTimeout - time.Millisecond))
+	checkPushes(t, on1)
+	c.must(c.b.Advance(time.Millisecond))
+	checkPushes(t, on1, "resumed ch1")
+	if n, err := ch1.QueueDelete("qq2", sim.QueueDeleteOptions{}); n != 0 || err != nil {
+		t.Errorf("the delete made again: %d, %v; want 0, nil", n, err)
+	}
+	c.b.Heal()
+}
+
+// TestWaitingCallSucceedsAfterTheHeal: a call waiting for a queue across
+// a cut (a consume of a classic queue homed there) succeeds when the cut
+// heals before its timeout: the channel resumes and the call, made again,
+// succeeds; the trace shows the consume once
+// (partition-classic-consume-healed.txt, partition-quorum-consume-healed.txt).
+func TestWaitingCallSucceedsAfterTheHeal(t *testing.T) {
+	c := newCluster(t)
+	_, ch1 := c.channel("on1", 1)
+	_, err := ch1.QueueDeclare("cq", sim.QueueOptions{Durable: true})
+	c.must(err)
+	c.quorum(ch1, "qq")
+	on3, ch3 := c.channel("on3", 3)
+	c.must(c.b.Partition([]int{3}))
+	for i, q := range []string{"cq", "qq"} {
+		if _, err := ch3.Consume(q, sim.ConsumeOptions{Tag: q}); !errors.Is(err, sim.ErrPending) {
+			t.Fatalf("consume of %s across the cut: %v, want ErrPending", q, err)
+		}
+		c.must(c.b.Advance(10 * time.Second))
+		if i > 0 { // the second cut cancels cq's consumer
+			checkPushes(t, on3, "basic.cancel cq")
+		}
+		c.b.Heal()
+		checkPushes(t, on3, "resumed ch1")
+		_, err := ch3.Consume(q, sim.ConsumeOptions{Tag: q})
+		c.must(err)
+		c.must(c.b.Advance(time.Minute))
+		checkPushes(t, on3)
+		c.must(ch1.Publish("", q, sim.PublishOptions{}, persistent("m-"+q)))
+		checkPushes(t, on3, fmt.Sprintf("basic.deliver %s #%d m-%s", q, i+1, q))
+		c.must(ch3.Ack(uint64(i+1), false))
+		c.must(c.b.Partition([]int{3}))
+	}
+	consumes := 0
+	for _, e := range c.b.Trace() {
+		if e.Kind == sim.EventCall && e.Method == protocol.BasicConsume && e.Conn == "on3" {
+			consumes++
+		}
+	}
+	if consumes != 2 {
+		t.Errorf("the trace shows %d consumes on on3, want 2 (each once)", consumes)
+	}
+	c.b.Heal()
 }

@@ -125,7 +125,7 @@ func (ch *Channel) QueueDeclare(name string, o QueueOptions) (QueueInfo, error) 
 			if err != nil {
 				return err
 			}
-			info = QueueInfo{Name: q.Name(), Ready: q.Ready(), Consumers: q.ConsumerCount()}
+			info = ch.queueInfo(q)
 			ch.lastQueue = q.Name()
 			q.Touch() // a declare, passive or not, restarts x-expires
 			return nil
@@ -164,7 +164,7 @@ func (ch *Channel) QueueDeclare(name string, o QueueOptions) (QueueInfo, error) 
 			if err := q.Equivalent(queue.Options{Durable: durable, AutoDelete: o.AutoDelete, Args: o.Args}); err != nil {
 				return err
 			}
-			info = QueueInfo{Name: q.Name(), Ready: q.Ready(), Consumers: q.ConsumerCount()}
+			info = ch.queueInfo(q)
 			ch.lastQueue = q.Name()
 			q.Touch() // a declare, passive or not, restarts x-expires
 			return nil
@@ -334,7 +334,7 @@ func (ch *Channel) QueueDelete(name string, o QueueDeleteOptions) (int, error) {
 			return err
 		}
 		ch.b.deleteQueue(q)
-		return nil
+		return ch.waitForMembers(q)
 	})
 	return n, err
 }

@@ -35,6 +35,11 @@ type Push struct {
 	// close-ok: a cluster node stopping or crashing (Broker.StopNode,
 	// KillNode).
 	Drop bool
+	// Resumed, on a push with no Method, says that the channel's call
+	// RabbitMQ answers late is over (ErrPending): the shell applies the
+	// methods it held back since, in order, as RabbitMQ's channel
+	// process takes them from its mailbox.
+	Resumed bool
 }
 
 // Return is basic.return of an unroutable mandatory message.

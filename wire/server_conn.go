@@ -42,9 +42,12 @@ type serverConn struct {
 	// a larger body is not kept, and the broker refuses its publish.
 	maxBody uint64
 
-	// Reader-only state.
+	// Reader-only state, but chans changes only under callMu, which the
+	// writer holds to read it; resumes are the channels a drain found
+	// resumed (under callMu).
 	clientClosed bool // client sent connection.close
 	chans        map[uint16]*chanState
+	resumes      []uint16
 
 	// closing: the server sent connection.close and waits for close-ok.
 	closing   atomic.Bool
@@ -110,6 +113,17 @@ type chanState struct {
 	// content is the complete body during the content method's call: the
 	// body frame's own payload when it came whole in one, else body.
 	content []byte
+
+	// gone is set once the channel is closed: the reader then forgets it.
+	gone atomic.Bool
+
+	// Under callMu: call is the content of the method being applied;
+	// parked are the methods held back while the broker's channel waits
+	// in a call (sim.ErrPending), in order, and deferred is set by apply
+	// when the broker answered ErrPending.
+	call     callContent
+	parked   []parkedMethod
+	deferred bool
 }
 
 type frameExpect uint8
@@ -363,6 +377,14 @@ func (c *serverConn) handleFrame(f Frame) {
 		return
 	}
 	cs := c.chans[f.Channel]
+	if cs != nil && cs.gone.Load() {
+		// Closed by a call, which the writer may have made (unpark):
+		// the map changes only under callMu.
+		c.callMu.Lock()
+		delete(c.chans, f.Channel)
+		c.callMu.Unlock()
+		cs = nil
+	}
 	if cs == nil {
 		c.newChannelFrame(f)
 		return

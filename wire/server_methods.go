@@ -1,6 +1,10 @@
 package wire
 
 import (
+	"bytes"
+	"errors"
+	"reflect"
+
 	"github.com/amqpsim/amqpsim/protocol"
 	"github.com/amqpsim/amqpsim/sim"
 )
@@ -12,18 +16,101 @@ import (
 // RabbitMQ sends for it, and drops the methods of a channel it closed.
 
 // channelMethod applies a method (with its content, for basic.publish) on
-// an open channel.
+// an open channel, or holds it back behind the channel's pending call.
 func (c *serverConn) channelMethod(cs *chanState, m Method) {
-	c.call(func() (outItem, bool) { return c.apply(cs, m) })
+	c.call(func() (outItem, bool) {
+		ct := callContent{props: &cs.props, body: cs.content, size: cs.size}
+		if len(cs.parked) > 0 {
+			cs.park(m, ct)
+			return outItem{}, false
+		}
+		return c.applyOrPark(cs, m, ct)
+	})
+}
+
+// applyOrPark applies m, and holds it back when the broker's channel
+// waits in a call (sim.ErrPending): it is applied again when the channel
+// resumes (sim.Push.Resumed), as RabbitMQ's channel process takes the
+// frames from its mailbox once its call returns. Caller is in call.
+func (c *serverConn) applyOrPark(cs *chanState, m Method, ct callContent) (outItem, bool) {
+	cs.call = ct
+	it, ok := c.apply(cs, m)
+	cs.call = callContent{}
+	if cs.deferred {
+		cs.deferred = false
+		cs.park(m, ct)
+		return outItem{}, false
+	}
+	return it, ok
+}
+
+// callContent is a content method's properties and body: the reader's
+// while it is in the call, a copy once held back.
+type callContent struct {
+	props *protocol.Properties
+	body  []byte
+	size  uint64
+}
+
+// parkedMethod is a method held back, with its content.
+type parkedMethod struct {
+	m  Method
+	ct callContent
+}
+
+// park holds m back: a copy, since the reader decodes the next method
+// into the same scratch, with a copy of its body.
+func (cs *chanState) park(m Method, ct callContent) {
+	v := reflect.New(reflect.TypeOf(m).Elem())
+	v.Elem().Set(reflect.ValueOf(m).Elem())
+	props := *ct.props
+	ct.props, ct.body = &props, bytes.Clone(ct.body)
+	cs.parked = append(cs.parked, parkedMethod{m: v.Interface().(Method), ct: ct})
+}
+
+// unpark applies the methods held back on channel id, in order, until
+// one is held back again. Caller holds callMu, not mu.
+func (c *serverConn) unpark(id uint16) {
+	cs, ok := c.chans[id]
+	if !ok {
+		return
+	}
+	for len(cs.parked) > 0 {
+		p, rest := cs.parked[0], cs.parked[1:]
+		cs.parked = nil
+		it, ok := c.applyOrPark(cs, p.m, p.ct)
+		if len(cs.parked) > 0 { // held back again, in front of the rest
+			cs.parked = append(cs.parked, rest...)
+			return
+		}
+		cs.parked = rest
+		if ok {
+			c.mu.Lock()
+			c.out = append(c.out, it)
+			c.mu.Unlock()
+		}
+	}
 }
 
 // reply is the reply item for a broker call's result: none when the call
-// failed or the client asked for no-wait.
+// failed or the client asked for no-wait. A call the broker answers later
+// (sim.ErrPending) is held back.
 func reply(cs *chanState, err error, noWait bool, m Method) (outItem, bool) {
+	if errors.Is(err, sim.ErrPending) {
+		cs.deferred = true
+	}
 	if err != nil || noWait {
 		return outItem{}, false
 	}
 	return methodItem(cs.id, m), true
+}
+
+// pending notes a broker call answered later (sim.ErrPending), for a
+// method with no reply.
+func pending(cs *chanState, err error) {
+	if errors.Is(err, sim.ErrPending) {
+		cs.deferred = true
+	}
 }
 
 // apply calls the broker for m and returns the reply to send, if any.
@@ -36,13 +123,19 @@ func (c *serverConn) apply(cs *chanState, m Method) (outItem, bool) {
 	case *ChannelClose:
 		// A channel the broker closed answers close-ok too, and stays
 		// until the client's close-ok.
-		if ch.Close() == nil && !ch.Closing() {
-			delete(c.chans, cs.id)
+		err := ch.Close()
+		if errors.Is(err, sim.ErrPending) {
+			return reply(cs, err, false, nil)
+		}
+		if err == nil && !ch.Closing() {
+			cs.gone.Store(true)
 		}
 		return methodItem(cs.id, &ChannelCloseOk{}), true
 	case *ChannelCloseOk:
-		if ch.CloseOk() == nil {
-			delete(c.chans, cs.id)
+		err := ch.CloseOk()
+		pending(cs, err)
+		if err == nil {
+			cs.gone.Store(true)
 		}
 	case *ChannelFlow:
 		return reply(cs, ch.Flow(m.Active), false, &ChannelFlowOk{Active: m.Active})
@@ -71,36 +164,37 @@ func (c *serverConn) apply(cs *chanState, m Method) (outItem, bool) {
 		o := sim.ConsumeOptions{Tag: m.ConsumerTag, NoAck: m.NoAck, Exclusive: m.Exclusive, Args: m.Arguments}
 		cons, err := ch.Consume(m.Queue, o)
 		if err != nil {
-			return outItem{}, false
+			return reply(cs, err, false, nil)
 		}
 		return reply(cs, nil, m.NoWait, &BasicConsumeOk{ConsumerTag: cons.Tag()})
 	case *BasicCancel:
 		return reply(cs, ch.Cancel(m.ConsumerTag), m.NoWait, &BasicCancelOk{ConsumerTag: m.ConsumerTag})
 	case *BasicPublish:
 		o := sim.PublishOptions{Mandatory: m.Mandatory, Immediate: m.Immediate}
-		if cs.size > c.maxBody { // not kept: the broker refuses it by its size
-			_ = ch.PublishTooLarge(m.Exchange, m.RoutingKey, o, cs.size)
+		if cs.call.size > c.maxBody { // not kept: the broker refuses it by its size
+			pending(cs, ch.PublishTooLarge(m.Exchange, m.RoutingKey, o, cs.call.size))
 			break
 		}
-		_ = ch.Publish(m.Exchange, m.RoutingKey, o, sim.Message{Properties: cs.props, Body: cs.content})
+		pending(cs, ch.Publish(m.Exchange, m.RoutingKey, o, sim.Message{Properties: *cs.call.props, Body: cs.call.body}))
 	case *BasicGet:
-		_, _, _ = ch.Get(m.Queue, m.NoAck) // the reply is in the outbox
+		_, _, err := ch.Get(m.Queue, m.NoAck) // the reply is in the outbox
+		pending(cs, err)
 	case *BasicAck:
-		_ = ch.Ack(m.DeliveryTag, m.Multiple)
+		pending(cs, ch.Ack(m.DeliveryTag, m.Multiple))
 	case *BasicNack:
-		_ = ch.Nack(m.DeliveryTag, m.Multiple, m.Requeue)
+		pending(cs, ch.Nack(m.DeliveryTag, m.Multiple, m.Requeue))
 	case *BasicReject:
-		_ = ch.Reject(m.DeliveryTag, m.Requeue)
+		pending(cs, ch.Reject(m.DeliveryTag, m.Requeue))
 	case *BasicRecover:
 		return reply(cs, ch.Recover(m.Requeue), false, &BasicRecoverOk{})
 	case *BasicRecoverAsync:
-		_ = ch.RecoverAsync(m.Requeue)
+		pending(cs, ch.RecoverAsync(m.Requeue))
 	case *ConfirmSelect:
 		return reply(cs, ch.Confirm(), m.NoWait, &ConfirmSelectOk{})
 	case *TxSelect:
 		return reply(cs, ch.Tx(), false, &TxSelectOk{})
 	case *TxCommit:
-		_ = ch.TxCommit() // commit-ok is in the outbox, after the commit's returns
+		pending(cs, ch.TxCommit()) // commit-ok is in the outbox, after the commit's returns
 	case *TxRollback:
 		return reply(cs, ch.TxRollback(), false, &TxRollbackOk{})
 	case *ExchangeBind:

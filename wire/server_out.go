@@ -75,6 +75,9 @@ func (c *serverConn) call(f func() (outItem, bool)) {
 	}
 	c.inCall.Store(false) // before the drain: a push after it wakes the writer
 	drop := c.drainLocked()
+	c.mu.Unlock()
+	drop = c.resume() || drop
+	c.mu.Lock()
 	queued := len(c.out) > 0
 	c.mu.Unlock()
 	c.callMu.Unlock()
@@ -92,9 +95,31 @@ func (c *serverConn) drain() {
 	c.mu.Lock()
 	drop := c.drainLocked()
 	c.mu.Unlock()
-	if drop {
+	if c.resume() || drop {
 		c.closeTransport()
 	}
+}
+
+// resume applies the methods held back on the channels the drain found
+// resumed or closed by the broker, and drains what they pushed, until no
+// channel is left to resume. It reports whether the transport is to
+// close at once. Caller holds callMu, not mu.
+func (c *serverConn) resume() (drop bool) {
+	for len(c.resumes) > 0 {
+		ids := c.resumes
+		c.resumes = nil
+		for _, id := range ids {
+			c.unpark(id)
+		}
+		// The channels took their mailboxes' methods: what they owe
+		// for them (confirms, deliveries after consensus) goes out, as
+		// when the reader has read everything.
+		c.sc.Idle()
+		c.mu.Lock()
+		drop = c.drainLocked() || drop
+		c.mu.Unlock()
+	}
+	return drop
 }
 
 // drainLocked is drain; caller holds callMu and mu (which the broker never
@@ -109,6 +134,16 @@ func (c *serverConn) drainLocked() (drop bool) {
 	c.pushes = sc.Drain(c.pushes)
 	for i := n; i < len(c.pushes); i++ {
 		p := &c.pushes[i]
+		if p.Resumed || p.Method == protocol.ChannelClose {
+			// The channel's methods held back go on, or meet the
+			// closed channel (resume).
+			if cs, ok := c.chans[p.Channel]; ok && len(cs.parked) > 0 {
+				c.resumes = append(c.resumes, p.Channel)
+			}
+			if p.Resumed {
+				continue
+			}
+		}
 		if p.Method == protocol.ConnectionClose && p.Drop {
 			// The connection's cluster node stopped (the close, then the
 			// socket closes without waiting for close-ok) or crashed

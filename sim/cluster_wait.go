@@ -1,0 +1,157 @@
+package sim
+
+import (
+	"errors"
+	"slices"
+	"time"
+)
+
+// Calls a channel waits in on a cluster. RabbitMQ's channel process makes
+// some calls to other nodes synchronously; while one waits, the frames the
+// client sends on the channel wait in the process's mailbox, and are
+// applied in order once the call returns. The simulator's channel answers
+// ErrPending meanwhile, and pushes Push.Resumed when the call is over: a
+// shell (package wire) holds the methods back and applies them then, the
+// pending one first, which succeeds when the call did.
+
+// errNotApplied is failLater's ErrPending for a call that did nothing
+// yet: Channel.end drops its trace event, since the call is made again.
+var errNotApplied = errors.New("sim: call not applied yet")
+
+// channelWait is the call a channel is in.
+type channelWait struct {
+	timer *timer
+	// ends, when not nil, ends the wait early: at a change of the
+	// cluster after which it holds.
+	ends func() bool
+	// reached runs when ends ended the wait.
+	reached func()
+}
+
+// wait makes the channel wait in a call until d has passed, when timeout
+// runs (it may close the channel), or, when ends is not nil, until a
+// change of the cluster after which ends holds; reached, when not nil,
+// runs then. Either way the channel then resumes.
+func (ch *Channel) wait(d time.Duration, ends func() bool, timeout func()) *channelWait {
+	w := &channelWait{ends: ends}
+	w.timer = newTimer(func() {
+		if ch.waiting != w {
+			return
+		}
+		ch.waiting = nil
+		if ch.closed == nil && ch.conn.closed == nil {
+			timeout()
+			ch.resumed()
+		}
+	})
+	ch.waiting = w
+	ch.b.schedule(w.timer, ch.b.now.Add(d))
+	return w
+}
+
+// resumed tells the shell that the channel's call is over: it applies
+// the methods it held back.
+func (ch *Channel) resumed() {
+	if ch.closed == nil && ch.conn.closed == nil {
+		ch.push(Push{Channel: ch.id, Resumed: true})
+	}
+}
+
+// endWaits ends the waits of the channels whose call the cluster now
+// answers, after a change of its nodes or a leader's election.
+func (b *Broker) endWaits() {
+	for _, c := range b.conns {
+		for _, ch := range c.channelsByID() {
+			w := ch.waiting
+			if w == nil || w.ends == nil || !w.ends() {
+				continue
+			}
+			b.stop(w.timer)
+			ch.waiting = nil
+			if w.reached != nil {
+				w.reached()
+			}
+			ch.resumed()
+		}
+	}
+}
+
+const (
+	// EnqueuerRegistrationTimeout is how long a channel's first publish
+	// to a quorum queue whose leader is out of its node's reach blocks
+	// the channel (measured on 4.3.6: 56-76 s,
+	// partition-held-register-timeout.txt): the channel registers as
+	// the queue's enqueuer with a call to the leader. At the timeout the
+	// publish is nacked and dropped, and the channel goes on; when the
+	// leader answers first, the publish is enqueued and confirmed.
+	EnqueuerRegistrationTimeout = 65 * time.Second
+	// QuorumDeleteTimeout is how long queue.delete of a quorum queue
+	// waits for a member out of the leader's reach before it is answered
+	// (RabbitMQ's ?DELETE_TIMEOUT; measured 5 s on 4.3.6,
+	// partition-quorum-delete-member-cut.txt). The queue is gone at once.
+	QuorumDeleteTimeout = 5 * time.Second
+)
+
+// registerEnqueuer blocks the publishing channel on its first publish to
+// quorum queue q while q's leader is out of its node's reach
+// (EnqueuerRegistrationTimeout). A channel that has published to q before
+// is not blocked (partition-held-registered-not-blocked.txt): its
+// publishes are only held.
+func (b *Broker) registerEnqueuer(q *brokerQueue, reached bool) {
+	ch := b.publisher
+	if ch == nil || ch.tx != nil || !q.RegistersEnqueuers() || ch.enqueuer[q] {
+		return
+	}
+	if reached {
+		ch.registered(q)
+		return
+	}
+	w := ch.wait(EnqueuerRegistrationTimeout,
+		func() bool { return q.deleted || b.reach(q, ch.conn.node) == reachable },
+		func() { b.dropHeldOf(q, ch) })
+	w.reached = func() { ch.registered(q) }
+}
+
+// registered records that q knows the channel as an enqueuer.
+func (ch *Channel) registered(q *brokerQueue) {
+	if ch.enqueuer == nil {
+		ch.enqueuer = map[*brokerQueue]bool{}
+	}
+	ch.enqueuer[q] = true
+}
+
+// dropHeldOf nacks and forgets the publishes of channel ch held for q.
+func (b *Broker) dropHeldOf(q *brokerQueue, ch *Channel) {
+	cq := &q.cluster
+	cq.held = slices.DeleteFunc(cq.held, func(h waitingPublish) bool {
+		if h.ch != ch {
+			return false
+		}
+		h.confirm.done(true)
+		return true
+	})
+}
+
+// waitForMembers makes queue.delete of replicated queue q, already
+// deleted, answer late when a member is out of its leader's reach: after
+// QuorumDeleteTimeout, or once every member answers again.
+func (ch *Channel) waitForMembers(q *brokerQueue) error {
+	b := ch.b
+	if !b.clustered() || !q.DeleteWaitsForMembers() || b.membersReached(q) {
+		return nil
+	}
+	ch.wait(QuorumDeleteTimeout, func() bool { return b.membersReached(q) }, func() {})
+	return ErrPending
+}
+
+// membersReached reports whether every node with a member of replicated
+// queue q reaches its leader (a stopped or killed node's member is not
+// waited for).
+func (b *Broker) membersReached(q *brokerQueue) bool {
+	for n, nd := range b.nodes {
+		if nd.state == NodeRunning && !b.reaches(q.cluster.leader, n+1) {
+			return false
+		}
+	}
+	return true
+}

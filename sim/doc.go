@@ -116,8 +116,9 @@
 // or stream's Raft leader, with a member on every node), and StopNode,
 // KillNode, StartNode, Partition, Heal and RecoverAfter are the faults.
 // What clients then see (closes, cancellations, nacks, held confirms,
-// elections after LeaderElection, errors at once or after a timeout,
-// ErrPending meanwhile) follows the measurements, on the virtual clock.
+// elections after LeaderElection, errors at once or after a timeout, calls
+// that wait, ErrPending meanwhile, until Push.Resumed) follows the
+// measurements, on the virtual clock.
 // A broker of one node has none of it.
 //
 // # RabbitMQ versions

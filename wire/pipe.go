@@ -174,12 +174,14 @@ func (h *half) write(p []byte, wd *deadline) (int, error) {
 		return 0, os.ErrDeadlineExceeded
 	}
 	for h.limit > 0 && len(h.buf) > h.off && len(h.buf)-h.off+len(p) > h.limit {
-		if h.wclosed || h.rclosed {
-			return 0, io.ErrClosedPipe
-		}
 		h.blocked++
 		h.cond.Wait() // woken by reads and closes
 		h.blocked--
+		// A close empties the buffer, which ends the loop: a write that
+		// waited must not then succeed into the closed pipe.
+		if h.wclosed || h.rclosed {
+			return 0, io.ErrClosedPipe
+		}
 	}
 	if h.off > 0 && h.off >= len(h.buf)/2 {
 		// Compact before growing, so a buffer read as fast as it is filled

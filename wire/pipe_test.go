@@ -188,6 +188,29 @@ func TestPipeWriteWaitsForRead(t *testing.T) {
 	})
 }
 
+// A server write that waits for room fails when the client closes its
+// end: it must not succeed into the closed pipe, or the server would take
+// the bytes as sent (and the broker send more to a client that is gone).
+func TestPipeWaitingWriteFailsWhenTheReaderCloses(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		client, server := Pipe()
+		defer server.Close()
+		if _, err := server.Write(make([]byte, ServerWriteBuffer)); err != nil {
+			t.Fatal(err)
+		}
+		wrote := make(chan error)
+		go func() {
+			_, err := server.Write([]byte("more"))
+			wrote <- err
+		}()
+		synctest.Wait()
+		client.Close()
+		if err := <-wrote; !errors.Is(err, io.ErrClosedPipe) {
+			t.Fatalf("the waiting write returned %v after the client closed, want io.ErrClosedPipe", err)
+		}
+	})
+}
+
 // A deadline moved while a reader waits, later as amqp091-go moves it
 // after every frame, or earlier, holds the reader exactly until the last
 // one set; setting one arms no timer of its own.

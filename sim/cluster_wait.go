@@ -30,8 +30,8 @@ type channelWait struct {
 
 // wait makes the channel wait in a call until d has passed, when timeout
 // runs (it may close the channel), or, when ends is not nil, until a
-// change of the cluster after which ends holds; reached, when not nil,
-// runs then. Either way the channel then resumes.
+// change of the cluster after which ends holds; the wait's reached, when
+// the caller sets it, runs then. Either way the channel then resumes.
 func (ch *Channel) wait(d time.Duration, ends func() bool, timeout func()) *channelWait {
 	w := &channelWait{ends: ends}
 	w.timer = newTimer(func() {

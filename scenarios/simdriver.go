@@ -252,15 +252,7 @@ func newWireSim(cfg sim.Config) *wireSim {
 
 // dial connects a client over a new in-memory pipe.
 func (w *wireSim) dial(network, addr string) (net.Conn, error) {
-	client, server := wire.Pipe()
-	if err := w.srv.ServeConn(server); err != nil {
-		client.Close()
-		return nil, err
-	}
-	w.mu.Lock()
-	w.clients = append(w.clients, client)
-	w.mu.Unlock()
-	return client, nil
+	return w.connect(w.srv.ServeConn)
 }
 
 // dialNode connects a client to node n of a cluster over a new
@@ -272,8 +264,14 @@ func (w *wireSim) dialNode(n int) (net.Conn, error) {
 			return nil, fmt.Errorf("dialling node %d: %w", n, sim.ErrNodeDown)
 		}
 	}
+	return w.connect(func(server net.Conn) error { return w.srv.ServeConnNode(server, n) })
+}
+
+// connect makes a pipe, has serve serve its server end, and returns the
+// client end.
+func (w *wireSim) connect(serve func(net.Conn) error) (net.Conn, error) {
 	client, server := wire.Pipe()
-	if err := w.srv.ServeConnNode(server, n); err != nil {
+	if err := serve(server); err != nil {
 		client.Close()
 		return nil, err
 	}

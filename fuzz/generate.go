@@ -43,8 +43,8 @@ type gen struct {
 	// streamWrite is the virtual time of the last publish that may have
 	// reached a stream (-1: none): its count lags (streamCountLag).
 	streamWrite time.Duration
-	view      view
-	cluster   *clusterModel
+	view        view
+	cluster     *clusterModel
 }
 
 type gconn struct {

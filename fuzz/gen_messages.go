@@ -131,6 +131,18 @@ func (g *gen) publish() {
 	if op.Props.Headers == nil && g.chance(15) {
 		op.Props.Headers = g.headers(nil)
 	}
+	if g.chance(8) {
+		var x *gexchange
+		if op.Exchange != "" {
+			for _, e := range g.exchanges {
+				if e.name == op.Exchange {
+					x = e
+				}
+			}
+		}
+		op.Props.Headers = g.ccHeaders(op.Props.Headers, x)
+		targets = g.queues
+	}
 	g.messageTimers(op.Props.Expiration, targets)
 	for _, q := range targets {
 		if q.kind == "stream" && !q.deleted {

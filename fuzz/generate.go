@@ -140,7 +140,7 @@ func (g *gen) run() {
 		g.try("declare-exchange")
 		g.try("bind")
 	}
-	if g.chance(60) { // what most applications do first
+	if g.chance(75) { // what most applications do first
 		if g.chance(70) {
 			g.try("qos")
 		}

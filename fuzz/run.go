@@ -90,6 +90,9 @@ type Finding struct {
 	Where    string
 	// File is where the shrunk, fully recorded file was written.
 	File string
+	// Raced, for a race, is the first step RabbitMQ answered differently
+	// in two recordings, with both answers.
+	Raced string
 }
 
 // Failed reports whether the batch found a divergence or could not
@@ -272,8 +275,8 @@ func runOne(ctx context.Context, cfg Config, t target, seed uint64) (*Finding, i
 	f := &Finding{Seed: seed, Release: t.release, Scenario: rec, Diff: diff, Where: where}
 	if raced, err := races(ctx, cfg, t, s, rec); err != nil {
 		return nil, len(s.Steps), "", err
-	} else if raced {
-		f.Race = true
+	} else if raced != "" {
+		f.Race, f.Raced = true, raced
 		return f, len(s.Steps), race, nil
 	}
 	if cfg.Shrink {
@@ -315,33 +318,35 @@ func replay(cfg Config, rec *scenarios.Scenario) (diff, where string, err error)
 	return "", "", nil
 }
 
-// races records s again until it has Recordings recordings, and reports
-// whether RabbitMQ answered any of them differently from first.
-func races(ctx context.Context, cfg Config, t target, s, first *scenarios.Scenario) (bool, error) {
+// races records s again until it has Recordings recordings, and returns
+// where RabbitMQ answered one of them differently from first ("" if it
+// never did).
+func races(ctx context.Context, cfg Config, t target, s, first *scenarios.Scenario) (string, error) {
 	for range cfg.Recordings - 1 {
 		again, err := record(ctx, s, t)
 		if err != nil {
-			return false, err
+			return "", err
 		}
-		if !sameAnswers(first, again) {
-			return true, nil
+		if d := answerDiff(first, again); d != "" {
+			return d, nil
 		}
 	}
-	return false, nil
+	return "", nil
 }
 
-// sameAnswers reports whether two recordings of a scenario hold the same
-// result lines.
-func sameAnswers(a, b *scenarios.Scenario) bool {
-	if len(a.Steps) != len(b.Steps) {
-		return false
-	}
+// answerDiff returns the first step two recordings of a scenario answer
+// differently, with both answers, or "".
+func answerDiff(a, b *scenarios.Scenario) string {
 	for i := range a.Steps {
+		if i >= len(b.Steps) {
+			break
+		}
 		if !slices.Equal(a.Steps[i].Expect, b.Steps[i].Expect) {
-			return false
+			return fmt.Sprintf("line %d: %s\n  one recording:\n    %s\n  another:\n    %s", a.Steps[i].Line, a.Steps[i].Text,
+				strings.Join(a.Steps[i].Expect, "\n    "), strings.Join(b.Steps[i].Expect, "\n    "))
 		}
 	}
-	return true
+	return ""
 }
 
 // writeFindings records each divergence's scenario on every broker into

@@ -195,6 +195,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 		return int(a.Seed - b.Seed)
 	})
+	if cfg.Shrink {
+		shrinkFindings(ctx, cfg, targets, rep, logf)
+	}
 	if cfg.Out != "" {
 		if err := writeFindings(ctx, cfg, targets, rep, logf); err != nil {
 			return rep, err
@@ -279,11 +282,6 @@ func runOne(ctx context.Context, cfg Config, t target, seed uint64) (*Finding, i
 		f.Race, f.Raced = true, raced
 		return f, len(s.Steps), race, nil
 	}
-	if cfg.Shrink {
-		if small, err := shrink(ctx, cfg, t, s); err == nil && small != nil {
-			f.Scenario, f.Diff, f.Where = small.rec, small.diff, small.where
-		}
-	}
 	return f, len(s.Steps), divergence, nil
 }
 
@@ -347,6 +345,50 @@ func answerDiff(a, b *scenarios.Scenario) string {
 		}
 	}
 	return ""
+}
+
+// shrinkFindings shrinks each divergent seed once, on the first release
+// it diverged on, two seeds side by side,
+// and gives its other releases' findings the shrunk scenario too.
+func shrinkFindings(ctx context.Context, cfg Config, targets []target, rep *Report, logf func(string, ...any)) {
+	first := map[uint64]*Finding{}
+	var seeds []uint64
+	for _, f := range rep.Findings {
+		if !f.Race && first[f.Seed] == nil {
+			first[f.Seed] = f
+			seeds = append(seeds, f.Seed)
+		}
+	}
+	sem := make(chan struct{}, 2) // each tries Parallel candidates at once
+	var wg sync.WaitGroup
+	for _, seed := range seeds {
+		f := first[seed]
+		var t target
+		for _, tt := range targets {
+			if tt.release == f.Release {
+				t = tt
+			}
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			small, err := shrink(ctx, cfg, t, Generate(seed, cfg.Options))
+			if err != nil || small == nil {
+				logf("seed %d: not shrunk: %v", seed, err)
+				return
+			}
+			f.Scenario, f.Diff, f.Where = small.rec, small.diff, small.where
+			logf("seed %d: shrunk to %d steps on %s", seed, len(small.rec.Steps), f.Release)
+		}()
+	}
+	wg.Wait()
+	for _, f := range rep.Findings {
+		if g := first[f.Seed]; g != nil && g != f && !f.Race {
+			f.Scenario = g.Scenario
+		}
+	}
 }
 
 // writeFindings records each divergence's scenario on every broker into

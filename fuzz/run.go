@@ -50,8 +50,10 @@ type Config struct {
 	Shrink bool
 	Out    string
 	// Wire replays a recording through amqp091-go over the in-memory wire
-	// (scenarios.ReplayWire in a synctest bubble); nil skips that replay.
-	Wire func(*scenarios.Scenario) (*scenarios.Result, error)
+	// (scenarios.ReplayWireWith in a synctest bubble), once for each way
+	// the server's reads can cut what the clients write; nil skips those
+	// replays.
+	Wire func(*scenarios.Scenario, scenarios.Reads) (*scenarios.Result, error)
 	// Log receives a line per scenario and broker, and the findings.
 	Log io.Writer
 
@@ -306,12 +308,14 @@ func replay(cfg Config, rec *scenarios.Scenario) (diff, where string, err error)
 	if cfg.Wire == nil {
 		return "", "", nil
 	}
-	res, err = cfg.Wire(rec)
-	if err != nil {
-		return "", "", err
-	}
-	if d := res.Diff(); d != "" {
-		return d, "over the wire", nil
+	for _, reads := range []scenarios.Reads{scenarios.ReadsAsWritten, scenarios.ReadsSplit, scenarios.ReadsCoalesced} {
+		res, err = cfg.Wire(rec, reads)
+		if err != nil {
+			return "", "", err
+		}
+		if d := res.Diff(); d != "" {
+			return d, "over the wire, reads " + reads.String(), nil
+		}
 	}
 	return "", "", nil
 }

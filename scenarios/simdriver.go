@@ -1,10 +1,10 @@
 package scenarios
 
 import (
-	"math/rand/v2"
 	"errors"
 	"fmt"
 	"maps"
+	"math/rand/v2"
 	"net"
 	"sync"
 	"testing/synctest"

@@ -29,11 +29,12 @@ func (g *gen) consumedQueues() []*gqueue {
 	return out
 }
 
-// isStream reports whether a queue of the scenario is a stream.
-func (g *gen) isStream(name string) bool {
+// declaredStream reports whether a stream of that name was declared by
+// an earlier step.
+func (g *gen) declaredStream(name string) bool {
 	for _, q := range g.queues {
 		if q.name == name {
-			return q.kind == "stream"
+			return q.kind == "stream" && q.declared
 		}
 	}
 	return false

@@ -148,6 +148,11 @@ func (g *gen) publish() {
 	for _, q := range targets {
 		if q.kind == "stream" && !q.deleted {
 			g.streamWrite = g.clock.now
+			// One message a step: RabbitMQ's osiris writer puts the
+			// messages that reach it together in one chunk, which a
+			// reader takes whole whatever its credit; the simulator
+			// writes a chunk per message (queue/stream.go).
+			op.Bodies = op.Bodies[:1]
 		}
 	}
 	g.add(op)

@@ -73,6 +73,7 @@ type gqueue struct {
 	autoDelete bool
 	owner      *gconn // the connection that declared it exclusive
 	args       map[string]any
+	node       int  // a classic queue's home: the node of the connection that declared it
 	declared   bool // its declaration is among the steps
 	deleted    bool // deleted by a step (the broker may also have expired or auto-deleted it)
 }
@@ -173,7 +174,7 @@ func (g *gen) try(name string) {
 // finish ends a scenario with what a reader wants to see: every queue's
 // counts and what every consumer holds.
 func (g *gen) finish() {
-	for _, q := range g.queues {
+	for _, q := range g.pickable() {
 		if !q.deleted {
 			g.add(scenarios.ShowQueue{Queue: q.name})
 		}

@@ -156,3 +156,17 @@ func TestRunSetsTooSlowRecordingsAside(t *testing.T) {
 		t.Fatalf("%+v, want %d too slow and the rest agreed", *rr, timedSeeds)
 	}
 }
+
+// The same on a simulated cluster, with node faults among the steps.
+func TestRunAgreesWithTheSimulatedCluster(t *testing.T) {
+	cluster := simTarget(sim.V4_3, sim.V4_3)
+	cluster.cluster = true
+	cfg := Config{Seed: 1, Count: 30, Options: Options{Nodes: 3}, Wire: WireReplay(t), targets: []target{cluster}}
+	rep, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rr := rep.Releases[0]; rr.Agreed != 30 {
+		t.Fatalf("%+v, want 30 agreed: %s", *rr, rep.Findings[0].Diff)
+	}
+}

@@ -413,6 +413,31 @@ func TestTransientNonExclusivePermitted43(t *testing.T) {
 	}
 }
 
+// A profile that denies transient_nonexcl_queues refuses only a queue
+// that is neither durable nor exclusive (RS@v4.3.5
+// rabbit_amqqueue:is_queue_args_combination_permitted/2: "not Durable
+// andalso not Exclusive" asks is_permitted); a transient exclusive queue
+// and a durable one are declared. Permitting the feature lifts it.
+func TestTransientNonExclusiveDeniedByAProfile(t *testing.T) {
+	p := sim.New(sim.Config{Version: sim.V4_3}).Profile()
+	p.TransientNonExclusiveDenied = true
+	e := newEnvConfig(t, sim.Config{Profile: &p})
+	e.declare("d", sim.QueueOptions{Durable: true})
+	e.declare("x", sim.QueueOptions{Exclusive: true})
+	e.declare("xa", sim.QueueOptions{Exclusive: true, AutoDelete: true})
+	_, err := e.ch.QueueDeclare("t", sim.QueueOptions{AutoDelete: true})
+	if perr := asError(err); perr == nil || perr.Code != 541 || !perr.Hard ||
+		!strings.HasPrefix(perr.Text, "INTERNAL_ERROR - Feature `transient_nonexcl_queues` is deprecated.") {
+		t.Errorf("transient non-exclusive queue t: %v, want 541 INTERNAL_ERROR closing the connection", err)
+	}
+	if e.exists("t") {
+		t.Error("the refused queue t exists")
+	}
+
+	permitted := newEnvConfig(t, sim.Config{Profile: &p, Permit: []string{"transient_nonexcl_queues"}})
+	permitted.declare("t", sim.QueueOptions{AutoDelete: true})
+}
+
 // 4.3 denies global_qos: basic.qos global=true is taken as global=false,
 // so it sets the per-consumer prefetch and a quorum consume succeeds
 // (RS@v4.3.5 rabbit_channel:handle_method(#'basic.qos'),

@@ -441,6 +441,39 @@ func TestServerProtocolErrors(t *testing.T) {
 	}
 }
 
+// TestServerFrameMaxIsThePayload: RabbitMQ allows a frame's 8 bytes of
+// overhead on top of frame_max (rabbit_reader refuses a payload over
+// FrameMax - ?EMPTY_FRAME_SIZE + ?FRAME_SIZE_FUDGE): a body frame whose
+// payload is exactly the 131072 negotiated is taken, one byte more is
+// frame_too_large. Measured with raw frames on 3.10.8, 4.0.5 and 4.3.6:
+// the message of 131072 bytes was queued (queue.delete-ok counted it),
+// the 131073-byte one closed the connection with this text.
+func TestServerFrameMaxIsThePayload(t *testing.T) {
+	publish := func(c *rawClient, size int) {
+		c.send(1, &BasicPublish{RoutingKey: "q"})
+		c.raw(FrameHeader, 1, header(60, uint64(size)))
+		c.raw(FrameBody, 1, make([]byte, size))
+	}
+	synctest.Test(t, func(t *testing.T) {
+		s, b := newRawServer(t)
+		c := dialRaw(t, s)
+		c.ready()
+		openChannel(c, 1)
+		c.send(1, &QueueDeclare{Queue: "q"})
+		c.expect()
+		publish(c, DefaultFrameMax) // 131072, which ready's tune-ok takes
+		c.send(1, &QueueDeclare{Queue: "q", Passive: true})
+		if ok, _ := c.expect().(*QueueDeclareOk); ok == nil || ok.MessageCount != 1 {
+			t.Fatalf("after a body frame of exactly frame_max: %+v, want the message queued", ok)
+		}
+		if ms, err := b.QueueMessages("/", "q"); err != nil || len(ms) != 1 || len(ms[0].Body) != DefaultFrameMax {
+			t.Fatalf("queued %d messages (%v), want one of 131072 bytes", len(ms), err)
+		}
+		publish(c, DefaultFrameMax+1)
+		c.expectClose(cclose(501, "FRAME_ERROR - type 3, all octets = <<>>: {frame_too_large,131073,131064}", protocol.Method{}))
+	})
+}
+
 // TestServerClosingChannelDropsMethods: after channel.close the server
 // ignores the channel's methods until close-ok, then the channel can be
 // opened again (RabbitMQ 3.10.8).

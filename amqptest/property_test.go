@@ -141,6 +141,9 @@ type consumer struct {
 	requeue func(d amqp.Delivery) bool
 	// qosLate sets the prefetch after basic.consume, too late for it.
 	qosLate bool
+	// qosAfter, if set, is a prefetch set after basic.consume, which
+	// only later consumers would take: the consumer keeps its 5.
+	qosAfter int
 }
 
 func (c consumer) run(ctx context.Context, srv *Server) error {
@@ -175,6 +178,11 @@ func (c consumer) session(ctx context.Context, srv *Server) {
 	}
 	if c.qosLate {
 		if err := ch.Qos(5, 0, false); err != nil {
+			return
+		}
+	}
+	if c.qosAfter > 0 {
+		if err := ch.Qos(c.qosAfter, 0, false); err != nil {
 			return
 		}
 	}
@@ -320,6 +328,8 @@ func TestCheckUnderFaultsChecks(t *testing.T) {
 		{"qos late", consumer{qosLate: true}, nil, nil, "holds 6 unacked deliveries, more than 5"},
 		{"qos late, MaxUnacked(10)", consumer{qosLate: true}, nil, []CheckOption{MaxUnacked(10), Without(CheckLint)}, ""},
 		{"qos late, Lint", consumer{qosLate: true}, nil, []CheckOption{Without(CheckMaxUnacked)}, "check.Lint: consume-before-qos"},
+		// The bound is the largest prefetch set, not the last.
+		{"qos lowered after consume", consumer{qosAfter: 1}, nil, []CheckOption{Without(CheckLint)}, ""},
 		{"retried once", requeueFirst, nil, nil, "check.AtMostDeliveries: "},
 		{"retried once, AtMostDeliveries(2)", requeueFirst, nil, []CheckOption{AtMostDeliveries(2)}, ""},
 		{"retried once under a fault", requeueFirst, smallest, []CheckOption{AtMostDeliveries(2)}, ""},

@@ -358,16 +358,7 @@ func TestQuorumPriorities40And43(t *testing.T) {
 		e.declare("q", quorumQueue)
 		publishPriorities(e, "q", ps...)
 		diff(t, tc.v.String()+" fetch order", tc.want, e.ready("q"))
-		var got []string
-		for {
-			d, ok, err := e.ch.Get("q", true)
-			e.must(err)
-			if !ok {
-				break
-			}
-			got = append(got, string(d.Body))
-		}
-		diff(t, tc.v.String()+" get order", tc.want, got)
+		diff(t, tc.v.String()+" get order", tc.want, bodies(e.getAll("q")))
 	}
 }
 

@@ -28,6 +28,12 @@ type rawClient struct {
 	fw   *FrameWriter
 }
 
+// maxFrames bounds the raw client's loops that read up to some frame or
+// the end: a server that sends without end must fail the test, not hang
+// it (a server sending heartbeats or methods in a loop would go past the
+// connection's deadline in no time).
+const maxFrames = 1000
+
 func newRawServer(t *testing.T) (*Server, *sim.Broker) {
 	t.Helper()
 	b := sim.New(sim.Config{})
@@ -101,7 +107,7 @@ func (c *rawClient) raw(typ FrameType, ch uint16, payload []byte) {
 // stream.
 func (c *rawClient) next() Method {
 	c.t.Helper()
-	for {
+	for range maxFrames {
 		f, err := c.fr.ReadFrame()
 		if err != nil {
 			return nil
@@ -115,6 +121,8 @@ func (c *rawClient) next() Method {
 		}
 		return m
 	}
+	c.t.Fatalf("%d frames without a method", maxFrames)
+	return nil
 }
 
 func (c *rawClient) expect() Method {
@@ -130,7 +138,10 @@ func (c *rawClient) expect() Method {
 // that the server then ends the connection.
 func (c *rawClient) expectClose(want *ConnectionClose) {
 	c.t.Helper()
-	for {
+	for i := 0; ; i++ {
+		if i == maxFrames {
+			c.t.Fatalf("%d methods without connection.close, want %+v", maxFrames, want)
+		}
 		m := c.next()
 		if m == nil {
 			c.t.Fatalf("connection ended without connection.close, want %+v", want)
@@ -148,7 +159,7 @@ func (c *rawClient) expectClose(want *ConnectionClose) {
 
 func (c *rawClient) expectEOF() {
 	c.t.Helper()
-	for {
+	for range maxFrames {
 		f, err := c.fr.ReadFrame()
 		if err != nil {
 			if !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.ErrClosedPipe) {
@@ -161,6 +172,7 @@ func (c *rawClient) expectEOF() {
 			c.t.Fatalf("want EOF, got %#v", m)
 		}
 	}
+	c.t.Fatalf("want EOF, got %d frames", maxFrames)
 }
 
 func openChannel(c *rawClient, id uint16) {

@@ -406,11 +406,12 @@ func (s *Server) arm(f Fault) (bool, error) {
 // already reached (after 0 deliveries), and returns wait, which injects
 // the other faults as it sees the broker's delivery count reach their
 // triggers, waiting on the broker's own changes (never polling), and
-// returns when the last fault of sched is injected. Start the schedule before the code under
-// test consumes, and call wait from the test's goroutine while that code
-// runs in its own: a close whose delivery had passed when it was armed
-// lands right behind the next delivery instead. In a testing/synctest
-// bubble the wait is exact and its timeout costs no real time.
+// returns when the last fault of sched is injected. Start the schedule
+// before the code under test consumes, and call wait from the test's
+// goroutine while that code runs in its own: a close whose delivery had
+// passed when it was armed lands right behind the next delivery instead.
+// In a testing/synctest bubble the wait is exact and its timeout costs no
+// real time.
 //
 // It is the one way this package injects a fault at a point of the
 // delivery stream; one fault is a Schedule of one:

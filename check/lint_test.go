@@ -64,11 +64,11 @@ func want(t *testing.T, got []check.Rule, want ...check.Rule) {
 }
 
 // ackAll acks every delivery c is given, in turn, until none is left;
-// more than max deliveries fail the test (a queue that gives without end
-// is a bug, not a long queue).
-func ackAll(t *testing.T, ch *sim.Channel, c *sim.Consumer, max int) {
+// more than most deliveries fail the test (a queue that gives without
+// end is a bug, not a long queue).
+func ackAll(t *testing.T, ch *sim.Channel, c *sim.Consumer, most int) {
 	t.Helper()
-	for range max {
+	for range most {
 		d, ok := c.Next()
 		if !ok {
 			return
@@ -76,7 +76,7 @@ func ackAll(t *testing.T, ch *sim.Channel, c *sim.Consumer, max int) {
 		ch.Ack(d.DeliveryTag, false)
 	}
 	if _, ok := c.Next(); ok {
-		t.Fatalf("consumer %s was given more than %d deliveries", c.Tag(), max)
+		t.Fatalf("consumer %s was given more than %d deliveries", c.Tag(), most)
 	}
 }
 

@@ -454,8 +454,9 @@ func TestServerProtocolErrors(t *testing.T) {
 }
 
 // TestServerFrameMaxIsThePayload: RabbitMQ allows a frame's 8 bytes of
-// overhead on top of frame_max (rabbit_reader refuses a payload over
-// FrameMax - ?EMPTY_FRAME_SIZE + ?FRAME_SIZE_FUDGE): a body frame whose
+// overhead on top of frame_max (RS@v4.3.5 rabbit_reader:handle_input/3
+// refuses a payload over FrameMax - ?EMPTY_FRAME_SIZE + ?FRAME_SIZE_FUDGE,
+// the fudge being the same 8 bytes): a body frame whose
 // payload is exactly the 131072 negotiated is taken, one byte more is
 // frame_too_large. Measured with raw frames on 3.10.8, 4.0.5 and 4.3.6:
 // the message of 131072 bytes was queued (queue.delete-ok counted it),

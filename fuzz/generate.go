@@ -3,6 +3,7 @@ package fuzz
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/amqpsim/amqpsim/scenarios"
@@ -43,6 +44,7 @@ type gen struct {
 	// streamWrite is the virtual time of the last publish that may have
 	// reached a stream (-1: none): its count lags (streamCountLag).
 	streamWrite time.Duration
+	starting    []time.Duration // the timers the next step starts
 	view        view
 	cluster     *clusterModel
 }
@@ -71,6 +73,7 @@ type gqueue struct {
 	autoDelete bool
 	owner      *gconn // the connection that declared it exclusive
 	args       map[string]any
+	declared   bool // its declaration is among the steps
 	deleted    bool // deleted by a step (the broker may also have expired or auto-deleted it)
 }
 
@@ -140,7 +143,7 @@ func (g *gen) run() {
 		g.try("declare-exchange")
 		g.try("bind")
 	}
-	if g.chance(60) { // what most applications do first
+	if g.chance(75) { // what most applications do first
 		if g.chance(70) {
 			g.try("qos")
 		}
@@ -185,16 +188,21 @@ func (g *gen) add(op scenarios.Op) {
 	if silentOp(op) {
 		cost = silentStepDrift
 	}
-	if q := countedQueue(op); g.isStream(q) && g.streamWrite >= 0 {
+	if q := countedQueue(op); g.declaredStream(q) && g.streamWrite >= 0 {
 		// A stream's count is a metric RabbitMQ refreshes every 5 s from
 		// the node's start: only once that long has passed on both clocks
 		// since the last write do the broker and the simulator agree.
 		if wait := g.streamWrite + streamCountLag - g.clock.now; wait > 0 {
+			// Waiting costs the recording that long: mostly, look later.
 			wait = roundUp(wait, 100*time.Millisecond)
-			if g.clock.straddles(wait) {
+			if g.clock.straddles(wait) || !g.chance(25) {
+				g.starting = g.starting[:0]
 				return
 			}
+			starting := slices.Clone(g.starting) // this step's, not the advance's
+			g.starting = g.starting[:0]
 			g.add(scenarios.Advance{D: wait})
+			g.starting = starting
 		}
 	}
 	for g.clock.needsAdvance(cost) {
@@ -203,6 +211,19 @@ func (g *gen) add(op scenarios.Op) {
 		g.clock.advance(a)
 		g.clock.drift += watchedStepDrift
 	}
+	// The timers the step starts start now, after the advances it waits
+	// behind. A queue's expiry restarts whenever it stops being used (a
+	// consumer cancelled, a channel closed, by the broker too, a get, a
+	// declare, a policy): any step may do one of those.
+	for _, q := range g.liveQueues() {
+		g.starting = append(g.starting, g.queueExpiries(q)...)
+	}
+	for _, d := range g.starting {
+		if d > 0 {
+			g.clock.start(d)
+		}
+	}
+	g.starting = g.starting[:0]
 	g.ops = append(g.ops, op)
 	prev := g.view
 	if g.view = replayView(g); g.view.failed {
@@ -238,7 +259,7 @@ func countedQueue(op scenarios.Op) string {
 // timer starts a timer of d with the step about to be added.
 func (g *gen) timer(d time.Duration) {
 	if d > 0 {
-		g.clock.start(d)
+		g.starting = append(g.starting, d)
 	}
 }
 

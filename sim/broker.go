@@ -201,6 +201,11 @@ type Broker struct {
 	nodes     []node
 	publisher *Channel
 	heldNow   *waitingConfirm
+	// resumed are the channels whose mailboxes may run, unblocked the
+	// connections whose held calls may (mailbox.go), at the end of the
+	// current step.
+	resumed   []*Channel
+	unblocked []*Connection
 	// recovery is RecoverAfter's timer.
 	recovery *timer
 
@@ -282,6 +287,7 @@ func Open(cfg Config) (*Broker, error) {
 		return nil, err
 	}
 	b.mu.init()
+	b.mu.after = b.runMailboxes
 	if cfg.Clock != nil {
 		b.mu.before = b.follow
 	}
@@ -380,6 +386,7 @@ func (b *Broker) advanceTo(end time.Time) bool {
 		b.setNow(t.due)
 		t.fire()
 		b.flush()
+		b.runMailboxes() // at the time the wait ended
 		fired = true
 	}
 	b.setNow(end)

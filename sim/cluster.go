@@ -109,17 +109,6 @@ const (
 // shell refuses the TCP connection.
 var ErrNodeDown = errors.New("sim: node is down")
 
-// ErrPending is returned by a method RabbitMQ answers only later (see the
-// cluster rules above), and by every method of its channel meanwhile: the
-// channel waits in a call to another node, as RabbitMQ's channel process
-// does. The call ends at a timeout, which pushes its error (a
-// channel.close or connection.close) or nacks what it held, or earlier
-// when the cluster answers it; either way the channel then pushes
-// Push.Resumed, and the methods that returned ErrPending can be called
-// again, in order: the pending one then succeeds, unless the channel
-// closed.
-var ErrPending = errors.New("sim: no answer yet (the channel waits in a call to another node)")
-
 // node is one node of the cluster.
 type node struct {
 	name  string

@@ -206,7 +206,7 @@ func (b *Broker) reach(q *brokerQueue, from int) queueReach {
 
 // checkReach answers method m on q from ch as RabbitMQ does when q's
 // leader is out of ch's reach: nil when it is in reach, an error now, or
-// ErrPending with the error due later.
+// errRetry with the error due later (failLater).
 func (ch *Channel) checkReach(q *brokerQueue, m protocol.Method) error {
 	b := ch.b
 	switch b.reach(q, ch.conn.node) {
@@ -292,7 +292,7 @@ func (ch *Channel) failLater(d time.Duration, q *brokerQueue, err *protocol.Erro
 		ends = func() bool { return ch.b.reach(q, ch.conn.node) == reachable }
 	}
 	ch.wait(d, ends, func() { ch.fail(err) })
-	return errNotApplied
+	return errRetry
 }
 
 // holdPublish keeps a message routed to replicated queue q for when q is

@@ -68,10 +68,27 @@ type ConnectOptions struct {
 	// it written to the socket (Written), not when it is taken from the
 	// outbox (Drain, Consumer.Next): a shell takes pushes to write them
 	// later.
+	//
+	// Replies: the replies of the channel's methods are pushed to the
+	// outbox too, in order with the rest (Push), as a shell writes them;
+	// the methods return their results as without it. A method the
+	// channel queues (ErrQueued) pushes its reply either way, when it is
+	// applied.
 	AwaitCloseOk    bool
 	Batched         bool
 	MaxUnsent       int
 	SentWhenWritten bool
+	Replies         bool
+	// HoldWhenBlocked: the connection's calls wait while an alarm blocks
+	// it, as those of a client RabbitMQ stops reading (see
+	// Broker.SetAlarm): the first publish with a body after an alarm is
+	// raised blocks it (one with an empty body goes through and blocks it
+	// behind), and it and every later call on the connection return
+	// ErrQueued, to be applied in order when the last alarm clears. A
+	// shell that stops reading its socket (the wire server) leaves it
+	// off and asks BlockOnPublish instead; an in-process client that
+	// plays one (the scenarios' simulator driver) sets it.
+	HoldWhenBlocked bool
 	// ClientProperties, PeerName ("host:port" of the client's end of the
 	// socket), SockName (the broker's end), AuthMechanism, FrameMax and
 	// Heartbeat (the negotiated ones) describe the connection for
@@ -118,8 +135,11 @@ type Connection struct {
 	// queues that found the connection full (flow.go).
 	unsent  int
 	waiting []*brokerQueue
-	// blocked: a resource alarm stopped the connection's publishes.
+	// blocked: a resource alarm stopped the connection's publishes;
+	// held are the calls it holds meanwhile (ConnectOptions.
+	// HoldWhenBlocked, mailbox.go).
 	blocked bool
+	held    []heldCall
 	closed  error
 	// connectedAt is the virtual time it opened.
 	connectedAt time.Time
@@ -247,17 +267,28 @@ func (c *Connection) openChannel(id uint16) (*Channel, error) {
 }
 
 // Close closes the connection as connection.close does: every channel
-// closes, requeueing its unacked deliveries, and exclusive queues go.
+// closes, requeueing its unacked deliveries, and exclusive queues go. A
+// connection that holds its calls while an alarm blocks it
+// (HoldWhenBlocked) holds this one too (ErrQueued).
 func (c *Connection) Close() error {
 	c.b.mu.Lock()
 	defer c.b.mu.Unlock()
 	if err := c.check(); err != nil {
 		return err
 	}
+	if c.holding() {
+		c.held = append(c.held, heldCall{})
+		return ErrQueued
+	}
+	c.close()
+	return nil
+}
+
+// close is Close; caller holds the lock.
+func (c *Connection) close() {
 	c.b.record(connEvent(EventConnectionClose, c, 0))
 	c.shutdown(nil)
 	c.b.flush()
-	return nil
 }
 
 // CloseWithError closes the connection from the broker's side with err, as
@@ -323,6 +354,7 @@ func (c *Connection) shutdown(cause *protocol.Error) {
 		err = &closedError{what: "connection " + c.name, cause: cause}
 	}
 	c.closed = err
+	c.held = nil
 	ids := make([]uint16, 0, len(c.channels))
 	for id, ch := range c.channels {
 		if ch.closed == nil {

@@ -25,8 +25,12 @@
 // basic.deliver, basic.return, publisher confirms, basic.cancel,
 // channel.close, connection.close, connection.blocked and unblocked, and
 // the replies that carry content or follow pushes of their own call
-// (basic.get-ok and get-empty, tx.commit-ok). By the time Publish returns,
-// the message sits in a consumer's outbox or in the queue.
+// (basic.get-ok and get-empty, tx.commit-ok). The plain replies go there
+// too where the connection asks (ConnectOptions.Replies, as a shell
+// does), and always for a method the channel queued (ErrQueued: it waits
+// in a call, and answers the method once the call ends). By the time
+// Publish returns, the message sits in a consumer's outbox or in the
+// queue.
 //
 // There are two ways to read it, views of the same log: Connection.Drain
 // takes everything in order, as a shell (the wire server) writes it to a
@@ -42,11 +46,12 @@
 // sends for it, and the options a client across a socket needs are
 // explicit, with one meaning wherever they are set (ConnectOptions:
 // AwaitCloseOk, Batched with Connection.Idle, MaxUnsent, SentWhenWritten
-// with Connection.Written). The wire server sets them all; an in-process
-// connection none unless asked. They are the only differences, beside
-// one that is the caller's: an alarm holds a publish only where a reader
-// can stop reading, so a shell asks BlockOnPublish, while an in-process
-// Publish returns at once.
+// with Connection.Written, Replies). The wire server sets them all; an
+// in-process connection none unless asked. They are the only
+// differences, beside one that is the caller's: an alarm holds a publish
+// only where a reader can stop reading, so a shell asks BlockOnPublish,
+// while an in-process Publish returns at once unless the connection
+// holds its calls as a socket's reader would (HoldWhenBlocked).
 //
 // # Trace
 //
@@ -117,8 +122,11 @@
 // KillNode, StartNode, Partition, Heal and RecoverAfter are the faults.
 // What clients then see (closes, cancellations, nacks, held confirms,
 // elections after LeaderElection, errors at once or after a timeout, calls
-// that wait, ErrPending meanwhile, until Push.Resumed) follows the
-// measurements, on the virtual clock.
+// that wait) follows the measurements, on the virtual clock. A channel
+// that waits in a call queues the methods called on it meanwhile
+// (ErrQueued), as RabbitMQ's channel process leaves them in its mailbox,
+// and applies them in order when the call ends, their replies pushed
+// then (mailbox.go).
 // A broker of one node has none of it.
 //
 // # RabbitMQ versions

@@ -21,6 +21,13 @@ import (
 //   - channel.close and connection.close: Err.
 //   - connection.blocked: ReplyText, the reason; connection.unblocked:
 //     nothing more.
+//   - The replies of the channel's methods (queue.declare-ok,
+//     basic.qos-ok, channel.close-ok, ...), where the connection takes
+//     them from the outbox (ConnectOptions.Replies) or the channel queued
+//     the method (ErrQueued): queue.declare-ok has Delivery.Queue,
+//     Delivery.MessageCount and Consumers; queue.purge-ok and
+//     queue.delete-ok Delivery.MessageCount; basic.consume-ok and
+//     basic.cancel-ok Delivery.ConsumerTag; the others nothing more.
 type Push struct {
 	Method  protocol.Method
 	Channel uint16 // 0 for connection.close
@@ -35,11 +42,8 @@ type Push struct {
 	// close-ok: a cluster node stopping or crashing (Broker.StopNode,
 	// KillNode).
 	Drop bool
-	// Resumed, on a push with no Method, says that the channel's call
-	// RabbitMQ answers late is over (ErrPending): the shell applies the
-	// methods it held back since, in order, as RabbitMQ's channel
-	// process takes them from its mailbox.
-	Resumed bool
+	// Consumers is queue.declare-ok's consumer count.
+	Consumers int
 }
 
 // Return is basic.return of an unroutable mandatory message.

@@ -28,6 +28,10 @@ type brokerLock struct {
 	// before, when set, runs under the lock at every Lock: the followed
 	// clock's catch-up (clock.go). It reports whether it changed anything.
 	before func() bool
+	// after runs under the lock at the end of every call that may have
+	// changed the broker: the mailboxes of the channels the call resumed
+	// (mailbox.go).
+	after func()
 }
 
 func (l *brokerLock) init() { l.cond.L = &l.mu }
@@ -44,6 +48,7 @@ func (l *brokerLock) Lock() {
 // Unlock releases the lock after a call that may have changed the broker,
 // and wakes every waiter.
 func (l *brokerLock) Unlock() {
+	l.after()
 	l.changes++
 	waiters := l.waiters
 	l.mu.Unlock()

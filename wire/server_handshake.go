@@ -157,12 +157,15 @@ func (c *serverConn) handshake() bool {
 		ChannelMax:      channelMax,
 		Notify:          c.notify,
 		// A client across a socket, as RabbitMQ treats one: it answers
-		// channel.close, its frames come in reads (batchReader), and its
-		// deliveries wait for the writer (writeLoop reports Written).
+		// channel.close, its frames come in reads (batchReader), its
+		// deliveries wait for the writer (writeLoop reports Written), and
+		// the replies come in order with the rest of what the broker
+		// sends (writePush).
 		AwaitCloseOk:    true,
 		Batched:         true,
 		MaxUnsent:       sim.DefaultMaxUnsent,
 		SentWhenWritten: true,
+		Replies:         true,
 		// For inspection (the management API's connection list).
 		ClientProperties: startOk.ClientProperties,
 		PeerName:         c.nc.RemoteAddr().String(),

@@ -501,3 +501,18 @@ func (d *amqpDriver) finish() error {
 	}
 	return alarmErr
 }
+
+// BrokerVersion connects to a broker and returns the RabbitMQ version it
+// announces ("4.3.6"), which says whose recording its answers are.
+func BrokerVersion(url string) (string, error) {
+	c, err := amqp.DialConfig(url, amqp.Config{Properties: amqp.Table{"connection_name": "amqpsim version check"}})
+	if err != nil {
+		return "", fmt.Errorf("connecting to %s: %w", redact(url), err)
+	}
+	defer c.Close()
+	v, _ := c.Properties["version"].(string)
+	if v == "" {
+		return "", fmt.Errorf("the broker at %s announces no version", redact(url))
+	}
+	return v, nil
+}

@@ -20,12 +20,6 @@ import (
 type Handler struct {
 	b      *sim.Broker
 	routes []route
-	// NodesChanged, if set, is called after a control of the /api/sim/
-	// family has stopped, killed, started, cut off or healed nodes of the
-	// broker's cluster, before the control answers. amqpsim serve closes
-	// a node's listener there when it is down, and listens again when it
-	// runs, so that a client dialling after the answer sees the change.
-	NodesChanged func()
 }
 
 // NewHandler returns the management API of b.

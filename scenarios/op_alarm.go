@@ -73,7 +73,7 @@ func (o Alarm) set(b *sim.Broker) { b.SetAlarm(o.alarms(), !o.Clear) }
 
 // alarm runs an alarm step on the in-process simulator, whose connections
 // hold their calls while an alarm blocks them
-// (sim.ConnectOptions.HoldWhenBlocked) and apply them when it clears.
+// (sim.ShellOptions.HoldWhenBlocked) and apply them when it clears.
 func (d *simDriver) alarm(o Alarm) error {
 	o.set(d.b)
 	return nil

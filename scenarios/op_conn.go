@@ -99,7 +99,8 @@ func (d *simDriver) connect(o Conn) error {
 	conn := o.Name
 	// A client across a socket, whose frames wait unread while an alarm
 	// blocks it.
-	c, err := d.b.Dial(sim.ConnectOptions{Name: conn, User: o.User, Password: o.Password, Node: o.Node, HoldWhenBlocked: true})
+	c, err := d.b.Dial(sim.ConnectOptions{Name: conn, User: o.User, Password: o.Password, Node: o.Node,
+		Shell: sim.ShellOptions{HoldWhenBlocked: true}})
 	if err != nil {
 		if r := simRefusal(conn, err); r != nil {
 			return r

@@ -2,7 +2,6 @@ package scenarios
 
 import (
 	"errors"
-	"fmt"
 	"maps"
 	"net"
 	"sync"
@@ -213,28 +212,13 @@ func newWireSim(cfg sim.Config) *wireSim {
 }
 
 // dial connects a client over a new in-memory pipe.
-func (w *wireSim) dial(network, addr string) (net.Conn, error) {
-	return w.connect(w.srv.ServeConn)
-}
+func (w *wireSim) dial(network, addr string) (net.Conn, error) { return w.dialNode(1) }
 
 // dialNode connects a client to node n of a cluster over a new
-// in-memory pipe.
+// in-memory pipe; a node that is down refuses it.
 func (w *wireSim) dialNode(n int) (net.Conn, error) {
-	for _, nd := range w.b.Nodes() {
-		if nd.Number == n && nd.State != sim.NodeRunning {
-			// A node that is down refuses the TCP connection.
-			return nil, fmt.Errorf("dialling node %d: %w", n, sim.ErrNodeDown)
-		}
-	}
-	return w.connect(func(server net.Conn) error { return w.srv.ServeConnNode(server, n) })
-}
-
-// connect makes a pipe, has serve serve its server end, and returns the
-// client end.
-func (w *wireSim) connect(serve func(net.Conn) error) (net.Conn, error) {
-	client, server := wire.Pipe()
-	if err := serve(server); err != nil {
-		client.Close()
+	client, err := w.srv.DialNode(n)
+	if err != nil {
 		return nil, err
 	}
 	w.mu.Lock()

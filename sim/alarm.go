@@ -46,7 +46,7 @@ func (a Alarm) reason() string {
 //
 // The blocking is the shell's (the wire server asks BlockOnPublish and
 // stops reading); publishes through the in-process API are not held,
-// unless the connection asks to be (ConnectOptions.HoldWhenBlocked: its
+// unless the connection asks to be (ShellOptions.HoldWhenBlocked: its
 // calls then wait in order and are applied when the alarm clears).
 //
 // The broker measures no memory and no disk: a caller raises the alarms.
@@ -119,6 +119,7 @@ func (b *Broker) setAlarm(a Alarm, on bool) {
 		}
 		if len(c.held) > 0 {
 			b.unblocked = append(b.unblocked, c)
+			b.mu.due = true
 		}
 	}
 }
@@ -147,11 +148,11 @@ func (c *Connection) BlockOnPublish() bool {
 
 // holdsPublish reports whether a publish of a body of size bytes waits
 // with its connection, which holds its calls while an alarm blocks it
-// (ConnectOptions.HoldWhenBlocked): RabbitMQ stops reading after the
+// (ShellOptions.HoldWhenBlocked): RabbitMQ stops reading after the
 // publish's content header, so a publish with an empty body goes through
 // and the connection blocks behind it. Caller holds the lock.
 func (c *Connection) holdsPublish(size uint64) bool {
-	return c.opts.HoldWhenBlocked && c.b.alarms.Load() != 0 && c.blockOnPublish() && size > 0
+	return c.opts.Shell.HoldWhenBlocked && c.b.alarms.Load() != 0 && c.blockOnPublish() && size > 0
 }
 
 // blockOnPublish is BlockOnPublish; caller holds the lock.

@@ -208,6 +208,11 @@ type Broker struct {
 	unblocked []*Connection
 	// recovery is RecoverAfter's timer.
 	recovery *timer
+	// nodeEvents are the last node events, numbered up to nodeSeq;
+	// nodeNext is closed at the next one (cluster_events.go).
+	nodeEvents []NodeEvent
+	nodeSeq    uint64
+	nodeNext   chan struct{}
 
 	// nextMessageID numbers published messages (Event.MessageID).
 	nextMessageID uint64
@@ -386,7 +391,9 @@ func (b *Broker) advanceTo(end time.Time) bool {
 		b.setNow(t.due)
 		t.fire()
 		b.flush()
-		b.runMailboxes() // at the time the wait ended
+		if b.mu.due {
+			b.runMailboxes() // at the time the wait ended
+		}
 		fired = true
 	}
 	b.setNow(end)

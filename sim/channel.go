@@ -35,7 +35,7 @@ type Channel struct {
 	returns, confirms, cancels lane
 	// closed is why the channel closed; closing is set while the broker's
 	// channel.close waits for the client's close-ok
-	// (ConnectOptions.AwaitCloseOk).
+	// (ShellOptions.AwaitCloseOk).
 	closed  error
 	closing bool
 
@@ -127,24 +127,35 @@ func (ch *Channel) start() {
 }
 
 func (ch *Channel) end(err error) error {
-	err = ch.finish(err)
+	if err != nil {
+		ch.failed(err)
+	}
+	ch.b.flush()
+	ch.conn.endCall()
 	ch.b.mu.Unlock()
 	return err
 }
 
-// finish ends a method call with its result: a protocol error closes the
-// channel or the connection, the queues the call touched dispatch, and
-// the call ends (Connection.endCall). Caller holds the lock.
+// finish is end without releasing the lock: it ends a method call with
+// its result. Caller holds the lock.
 func (ch *Channel) finish(err error) error {
+	if err != nil {
+		ch.failed(err)
+	}
+	ch.b.flush()
+	ch.conn.endCall()
+	return err
+}
+
+// failed applies a call's error: a protocol error closes the channel or
+// the connection.
+func (ch *Channel) failed(err error) {
 	if perr, ok := err.(*protocol.Error); ok {
 		ch.fail(perr)
 		if !perr.Hard {
 			ch.dropLateDeliveries()
 		}
 	}
-	ch.b.flush()
-	ch.conn.endCall()
-	return err
 }
 
 // callEvent is the trace event of a call of method m.
@@ -197,7 +208,7 @@ func (ch *Channel) failFor(err *protocol.Error, reason string) {
 	ch.b.record(e)
 	ch.shutdown(&closedError{what: fmt.Sprintf("channel %d", ch.id), cause: err})
 	ch.push(Push{Method: protocol.ChannelClose, Err: err})
-	if ch.conn.opts.AwaitCloseOk {
+	if ch.conn.opts.Shell.AwaitCloseOk {
 		ch.closing = true
 		ch.conn.channels[ch.id] = ch
 	}
@@ -247,7 +258,7 @@ func (ch *Channel) CloseOk() error {
 }
 
 // Closing reports whether the broker closed the channel and waits for the
-// client's close-ok (ConnectOptions.AwaitCloseOk).
+// client's close-ok (ShellOptions.AwaitCloseOk).
 func (ch *Channel) Closing() bool {
 	ch.b.mu.Lock()
 	defer ch.b.mu.unlockView()

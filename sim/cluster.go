@@ -280,7 +280,7 @@ func (b *Broker) downNode(n int, how NodeState) error {
 		return fmt.Errorf("sim: a broker of one node cannot lose it (Restart restarts it)")
 	}
 	nd.state = how
-	b.record(Event{Kind: EventNode, Reason: map[NodeState]string{NodeStopped: "stop", NodeKilled: "kill"}[how], Node: n})
+	b.nodeChanged(NodeEvent{Kind: NodeDown, Node: n, State: how}, map[NodeState]string{NodeStopped: "stop", NodeKilled: "kill"}[how])
 	var forced *protocol.Error
 	if how == NodeStopped {
 		forced = protocol.Errorf(protocol.ConnectionForced, protocol.Method{}, "%s", ShutdownText)
@@ -336,7 +336,7 @@ func (b *Broker) startNode(n int) {
 	nd := &b.nodes[n-1]
 	crashed := nd.state == NodeKilled
 	nd.state = NodeRunning
-	b.record(Event{Kind: EventNode, Reason: "start", Node: n})
+	b.nodeChanged(NodeEvent{Kind: NodeUp, Node: n}, "start")
 	b.eachQueue(func(q *brokerQueue) {
 		if q.cluster.leader != n || q.cluster.down == NodeRunning {
 			return
@@ -391,7 +391,7 @@ func (b *Broker) Partition(groups ...[]int) error {
 	for i, g := range groups {
 		kept[i] = slices.Clone(g)
 	}
-	b.record(Event{Kind: EventNode, Reason: "partition", Nodes: kept})
+	b.nodeChanged(NodeEvent{Kind: NodesPartitioned, Sides: kept}, "partition")
 	b.cutLinks()
 	b.topologyChanged(false)
 	return nil
@@ -411,7 +411,7 @@ func (b *Broker) heal() {
 	for i := range b.nodes {
 		b.nodes[i].side = 0
 	}
-	b.record(Event{Kind: EventNode, Reason: "heal"})
+	b.nodeChanged(NodeEvent{Kind: NodesHealed}, "heal")
 	b.topologyChanged(false)
 }
 

@@ -26,7 +26,7 @@
 // channel.close, connection.close, connection.blocked and unblocked, and
 // the replies that carry content or follow pushes of their own call
 // (basic.get-ok and get-empty, tx.commit-ok). The plain replies go there
-// too where the connection asks (ConnectOptions.Replies, as a shell
+// too where the connection asks (ShellOptions.Replies, as a shell
 // does), and always for a method the channel queued (ErrQueued: it waits
 // in a call, and answers the method once the call ends). By the time
 // Publish returns, the message sits in a consumer's outbox or in the
@@ -34,7 +34,7 @@
 //
 // There are two ways to read it, views of the same log: Connection.Drain
 // takes everything in order, as a shell (the wire server) writes it to a
-// socket, after each call it makes and whenever ConnectOptions.Notify
+// socket, after each call it makes and whenever ShellOptions.Notify
 // says there is more; and the in-process readers each take their kind:
 // Consumer.Next and Deliveries a consumer's deliveries, Channel.Returns,
 // Confirms and Cancels a channel's. What one took, the other does not
@@ -44,10 +44,10 @@
 // RabbitMQ's rules on what the outbox holds are the same in both uses:
 // what a queue pushes in reaction to a method follows what the channel
 // sends for it, and the options a client across a socket needs are
-// explicit, with one meaning wherever they are set (ConnectOptions:
-// AwaitCloseOk, Batched with Connection.Idle, MaxUnsent, SentWhenWritten
-// with Connection.Written, Replies). The wire server sets them all; an
-// in-process connection none unless asked. They are the only
+// explicit, with one meaning wherever they are set (ConnectOptions.Shell,
+// ShellOptions: AwaitCloseOk, Batched with Connection.Idle, MaxUnsent,
+// SentWhenWritten with Connection.Written, Replies). The wire server sets
+// them all; an in-process connection none unless asked. They are the only
 // differences, beside one that is the caller's: an alarm holds a publish
 // only where a reader can stop reading, so a shell asks BlockOnPublish,
 // while an in-process Publish returns at once unless the connection
@@ -95,7 +95,7 @@
 // headers; acks only return credit; QueueStats.Stream describes the log. Publisher confirms are sent
 // as RabbitMQ 3.10.8 sends them: a message that reached no queue is
 // confirmed at once, the others when the connection is idle
-// (ConnectOptions.Batched, Connection.Idle), coalesced as RabbitMQ's
+// (ShellOptions.Batched, Connection.Idle), coalesced as RabbitMQ's
 // channel coalesces them, classic queues' before those of quorum queues,
 // streams and persistent messages in durable queues.
 //

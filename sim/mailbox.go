@@ -18,13 +18,13 @@ import (
 // reads and writes what the outbox holds.
 //
 // A connection's calls wait in the same way while an alarm blocks it,
-// when its client asked to (ConnectOptions.HoldWhenBlocked): in order,
+// when its client asked to (ShellOptions.HoldWhenBlocked): in order,
 // across its channels, as the frames a blocked client sends wait unread
 // in RabbitMQ's socket.
 
 // ErrQueued is returned by a method the channel does not answer now: it
 // waits in a call to another node (see the cluster rules in cluster.go),
-// or an alarm blocks its connection (ConnectOptions.HoldWhenBlocked). The
+// or an alarm blocks its connection (ShellOptions.HoldWhenBlocked). The
 // method is accepted: the channel applies it when it resumes, after the
 // methods queued before it, and pushes its reply then (a Push of the
 // reply's method, unless NoWait), or the channel.close or
@@ -35,7 +35,7 @@ var ErrQueued = errors.New("sim: queued (the channel waits; the method is applie
 type CallOption uint8
 
 // NoWait is a method's nowait flag: the client asks for no reply. Only a
-// reply pushed to the outbox (ConnectOptions.Replies, or a method the
+// reply pushed to the outbox (ShellOptions.Replies, or a method the
 // channel queued) is left out; the method's results are returned as
 // without it.
 const NoWait CallOption = 1
@@ -158,7 +158,7 @@ func (ch *Channel) run(c *call, late bool) error {
 }
 
 // sendReply pushes c's reply, where the connection takes replies from the
-// outbox (ConnectOptions.Replies) or the call was queued, unless the
+// outbox (ShellOptions.Replies) or the call was queued, unless the
 // client asked for none. The trace shows a late reply; one sent at once
 // is the call's, which the trace shows. Caller holds the lock.
 func (ch *Channel) sendReply(c *call, late bool) {
@@ -166,7 +166,7 @@ func (ch *Channel) sendReply(c *call, late bool) {
 	case c.reply == nil || c.noWait:
 	case late:
 		ch.push(c.reply())
-	case ch.conn.opts.Replies:
+	case ch.conn.opts.Shell.Replies:
 		p := c.reply()
 		p.Channel = ch.id
 		ch.conn.out.add(compact(&p), nil)
@@ -179,6 +179,7 @@ func (ch *Channel) sendReply(c *call, late bool) {
 func (ch *Channel) resume() {
 	if len(ch.mailbox) > 0 {
 		ch.b.resumed = append(ch.b.resumed, ch)
+		ch.b.mu.due = true
 	}
 }
 
@@ -216,7 +217,7 @@ type heldCall struct {
 // holding reports whether the connection holds its calls: an alarm
 // blocks it, or it still holds calls from before. Caller holds the lock.
 func (c *Connection) holding() bool {
-	return c.opts.HoldWhenBlocked && (c.blocked || len(c.held) > 0)
+	return c.opts.Shell.HoldWhenBlocked && (c.blocked || len(c.held) > 0)
 }
 
 // runMailboxes applies what waits on the channels that resumed and on the
@@ -226,6 +227,7 @@ func (c *Connection) holding() bool {
 // return. Each connection is then idle: what the applied methods owe its
 // client (confirms, deliveries) goes out. Caller holds the lock.
 func (b *Broker) runMailboxes() {
+	b.mu.due = false
 	for len(b.resumed) > 0 || len(b.unblocked) > 0 {
 		for len(b.unblocked) > 0 {
 			c := b.unblocked[0]

@@ -83,7 +83,7 @@ func TestQueuedCloseAnsweredWhileClosing(t *testing.T) {
 	_, err := ch2.QueueDeclare("cq", sim.QueueOptions{Durable: true})
 	c.must(err)
 	c.must(c.b.KillNode(2))
-	on1, err := c.b.Dial(sim.ConnectOptions{Name: "on1", Node: 1, AwaitCloseOk: true})
+	on1, err := c.b.Dial(sim.ConnectOptions{Name: "on1", Node: 1, Shell: sim.ShellOptions{AwaitCloseOk: true}})
 	c.must(err)
 	ch1, err := on1.Channel()
 	c.must(err)
@@ -107,7 +107,7 @@ func TestQueuedCloseAnsweredWhileClosing(t *testing.T) {
 // sent with nowait.
 func TestRepliesInTheOutbox(t *testing.T) {
 	b := sim.New(sim.Config{})
-	conn, err := b.Dial(sim.ConnectOptions{Name: "shell", Replies: true})
+	conn, err := b.Dial(sim.ConnectOptions{Name: "shell", Shell: sim.ShellOptions{Replies: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +158,7 @@ func TestRepliesInTheOutbox(t *testing.T) {
 // order (alarm-disk-and-memory.txt, alarm-memory-blocks-publisher.txt).
 func TestHoldWhenBlocked(t *testing.T) {
 	b := sim.New(sim.Config{})
-	pub, err := b.Dial(sim.ConnectOptions{Name: "pub", HoldWhenBlocked: true})
+	pub, err := b.Dial(sim.ConnectOptions{Name: "pub", Shell: sim.ShellOptions{HoldWhenBlocked: true}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,7 +32,7 @@ func noWait(set bool) []sim.CallOption {
 var noWaitOption = []sim.CallOption{sim.NoWait}
 
 // apply calls the broker for m. The broker pushes the reply
-// (sim.ConnectOptions.Replies), or the close a failed call ends with;
+// (sim.ShellOptions.Replies), or the close a failed call ends with;
 // apply returns a reply to send only for what the broker does not answer
 // itself. Caller is in call.
 func (c *serverConn) apply(cs *chanState, m Method) (outItem, bool) {

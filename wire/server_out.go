@@ -148,7 +148,7 @@ func (c *serverConn) enqueue(it outItem) {
 	c.signal()
 }
 
-// notify is the broker's ConnectOptions.Notify, called under the broker's
+// notify is the broker's ShellOptions.Notify, called under the broker's
 // lock: it wakes the writer to drain the outbox, unless the reader is in a
 // call, which drains it on its way out (the writer would only wait for
 // callMu).
@@ -331,7 +331,7 @@ func (c *serverConn) writeLoop() {
 		}
 		if delivered > 0 {
 			// The deliveries reached the socket: the broker may send more
-			// (sim.ConnectOptions.MaxUnsent). Before doneWriting, so that
+			// (sim.ShellOptions.MaxUnsent). Before doneWriting, so that
 			// Server.Flushed sees what the bound held back, now pushed.
 			sc.Written(delivered)
 		}

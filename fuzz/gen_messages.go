@@ -29,11 +29,12 @@ func (g *gen) consumedQueues() []*gqueue {
 	return out
 }
 
-// isStream reports whether a queue of the scenario is a stream.
-func (g *gen) isStream(name string) bool {
+// declaredStream reports whether a stream of that name was declared by
+// an earlier step.
+func (g *gen) declaredStream(name string) bool {
 	for _, q := range g.queues {
 		if q.name == name {
-			return q.kind == "stream"
+			return q.kind == "stream" && q.declared
 		}
 	}
 	return false
@@ -131,10 +132,27 @@ func (g *gen) publish() {
 	if op.Props.Headers == nil && g.chance(15) {
 		op.Props.Headers = g.headers(nil)
 	}
+	if g.chance(8) {
+		var x *gexchange
+		if op.Exchange != "" {
+			for _, e := range g.exchanges {
+				if e.name == op.Exchange {
+					x = e
+				}
+			}
+		}
+		op.Props.Headers = g.ccHeaders(op.Props.Headers, x)
+		targets = g.queues
+	}
 	g.messageTimers(op.Props.Expiration, targets)
 	for _, q := range targets {
 		if q.kind == "stream" && !q.deleted {
 			g.streamWrite = g.clock.now
+			// One message a step: RabbitMQ's osiris writer puts the
+			// messages that reach it together in one chunk, which a
+			// reader takes whole whatever its credit; the simulator
+			// writes a chunk per message (queue/stream.go).
+			op.Bodies = op.Bodies[:1]
 		}
 	}
 	g.add(op)

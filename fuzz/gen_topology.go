@@ -61,6 +61,7 @@ func (g *gen) declareQueue() {
 	}
 	g.add(scenarios.DeclareQueue{Channel: ch.name, Queue: q.name, Durable: q.durable, Exclusive: q.exclusive,
 		AutoDelete: q.autoDelete, NoWait: g.chance(3), Args: protocol.Table(maps.Clone(q.args))})
+	q.declared = true
 	if g.view.refused() { // never declared: later steps use other queues
 		q.deleted = true
 	}

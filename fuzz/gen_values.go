@@ -116,8 +116,58 @@ func (g *gen) headerValue() any {
 	return oneOf[any](g, "new", "old", int32(1), int32(2), true, int64(1), "1")
 }
 
-// anyValue is a value of any simple AMQP field type.
+// anyValue is a value of any AMQP field type: tables and arrays (nested
+// a little) too.
 func (g *gen) anyValue() any {
+	switch g.r.IntN(10) {
+	case 0:
+		t := protocol.Table{}
+		for range 1 + g.r.IntN(3) {
+			t[oneOf(g, "a", "b", "count", "x-y")] = g.scalar()
+		}
+		if g.chance(20) {
+			t["nested"] = protocol.Table{"deep": []any{g.scalar()}}
+		}
+		return t
+	case 1:
+		a := make([]any, g.r.IntN(4))
+		for i := range a {
+			a[i] = g.scalar()
+		}
+		if g.chance(20) {
+			a = append(a, protocol.Table{"k": g.scalar()})
+		}
+		return a
+	}
+	return g.scalar()
+}
+
+// scalar is a value of a simple AMQP field type.
+func (g *gen) scalar() any {
 	return oneOf[any](g, "text", int32(-5), int64(1)<<40, true, false, 1.5, float32(2.5), int8(-3), uint8(200),
-		int16(-300), uint16(60000), uint32(4000000000), nil, time.Unix(1700000000, 0).UTC(), "")
+		int16(-300), uint16(60000), uint32(4000000000), nil, time.Unix(1700000000, 0).UTC(), "",
+		protocol.Decimal{Scale: 2, Value: 12345}, []byte("bin"))
+}
+
+// ccHeaders adds CC or BCC routing keys to a publish's headers: keys the
+// exchange's bindings may match, or queue names through the default
+// exchange. BCC is removed from the message RabbitMQ delivers.
+func (g *gen) ccHeaders(h protocol.Table, x *gexchange) protocol.Table {
+	if h == nil {
+		h = protocol.Table{}
+	}
+	keys := make([]any, 1+g.r.IntN(3))
+	for i := range keys {
+		if x == nil {
+			keys[i] = g.someQueueName()
+		} else {
+			keys[i] = g.routingKey(x)
+		}
+	}
+	if g.chance(5) {
+		h[oneOf(g, "CC", "BCC")] = "not-an-array" // RabbitMQ ignores a CC that is not an array
+		return h
+	}
+	h[oneOf(g, "CC", "CC", "BCC")] = keys
+	return h
 }

@@ -27,7 +27,11 @@ func (r *Report) Write(w io.Writer) {
 			fmt.Fprintf(w, ": %s", f.File)
 		}
 		fmt.Fprintln(w)
-		for _, l := range strings.Split(strings.TrimRight(f.Diff, "\n"), "\n") {
+		diff := f.Diff
+		if f.Race {
+			diff = f.Raced
+		}
+		for _, l := range strings.Split(strings.TrimRight(diff, "\n"), "\n") {
 			fmt.Fprintln(w, "  "+l)
 		}
 	}

@@ -50,8 +50,10 @@ type Config struct {
 	Shrink bool
 	Out    string
 	// Wire replays a recording through amqp091-go over the in-memory wire
-	// (scenarios.ReplayWire in a synctest bubble); nil skips that replay.
-	Wire func(*scenarios.Scenario) (*scenarios.Result, error)
+	// (scenarios.ReplayWireWith in a synctest bubble), once for each way
+	// the server's reads can cut what the clients write; nil skips those
+	// replays.
+	Wire func(*scenarios.Scenario, scenarios.Reads) (*scenarios.Result, error)
 	// Log receives a line per scenario and broker, and the findings.
 	Log io.Writer
 
@@ -90,6 +92,9 @@ type Finding struct {
 	Where    string
 	// File is where the shrunk, fully recorded file was written.
 	File string
+	// Raced, for a race, is the first step RabbitMQ answered differently
+	// in two recordings, with both answers.
+	Raced string
 }
 
 // Failed reports whether the batch found a divergence or could not
@@ -192,6 +197,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 		return int(a.Seed - b.Seed)
 	})
+	if cfg.Shrink {
+		shrinkFindings(ctx, cfg, targets, rep, logf)
+	}
 	if cfg.Out != "" {
 		if err := writeFindings(ctx, cfg, targets, rep, logf); err != nil {
 			return rep, err
@@ -272,14 +280,9 @@ func runOne(ctx context.Context, cfg Config, t target, seed uint64) (*Finding, i
 	f := &Finding{Seed: seed, Release: t.release, Scenario: rec, Diff: diff, Where: where}
 	if raced, err := races(ctx, cfg, t, s, rec); err != nil {
 		return nil, len(s.Steps), "", err
-	} else if raced {
-		f.Race = true
+	} else if raced != "" {
+		f.Race, f.Raced = true, raced
 		return f, len(s.Steps), race, nil
-	}
-	if cfg.Shrink {
-		if small, err := shrink(ctx, cfg, t, s); err == nil && small != nil {
-			f.Scenario, f.Diff, f.Where = small.rec, small.diff, small.where
-		}
 	}
 	return f, len(s.Steps), divergence, nil
 }
@@ -305,43 +308,91 @@ func replay(cfg Config, rec *scenarios.Scenario) (diff, where string, err error)
 	if cfg.Wire == nil {
 		return "", "", nil
 	}
-	res, err = cfg.Wire(rec)
-	if err != nil {
-		return "", "", err
-	}
-	if d := res.Diff(); d != "" {
-		return d, "over the wire", nil
+	for _, reads := range []scenarios.Reads{scenarios.ReadsAsWritten, scenarios.ReadsSplit, scenarios.ReadsCoalesced} {
+		res, err = cfg.Wire(rec, reads)
+		if err != nil {
+			return "", "", err
+		}
+		if d := res.Diff(); d != "" {
+			return d, "over the wire, reads " + reads.String(), nil
+		}
 	}
 	return "", "", nil
 }
 
-// races records s again until it has Recordings recordings, and reports
-// whether RabbitMQ answered any of them differently from first.
-func races(ctx context.Context, cfg Config, t target, s, first *scenarios.Scenario) (bool, error) {
+// races records s again until it has Recordings recordings, and returns
+// where RabbitMQ answered one of them differently from first ("" if it
+// never did).
+func races(ctx context.Context, cfg Config, t target, s, first *scenarios.Scenario) (string, error) {
 	for range cfg.Recordings - 1 {
 		again, err := record(ctx, s, t)
 		if err != nil {
-			return false, err
+			return "", err
 		}
-		if !sameAnswers(first, again) {
-			return true, nil
+		if d := answerDiff(first, again); d != "" {
+			return d, nil
 		}
 	}
-	return false, nil
+	return "", nil
 }
 
-// sameAnswers reports whether two recordings of a scenario hold the same
-// result lines.
-func sameAnswers(a, b *scenarios.Scenario) bool {
-	if len(a.Steps) != len(b.Steps) {
-		return false
-	}
+// answerDiff returns the first step two recordings of a scenario answer
+// differently, with both answers, or "".
+func answerDiff(a, b *scenarios.Scenario) string {
 	for i := range a.Steps {
+		if i >= len(b.Steps) {
+			break
+		}
 		if !slices.Equal(a.Steps[i].Expect, b.Steps[i].Expect) {
-			return false
+			return fmt.Sprintf("line %d: %s\n  one recording:\n    %s\n  another:\n    %s", a.Steps[i].Line, a.Steps[i].Text,
+				strings.Join(a.Steps[i].Expect, "\n    "), strings.Join(b.Steps[i].Expect, "\n    "))
 		}
 	}
-	return true
+	return ""
+}
+
+// shrinkFindings shrinks each divergent seed once, on the first release
+// it diverged on, two seeds side by side,
+// and gives its other releases' findings the shrunk scenario too.
+func shrinkFindings(ctx context.Context, cfg Config, targets []target, rep *Report, logf func(string, ...any)) {
+	first := map[uint64]*Finding{}
+	var seeds []uint64
+	for _, f := range rep.Findings {
+		if !f.Race && first[f.Seed] == nil {
+			first[f.Seed] = f
+			seeds = append(seeds, f.Seed)
+		}
+	}
+	sem := make(chan struct{}, 2) // each tries Parallel candidates at once
+	var wg sync.WaitGroup
+	for _, seed := range seeds {
+		f := first[seed]
+		var t target
+		for _, tt := range targets {
+			if tt.release == f.Release {
+				t = tt
+			}
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			small, err := shrink(ctx, cfg, t, Generate(seed, cfg.Options))
+			if err != nil || small == nil {
+				logf("seed %d: not shrunk: %v", seed, err)
+				return
+			}
+			f.Scenario, f.Diff, f.Where = small.rec, small.diff, small.where
+			logf("seed %d: shrunk to %d steps on %s", seed, len(small.rec.Steps), f.Release)
+		}()
+	}
+	wg.Wait()
+	for _, f := range rep.Findings {
+		if g := first[f.Seed]; g != nil && g != f && !f.Race {
+			f.Scenario = g.Scenario
+		}
+	}
 }
 
 // writeFindings records each divergence's scenario on every broker into

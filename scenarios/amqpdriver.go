@@ -166,10 +166,10 @@ func (d *amqpDriver) unp(s string) string {
 
 // newWireDriver runs a scenario through amqp091-go on a fresh simulator
 // over the in-memory wire. It must run inside a testing/synctest bubble.
-func newWireDriver(s *Scenario) (*amqpDriver, error) {
+func newWireDriver(s *Scenario, reads Reads) (*amqpDriver, error) {
 	cfg := sim.Config{Seed: s.Seed, Version: s.Version}
 	s.Cluster.config(&cfg)
-	w := newWireSim(cfg)
+	w := newWireSim(cfg, reads)
 	d := &amqpDriver{url: "amqp://guest:guest@amqpsim/", name: s.Name, dial: w.dial, sim: w,
 		chanOf: map[string]map[uint16]string{}, conns: map[string]*amqp.Connection{}, taps: map[string]*tap{},
 		chans: map[string]*amqp.Channel{}}

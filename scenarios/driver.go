@@ -128,6 +128,10 @@ func Silent(op Op) bool { return !waits(op) }
 // waits reports whether an operation can make the broker push frames (so a
 // real broker must be watched until it is quiet after it).
 func waits(op Op) bool {
+	if d, ok := op.(DeclareQueue); ok && d.NoWait {
+		// No declare-ok: a refusal comes as a channel.close after it.
+		return true
+	}
 	_, quiet := op.(silent)
 	return !quiet
 }

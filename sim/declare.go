@@ -255,8 +255,12 @@ func (ch *Channel) QueueUnbind(queueName, key, exchangeName string, args Table) 
 		if err != nil || x == nil || q == nil {
 			return err
 		}
-		x.unbind(destination{q: q}, key, args)
-		ch.b.maybeAutoDeleteExchange(ch.conn.vhost, x)
+		if x.unbind(destination{q: q}, key, args) {
+			// Only the last binding going deletes an auto-delete
+			// exchange: an unbind that removes nothing leaves it
+			// (exchange-auto-delete-unbind-nothing.txt).
+			ch.b.maybeAutoDeleteExchange(ch.conn.vhost, x)
+		}
 		return nil
 	}, reply: okReply(protocol.QueueUnbindOk)})
 }

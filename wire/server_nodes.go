@@ -16,9 +16,10 @@ import (
 // served node by node: a client is attached to the node it dialled
 // (ServeConnNode, ServeNode), and a node that is down refuses new
 // connections, as a stopped RabbitMQ node's closed port does. The server
-// is the one place that knows it: Refused and DialNode answer from the
-// broker's nodes, and the listeners of ListenNodes follow the broker's
-// node events (sim.Broker.NodeEvents), closing while their node is down.
+// is the one place that knows it: Refused answers from the broker's nodes
+// (an in-memory dial asks it first), and the listeners of ListenNodes
+// follow the broker's node events (sim.Broker.NodeEvents), closing while
+// their node is down.
 
 // Refused returns the error of a new connection to node n, dialled at
 // addr, while the node is down (sim.Broker.StopNode, KillNode): a refused
@@ -50,21 +51,6 @@ type dialAddr string
 
 func (a dialAddr) Network() string { return "tcp" }
 func (a dialAddr) String() string  { return string(a) }
-
-// DialNode connects a new client to node n over an in-memory Pipe, served
-// as ServeConnNode serves it, and returns the client's end; while the node
-// is down it fails as Refused does.
-func (s *Server) DialNode(n int) (net.Conn, error) {
-	if err := s.Refused(n, fmt.Sprintf("node%d", n)); err != nil {
-		return nil, err
-	}
-	client, server := Pipe()
-	if err := s.ServeConnNode(server, n); err != nil {
-		client.Close()
-		return nil, err
-	}
-	return client, nil
-}
 
 // nodeListeners are ListenNodes' listeners.
 type nodeListeners struct {

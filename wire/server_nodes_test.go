@@ -10,7 +10,7 @@ import (
 )
 
 // TestServerNodes: the server is the one place that knows a node is down:
-// DialNode refuses it as a refused TCP connection, and the node's listener
+// Refused answers a dial to it as a refused TCP connection, and its listener
 // (ListenNodes) closes, following the broker's node events, and listens
 // again on the same address when the node starts; a partition closes
 // nothing.
@@ -41,12 +41,8 @@ func TestServerNodes(t *testing.T) {
 	if err := dial(); !errors.Is(err, syscall.ECONNREFUSED) {
 		t.Errorf("node 2 stopped: %v, want ECONNREFUSED", err)
 	}
-	c, err := s.DialNode(2)
-	if !errors.Is(err, syscall.ECONNREFUSED) || !errors.Is(err, sim.ErrNodeDown) {
-		t.Errorf("DialNode(2) while it is down: %v, want ECONNREFUSED and sim.ErrNodeDown", err)
-	}
-	if c != nil {
-		c.Close()
+	if err := s.Refused(2, "node2"); !errors.Is(err, syscall.ECONNREFUSED) || !errors.Is(err, sim.ErrNodeDown) {
+		t.Errorf("Refused(2) while it is down: %v, want ECONNREFUSED and sim.ErrNodeDown", err)
 	}
 	if err := b.Partition([]int{1}); err != nil {
 		t.Fatal(err)
@@ -60,9 +56,7 @@ func TestServerNodes(t *testing.T) {
 	if s.NodeAddr(2) != addr {
 		t.Errorf("node 2 listens on %s, was %s", s.NodeAddr(2), addr)
 	}
-	if c, err := s.DialNode(2); err != nil {
-		t.Errorf("DialNode(2) once it runs: %v", err)
-	} else {
-		c.Close()
+	if err := s.Refused(2, "node2"); err != nil {
+		t.Errorf("Refused(2) once it runs: %v", err)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/amqpsim/amqpsim/cluster"
+
 	"github.com/amqpsim/amqpsim/channel"
 	"github.com/amqpsim/amqpsim/consumer"
 	"github.com/amqpsim/amqpsim/protocol"
@@ -359,7 +361,7 @@ func (b *Broker) enqueue(queues []*brokerQueue, x *exchange, key string, m *Mess
 			continue
 		}
 		if b.clustered() {
-			if r := b.reach(q, b.publishingNode()); r == reachStopped || r == reachLost {
+			if r := b.reach(q, b.publishingNode()); r == cluster.StoppedHome || r == cluster.Lost {
 				// A classic queue whose home is out of reach: the
 				// channel nacks the message, and never returns it
 				// (measured on 4.3.6, docs/cluster.md section 2).

@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/amqpsim/amqpsim/cluster"
+
 	"github.com/amqpsim/amqpsim/definitions"
 	"github.com/amqpsim/amqpsim/queue"
 )
@@ -198,7 +200,8 @@ type Broker struct {
 	// nodes are the cluster's nodes, one for a single broker;
 	// publisher is the channel whose publish is being routed, and
 	// heldNow the confirm its held messages wait for (cluster.go).
-	nodes     []node
+	topo      *cluster.Topology
+	multiNode bool // topo has more than one node
 	publisher *Channel
 	heldNow   *waitingConfirm
 	// resumed are the channels whose mailboxes may run, unblocked the

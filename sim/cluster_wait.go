@@ -3,6 +3,8 @@ package sim
 import (
 	"slices"
 	"time"
+
+	"github.com/amqpsim/amqpsim/cluster"
 )
 
 // Calls a channel waits in on a cluster. RabbitMQ's channel process makes
@@ -104,7 +106,7 @@ func (b *Broker) registerEnqueuer(q *brokerQueue, reached bool) {
 		return
 	}
 	w := ch.wait(EnqueuerRegistrationTimeout,
-		func() bool { return q.deleted || b.reach(q, ch.conn.node) == reachable },
+		func() bool { return q.deleted || b.reach(q, ch.conn.node) == cluster.Reachable },
 		func() { b.dropHeldOf(q, ch) })
 	w.reached = func() { ch.registered(q) }
 }
@@ -134,21 +136,10 @@ func (b *Broker) dropHeldOf(q *brokerQueue, ch *Channel) {
 // QuorumDeleteTimeout, or once every member answers again.
 func (ch *Channel) waitForMembers(q *brokerQueue) error {
 	b := ch.b
-	if !b.clustered() || !q.DeleteWaitsForMembers() || b.membersReached(q) {
+	reached := func() bool { return b.topo.MembersReached(q.cluster.Leader) }
+	if !b.clustered() || !q.DeleteWaitsForMembers() || reached() {
 		return nil
 	}
-	ch.wait(QuorumDeleteTimeout, func() bool { return b.membersReached(q) }, func() {})
+	ch.wait(QuorumDeleteTimeout, reached, func() {})
 	return errAnswerLater
-}
-
-// membersReached reports whether every node with a member of replicated
-// queue q reaches its leader (a stopped or killed node's member is not
-// waited for).
-func (b *Broker) membersReached(q *brokerQueue) bool {
-	for n, nd := range b.nodes {
-		if nd.state == NodeRunning && !b.reaches(q.cluster.leader, n+1) {
-			return false
-		}
-	}
-	return true
 }

@@ -116,10 +116,10 @@ func (b *Broker) Dial(o ConnectOptions) (*Connection, error) {
 	if o.Node == 0 {
 		o.Node = 1
 	}
-	if nd, err := b.nodeAt(o.Node); err != nil {
+	if err := b.topo.Check(o.Node); err != nil {
 		return nil, err
-	} else if nd.state != NodeRunning {
-		return nil, fmt.Errorf("%w: node %d (%s) is %v", ErrNodeDown, o.Node, nd.name, nd.state)
+	} else if s := b.topo.State(o.Node); s != NodeRunning {
+		return nil, fmt.Errorf("%w: node %d (%s) is %v", ErrNodeDown, o.Node, b.topo.Name(o.Node), s)
 	}
 	if o.Vhost == "" {
 		o.Vhost = b.cfg.DefaultVhost

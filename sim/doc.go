@@ -126,7 +126,11 @@
 // that waits in a call queues the methods called on it meanwhile
 // (ErrQueued), as RabbitMQ's channel process leaves them in its mailbox,
 // and applies them in order when the call ends, their replies pushed
-// then (mailbox.go).
+// then (mailbox.go). The topology itself (which nodes reach which, where
+// the majority is, how a queue answers a node, who leads after a change
+// and when, where a new queue goes) is package cluster's, pure and tested
+// by tables; sim keeps the reactions. Every change of the nodes is also
+// an output, NodeEvents, which the wire server's listeners follow.
 // A broker of one node has none of it.
 //
 // # RabbitMQ versions

@@ -3,6 +3,8 @@ package sim
 import (
 	"time"
 
+	"github.com/amqpsim/amqpsim/cluster"
+
 	"github.com/amqpsim/amqpsim/consumer"
 	"github.com/amqpsim/amqpsim/protocol"
 	"github.com/amqpsim/amqpsim/queue"
@@ -35,12 +37,13 @@ var _ queue.Env[*Consumer] = (*brokerQueue)(nil)
 // queue.declare and a definitions import alike. Caller holds the lock.
 func (b *Broker) newQueue(vhost, name string, o queue.Options) (*brokerQueue, error) {
 	o.Rules, o.Epoch = b.profile.Queue, b.cfg.Start
-	q := &brokerQueue{b: b, cluster: clusterQueue{leader: 1}}
+	q := &brokerQueue{b: b}
 	qq, err := queue.New[*Consumer](q, vhost, name, o)
 	if err != nil {
 		return nil, err
 	}
 	q.Queue = qq
+	q.cluster.Leader, q.cluster.Replicated = 1, qq.Replicated()
 	q.limited, q.timed = qq.ChannelLimited(), qq.HasConsumerTimeout()
 	return q, nil
 }
@@ -56,7 +59,7 @@ func (q *brokerQueue) CanSend(c *consumer.Consumer[*Consumer]) bool {
 	if cs.ch.closed != nil || cs.ch.conn.closed != nil { // closing (a fired DeliveryFault)
 		return false
 	}
-	if q.cluster.leader != 0 && q.b.clustered() && q.b.reach(q, cs.ch.conn.node) != reachable {
+	if q.b.clustered() && q.b.reach(q, cs.ch.conn.node) != cluster.Reachable {
 		return false // its leader is out of the consumer's reach (cluster.go)
 	}
 	if !q.limited {
@@ -167,7 +170,7 @@ func (q *brokerQueue) StopTimer(t queue.Timer) { q.b.stop(q.timers[t]) }
 // timerFired runs a queue timer: the TTL timer drops expired heads and the
 // queue is dispatched; x-expires deletes a queue left without consumers.
 func (q *brokerQueue) timerFired(t queue.Timer) {
-	if q.deleted || q.cluster.down != NodeRunning {
+	if q.deleted || q.cluster.Down != NodeRunning {
 		return
 	}
 	if q.TimerFired(t) {

@@ -440,7 +440,7 @@ func (ch *Channel) Get(queueName string, noAck bool) (d Delivery, ok bool, err e
 			tag := ch.core.NextTag()
 			if !noAck {
 				ch.core.Record(channel.Delivery[delivery]{Tag: tag, Queue: q.id, At: ch.b.now, Ref: delivery{q: q, m: m}})
-				if q.timed {
+				if q.caps.ConsumerTimeout {
 					ch.armTick()
 				}
 			}

@@ -233,7 +233,7 @@ func (ch *Channel) checkMetadata(q *brokerQueue) error {
 		return nil
 	}
 	return ch.failLater(MetadataTimeout, nil, protocol.Errorf(protocol.InternalError, protocol.QueueDeclare,
-		"%s", q.DeclareTimedOut(b.topo.Name(ch.conn.node))))
+		"%s", q.caps.DeclareTimedOut(b.topo.Name(ch.conn.node))))
 }
 
 // failLater makes the channel answer err after d, unless q answers its

@@ -98,7 +98,7 @@ const (
 // publishes are only held.
 func (b *Broker) registerEnqueuer(q *brokerQueue, reached bool) {
 	ch := b.publisher
-	if ch == nil || ch.tx != nil || !q.RegistersEnqueuers() || ch.enqueuer[q] {
+	if ch == nil || ch.tx != nil || !q.caps.RegistersEnqueuers || ch.enqueuer[q] {
 		return
 	}
 	if reached {
@@ -137,7 +137,7 @@ func (b *Broker) dropHeldOf(q *brokerQueue, ch *Channel) {
 func (ch *Channel) waitForMembers(q *brokerQueue) error {
 	b := ch.b
 	reached := func() bool { return b.topo.MembersReached(q.cluster.Leader) }
-	if !b.clustered() || !q.DeleteWaitsForMembers() || reached() {
+	if !b.clustered() || !q.caps.DeleteWaitsForMembers || reached() {
 		return nil
 	}
 	ch.wait(QuorumDeleteTimeout, reached, func() {})

@@ -46,7 +46,7 @@ const (
 // confirmStage is when the queue confirms a message it took (persistent
 // when its delivery mode is 2).
 func (q *brokerQueue) confirmStage(persistent bool) confirmStage {
-	if q.ConfirmsLate(persistent) {
+	if q.caps.ConfirmsLate(persistent) {
 		return confirmLate
 	}
 	return confirmQueued

@@ -106,8 +106,9 @@
 // flags, the consumer-timeout tick, a restart and inspection mean for a
 // queue, and RabbitMQ's refusals with their texts, are the type's answers
 // to the broker's questions (queue.Queue's Consume, Get, CheckSettle,
-// Purge, CheckDelete, Restart, HasConsumerTimeout, ChannelLimited,
-// Stats), as RabbitMQ's channel asks rabbit_queue_type. A new queue type,
+// Purge, CheckDelete, Restart, Stats), or its fixed answers as data
+// (queue.Caps: consumer timeout, channel-wide limit, late confirms,
+// replicated, ...), as RabbitMQ's channel asks rabbit_queue_type. A new queue type,
 // or a release's rule for one, changes package queue only; a test
 // (TestSimDoesNotTestQueueTypes) fails if sim's code compares or asserts
 // a queue's type, or writes a type's name or error text.

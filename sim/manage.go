@@ -184,7 +184,7 @@ func queueDetails(v *vhost, q *brokerQueue) QueueDetails {
 		cs := c.Owner()
 		d.ConsumerList = append(d.ConsumerList, QueueConsumer{ConsumerStats: cs.stats(), ConnectionID: cs.ch.conn.id})
 	}
-	if q.SingleActive() {
+	if q.caps.SingleActive {
 		if a := q.ActiveConsumer(); a != nil {
 			d.ActiveTag = a.Tag
 		}

@@ -321,7 +321,9 @@ const (
 )
 
 // String returns "keep", "hand over" or "elect".
-func (e Election) String() string { return [...]string{Keep: "keep", HandOver: "hand over", Elect: "elect"}[e] }
+func (e Election) String() string {
+	return [...]string{Keep: "keep", HandOver: "hand over", Elect: "elect"}[e]
+}
 
 // Leadership returns what replicated queue q's leadership does after
 // change: it keeps its leader while the majority side has it, or while

@@ -6,9 +6,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/amqpsim/amqpsim/cluster"
-
 	"github.com/amqpsim/amqpsim/channel"
+	"github.com/amqpsim/amqpsim/cluster"
 	"github.com/amqpsim/amqpsim/consumer"
 	"github.com/amqpsim/amqpsim/protocol"
 	"github.com/amqpsim/amqpsim/queue"

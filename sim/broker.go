@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/amqpsim/amqpsim/cluster"
-
 	"github.com/amqpsim/amqpsim/definitions"
 	"github.com/amqpsim/amqpsim/queue"
 )

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/amqpsim/amqpsim/cluster"
-
 	"github.com/amqpsim/amqpsim/protocol"
 )
 

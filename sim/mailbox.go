@@ -194,9 +194,7 @@ func (ch *Channel) runMailbox() {
 		ch.mailbox[0] = nil
 		ch.mailbox = ch.mailbox[1:]
 		if ch.closed != nil {
-			if c.m == protocol.ChannelClose && ch.closing {
-				ch.push(Push{Method: protocol.ChannelCloseOk})
-			}
+			ch.meetClosed(c)
 			continue
 		}
 		ch.run(c, true)
@@ -206,9 +204,19 @@ func (ch *Channel) runMailbox() {
 	}
 }
 
-// heldCall is a call a blocked connection holds (ConnectOptions.
-// HoldWhenBlocked): a channel's method, or connection.close when ch is
-// nil.
+// meetClosed is a queued call that meets the closed channel: dropped,
+// but for channel.close on a channel the broker closed, which it answers
+// with close-ok while it waits for the client's own. Caller holds the
+// lock.
+func (ch *Channel) meetClosed(c *call) {
+	if c.m == protocol.ChannelClose && ch.closing {
+		ch.push(Push{Method: protocol.ChannelCloseOk})
+	}
+}
+
+// heldCall is a call a blocked connection holds
+// (ShellOptions.HoldWhenBlocked): a channel's method, or connection.close
+// when ch is nil.
 type heldCall struct {
 	ch *Channel
 	c  *call
@@ -248,27 +256,24 @@ func (b *Broker) runMailboxes() {
 }
 
 // replay applies the calls the connection held while it was blocked, in
-// order, until one blocks it again. Caller holds the lock.
+// order: each as it would have been then, queued behind a call its
+// channel waits in. Caller holds the lock.
 func (c *Connection) replay() {
-	for len(c.held) > 0 && !c.blocked && c.closed == nil {
-		h := c.held[0]
-		c.held[0] = heldCall{}
-		c.held = c.held[1:]
-		if h.ch == nil {
+	held := c.held
+	c.held = nil
+	for _, h := range held {
+		switch {
+		case c.closed != nil:
+			return
+		case h.ch == nil:
 			c.close()
-			continue
-		}
-		if h.ch.closed != nil {
-			continue
-		}
-		if h.ch.waiting != nil || len(h.ch.mailbox) > 0 {
+		case h.ch.closed != nil:
+			h.ch.meetClosed(h.c)
+		case h.ch.waiting != nil || len(h.ch.mailbox) > 0:
 			h.ch.mailbox = append(h.ch.mailbox, h.c)
-			continue
+		default:
+			h.ch.run(h.c, true)
 		}
-		h.ch.run(h.c, true)
-	}
-	if len(c.held) == 0 || c.closed != nil {
-		c.held = nil
 	}
 	if c.closed == nil {
 		c.idle()

@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"github.com/amqpsim/amqpsim/cluster"
-
 	"github.com/amqpsim/amqpsim/consumer"
 	"github.com/amqpsim/amqpsim/protocol"
 	"github.com/amqpsim/amqpsim/queue"

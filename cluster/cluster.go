@@ -258,13 +258,14 @@ func (t *Topology) Reach(q Queue, from int) Reach {
 	return Reachable
 }
 
-// MembersReached reports whether every running node reaches node leader:
-// a replicated queue's delete waits for the members that do not
-// (QuorumDeleteTimeout in package sim), not for those on a node that is
-// down.
+// MembersReached reports whether node leader reaches every node: a
+// replicated queue's delete waits for the members it does not reach
+// (QuorumDeleteTimeout in package sim), a member on a node that is
+// stopped or crashed as one cut off (quorum-delete-member-stopped.txt and
+// -killed.txt, 4.3.6: the leader cannot replicate the delete to it).
 func (t *Topology) MembersReached(leader int) bool {
 	for n := 1; n <= len(t.nodes); n++ {
-		if t.Running(n) && !t.Reaches(leader, n) {
+		if !t.Reaches(leader, n) {
 			return false
 		}
 	}

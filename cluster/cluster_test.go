@@ -203,8 +203,9 @@ func TestPlace(t *testing.T) {
 }
 
 // TestMembersReached: a replicated queue's delete waits for a member cut
-// off from its leader, not for one on a node that is down
-// (partition-quorum-delete-member-cut.txt).
+// off from its leader (partition-quorum-delete-member-cut.txt), and for
+// one on a node that is down (quorum-delete-member-stopped.txt,
+// -killed.txt).
 func TestMembersReached(t *testing.T) {
 	for _, tc := range []struct {
 		setup
@@ -214,7 +215,8 @@ func TestMembersReached(t *testing.T) {
 		{healthy, 1, true},
 		{cut3, 1, false},
 		{cut3, 3, false},
-		{stop1, 2, true},
+		{stop1, 2, false},
+		{setup{down: map[int]cluster.State{3: cluster.Killed}}, 1, false},
 		{stop2cut, 3, false},
 	} {
 		if got := tc.topology(t, 3).MembersReached(tc.leader); got != tc.want {

@@ -253,6 +253,10 @@ type Profile struct {
 	//   - SplitDeliveryCount (4.3+): RS@v4.3.5 rabbit_channel:
 	//     handle_method(#'basic.reject'|#'basic.nack') and
 	//     rabbit_fifo:return_one/...; release-notes/4.3.0.md.
+	//   - QuorumCountsProperties (4.3+): RS@v4.3.5 rabbit_fifo:
+	//     maybe_enqueue/8 (Size = MetaSize + BodySize); RS@v4.2.9 and
+	//     RS@v4.1.8 count BodySize alone. Recorded on 3.10.8, 4.0.5 and
+	//     4.3.6 (quorum-max-length-bytes-properties.txt).
 	//   - OnlyQueueVersion2 (4.3+): RS@v4.3.5
 	//     rabbit_amqqueue:check_queue_version/2; the refusal's text is
 	//     assumed to be 3.10's (not read).
@@ -343,6 +347,7 @@ func (v Version) Profile() Profile {
 		p.Queue.QuorumPriorities = queue.StrictQuorumPriorities
 		p.Queue.SplitDeliveryCount = true
 		p.Queue.OnlyQueueVersion2 = true
+		p.Queue.QuorumCountsProperties = true
 	}
 	// Quorum queues and dead-lettering, as the library recorded on 4.0.5
 	// and 4.3.6 shows them. A rule the two releases share starts at 4.0
@@ -528,6 +533,8 @@ func Changes() []Change {
 			func(p *Profile, b Profile) { p.Queue.QuorumConsumerTimeout = b.Queue.QuorumConsumerTimeout }},
 		{"basic.reject and basic.nack counted apart", V4_3, "on quorum queues only basic.reject and channel closes count towards the delivery limit and x-delivery-count; x-acquired-count counts every return", "",
 			func(p *Profile, b Profile) { p.Queue.SplitDeliveryCount = b.Queue.SplitDeliveryCount }},
+		{"quorum bytes count properties", V4_3, "a quorum queue counts a message's encoded properties (2 bytes with none) with its body against x-max-length-bytes, so the limit keeps fewer messages", "",
+			func(p *Profile, b Profile) { p.Queue.QuorumCountsProperties = b.Queue.QuorumCountsProperties }},
 		{"classic delivery-count", V4_3, "a message a client rejected with basic.reject (not basic.nack), or held on a channel that closed, counts a failed delivery, kept when it is dead-lettered: a classic queue that stores it delivers it as redelivered, even the first time", "",
 			func(p *Profile, b Profile) { p.Queue.ClassicDeliveryCount = b.Queue.ClassicDeliveryCount }},
 		{"x-queue-version 2 only", V4_3, "x-queue-version 1 is refused", "",

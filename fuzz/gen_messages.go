@@ -159,6 +159,7 @@ func (g *gen) publish() {
 			}
 		}
 		op.Props.Headers = g.ccHeaders(op.Props.Headers, x)
+		g.ccSent = true
 		targets = g.queues
 	}
 	if op.Props.Expiration == "0" {

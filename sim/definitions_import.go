@@ -272,10 +272,8 @@ func (b *Broker) planImport(defs *definitions.File) (*importPlan, error) {
 		if !destExists || !hasExchange(db.Vhost, db.Source) {
 			continue
 		}
-		if b.sourceKind(p, db.Vhost, db.Source) == "headers" {
-			if err := checkXMatch(args); err != nil {
-				return nil, fmt.Errorf("bindings[%d] %q: %s", i, db.Source, errText(err))
-			}
+		if err := b.validateBinding(b.sourceKind(p, db.Vhost, db.Source), db.RoutingKey, args, protocol.QueueBind); err != nil {
+			return nil, fmt.Errorf("bindings[%d] %q: %s", i, db.Source, errText(err))
 		}
 		p.bindings = append(p.bindings, db)
 		p.bindArgs = append(p.bindArgs, args)

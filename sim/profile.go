@@ -221,6 +221,15 @@ type Profile struct {
 	// after each read, 4.0.5 before it, so it may take up to 8 MB more).
 	// 3.12 and 3.13 are assumed to be 3.10's (not read).
 	HTTPMaxBody int64
+	// TopicMaxHashWords is the most "#" words a topic binding key may
+	// hold (4.3: 2; RS@v4.3.5 rabbit_exchange_type_topic:validate_binding/2,
+	// MAX_HASH_WILDCARDS): a binding with more is refused, over AMQP with
+	// 406 "Topic binding key 'K' uses N '#' wildcards, at most 2 are
+	// allowed", and in a definitions import. 0 is no limit: 3.10.8 and
+	// 4.0.5 take any number (recorded: topic-hash-wildcard-limit.txt), and
+	// 4.2 had none (RS@v4.2.9).
+	TopicMaxHashWords int
+
 	// ConsumersNeedVhost makes GET /api/consumers/VHOST need a vhost the
 	// user sees (an administrator, a monitoring user or one with
 	// permissions there), refusing others with 401 "User not authorised
@@ -336,6 +345,7 @@ func (v Version) Profile() Profile {
 		p.Queue.SACGetNamesQueueType = true
 	}
 	if v.atLeast(4, 3) {
+		p.TopicMaxHashWords = 2
 		p.ConsumersNeedVhost = true
 		p.GlobalQosDenied = true
 		p.Queue.ConsumerTimeoutQuorumOnly = true
@@ -536,6 +546,9 @@ func Changes() []Change {
 			func(p *Profile, b Profile) { p.PassiveDeclareNeedsPermission = b.PassiveDeclareNeedsPermission }},
 		{"x-queue-mode unchecked", V4_3, "x-queue-mode takes any value", "",
 			func(p *Profile, b Profile) { p.Queue.QueueModeUnchecked = b.Queue.QueueModeUnchecked }},
+		{"at most two '#' in a topic binding key", V4_3, "a topic binding key with more than two \"#\" words is refused with 406, over AMQP and in a definitions import",
+			"recorded on 3.10.8, 4.0.5 and 4.3.6 (topic-hash-wildcard-limit.txt); the import's refusal measured with rabbitmqctl import_definitions and POST /api/definitions on 4.3.6",
+			func(p *Profile, b Profile) { p.TopicMaxHashWords = b.TopicMaxHashWords }},
 		{"consumers of a vhost need access", V4_3, "GET /api/consumers/VHOST refuses a user who neither has permissions in the vhost nor the monitoring tag",
 			"read in 4.3.6's rabbit_mgmt_wm_consumers beam; 3.10.8's answer recorded in mgmt/testdata/rabbitmq (TestConsumersOfAVhostNeedAccessFrom43)",
 			func(p *Profile, b Profile) { p.ConsumersNeedVhost = b.ConsumersNeedVhost }},

@@ -130,10 +130,29 @@ type Profile struct {
 	// Channel.Publish refuses a larger body with 406 (RS@v4.0.9
 	// rabbit_channel:check_msg_size/2; see Broker.MaxMessageSize).
 	MaxMessageSize uint64
-	// FrameMaxBeforeTune is the largest frame accepted before
-	// connection.tune-ok: 4096, 8192 from 4.1 (release-notes/4.1.0.md;
-	// RS@v4.1.8 rabbit_reader:start_connection/5, initial_frame_max).
-	FrameMaxBeforeTune uint32
+	// FrameMinSize is RabbitMQ's FRAME_MIN_SIZE: 4096, 8192 from 4.1
+	// (release-notes/4.1.0.md; RS@v4.1.8 rabbit_framing.hrl). It is the
+	// largest frame accepted before connection.tune-ok
+	// (rabbit_reader:start_connection/5, initial_frame_max) and the least
+	// frame_max a tune-ok may ask for (rabbit_reader:handle_method0/2's
+	// validate_negotiated_integer_value): 4.3.6 drops a connection whose
+	// tune-ok asks for 4096 or 8191 without a word 3 s later, where 3.10.8
+	// and 4.0.5 open it (measured with a raw socket, twice each;
+	// TestTuneOkFrameMaxMinimum).
+	FrameMinSize uint32
+	// StrictContentSize closes the connection with 501 FRAME_ERROR for a
+	// content header announcing a body over 512 MiB ("content body size N
+	// exceeds maximum allowed size 536870912") and for a body frame
+	// longer than what the header left to come ("content body frame
+	// exceeds remaining content size"), from 4.3 (RS@v4.3.0
+	// rabbit_command_assembler:process/2; also 4.2.6 and later, past the
+	// 4.2 profile's 4.2.0). Before, such a header waits for
+	// its body and such a frame leaves the content unfinished, so that the
+	// next method frame closes the connection with 505 "expected content
+	// body, got non content body frame instead" (measured on 3.10.8,
+	// 4.0.5 and 4.3.6 with a raw socket, twice each;
+	// TestContentLongerThanDeclared).
+	StrictContentSize bool
 
 	// ConsumerMaxPerChannel is the consumer_max_per_channel setting
 	// (Config.ConsumerMaxPerChannel), 4.0+: basic.consume on a channel
@@ -312,11 +331,11 @@ func (v Version) Profile() Profile {
 		v = DefaultVersion
 	}
 	p := Profile{
-		Version:            v,
-		MaxMessageSize:     134217728,
-		FrameMaxBeforeTune: 4096,
-		HTTPMaxBody:        8000000,
-		ServerVersion:      serverVersions[v],
+		Version:        v,
+		MaxMessageSize: 134217728,
+		FrameMinSize:   4096,
+		HTTPMaxBody:    8000000,
+		ServerVersion:  serverVersions[v],
 	}
 	p.accessAndHandshake(v)
 	p.streams(v)
@@ -338,7 +357,7 @@ func (v Version) Profile() Profile {
 		p.ConsumerMaxPerChannel = true
 	}
 	if v.atLeast(4, 1) {
-		p.FrameMaxBeforeTune = 8192
+		p.FrameMinSize = 8192
 	}
 	if v.atLeast(4, 2) {
 		p.ReplyToMandatoryRouted = true
@@ -346,6 +365,7 @@ func (v Version) Profile() Profile {
 	}
 	if v.atLeast(4, 3) {
 		p.TopicMaxHashWords = 2
+		p.StrictContentSize = true
 		p.ConsumersNeedVhost = true
 		p.GlobalQosDenied = true
 		p.Queue.ConsumerTimeoutQuorumOnly = true
@@ -518,8 +538,9 @@ func Changes() []Change {
 		{"management bodies up to 20 MB", V4_0, "the management HTTP API reads request bodies up to 20,000,000 bytes, where 3.10 refuses one over the 8,000,000 bytes it reads at once",
 			"measured on 3.10.8 (8,000,001 bytes taken, 8,100,000 refused); 20,000,000 read in 4.0.5's and 4.3.6's beams (TestBodyOverTheReleaseLimit)",
 			func(p *Profile, b Profile) { p.HTTPMaxBody = b.HTTPMaxBody }},
-		{"frame_max 8192 before tune", V4_1, "frames up to 8192 bytes are accepted before connection.tune-ok", "",
-			func(p *Profile, b Profile) { p.FrameMaxBeforeTune = b.FrameMaxBeforeTune }},
+		{"frame_max at least 8192", V4_1, "frames up to 8192 bytes are accepted before connection.tune-ok, and a tune-ok asking for a frame_max under 8192 is refused",
+			"measured on 3.10.8, 4.0.5 and 4.3.6 with a raw socket: 4.3.6 drops a tune-ok of 4096 or 8191 (TestTuneOkFrameMaxMinimum)",
+			func(p *Profile, b Profile) { p.FrameMinSize = b.FrameMinSize }},
 		{"mandatory reply-to routed", V4_2, "a mandatory publish to a direct reply-to name is not returned", "",
 			func(p *Profile, b Profile) { p.ReplyToMandatoryRouted = b.ReplyToMandatoryRouted }},
 		{"basic.get on quorum SAC text", V4_2, "basic.get on a quorum single active consumer queue is still refused with 405, its text naming the type as <<\"quorum\">>", "",
@@ -546,6 +567,9 @@ func Changes() []Change {
 			func(p *Profile, b Profile) { p.PassiveDeclareNeedsPermission = b.PassiveDeclareNeedsPermission }},
 		{"x-queue-mode unchecked", V4_3, "x-queue-mode takes any value", "",
 			func(p *Profile, b Profile) { p.Queue.QueueModeUnchecked = b.Queue.QueueModeUnchecked }},
+		{"content sizes checked", V4_3, "a content header announcing more than 512 MiB, or a body frame longer than the rest of the body, closes the connection with 501",
+			"measured on 3.10.8, 4.0.5 and 4.3.6 with a raw socket (TestContentLongerThanDeclared)",
+			func(p *Profile, b Profile) { p.StrictContentSize = b.StrictContentSize }},
 		{"at most two '#' in a topic binding key", V4_3, "a topic binding key with more than two \"#\" words is refused with 406, over AMQP and in a definitions import",
 			"recorded on 3.10.8, 4.0.5 and 4.3.6 (topic-hash-wildcard-limit.txt); the import's refusal measured with rabbitmqctl import_definitions and POST /api/definitions on 4.3.6",
 			func(p *Profile, b Profile) { p.TopicMaxHashWords = b.TopicMaxHashWords }},

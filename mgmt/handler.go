@@ -25,7 +25,9 @@ type Handler struct {
 	// broker's cluster, before the control answers. amqpsim serve closes
 	// a node's listener there when it is down, and listens again when it
 	// runs, so that a client dialling after the answer sees the change.
-	NodesChanged func()
+	// An error (a node that cannot listen again, which the shell stopped
+	// again) is the control's answer: 503 with the error's text.
+	NodesChanged func() error
 }
 
 // NewHandler returns the management API of b.

@@ -88,7 +88,9 @@ func (r *request) nodesChanged(err error) response {
 		return response{status: http.StatusBadRequest, body: map[string]string{"error": err.Error()}}
 	}
 	if r.h.NodesChanged != nil {
-		r.h.NodesChanged()
+		if err := r.h.NodesChanged(); err != nil {
+			return response{status: http.StatusServiceUnavailable, body: map[string]string{"error": err.Error()}}
+		}
 	}
 	return r.simNodes()
 }

@@ -23,7 +23,7 @@ func TestNodes(t *testing.T) {
 	}
 	h := mgmt.NewHandler(b)
 	changes := 0
-	h.NodesChanged = func() { changes++ }
+	h.NodesChanged = func() error { changes++; return nil }
 	nodes := func() []any {
 		t.Helper()
 		code, body := call(t, h, "GET", "/api/nodes", "watcher:pw", "")

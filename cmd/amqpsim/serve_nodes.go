@@ -117,13 +117,17 @@ func (l *nodeListeners) listen(n int, retry bool) error {
 
 // sync closes the listeners of the nodes that are down and listens again
 // for those that run: Handler.NodesChanged, called by the management
-// API's node controls before they answer.
-func (l *nodeListeners) sync() {
+// API's node controls before they answer. A node that cannot listen
+// again (another process took its port while it was down) is stopped
+// again, so that nobody takes the other process for it, and sync reports
+// it.
+func (l *nodeListeners) sync() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
-		return
+		return nil
 	}
+	var errs []error
 	for _, n := range l.b.Nodes() {
 		ln := l.lns[n.Number-1]
 		switch {
@@ -132,10 +136,16 @@ func (l *nodeListeners) sync() {
 			l.lns[n.Number-1] = nil
 		case n.State == sim.NodeRunning && ln == nil:
 			if err := l.listen(n.Number, true); err != nil {
-				l.logf("node %d started, but cannot listen on %s again: %v", n.Number, l.addrs[n.Number-1], err)
+				err = fmt.Errorf("node %d cannot listen on %s again, so it stays down: %w", n.Number, l.addrs[n.Number-1], err)
+				l.logf("%v", err)
+				errs = append(errs, err)
+				if err := l.b.StopNode(n.Number); err != nil {
+					errs = append(errs, err)
+				}
 			}
 		}
 	}
+	return errors.Join(errs...)
 }
 
 // close stops listening for good (the wire server's Close closes the

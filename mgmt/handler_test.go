@@ -195,10 +195,15 @@ func checkReportedVersion(t *testing.T, h http.Handler, want string) {
 
 // TestConsumersOfAVhostNeedAccessFrom43: until 4.3 any management user
 // may list the consumers of any vhost (its own consumers, that is:
-// recorded on 3.10.8 in the access scenario); 4.3 refuses one that
-// neither has permissions there nor the monitoring tag
-// (sim.Profile.ConsumersNeedVhost), and still lets a monitoring user list
-// them.
+// recorded on 3.10.8 in the access scenario); 4.3 answers one that
+// neither has permissions there nor the monitoring tag 404
+// {"error":"not_found","reason":"Not Found"}, and still lets a monitoring
+// user list them (sim.Profile.ConsumersNeedVhost). Measured twice on
+// 3.10.8 and 4.3.6 with the management plugin enabled for the run, a
+// vhost and two users without permissions in it: 3.10.8 200 and 200,
+// 4.3.6 404 and 200; a missing vhost 404 "Object Not Found" on both.
+// Issue 27 reported 401 for the monitoring user on 4.3.6, which the
+// broker contradicts.
 func TestConsumersOfAVhostNeedAccessFrom43(t *testing.T) {
 	for _, v := range []sim.Version{sim.V3_10, sim.V4_0, sim.V4_3} {
 		b := sim.New(sim.Config{Version: v})
@@ -210,12 +215,12 @@ func TestConsumersOfAVhostNeedAccessFrom43(t *testing.T) {
 			}
 		}
 		h := mgmt.NewHandler(b)
-		want := 200
+		want, wantBody := 200, any([]any{})
 		if v == sim.V4_3 {
-			want = 401
+			want, wantBody = 404, map[string]any{"error": "not_found", "reason": "Not Found"}
 		}
-		if code, body := call(t, h, "GET", "/api/consumers/other", "man:pw", ""); code != want {
-			t.Errorf("%v: management user without permissions: %d %v, want %d", v, code, body, want)
+		if code, body := call(t, h, "GET", "/api/consumers/other", "man:pw", ""); code != want || !cmp.Equal(body, wantBody) {
+			t.Errorf("%v: management user without permissions: %d %v, want %d %v", v, code, body, want, wantBody)
 		}
 		if code, body := call(t, h, "GET", "/api/consumers/other", "mon:pw", ""); code != 200 {
 			t.Errorf("%v: monitoring user without permissions: %d %v, want 200", v, code, body)

@@ -251,11 +251,13 @@ type Profile struct {
 
 	// ConsumersNeedVhost makes GET /api/consumers/VHOST need a vhost the
 	// user sees (an administrator, a monitoring user or one with
-	// permissions there), refusing others with 401 "User not authorised
-	// to access virtual host" (4.3: rabbit_mgmt_wm_consumers:is_authorized
-	// calls is_authorized_vhost_visible_for_monitoring, read in 4.3.6's
-	// beam). 3.10.8 (recorded) and 4.0.5 (read) ask only for a management
-	// tag.
+	// permissions there), answering others 404 {"error":"not_found",
+	// "reason":"Not Found"} (4.3: rabbit_mgmt_wm_consumers:is_authorized
+	// calls is_authorized_vhost_visible_for_monitoring, whose
+	// user_matches_vhost_visible answers not_found; read in 4.3.6's beams
+	// and measured twice on 4.3.6 with the management plugin: a monitoring
+	// user without permissions gets 200). 3.10.8 (recorded) and 4.0.5
+	// (read) ask only for a management tag.
 	ConsumersNeedVhost bool
 
 	// Queue holds the rules the queues follow (queue.Rules), each queue
@@ -573,8 +575,8 @@ func Changes() []Change {
 		{"at most two '#' in a topic binding key", V4_3, "a topic binding key with more than two \"#\" words is refused with 406, over AMQP and in a definitions import",
 			"recorded on 3.10.8, 4.0.5 and 4.3.6 (topic-hash-wildcard-limit.txt); the import's refusal measured with rabbitmqctl import_definitions and POST /api/definitions on 4.3.6",
 			func(p *Profile, b Profile) { p.TopicMaxHashWords = b.TopicMaxHashWords }},
-		{"consumers of a vhost need access", V4_3, "GET /api/consumers/VHOST refuses a user who neither has permissions in the vhost nor the monitoring tag",
-			"read in 4.3.6's rabbit_mgmt_wm_consumers beam; 3.10.8's answer recorded in mgmt/testdata/rabbitmq (TestConsumersOfAVhostNeedAccessFrom43)",
+		{"consumers of a vhost need access", V4_3, "GET /api/consumers/VHOST answers 404 to a user who neither has permissions in the vhost nor the monitoring or administrator tag",
+			"measured twice on 4.3.6 with the management plugin; 3.10.8's answer recorded in mgmt/testdata/rabbitmq (TestConsumersOfAVhostNeedAccessFrom43)",
 			func(p *Profile, b Profile) { p.ConsumersNeedVhost = b.ConsumersNeedVhost }},
 	}
 }

@@ -32,7 +32,9 @@ func routingKeys(key string, headers Table, buf []string) []string {
 // exchange on the way is matched with all the keys; one whose bindings
 // give no destination passes the message to its alternate exchange; an
 // exchange reached twice is matched once (cycles end); a missing alternate
-// exchange routes nowhere. The queues come sorted by name, as RabbitMQ
+// exchange routes nowhere. Unlike RabbitMQ, a publish whose topic
+// matching would visit more than routeStateBudget states is refused with
+// 541 INTERNAL_ERROR (topicWalk). The queues come sorted by name, as RabbitMQ
 // lists them (3.10.8: lists:usort of their names; 4.x: the keys of a map
 // of them, in order up to 32). Caller holds the lock.
 //
@@ -63,7 +65,11 @@ func (b *Broker) route(v *vhost, x *exchange, keys []string, headers Table, out 
 	}
 	r := &b.router
 	b.routeMark++
-	r.mark, r.out, r.work, r.walk.states = b.routeMark, out, append(r.work[:0], x), 0
+	r.mark, r.out, r.work = b.routeMark, out, append(r.work[:0], x)
+	r.walk.states, r.walk.over = 0, false
+	if r.walk.budget == 0 {
+		r.walk.budget = routeStateBudget
+	}
 	x.routeMark = r.mark
 	defer func() {
 		clear(r.work)
@@ -79,6 +85,11 @@ func (b *Broker) route(v *vhost, x *exchange, keys []string, headers Table, out 
 		r.found = false
 		for _, k := range keys {
 			x.match(v, k, headers, &r.walk)
+		}
+		if r.walk.over {
+			return r.out, protocol.Errorf(protocol.InternalError, protocol.BasicPublish,
+				"routing from %s visited more than %d topic binding states, a publish amqpsim refuses as it would hold the whole broker (RabbitMQ routes it)",
+				exchangeResource(r.work[0].name, v.name), r.walk.budget)
 		}
 		if !r.found && x.hasAlternate {
 			if ae, ok := v.exchanges[x.alternate]; ok {

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -8,6 +9,7 @@ import (
 
 	"pgregory.net/rapid"
 
+	"github.com/amqpsim/amqpsim/protocol"
 	"github.com/amqpsim/amqpsim/queue"
 )
 
@@ -55,7 +57,7 @@ func naiveMatchWords(p, k []string) bool {
 func testRouter(x *exchange, key string) (names []string, states int) {
 	r := &testRouterState
 	r.mark++
-	r.out, r.walk.visit, r.walk.states = nil, r.take, 0
+	r.out, r.walk.visit, r.walk.states, r.walk.budget = nil, r.take, 0, routeStateBudget
 	x.match(nil, key, nil, &r.walk)
 	for _, q := range r.out {
 		names = append(names, q.Name())
@@ -154,7 +156,7 @@ func TestTopicTrieMatchesNaive(t *testing.T) {
 		for _, l := range bound {
 			x.unbind(destination{q: qs[l.q]}, l.key, args(l.withArgs))
 		}
-		if x.topic.nodes != 0 || x.bindings.len() != 0 || x.topic.root.words != nil || x.topic.root.star != nil || x.topic.root.hash != nil || x.topic.root.dests.len() != 0 {
+		if x.topic.nodes != 0 || x.bindings.len() != 0 || !x.topic.root.leaf() || x.topic.root.dests.len() != 0 {
 			t.Fatalf("after unbinding everything: %d trie nodes, %d bindings", x.topic.nodes, x.bindings.len())
 		}
 	})
@@ -207,5 +209,54 @@ func TestTopicWalkBound(t *testing.T) {
 			t.Errorf("key %q: %d ready, want %d", tc.key, s.Ready, tc.ready)
 		}
 		t.Logf("key of 40 words: %d states visited", states)
+	}
+}
+
+// TestRouteStateBudget: a publish whose topic matching would visit more
+// states than the broker's budget is refused with 541 INTERNAL_ERROR,
+// having enqueued nothing and visited no more than the budget (the
+// connection closes, as for RabbitMQ's other 541s); the default budget
+// admits the attack's 1,241 states and a CC header of 8,000 keys of three
+// words over it. Here the budget is lowered, to keep the test small.
+func TestRouteStateBudget(t *testing.T) {
+	b := New(Config{Version: V3_10})
+	conn := b.Connect("c")
+	ch, err := conn.Channel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch.ExchangeDeclare("tx", "topic", ExchangeOptions{})
+	ch.QueueDeclare("q", QueueOptions{})
+	if err := ch.QueueBind("q", strings.Repeat("#.a.", 20)+"b", "tx", nil); err != nil {
+		t.Fatal(err)
+	}
+	key := strings.Repeat("a.", 39) + "b"
+	b.router.walk.budget = 1000
+	err = ch.Publish("tx", key, PublishOptions{}, Message{Body: []byte("m")})
+	var perr *protocol.Error
+	if !errors.As(err, &perr) || perr.Code != protocol.InternalError || !strings.Contains(perr.Text, "more than 1000 topic binding states") {
+		t.Fatalf("publish over the budget: %v, want 541 naming the budget", err)
+	}
+	if states := b.router.walk.states; states > 1001 {
+		t.Errorf("%d states visited, past the budget of 1000", states)
+	}
+	if s, _ := b.QueueStats("/", "q"); s.Ready != 0 {
+		t.Errorf("%d messages enqueued by a refused publish", s.Ready)
+	}
+
+	b.router.walk.budget = routeStateBudget
+	ch, _ = b.Connect("c2").Channel()
+	if err := ch.Publish("tx", key, PublishOptions{}, Message{Body: []byte("m")}); err != nil {
+		t.Fatalf("the attack's publish under the default budget: %v", err)
+	}
+	cc := make([]any, 8000)
+	for i := range cc {
+		cc[i] = fmt.Sprintf("a.%d.b", i)
+	}
+	if err := ch.Publish("tx", "x", PublishOptions{}, Message{Body: []byte("m"), Properties: Properties{Headers: Table{"CC": cc}}}); err != nil {
+		t.Fatalf("8,000 CC keys under the default budget: %v", err)
+	}
+	if s, _ := b.QueueStats("/", "q"); s.Ready != 1 {
+		t.Errorf("%d ready, want the attack key's publish (the CC keys match nothing)", s.Ready)
 	}
 }

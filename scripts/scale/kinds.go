@@ -13,15 +13,18 @@ import (
 type kind struct {
 	name, items, metric string
 	// memory: the memory per item is measured at the largest size.
-	memory  bool
-	setup   func(s *session, n int) error
-	measure func(s *session, msgs int) (float64, error)
+	memory bool
+	// metadata: the items are the broker's metadata (RabbitMQ 4.3
+	// writes each to its Khepri store), which the target may limit.
+	metadata bool
+	setup    func(s *session, n int) error
+	measure  func(s *session, msgs int) (float64, error)
 }
 
 var kinds = []kind{
-	{name: "bindings", items: "topic bindings", metric: "publish, routed by a topic exchange to one queue", memory: true,
+	{name: "bindings", items: "topic bindings", metric: "publish, routed by a topic exchange to one queue", memory: true, metadata: true,
 		setup: setupBindings, measure: publishOnly},
-	{name: "queues", items: "queues", metric: "publish to one of them, by the default exchange",
+	{name: "queues", items: "queues", metric: "publish to one of them, by the default exchange", metadata: true,
 		setup: setupQueues, measure: publishOnly},
 	{name: "consumers", items: "consumers", metric: "publish, deliver, ack; the other consumers' windows are full",
 		setup: setupConsumers, measure: publishAndConsume},

@@ -28,6 +28,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -36,7 +37,7 @@ import (
 )
 
 func main() {
-	if err := run(os.Args[1:], os.Stdout); err != nil {
+	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "scale:", err)
 		os.Exit(1)
 	}
@@ -45,6 +46,7 @@ func main() {
 // options are the command's flags.
 type options struct {
 	url, ctl        string
+	metadataMax     int
 	sizes           []int
 	messages        int
 	repeat          int
@@ -57,6 +59,7 @@ func parse(args []string) (options, error) {
 	fs := flag.NewFlagSet("scale", flag.ContinueOnError)
 	fs.StringVar(&o.url, "url", "", "the RabbitMQ broker to compare with (empty: amqpsim alone)")
 	fs.StringVar(&o.ctl, "rabbitmqctl", "", "rabbitmqctl for that broker, to read its memory (empty: not read)")
+	fs.IntVar(&o.metadataMax, "rabbitmq-metadata-max", 10000, "the most bindings or queues to make on that broker (0: no limit); RabbitMQ 4.3 writes each to its metadata store, 23 a second here under load")
 	sizes := fs.String("sizes", "10,100,1000,10000,100000", "the sizes, comma-separated")
 	fs.IntVar(&o.messages, "messages", 2000, "messages per measurement")
 	fs.IntVar(&o.repeat, "repeat", 3, "runs per measurement; the median is kept")
@@ -84,9 +87,10 @@ func parse(args []string) (options, error) {
 // result is one kind's measurements on one target.
 type result struct {
 	rate []float64 // messages per second, by size
-	// perItem is the memory per item at the largest size, in bytes; 0
-	// when not measured.
-	perItem float64
+	// perItem is the memory per item at the largest size measured,
+	// perItemAt, in bytes; 0 when not measured.
+	perItem   float64
+	perItemAt int
 }
 
 // report is everything one run measured.
@@ -99,14 +103,16 @@ type report struct {
 	machine string
 }
 
-func run(args []string, out io.Writer) error {
+// run runs the command line, writing the table to out and the
+// measurements as they come to progress.
+func run(args []string, out, progress io.Writer) error {
 	o, err := parse(args)
 	if err != nil {
 		return err
 	}
 	targets := []target{simTarget()}
 	if o.url != "" {
-		t, err := rabbitTarget(o.url, o.ctl)
+		t, err := rabbitTarget(o.url, o.ctl, o.metadataMax)
 		if err != nil {
 			return err
 		}
@@ -124,10 +130,12 @@ func run(args []string, out io.Writer) error {
 				return fmt.Errorf("%s, %d %s: %w", k.name, n, k.items, err)
 			}
 			for i, t := range targets {
-				fmt.Fprintf(os.Stderr, "%s: %d %s on %s: %.0f msgs/s\n", k.name, n, k.items, t.name, rates[i])
+				if !math.IsNaN(rates[i]) {
+					fmt.Fprintf(progress, "%s: %d %s on %s: %.0f msgs/s\n", k.name, n, k.items, t.name, rates[i])
+				}
 				res[i].rate = append(res[i].rate, rates[i])
 				if perItem[i] > 0 {
-					res[i].perItem = perItem[i]
+					res[i].perItem, res[i].perItemAt = perItem[i], n
 				}
 			}
 		}
@@ -138,7 +146,7 @@ func run(args []string, out io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("the CC publish on %s: %w", t.name, err)
 		}
-		fmt.Fprintf(os.Stderr, "CC publish of %d keys over %d bindings on %s: %v\n", o.ccKeys, o.ccBinds, t.name, d)
+		fmt.Fprintf(progress, "CC publish of %d keys over %d bindings on %s: %v\n", o.ccKeys, o.ccBinds, t.name, d)
 		r.cc = append(r.cc, d)
 	}
 	table := r.markdown()
@@ -156,10 +164,10 @@ func run(args []string, out io.Writer) error {
 
 // measure builds n items of kind k on each target, one after the other,
 // then measures them in turns, o.repeat times, so that the load of the
-// machine weighs on all alike; it returns each target's median rate and,
-// at the largest size, its memory per item.
+// machine weighs on all alike; it returns each target's median rate (NaN
+// for a size it does not take) and, at the largest size it takes, its
+// memory per item.
 func measure(targets []target, k kind, n int, o options) (rates, perItem []float64, err error) {
-	largest := n == o.sizes[len(o.sizes)-1] && k.memory
 	sessions := make([]*session, len(targets))
 	defer func() {
 		for _, s := range sessions {
@@ -170,6 +178,13 @@ func measure(targets []target, k kind, n int, o options) (rates, perItem []float
 	}()
 	perItem = make([]float64, len(targets))
 	for i, t := range targets {
+		if !t.takes(k, n) {
+			continue // not measured: NaN
+		}
+		largest := k.memory
+		for _, m := range o.sizes {
+			largest = largest && (m <= n || !t.takes(k, m))
+		}
 		s, err := t.open()
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s: %w", t.name, err)
@@ -197,6 +212,9 @@ func measure(targets []target, k kind, n int, o options) (rates, perItem []float
 	runs := make([][]float64, len(targets))
 	for range o.repeat {
 		for i, s := range sessions {
+			if s == nil {
+				continue
+			}
 			r, err := k.measure(s, o.messages)
 			if err != nil {
 				return nil, nil, fmt.Errorf("%s: %w", targets[i].name, err)
@@ -205,6 +223,10 @@ func measure(targets []target, k kind, n int, o options) (rates, perItem []float
 		}
 	}
 	for _, rs := range runs {
+		if len(rs) == 0 {
+			rates = append(rates, math.NaN())
+			continue
+		}
 		slices.Sort(rs)
 		rates = append(rates, rs[len(rs)/2])
 	}

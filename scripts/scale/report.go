@@ -43,7 +43,11 @@ func (r *report) markdown() string {
 		if len(r.targets) == 2 {
 			fmt.Fprintf(&b, "| %s, %s ÷ %s |", k.items, r.targets[0], r.targets[1])
 			for j := range r.opts.sizes {
-				fmt.Fprintf(&b, " %.1f× |", res[0].rate[j]/res[1].rate[j])
+				if ratio := res[0].rate[j] / res[1].rate[j]; math.IsNaN(ratio) {
+					fmt.Fprint(&b, " — |")
+				} else {
+					fmt.Fprintf(&b, " %.1f× |", ratio)
+				}
 			}
 			fmt.Fprintln(&b)
 		}
@@ -52,16 +56,15 @@ func (r *report) markdown() string {
 	for _, k := range kinds {
 		fmt.Fprintf(&b, "- **%s**: %s.\n", k.items, k.metric)
 	}
-	largest := count(float64(r.opts.sizes[len(r.opts.sizes)-1]))
-	fmt.Fprintf(&b, "\n| memory, at %s | %s |\n|---|%s\n", largest, strings.Join(r.targets, " | "), strings.Repeat("---|", len(r.targets)))
+	fmt.Fprintf(&b, "\n| memory, at the largest size measured | %s |\n|---|%s\n", strings.Join(r.targets, " | "), strings.Repeat("---|", len(r.targets)))
 	for _, k := range kinds {
 		if !k.memory {
 			continue
 		}
 		fmt.Fprintf(&b, "| per %s |", strings.TrimSuffix(k.items, "s"))
 		for i := range r.targets {
-			if v := r.results[k.name][i].perItem; v > 0 {
-				fmt.Fprintf(&b, " %s B |", count(v))
+			if res := r.results[k.name][i]; res.perItem > 0 {
+				fmt.Fprintf(&b, " %s B (at %s) |", count(res.perItem), count(float64(res.perItemAt)))
 			} else {
 				fmt.Fprint(&b, " not read |")
 			}
@@ -81,8 +84,12 @@ func (r *report) markdown() string {
 	return b.String()
 }
 
-// count writes n with thousands separators, no decimals.
+// count writes n with thousands separators, no decimals; NaN, a size not
+// measured, is a dash.
 func count(n float64) string {
+	if math.IsNaN(n) {
+		return "—"
+	}
 	s := fmt.Sprintf("%.0f", n)
 	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
 		s = s[:i] + "," + s[i:]
@@ -148,7 +155,9 @@ func (r *report) panel(b *bytes.Buffer, k kind, ox, oy int) {
 	top := 0.0
 	for _, res := range r.results[k.name] {
 		for _, v := range res.rate {
-			top = math.Max(top, v)
+			if !math.IsNaN(v) {
+				top = math.Max(top, v)
+			}
 		}
 	}
 	step := niceStep(top / 4)
@@ -168,7 +177,9 @@ func (r *report) panel(b *bytes.Buffer, k kind, ox, oy int) {
 	for i, res := range r.results[k.name] {
 		var pts []string
 		for j, v := range res.rate {
-			pts = append(pts, fmt.Sprintf("%.1f,%.1f", xOf(sizes[j]), yOf(v)))
+			if !math.IsNaN(v) {
+				pts = append(pts, fmt.Sprintf("%.1f,%.1f", xOf(sizes[j]), yOf(v)))
+			}
 		}
 		fmt.Fprintf(b, "<polyline fill='none' stroke='%s' stroke-width='2.5' points='%s'/>\n", colors[i], strings.Join(pts, " "))
 		for _, p := range pts {

@@ -23,6 +23,14 @@ import (
 type target struct {
 	name string
 	open func() (*session, error)
+	// metadataMax, when set, is the most metadata items (kind.metadata)
+	// to make on the target.
+	metadataMax int
+}
+
+// takes reports whether t measures n items of kind k.
+func (t target) takes(k kind, n int) bool {
+	return !k.metadata || t.metadataMax == 0 || n <= t.metadataMax
 }
 
 // session is one measurement's connections to a target: setup makes the
@@ -107,7 +115,7 @@ func goHeap() (uint64, error) {
 
 // rabbitTarget is the RabbitMQ broker at url; ctl, if set, is the command
 // line of its rabbitmqctl, which reads its memory.
-func rabbitTarget(url, ctl string) (target, error) {
+func rabbitTarget(url, ctl string, metadataMax int) (target, error) {
 	conn, err := amqp.Dial(url)
 	if err != nil {
 		return target{}, err
@@ -118,7 +126,7 @@ func rabbitTarget(url, ctl string) (target, error) {
 	if ctl != "" {
 		memory = func() (uint64, error) { return erlangMemory(ctl) }
 	}
-	return target{name: "RabbitMQ " + version, open: func() (*session, error) {
+	return target{name: "RabbitMQ " + version, metadataMax: metadataMax, open: func() (*session, error) {
 		return dial(url, memory, nil)
 	}}, nil
 }

@@ -171,8 +171,9 @@ func (ch *Channel) ExchangeUnbind(destinationName, key, sourceName string, args 
 		if src == nil || dst == nil {
 			return nil
 		}
-		src.unbind(destination{x: dst}, key, args)
-		ch.b.maybeAutoDeleteExchange(v, src)
+		if src.unbind(destination{x: dst}, key, args) {
+			ch.b.maybeAutoDeleteExchange(v, src)
+		}
 		return nil
 	})
 }

@@ -136,11 +136,14 @@ func (x *exchange) bind(d destination, key string, args Table) {
 	}
 }
 
-// unbind removes the binding to d with key and args, if there is one.
-func (x *exchange) unbind(d destination, key string, args Table) {
-	if bd := x.bindings.byID[bindingID{dest: d, key: key, args: argsIdentity(args)}]; bd != nil {
+// unbind removes the binding to d with key and args, reporting whether
+// there was one.
+func (x *exchange) unbind(d destination, key string, args Table) (removed bool) {
+	bd := x.bindings.byID[bindingID{dest: d, key: key, args: argsIdentity(args)}]
+	if bd != nil {
 		x.drop(bd)
 	}
+	return bd != nil
 }
 
 // drop removes a binding of x.

@@ -32,11 +32,11 @@ func routingKeys(key string, headers Table, buf []string) []string {
 // exchange on the way is matched with all the keys; one whose bindings
 // give no destination passes the message to its alternate exchange; an
 // exchange reached twice is matched once (cycles end); a missing alternate
-// exchange routes nowhere. Unlike RabbitMQ, a publish whose topic
-// matching would visit more than routeStateBudget states is refused with
-// 541 INTERNAL_ERROR (topicWalk). The queues come sorted by name, as RabbitMQ
+// exchange routes nowhere. The queues come sorted by name, as RabbitMQ
 // lists them (3.10.8: lists:usort of their names; 4.x: the keys of a map
-// of them, in order up to 32). Caller holds the lock.
+// of them, in order up to 32). Unlike RabbitMQ, a publish whose topic
+// matching would visit more than routeStateBudget states is refused with
+// 541 INTERNAL_ERROR (topicWalk). Caller holds the lock.
 //
 // Queues and exchanges carry the number of the route that last reached
 // them (routeMark), so that each is taken once without a search. It
@@ -67,9 +67,6 @@ func (b *Broker) route(v *vhost, x *exchange, keys []string, headers Table, out 
 	b.routeMark++
 	r.mark, r.out, r.work = b.routeMark, out, append(r.work[:0], x)
 	r.walk.states, r.walk.over = 0, false
-	if r.walk.budget == 0 {
-		r.walk.budget = routeStateBudget
-	}
 	x.routeMark = r.mark
 	defer func() {
 		clear(r.work)

@@ -279,7 +279,7 @@ func Open(cfg Config) (*Broker, error) {
 	if b.loopbackUsers == nil {
 		b.loopbackUsers = []string{"guest"}
 	}
-	b.router.walk.visit = b.router.take
+	b.router.walk.visit, b.router.walk.budget = b.router.take, routeStateBudget
 	b.maxMessageSize = cfg.maxMessageSize(&b.profile)
 	if err := b.initNodes(); err != nil {
 		return nil, err

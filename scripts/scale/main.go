@@ -30,6 +30,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -52,6 +53,8 @@ type options struct {
 	repeat          int
 	svg, doc        string
 	ccKeys, ccBinds int
+	kinds           []kind
+	cpuProfile      string
 }
 
 func parse(args []string) (options, error) {
@@ -61,6 +64,8 @@ func parse(args []string) (options, error) {
 	fs.StringVar(&o.ctl, "rabbitmqctl", "", "rabbitmqctl for that broker, to read its memory (empty: not read)")
 	fs.IntVar(&o.metadataMax, "rabbitmq-metadata-max", 10000, "the most bindings or queues to make on that broker (0: no limit); RabbitMQ 4.3 writes each to its metadata store, 23 a second here under load")
 	sizes := fs.String("sizes", "10,100,1000,10000,100000", "the sizes, comma-separated")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the run (amqpsim and the client) to this file")
+	only := fs.String("kinds", "", "the kinds to measure, comma-separated (bindings, queues, consumers, ready; empty: all)")
 	fs.IntVar(&o.messages, "messages", 2000, "messages per measurement")
 	fs.IntVar(&o.repeat, "repeat", 3, "runs per measurement; the median is kept")
 	fs.StringVar(&o.svg, "svg", "docs/scale.svg", "where to write the plot (empty: nowhere)")
@@ -78,6 +83,17 @@ func parse(args []string) (options, error) {
 		o.sizes = append(o.sizes, n)
 	}
 	slices.Sort(o.sizes)
+	o.kinds = kinds
+	if *only != "" {
+		o.kinds = nil
+		for _, name := range strings.Split(*only, ",") {
+			i := slices.IndexFunc(kinds, func(k kind) bool { return k.name == strings.TrimSpace(name) })
+			if i < 0 {
+				return o, fmt.Errorf("-kinds: no kind %q", name)
+			}
+			o.kinds = append(o.kinds, kinds[i])
+		}
+	}
 	if o.messages < 1 || o.repeat < 1 {
 		return o, errors.New("-messages and -repeat must be positive")
 	}
@@ -110,6 +126,17 @@ func run(args []string, out, progress io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if o.cpuProfile != "" {
+		f, err := os.Create(o.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	targets := []target{simTarget()}
 	if o.url != "" {
 		t, err := rabbitTarget(o.url, o.ctl, o.metadataMax)
@@ -122,7 +149,7 @@ func run(args []string, out, progress io.Writer) error {
 	for _, t := range targets {
 		r.targets = append(r.targets, t.name)
 	}
-	for _, k := range kinds {
+	for _, k := range o.kinds {
 		res := make([]result, len(targets))
 		for _, n := range o.sizes {
 			rates, perItem, err := measure(targets, k, n, o)

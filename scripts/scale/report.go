@@ -31,7 +31,7 @@ func (r *report) markdown() string {
 		fmt.Fprint(&b, "---|")
 	}
 	fmt.Fprintln(&b)
-	for _, k := range kinds {
+	for _, k := range r.opts.kinds {
 		res := r.results[k.name]
 		for i, t := range r.targets {
 			fmt.Fprintf(&b, "| %s, %s |", k.items, t)
@@ -53,11 +53,11 @@ func (r *report) markdown() string {
 		}
 	}
 	fmt.Fprintln(&b)
-	for _, k := range kinds {
+	for _, k := range r.opts.kinds {
 		fmt.Fprintf(&b, "- **%s**: %s.\n", k.items, k.metric)
 	}
 	fmt.Fprintf(&b, "\n| memory, at the largest size measured | %s |\n|---|%s\n", strings.Join(r.targets, " | "), strings.Repeat("---|", len(r.targets)))
-	for _, k := range kinds {
+	for _, k := range r.opts.kinds {
 		if !k.memory {
 			continue
 		}
@@ -133,7 +133,7 @@ func (r *report) svg() []byte {
 		x := marginL + 40 + i*220
 		fmt.Fprintf(&b, "<line x1='%d' y1='34' x2='%d' y2='34' stroke='%s' stroke-width='2.5'/><text x='%d' y='38'>%s</text>\n", x, x+24, colors[i], x+30, html.EscapeString(t))
 	}
-	for i, k := range kinds {
+	for i, k := range r.opts.kinds {
 		r.panel(&b, k, (i%2)*panelW, 40+(i/2)*panelH)
 	}
 	b.WriteString("</svg>\n")

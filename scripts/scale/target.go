@@ -94,6 +94,7 @@ func simTarget() target {
 	return target{name: "amqpsim", open: func() (*session, error) {
 		b := sim.New(sim.Config{NoTrace: true})
 		ws := wire.NewServer(b)
+		ws.Logf = func(format string, args ...any) { fmt.Fprintf(os.Stderr, "amqpsim: "+format+"\n", args...) }
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			return nil, err

@@ -115,7 +115,7 @@ func rewriteSection(path, section string) error {
 // Plot layout, in pixels: a panel per kind, two by two.
 const (
 	panelW, panelH                     = 430, 280
-	marginL, marginR, marginT, marginB = 70, 20, 50, 45
+	marginL, marginR, marginT, marginB = 70, 30, 50, 45
 	font                               = "font-family='DejaVu Sans, Helvetica, Arial, sans-serif'"
 )
 

@@ -22,7 +22,7 @@ func (g *gen) qos() {
 func (g *gen) consumedQueues() []*gqueue {
 	var out []*gqueue
 	for _, q := range g.liveQueues() {
-		if g.view.consumed[q.name] > 0 {
+		if g.view.consumed[q.name] > 0 && (g.cluster == nil || g.cluster.reachable(q)) {
 			out = append(out, q)
 		}
 	}
@@ -320,7 +320,7 @@ func (g *gen) smallAdvance() {
 func (g *gen) observe() {
 	ch := g.anyChan()
 	switch n := g.r.IntN(100); {
-	case n < 45 && len(g.queues) > 0:
+	case n < 45 && len(g.pickable()) > 0:
 		g.add(scenarios.ShowQueue{Queue: g.someQueue().name})
 	case n < 70 && ch != nil && len(g.view.delivered[ch.name]) > 0:
 		msg := oneOf(g, g.view.delivered[ch.name]...)

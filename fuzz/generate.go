@@ -3,6 +3,7 @@ package fuzz
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/amqpsim/amqpsim/scenarios"
@@ -43,6 +44,7 @@ type gen struct {
 	// streamWrite is the virtual time of the last publish that may have
 	// reached a stream (-1: none): its count lags (streamCountLag).
 	streamWrite time.Duration
+	starting    []time.Duration // the timers the next step starts
 	view        view
 	cluster     *clusterModel
 }
@@ -71,6 +73,7 @@ type gqueue struct {
 	autoDelete bool
 	owner      *gconn // the connection that declared it exclusive
 	args       map[string]any
+	node       int  // a classic queue's home: the node of the connection that declared it
 	declared   bool // its declaration is among the steps
 	deleted    bool // deleted by a step (the broker may also have expired or auto-deleted it)
 }
@@ -171,7 +174,7 @@ func (g *gen) try(name string) {
 // finish ends a scenario with what a reader wants to see: every queue's
 // counts and what every consumer holds.
 func (g *gen) finish() {
-	for _, q := range g.queues {
+	for _, q := range g.pickable() {
 		if !q.deleted {
 			g.add(scenarios.ShowQueue{Queue: q.name})
 		}
@@ -194,9 +197,13 @@ func (g *gen) add(op scenarios.Op) {
 			// Waiting costs the recording that long: mostly, look later.
 			wait = roundUp(wait, 100*time.Millisecond)
 			if g.clock.straddles(wait) || !g.chance(25) {
+				g.starting = g.starting[:0]
 				return
 			}
+			starting := slices.Clone(g.starting) // this step's, not the advance's
+			g.starting = g.starting[:0]
 			g.add(scenarios.Advance{D: wait})
+			g.starting = starting
 		}
 	}
 	for g.clock.needsAdvance(cost) {
@@ -205,6 +212,19 @@ func (g *gen) add(op scenarios.Op) {
 		g.clock.advance(a)
 		g.clock.drift += watchedStepDrift
 	}
+	// The timers the step starts start now, after the advances it waits
+	// behind. A queue's expiry restarts whenever it stops being used (a
+	// consumer cancelled, a channel closed, by the broker too, a get, a
+	// declare, a policy): any step may do one of those.
+	for _, q := range g.liveQueues() {
+		g.starting = append(g.starting, g.queueExpiries(q)...)
+	}
+	for _, d := range g.starting {
+		if d > 0 {
+			g.clock.start(d)
+		}
+	}
+	g.starting = g.starting[:0]
 	g.ops = append(g.ops, op)
 	prev := g.view
 	if g.view = replayView(g); g.view.failed {
@@ -240,7 +260,7 @@ func countedQueue(op scenarios.Op) string {
 // timer starts a timer of d with the step about to be added.
 func (g *gen) timer(d time.Duration) {
 	if d > 0 {
-		g.clock.start(d)
+		g.starting = append(g.starting, d)
 	}
 }
 

@@ -76,6 +76,7 @@ type ReleaseReport struct {
 	Agreed      int // replayed identically, in process and over the wire
 	Divergences int // answered differently by the simulator, the same by every recording
 	Races       int // answered differently by RabbitMQ's own recordings: set aside
+	Slow        int // timed, and every recording too slow to trust (errSlow): set aside
 	Errors      int // could not be recorded (the error is in Log)
 }
 
@@ -161,6 +162,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 						rr.Agreed++
 					case outcome == race:
 						rr.Races++
+					case outcome == slow:
+						rr.Slow++
 					default:
 						rr.Divergences++
 					}
@@ -215,6 +218,7 @@ const (
 	agreed     outcome = "agreed"
 	race       outcome = "race in RabbitMQ: set aside"
 	divergence outcome = "DIVERGES"
+	slow       outcome = "too slow: the broker's clock ran past the generator's bounds in every recording"
 )
 
 // target is one broker, or the cluster, with its release and how a
@@ -224,14 +228,13 @@ type target struct {
 	release sim.Version
 	version string // "4.3.6"
 	cluster bool
-	record  func(*scenarios.Scenario) (*scenarios.Scenario, error)
+	record  func(*scenarios.Scenario) (*scenarios.Scenario, *scenarios.Result, error)
 }
 
 // recordOn returns a target's record function for real brokers.
-func recordOn(o scenarios.RecordOptions) func(*scenarios.Scenario) (*scenarios.Scenario, error) {
-	return func(s *scenarios.Scenario) (*scenarios.Scenario, error) {
-		rec, _, err := scenarios.Record(s, o)
-		return rec, err
+func recordOn(o scenarios.RecordOptions) func(*scenarios.Scenario) (*scenarios.Scenario, *scenarios.Result, error) {
+	return func(s *scenarios.Scenario) (*scenarios.Scenario, *scenarios.Result, error) {
+		return scenarios.Record(s, o)
 	}
 }
 
@@ -267,6 +270,9 @@ func connectTargets(cfg Config) ([]target, error) {
 func runOne(ctx context.Context, cfg Config, t target, seed uint64) (*Finding, int, outcome, error) {
 	s := Generate(seed, cfg.Options)
 	rec, err := record(ctx, s, t)
+	if errors.Is(err, errSlow) {
+		return nil, len(s.Steps), slow, nil
+	}
 	if err != nil {
 		return nil, len(s.Steps), "", err
 	}
@@ -289,10 +295,85 @@ func runOne(ctx context.Context, cfg Config, t target, seed uint64) (*Finding, i
 
 // record records s on a target.
 func record(ctx context.Context, s *scenarios.Scenario, t target) (*scenarios.Scenario, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
+	for range slowAttempts {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		rec, res, err := t.record(s)
+		if err != nil {
+			return nil, err
+		}
+		if i := slowStep(s, res); i < 0 {
+			return rec, nil
+		}
 	}
-	return t.record(s)
+	return nil, errSlow
+}
+
+// slowAttempts is how many times a timed scenario is recorded before the
+// broker counts as too slow for it.
+const slowAttempts = 3
+
+// errSlow is a timed scenario whose every recording had a step that took
+// longer than the generator allowed for: the broker's clock may have
+// passed a deadline the simulator's did not, so its answers prove nothing.
+var errSlow = errors.New("the broker was too slow for the scenario's timers")
+
+// slowStep returns the first step of a timed scenario's recording that
+// took longer than the generator's bound for it (its advance, if it is
+// one, and the recorder's time for a step of its kind), or -1.
+func slowStep(s *scenarios.Scenario, res *scenarios.Result) int {
+	if res == nil || !timed(s) {
+		return -1
+	}
+	for i, st := range res.Steps {
+		bound := watchedStepDrift
+		if i < len(s.Steps) {
+			op := s.Steps[i].Op
+			if scenarios.Silent(op) {
+				bound = silentStepDrift
+			}
+			if a, ok := op.(scenarios.Advance); ok {
+				bound += a.D
+			}
+		}
+		if st.Took > bound {
+			return i
+		}
+	}
+	return -1
+}
+
+// timed reports whether a scenario starts timers the broker's clock runs
+// (a message TTL, a queue expiry, directly or by a policy) or looks at a
+// stream's count, which a 5 s tick refreshes.
+func timed(s *scenarios.Scenario) bool {
+	for _, st := range s.Steps {
+		switch o := st.Op.(type) {
+		case scenarios.DeclareQueue:
+			for _, k := range []string{"x-message-ttl", "x-expires"} {
+				if _, ok := o.Args[k]; ok {
+					return true
+				}
+			}
+			if o.Args["x-queue-type"] == "stream" {
+				return true
+			}
+		case scenarios.Publish:
+			if o.Props.Expiration != "" {
+				return true
+			}
+		case scenarios.SetPolicy:
+			if o.Definition["message-ttl"] != nil || o.Definition["expires"] != nil {
+				return true
+			}
+		case scenarios.SetOperatorPolicy:
+			if o.Definition["message-ttl"] != nil || o.Definition["expires"] != nil {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // replay replays a recording on its release's profile in process, then
@@ -326,6 +407,9 @@ func replay(cfg Config, rec *scenarios.Scenario) (diff, where string, err error)
 func races(ctx context.Context, cfg Config, t target, s, first *scenarios.Scenario) (string, error) {
 	for range cfg.Recordings - 1 {
 		again, err := record(ctx, s, t)
+		if errors.Is(err, errSlow) {
+			continue
+		}
 		if err != nil {
 			return "", err
 		}

@@ -90,9 +90,10 @@ func (s *bindingSet) remove(bd *binding) {
 }
 
 // argsIdentity is a binding's arguments as one string that two tables
-// share exactly when sameTable says they are the same: each key, its
-// value's type and its value (fieldText), sorted by key, each part
-// preceded by its length. No arguments is "".
+// share exactly when they hold the same keys with values of the same
+// types and texts (sameFieldValue): each key, its value's type and its
+// value (fieldText), sorted by key, each part preceded by its length. No
+// arguments is "".
 func argsIdentity(args Table) string {
 	if len(args) == 0 {
 		return ""

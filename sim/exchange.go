@@ -173,7 +173,7 @@ func headersMatch(binding, headers Table) bool {
 // exchange does: types of one rabbit_misc:type_class (every integer type is
 // one class, float and double another) with equal values match, so a
 // signedint 1 binding matches a long 1 header (checked against RabbitMQ
-// 3.10.8). Binding identity (sameTable) still compares exact types.
+// 3.10.8). Binding identity (argsIdentity) still compares exact types.
 func sameClassValue(a, b any) bool {
 	if n, ok := protocol.Int(a); ok {
 		m, ok := protocol.Int(b)
@@ -222,17 +222,4 @@ func fieldText(v any) string {
 		return strconv.Itoa(x)
 	}
 	return fmt.Sprint(v)
-}
-
-func sameTable(a, b Table) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		w, ok := b[k]
-		if !ok || !sameFieldValue(v, w) {
-			return false
-		}
-	}
-	return true
 }

@@ -120,10 +120,8 @@ func (x *exchange) bind(d destination, key string, args Table) {
 	}
 	if d.x != nil {
 		x.toExchanges++
-		d.x.addSource(x)
-	} else {
-		d.q.addSource(x)
 	}
+	d.sources().add(x)
 	switch x.kind {
 	case "direct":
 		l := x.direct[key]
@@ -153,10 +151,8 @@ func (x *exchange) drop(bd *binding) {
 	d, key := bd.dest(), bd.key()
 	if d.x != nil {
 		x.toExchanges--
-		d.x.dropSource(x)
-	} else {
-		d.q.dropSource(x)
 	}
+	d.sources().drop(x)
 	switch x.kind {
 	case "direct":
 		if l := x.direct[key]; l != nil {
@@ -182,17 +178,31 @@ func (x *exchange) unbindAll(d destination) bool {
 	return true
 }
 
-// addSource and dropSource count the bindings from src to x.
-func (x *exchange) addSource(src *exchange) {
-	if x.sources == nil {
-		x.sources = map[*exchange]int{}
+// sourceCounts counts the bindings to a queue or exchange by their source
+// exchange, as RabbitMQ's reverse routes do: deleting the destination
+// finds them at once.
+type sourceCounts map[*exchange]int
+
+// sources returns the counts of d's bindings.
+func (d destination) sources() *sourceCounts {
+	if d.x != nil {
+		return &d.x.sources
 	}
-	x.sources[src]++
+	return &d.q.sources
 }
 
-func (x *exchange) dropSource(src *exchange) {
-	if x.sources[src]--; x.sources[src] <= 0 {
-		delete(x.sources, src)
+// add counts one more binding from src.
+func (s *sourceCounts) add(src *exchange) {
+	if *s == nil {
+		*s = sourceCounts{}
+	}
+	(*s)[src]++
+}
+
+// drop counts one binding from src less.
+func (s *sourceCounts) drop(src *exchange) {
+	if (*s)[src]--; (*s)[src] <= 0 {
+		delete(*s, src)
 	}
 }
 

@@ -408,7 +408,7 @@ func (q *brokerQueue) cancelConsumer(cc *consumer.Consumer[*Consumer]) {
 
 // sortedSources returns the exchanges of a destination's sources by name,
 // for deterministic iteration.
-func sortedSources(sources map[*exchange]int) []*exchange {
+func sortedSources(sources sourceCounts) []*exchange {
 	return slices.SortedFunc(maps.Keys(sources), func(a, b *exchange) int { return strings.Compare(a.name, b.name) })
 }
 

@@ -46,9 +46,8 @@ type exchange struct {
 	// a topic exchange's binding keys.
 	direct map[string]*destList
 	topic  *topicTrie
-	// sources counts the bindings to this exchange by their source, as
-	// RabbitMQ's reverse routes do: deleting it finds them at once.
-	sources map[*exchange]int
+	// sources are the bindings to this exchange, by their source.
+	sources sourceCounts
 	// routeMark is the number of the last route that reached it.
 	routeMark uint64
 }

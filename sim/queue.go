@@ -27,25 +27,10 @@ type brokerQueue struct {
 	limited, timed bool
 	// cluster is where the queue leads and what waits on its leader.
 	cluster clusterQueue
-	// sources counts the bindings to the queue by their source, as
-	// RabbitMQ's reverse routes do: deleting it finds them at once.
-	sources map[*exchange]int
+	// sources are the bindings to the queue, by their source.
+	sources sourceCounts
 	// routeMark is the number of the last route that reached it.
 	routeMark uint64
-}
-
-// addSource and dropSource count the bindings from src to q.
-func (q *brokerQueue) addSource(src *exchange) {
-	if q.sources == nil {
-		q.sources = map[*exchange]int{}
-	}
-	q.sources[src]++
-}
-
-func (q *brokerQueue) dropSource(src *exchange) {
-	if q.sources[src]--; q.sources[src] <= 0 {
-		delete(q.sources, src)
-	}
 }
 
 var _ queue.Env[*Consumer] = (*brokerQueue)(nil)

@@ -34,21 +34,7 @@ func TestServeNodes(t *testing.T) {
 	if len(urls) != 3 || len(hosts) != 3 {
 		t.Fatalf("serve printed %v, want 3 URLs on 3 ports", urls)
 	}
-	running := func() []bool {
-		t.Helper()
-		var nodes []struct {
-			Name    string
-			Running bool
-		}
-		if code := getJSON(t, "GET", api+"/api/nodes", &nodes); code != 200 {
-			t.Fatalf("GET /api/nodes: %d", code)
-		}
-		var out []bool
-		for _, n := range nodes {
-			out = append(out, n.Running)
-		}
-		return out
-	}
+	running := func() []bool { return nodesRunning(t, api) }
 	if got := running(); !slices.Equal(got, []bool{true, true, true}) {
 		t.Errorf("GET /api/nodes: running %v", got)
 	}
@@ -151,18 +137,7 @@ func TestServeStartNodeOnATakenPort(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	running := func() []bool {
-		t.Helper()
-		var nodes []struct{ Running bool }
-		if code := getJSON(t, "GET", api+"/api/nodes", &nodes); code != 200 {
-			t.Fatalf("GET /api/nodes: %d", code)
-		}
-		var out []bool
-		for _, n := range nodes {
-			out = append(out, n.Running)
-		}
-		return out
-	}
+	running := func() []bool { return nodesRunning(t, api) }
 	if code := getJSON(t, "POST", api+"/api/sim/stop-node?node=2", nil); code != 200 {
 		t.Fatalf("stop-node: %d", code)
 	}
@@ -186,4 +161,18 @@ func TestServeStartNodeOnATakenPort(t *testing.T) {
 		t.Fatalf("dial node 2 started again: %v", err)
 	}
 	closeConn(t, conn)
+}
+
+// nodesRunning returns, from GET /api/nodes, whether each node runs.
+func nodesRunning(t *testing.T, api string) []bool {
+	t.Helper()
+	var nodes []struct{ Running bool }
+	if code := getJSON(t, "GET", api+"/api/nodes", &nodes); code != 200 {
+		t.Fatalf("GET /api/nodes: %d", code)
+	}
+	var out []bool
+	for _, n := range nodes {
+		out = append(out, n.Running)
+	}
+	return out
 }

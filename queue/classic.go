@@ -10,9 +10,8 @@ type classic[T any] struct {
 	declared
 	env Env[T]
 
-	maxPriority  int // 0: not a priority queue
-	singleActive bool
-	limits       Limits
+	maxPriority int // 0: not a priority queue
+	limits      Limits
 
 	levels     []readyList // one per priority 0..maxPriority
 	readyCount int
@@ -49,11 +48,11 @@ func newClassic[T any](env Env[T], d declared) (*classic[T], error) {
 	if err := d.classicRules(); err != nil {
 		return nil, err
 	}
+	d.caps = d.classicCaps()
 	q := &classic[T]{declared: d, env: env, limits: readLimits(d.opts.Args)}
 	if n, ok := protocol.Int(d.opts.Args["x-max-priority"]); ok {
 		q.maxPriority = int(n)
 	}
-	q.singleActive, _ = d.opts.Args["x-single-active-consumer"].(bool)
 	q.levels = make([]readyList, q.maxPriority+1)
 	q.canSend = env.CanSend
 	return q, nil
@@ -87,10 +86,9 @@ func (q *classic[T]) ApplyPolicy(definition protocol.Table) {
 	q.dropExpired()
 	q.Touch()
 }
-func (q *classic[T]) Ready() int         { return q.readyCount }
-func (q *classic[T]) ReadyBytes() int64  { return q.readyBytes }
-func (q *classic[T]) Unacked() int       { return q.unacked }
-func (q *classic[T]) SingleActive() bool { return q.singleActive }
+func (q *classic[T]) Ready() int        { return q.readyCount }
+func (q *classic[T]) ReadyBytes() int64 { return q.readyBytes }
+func (q *classic[T]) Unacked() int      { return q.unacked }
 
 // Publish is RabbitMQ's deliver_or_enqueue: reject-publish overflow refuses
 // the message, an empty queue hands it straight to a waiting consumer, a

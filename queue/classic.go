@@ -81,7 +81,18 @@ func (q *classic[T]) Limits() Limits { return q.limits }
 // length limits drop from the head, expired heads are dropped, and the
 // x-expires timer restarts. Messages already queued keep their expiry.
 func (q *classic[T]) ApplyPolicy(definition protocol.Table) {
-	q.limits = EffectiveLimits(q.opts.Args, definition)
+	// rabbit_amqqueue_process:process_args_policy applies max-length and
+	// max-length-bytes before overflow: the new lengths are enforced
+	// under the overflow in force before the change (a policy that
+	// lowers max-length and sets reject-publish still drops from the
+	// head), then a new drop-head drops at once (init_overflow;
+	// policy-max-length-then-overflow.txt, 3.10.8, 4.0.5 and 4.3.6).
+	l := EffectiveLimits(q.opts.Args, definition)
+	overflow := l.Overflow
+	l.Overflow = q.limits.Overflow
+	q.limits = l
+	q.dropOverLimit()
+	q.limits.Overflow = overflow
 	q.dropOverLimit()
 	q.dropExpired()
 	q.Touch()

@@ -33,7 +33,9 @@
 // memory alarm for serve and amqptest), wire/internal/gen (generates
 // wire's codec from the spec XML), scripts/serve-flood (floods serve and
 // reports its memory), scripts/frame-watch (a proxy that reports frames on
-// a channel after its close-ok), examples/prefetch (the two-consumer diagram as a
+// a channel after its close-ok), scripts/scale (measures amqpsim's cost as
+// its bindings, queues, consumers and ready messages grow, beside
+// RabbitMQ's: docs/benchmarks.md), examples/prefetch (the two-consumer diagram as a
 // program), examples/worker (a consumer property-tested against fault
 // schedules) and examples/failover (a publisher and a consumer of a
 // cluster, property-tested against node loss and partitions). The core

@@ -127,8 +127,12 @@ func TestGeneratedScenariosAreMostlyMeaningful(t *testing.T) {
 	if delivering < n*8/10 {
 		t.Errorf("%d of %d scenarios deliver a message, want at least 80%%", delivering, n)
 	}
-	if settling < n/2 {
-		t.Errorf("%d of %d scenarios settle a delivery, want at least half", settling, n)
+	// 4.3 refuses a topic binding key with more than two '#' words
+	// (sim.Profile.TopicMaxHashWords), which the generator writes on
+	// purpose; the refusal closes the channel, and of these 200
+	// scenarios 99 settle a delivery (100 did before the limit).
+	if settling < n*45/100 {
+		t.Errorf("%d of %d scenarios settle a delivery, want at least 45%%", settling, n)
 	}
 }
 

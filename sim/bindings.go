@@ -1,6 +1,9 @@
 package sim
 
 import (
+	"slices"
+	"strings"
+
 	"github.com/amqpsim/amqpsim/protocol"
 )
 
@@ -51,14 +54,21 @@ func checkRoutingHeaders(headers Table) error {
 // exchange on the way is matched with all the keys; one whose bindings
 // give no destination passes the message to its alternate exchange; an
 // exchange reached twice is matched once (cycles end); a missing alternate
-// exchange routes nowhere. Caller holds the lock.
+// exchange routes nowhere. The queues come sorted by name, as RabbitMQ
+// lists them (3.10.8: lists:usort of their names; 4.x: the keys of a map
+// of them, in order up to 32). Unlike RabbitMQ, a publish whose topic
+// matching would visit more than routeStateBudget states is refused with
+// 541 INTERNAL_ERROR (topicWalk). Caller holds the lock.
 //
-// It visits each exchange of the vhost at most once, so more visits than
-// the vhost has exchanges mean the visited set is broken: it then fails
-// loudly with 541 INTERNAL_ERROR instead of following the cycle until
-// memory runs out.
+// Queues and exchanges carry the number of the route that last reached
+// them (routeMark), so that each is taken once without a search. It
+// visits each exchange of the vhost at most once, so more visits than the
+// vhost has exchanges mean the marks are broken: it then fails loudly
+// with 541 INTERNAL_ERROR instead of following the cycle until memory
+// runs out.
 func (b *Broker) route(v *vhost, x *exchange, keys []string, headers Table, out []*brokerQueue) ([]*brokerQueue, error) {
 	if x.name == "" { // the default exchange reaches the queues named by the keys, and nothing else
+		b.routeMark++
 		for _, k := range keys {
 			q := v.routed // nil once deleted (deleteQueue)
 			if q == nil || q.Name() != k {
@@ -67,53 +77,82 @@ func (b *Broker) route(v *vhost, x *exchange, keys []string, headers Table, out 
 				}
 				v.routed = q
 			}
-			out = appendQueue(out, q)
+			if q.routeMark != b.routeMark {
+				q.routeMark = b.routeMark
+				out = append(out, q)
+			}
 		}
+		sortQueues(out)
 		return out, nil
 	}
-	work := append(b.routeWork[:0], x)
-	for i := 0; i < len(work); i++ {
+	r := &b.router
+	b.routeMark++
+	r.mark, r.out, r.work = b.routeMark, out, append(r.work[:0], x)
+	r.walk.states, r.walk.over = 0, false
+	x.routeMark = r.mark
+	defer func() {
+		clear(r.work)
+		r.work, r.out = r.work[:0], nil
+	}()
+	for i := 0; i < len(r.work); i++ {
 		if i >= len(v.exchanges) {
-			err := protocol.Errorf(protocol.InternalError, protocol.BasicPublish,
-				"routing from %s visited %d exchanges, more than the vhost's %d: a cycle escaped routing's visited set",
-				exchangeResource(work[0].name, v.name), i+1, len(v.exchanges))
-			clear(work)
-			b.routeWork = work[:0]
-			return out, err
+			return r.out, protocol.Errorf(protocol.InternalError, protocol.BasicPublish,
+				"routing from %s visited %d exchanges, more than the vhost's %d: a cycle escaped routing's marks",
+				exchangeResource(r.work[0].name, v.name), i+1, len(v.exchanges))
 		}
-		x := work[i]
-		dests := b.routeDests[:0]
+		x := r.work[i]
+		r.found = false
 		for _, k := range keys {
-			dests = x.match(v, k, headers, dests)
+			x.match(v, k, headers, &r.walk)
 		}
-		if len(dests) == 0 && x.hasAlternate {
+		if r.walk.over {
+			return r.out, protocol.Errorf(protocol.InternalError, protocol.BasicPublish,
+				"routing from %s visited more than %d topic binding states, a publish amqpsim refuses as it would hold the whole broker (RabbitMQ routes it)",
+				exchangeResource(r.work[0].name, v.name), r.walk.budget)
+		}
+		if !r.found && x.hasAlternate {
 			if ae, ok := v.exchanges[x.alternate]; ok {
-				dests = append(dests, destination{x: ae})
+				r.take(destination{x: ae})
 			}
 		}
-		for _, d := range dests {
-			switch {
-			case d.q != nil:
-				out = appendQueue(out, d.q)
-			case !containsExchange(work, d.x):
-				work = append(work, d.x)
-			}
-		}
-		clear(dests)
-		b.routeDests = dests[:0]
 	}
-	clear(work)
-	b.routeWork = work[:0]
-	return out, nil
+	sortQueues(r.out)
+	return r.out, nil
 }
 
-func containsExchange(xs []*exchange, x *exchange) bool {
-	for _, e := range xs {
-		if e == x {
-			return true
+// router is route's state, kept by the broker so that a publish
+// allocates nothing to route.
+type router struct {
+	mark  uint64         // the number of this route
+	out   []*brokerQueue // the queues reached
+	work  []*exchange    // the exchanges reached, in the order reached
+	found bool           // the exchange being matched gave a destination
+	// walk is the topic walk, whose visit is take; its states count
+	// those of this route, all keys and exchanges together.
+	walk topicWalk
+}
+
+// take takes a destination an exchange's bindings gave: a queue or an
+// exchange not reached before.
+func (r *router) take(d destination) {
+	r.found = true
+	switch {
+	case d.q != nil:
+		if d.q.routeMark != r.mark {
+			d.q.routeMark = r.mark
+			r.out = append(r.out, d.q)
 		}
+	case d.x.routeMark != r.mark:
+		d.x.routeMark = r.mark
+		r.work = append(r.work, d.x)
 	}
-	return false
+}
+
+// sortQueues sorts the queues a message reached by name.
+func sortQueues(qs []*brokerQueue) {
+	if len(qs) > 1 {
+		slices.SortFunc(qs, func(a, b *brokerQueue) int { return strings.Compare(a.Name(), b.Name()) })
+	}
 }
 
 // ExchangeBind is exchange.bind: messages that exchange source routes with
@@ -128,10 +167,8 @@ func (ch *Channel) ExchangeBind(destinationName, key, sourceName string, args Ta
 		if err != nil {
 			return err
 		}
-		if src.kind == "headers" {
-			if err := checkXMatch(args); err != nil {
-				return err
-			}
+		if err := ch.b.validateBinding(src.kind, key, args, protocol.ExchangeBind); err != nil {
+			return err
 		}
 		src.bind(destination{x: dst}, key, args)
 		return nil
@@ -190,13 +227,39 @@ func (ch *Channel) exchangeBindingEnds(sourceName, key, destinationName string, 
 	return src, dst, nil
 }
 
+// validateBinding is rabbit_exchange:validate_binding/2, the check of a
+// new binding by the type (kind) of its source: a headers exchange's x-match
+// (checkXMatch), and, where the release limits them
+// (Profile.TopicMaxHashWords), the "#" words of a topic binding key.
+func (b *Broker) validateBinding(kind, key string, args Table, m protocol.Method) error {
+	switch kind {
+	case "headers":
+		return checkXMatch(args, m)
+	case "topic":
+		if most := b.profile.TopicMaxHashWords; most > 0 {
+			if n := countHashWords(key); n > most {
+				return protocol.Errorf(protocol.PreconditionFailed, m,
+					"Topic binding key '%s' uses %d '#' wildcards, at most %d are allowed", key, n, most)
+			}
+		}
+	}
+	return nil
+}
+
 // deleteExchange removes an exchange with the bindings it is the source
 // of and the bindings to it; an auto-delete exchange that loses its last
 // binding that way goes too. Caller holds the lock.
 func (b *Broker) deleteExchange(v *vhost, x *exchange) {
 	delete(v.exchanges, x.name)
-	for _, src := range sortedExchanges(v) {
-		if src.toExchanges > 0 && src.unbindAll(destination{x: x}) {
+	for d := range x.bindings.byDest {
+		if d.q != nil {
+			delete(d.q.sources, x)
+		} else {
+			delete(d.x.sources, x)
+		}
+	}
+	for _, src := range sortedSources(x.sources) {
+		if src.unbindAll(destination{x: x}) {
 			b.maybeAutoDeleteExchange(v, src)
 		}
 	}
@@ -205,7 +268,7 @@ func (b *Broker) deleteExchange(v *vhost, x *exchange) {
 // maybeAutoDeleteExchange deletes an auto-delete exchange that lost its last
 // binding.
 func (b *Broker) maybeAutoDeleteExchange(v *vhost, x *exchange) {
-	if x.autoDelete && len(x.bindings) == 0 && v.exchanges[x.name] == x {
+	if x.autoDelete && x.bindings.len() == 0 && v.exchanges[x.name] == x {
 		b.deleteExchange(v, x)
 	}
 }

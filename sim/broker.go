@@ -227,11 +227,13 @@ type Broker struct {
 	flushed int
 	// Scratch slices reused by every call to keep the hot path free of
 	// allocations.
-	routed     []*brokerQueue
-	routeKeys  []string
-	routeWork  []*exchange
-	routeDests []destination
-	settled    []queue.Settled[*Consumer]
+	routed    []*brokerQueue
+	routeKeys []string
+	settled   []queue.Settled[*Consumer]
+	// router is route's state; routeMark numbers the routes, which mark
+	// the queues and exchanges they reach.
+	router    router
+	routeMark uint64
 }
 
 // New returns a broker with the virtual clock at cfg.Start (or Epoch()).
@@ -289,6 +291,7 @@ func Open(cfg Config) (*Broker, error) {
 	if b.loopbackUsers == nil {
 		b.loopbackUsers = []string{"guest"}
 	}
+	b.router.walk.visit, b.router.walk.budget = b.router.take, routeStateBudget
 	b.maxMessageSize = cfg.maxMessageSize(&b.profile)
 	if err := b.initNodes(); err != nil {
 		return nil, err

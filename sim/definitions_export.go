@@ -76,18 +76,18 @@ func (b *Broker) ExportDefinitions() *definitions.File {
 				}
 				d.Exchanges = append(d.Exchanges, definitions.Exchange{Name: x.name, Vhost: vn, Type: x.kind, Durable: x.durable, AutoDelete: x.autoDelete, Arguments: args})
 			}
-			for _, bd := range x.bindings {
-				db := definitions.Binding{Source: x.name, Vhost: vn, RoutingKey: bd.key, Arguments: map[string]any(maps.Clone(bd.args))}
+			for _, bd := range x.bindings.sorted() {
+				db := definitions.Binding{Source: x.name, Vhost: vn, RoutingKey: bd.key(), Arguments: map[string]any(maps.Clone(bd.args))}
 				if db.Arguments == nil {
 					db.Arguments = map[string]any{}
 				}
-				if bd.dest.q != nil {
-					if bd.dest.q.Options().Exclusive {
+				if bd.dest().q != nil {
+					if bd.dest().q.Options().Exclusive {
 						continue
 					}
-					db.Destination, db.DestinationType = bd.dest.q.Name(), "queue"
+					db.Destination, db.DestinationType = bd.dest().q.Name(), "queue"
 				} else {
-					db.Destination, db.DestinationType = bd.dest.x.name, "exchange"
+					db.Destination, db.DestinationType = bd.dest().x.name, "exchange"
 				}
 				d.Bindings = append(d.Bindings, db)
 			}

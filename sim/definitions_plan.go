@@ -286,10 +286,8 @@ func (pl *planner) planBindings(defs *definitions.File) error {
 		if !destExists || db.Source == "" || !pl.hasExchange(db.Vhost, db.Source) {
 			continue
 		}
-		if pl.b.sourceKind(pl.p, db.Vhost, db.Source) == "headers" {
-			if err := checkXMatch(args); err != nil {
-				return fmt.Errorf("bindings[%d] %q: %s", i, db.Source, errText(err))
-			}
+		if err := pl.b.validateBinding(pl.b.sourceKind(pl.p, db.Vhost, db.Source), db.RoutingKey, args, protocol.QueueBind); err != nil {
+			return fmt.Errorf("bindings[%d] %q: %s", i, db.Source, errText(err))
 		}
 		pl.p.bindings = append(pl.p.bindings, db)
 		pl.p.bindArgs = append(pl.p.bindArgs, args)

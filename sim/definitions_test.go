@@ -259,3 +259,47 @@ func TestImportedQueueIsDeclaredQueue(t *testing.T) {
 		t.Errorf("basic.get of an imported stream: %v, want %q", err, want)
 	}
 }
+
+// TestImportTopicHashLimit: 4.3 refuses a definitions file whose topic
+// binding key holds three '#' words, as rabbitmqctl import_definitions
+// and POST /api/definitions on 4.3.6 do ({binding_invalid,"Topic binding
+// key '~ts' uses ~b '#' wildcards, at most ~b are allowed",[<<"#.a.#.#">>,
+// 3,2]}, measured twice each; RabbitMQ leaves the queue it declared
+// before the binding, amqpsim's import is atomic); 3.10.8 and 4.0.5
+// import it (measured the same ways), and two '#' are fine on 4.3.
+func TestImportTopicHashLimit(t *testing.T) {
+	file := func(key string) *definitions.File {
+		d, err := definitions.Parse([]byte(`{"exchanges":[{"name":"tx","vhost":"/","type":"topic","durable":true,"auto_delete":false,"internal":false,"arguments":{}}],
+			"queues":[{"name":"q","vhost":"/","durable":true,"auto_delete":false,"arguments":{}}],
+			"bindings":[{"source":"tx","vhost":"/","destination":"q","destination_type":"queue","routing_key":"` + key + `","arguments":{}}]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	for _, tc := range []struct {
+		v       Version
+		key     string
+		refused bool
+	}{{V3_10, "#.a.#.#", false}, {V4_0, "#.a.#.#", false}, {V4_3, "#.a.#.#", true}, {V4_3, "#.a.#", false}} {
+		b := New(Config{Version: tc.v})
+		err := b.ImportDefinitions(file(tc.key))
+		if refused := err != nil; refused != tc.refused {
+			t.Errorf("%v, key %q: import error %v, want refused %t", tc.v, tc.key, err, tc.refused)
+			continue
+		}
+		if tc.refused {
+			if want := "Topic binding key '#.a.#.#' uses 3 '#' wildcards, at most 2 are allowed"; !strings.Contains(err.Error(), want) {
+				t.Errorf("%v: %v, want it to say %q", tc.v, err, want)
+			}
+			if _, err := b.QueueStats("/", "q"); err == nil {
+				t.Errorf("%v: the refused import declared its queue", tc.v)
+			}
+			continue
+		}
+		bds, _ := b.Bindings("/")
+		if !slices.ContainsFunc(bds, func(d BindingDetails) bool { return d.Source == "tx" && d.RoutingKey == tc.key }) {
+			t.Errorf("%v: key %q not bound: %+v", tc.v, tc.key, bds)
+		}
+	}
+}

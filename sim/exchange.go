@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/amqpsim/amqpsim/protocol"
@@ -27,8 +28,7 @@ type vhost struct {
 	routed *brokerQueue
 }
 
-// exchange is one exchange and the bindings it is the source of, in
-// binding order.
+// exchange is one exchange and the bindings it is the source of.
 type exchange struct {
 	name       string
 	kind       string
@@ -40,9 +40,16 @@ type exchange struct {
 	// that the exchange's bindings route nowhere.
 	alternate    string
 	hasAlternate bool
-	bindings     []binding
-	toExchanges  int                      // bindings whose destination is an exchange
-	direct       map[string][]destination // direct exchanges: routing key → destinations
+	bindings     bindingSet
+	toExchanges  int // bindings whose destination is an exchange
+	// direct holds a direct exchange's destinations by routing key, topic
+	// a topic exchange's binding keys.
+	direct map[string]*destList
+	topic  *topicTrie
+	// sources are the bindings to this exchange, by their source.
+	sources sourceCounts
+	// routeMark is the number of the last route that reached it.
+	routeMark uint64
 }
 
 // destination is a binding's destination: a queue or an exchange.
@@ -51,17 +58,16 @@ type destination struct {
 	x *exchange
 }
 
-type binding struct {
-	dest destination
-	key  string
-	args Table
-}
-
 var exchangeKinds = map[string]bool{"direct": true, "fanout": true, "topic": true, "headers": true}
 
 func newExchange(name, kind string, o ExchangeOptions) *exchange {
-	x := &exchange{name: name, kind: kind, durable: o.Durable, autoDelete: o.AutoDelete, internal: o.Internal,
-		args: o.Args, direct: map[string][]destination{}}
+	x := &exchange{name: name, kind: kind, durable: o.Durable, autoDelete: o.AutoDelete, internal: o.Internal, args: o.Args}
+	switch kind {
+	case "direct":
+		x.direct = map[string]*destList{}
+	case "topic":
+		x.topic = &topicTrie{}
+	}
 	x.alternate, x.hasAlternate = o.Args["alternate-exchange"].(string)
 	return x
 }
@@ -136,150 +142,6 @@ func describeArg(v any, present bool) string {
 	return fmt.Sprintf("the value '%v' of type '%s'", v, protocol.TypeName(v))
 }
 
-func (x *exchange) bind(d destination, key string, args Table) {
-	for _, bd := range x.bindings {
-		if bd.dest == d && bd.key == key && sameTable(bd.args, args) {
-			return
-		}
-	}
-	x.bindings = append(x.bindings, binding{dest: d, key: key, args: args})
-	if d.x != nil {
-		x.toExchanges++
-	}
-	if x.kind == "direct" {
-		x.direct[key] = append(x.direct[key], d)
-	}
-}
-
-func (x *exchange) unbind(d destination, key string, args Table) (removed bool) {
-	for i, bd := range x.bindings {
-		if bd.dest == d && bd.key == key && sameTable(bd.args, args) {
-			x.bindings = append(x.bindings[:i], x.bindings[i+1:]...)
-			if d.x != nil {
-				x.toExchanges--
-			}
-			if x.kind == "direct" {
-				x.direct[key] = removeDestination(x.direct[key], d)
-				if len(x.direct[key]) == 0 {
-					delete(x.direct, key)
-				}
-			}
-			return true
-		}
-	}
-	return false
-}
-
-// unbindAll drops every binding to d (its queue or exchange was deleted)
-// and reports whether there was one.
-func (x *exchange) unbindAll(d destination) bool {
-	kept := x.bindings[:0]
-	for _, bd := range x.bindings {
-		if bd.dest != d {
-			kept = append(kept, bd)
-		} else if d.x != nil {
-			x.toExchanges--
-		}
-	}
-	dropped := len(kept) < len(x.bindings)
-	clear(x.bindings[len(kept):])
-	x.bindings = kept
-	for k, ds := range x.direct {
-		if ds = removeDestination(ds, d); len(ds) == 0 {
-			delete(x.direct, k)
-		} else {
-			x.direct[k] = ds
-		}
-	}
-	return dropped
-}
-
-func removeDestination(ds []destination, d destination) []destination {
-	for i, e := range ds {
-		if e == d {
-			return append(ds[:i], ds[i+1:]...)
-		}
-	}
-	return ds
-}
-
-// match appends the destinations x's bindings give a message with routing
-// key key; the default exchange reaches the queue named key.
-func (x *exchange) match(v *vhost, key string, headers Table, out []destination) []destination {
-	switch {
-	case x.name == "":
-		if q, ok := v.queues[key]; ok {
-			out = append(out, destination{q: q})
-		}
-	case x.kind == "direct":
-		out = append(out, x.direct[key]...)
-	case x.kind == "fanout":
-		for _, bd := range x.bindings {
-			out = append(out, bd.dest)
-		}
-	case x.kind == "topic":
-		for _, bd := range x.bindings {
-			if topicMatch(bd.key, key) {
-				out = append(out, bd.dest)
-			}
-		}
-	case x.kind == "headers":
-		for _, bd := range x.bindings {
-			if headersMatch(bd.args, headers) {
-				out = append(out, bd.dest)
-			}
-		}
-	}
-	return out
-}
-
-// topicMatch reports whether a routing key matches a binding pattern: words
-// are separated by dots, "*" matches exactly one word and "#" zero or more.
-func topicMatch(pattern, key string) bool {
-	return matchWords(topicWords(pattern), topicWords(key))
-}
-
-// topicWords splits a key or pattern into words. An empty string has no
-// words at all (RabbitMQ's split_topic_key(<<>>) is []), while "." is two
-// empty words: "*" does not match the empty key, "*.*" matches "."
-// (checked against RabbitMQ 3.10.8). strings.Split gave "" one empty word.
-func topicWords(s string) []string {
-	if s == "" {
-		return nil
-	}
-	return strings.Split(s, ".")
-}
-
-func matchWords(p, k []string) bool {
-	for len(p) > 0 {
-		switch p[0] {
-		case "#":
-			for len(p) > 0 && p[0] == "#" {
-				p = p[1:]
-			}
-			if len(p) == 0 {
-				return true
-			}
-			for i := 0; i <= len(k); i++ {
-				if matchWords(p, k[i:]) {
-					return true
-				}
-			}
-			return false
-		case "*":
-			if len(k) == 0 {
-				return false
-			}
-		default:
-			if len(k) == 0 || k[0] != p[0] {
-				return false
-			}
-		}
-		p, k = p[1:], k[1:]
-	}
-	return len(k) == 0
-}
-
 // headersMatch applies a headers-exchange binding: x-match "all" (the
 // default) or "any"; "all-with-x" and "any-with-x" also compare x- keys.
 // A binding value of type void matches the key's mere presence.
@@ -310,7 +172,7 @@ func headersMatch(binding, headers Table) bool {
 // exchange does: types of one rabbit_misc:type_class (every integer type is
 // one class, float and double another) with equal values match, so a
 // signedint 1 binding matches a long 1 header (checked against RabbitMQ
-// 3.10.8). Binding identity (sameTable) still compares exact types.
+// 3.10.8). Binding identity (argsIdentity) still compares exact types.
 func sameClassValue(a, b any) bool {
 	if n, ok := protocol.Int(a); ok {
 		m, ok := protocol.Int(b)
@@ -337,18 +199,26 @@ func sameFieldValue(a, b any) bool {
 	if protocol.TypeName(a) != protocol.TypeName(b) {
 		return false
 	}
-	return fmt.Sprint(a) == fmt.Sprint(b)
+	if x, ok := a.(string); ok {
+		return x == b.(string)
+	}
+	return fieldText(a) == fieldText(b)
 }
 
-func sameTable(a, b Table) bool {
-	if len(a) != len(b) {
-		return false
+// fieldText is a field value as fmt.Sprint writes it, without fmt for
+// strings, booleans and integers, which bindings and headers hold most.
+func fieldText(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case bool:
+		return strconv.FormatBool(x)
+	case int32:
+		return strconv.FormatInt(int64(x), 10)
+	case int64:
+		return strconv.FormatInt(x, 10)
+	case int:
+		return strconv.Itoa(x)
 	}
-	for k, v := range a {
-		w, ok := b[k]
-		if !ok || !sameFieldValue(v, w) {
-			return false
-		}
-	}
-	return true
+	return fmt.Sprint(v)
 }

@@ -65,12 +65,12 @@ func (b *Broker) Bindings(vhostName string) ([]BindingDetails, error) {
 		out = append(out, BindingDetails{Vhost: v.name, Destination: n, DestinationType: "queue", RoutingKey: n, Args: Table{}})
 	}
 	for _, x := range sortedExchanges(v) {
-		for _, bd := range x.bindings {
-			d := BindingDetails{Vhost: v.name, Source: x.name, RoutingKey: bd.key, Args: bd.args}
-			if bd.dest.q != nil {
-				d.Destination, d.DestinationType = bd.dest.q.Name(), "queue"
+		for _, bd := range x.bindings.sorted() {
+			d := BindingDetails{Vhost: v.name, Source: x.name, RoutingKey: bd.key(), Args: bd.args}
+			if bd.dest().q != nil {
+				d.Destination, d.DestinationType = bd.dest().q.Name(), "queue"
 			} else {
-				d.Destination, d.DestinationType = bd.dest.x.name, "exchange"
+				d.Destination, d.DestinationType = bd.dest().x.name, "exchange"
 			}
 			if d.Args == nil {
 				d.Args = Table{}

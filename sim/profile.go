@@ -130,10 +130,28 @@ type Profile struct {
 	// Channel.Publish refuses a larger body with 406 (RS@v4.0.9
 	// rabbit_channel:check_msg_size/2; see Broker.MaxMessageSize).
 	MaxMessageSize uint64
-	// FrameMaxBeforeTune is the largest frame accepted before
-	// connection.tune-ok: 4096, 8192 from 4.1 (release-notes/4.1.0.md;
-	// RS@v4.1.8 rabbit_reader:start_connection/5, initial_frame_max).
-	FrameMaxBeforeTune uint32
+	// FrameMinSize is RabbitMQ's FRAME_MIN_SIZE: 4096, 8192 from 4.1
+	// (release-notes/4.1.0.md; RS@v4.1.8 rabbit_framing.hrl). It is the
+	// largest frame accepted before connection.tune-ok
+	// (rabbit_reader:start_connection/5, initial_frame_max) and the least
+	// frame_max a tune-ok may ask for (rabbit_reader:handle_method0/2's
+	// validate_negotiated_integer_value): 4.3.6 drops a connection whose
+	// tune-ok asks for 4096 or 8191 without a word 3 s later, where 3.10.8
+	// and 4.0.5 open it (measured with a raw socket, twice each;
+	// TestTuneOkFrameMaxMinimum).
+	FrameMinSize uint32
+	// StrictContentSize closes the connection with 501 FRAME_ERROR for a
+	// content header announcing a body over 512 MiB ("content body size N
+	// exceeds maximum allowed size 536870912") and for a body frame
+	// longer than what the header left to come ("content body frame
+	// exceeds remaining content size"), from 4.3 (RS@v4.3.0
+	// rabbit_command_assembler:process/2; also 4.2.6 and later, past the
+	// 4.2 profile's 4.2.0). Before, such a header waits for its body and
+	// such a frame leaves the content unfinished, so that the next method
+	// frame closes the connection with 505 "expected content body, got non
+	// content body frame instead" (measured on 3.10.8, 4.0.5 and 4.3.6 with
+	// a raw socket, twice each; TestContentLongerThanDeclared).
+	StrictContentSize bool
 
 	// ConsumerMaxPerChannel is the consumer_max_per_channel setting
 	// (Config.ConsumerMaxPerChannel), 4.0+: basic.consume on a channel
@@ -221,13 +239,24 @@ type Profile struct {
 	// after each read, 4.0.5 before it, so it may take up to 8 MB more).
 	// 3.12 and 3.13 are assumed to be 3.10's (not read).
 	HTTPMaxBody int64
+	// TopicMaxHashWords is the most "#" words a topic binding key may
+	// hold (4.3: 2; RS@v4.3.5 rabbit_exchange_type_topic:validate_binding/2,
+	// MAX_HASH_WILDCARDS): a binding with more is refused, over AMQP with
+	// 406 "Topic binding key 'K' uses N '#' wildcards, at most 2 are
+	// allowed", and in a definitions import. 0 is no limit: 3.10.8 and
+	// 4.0.5 take any number (recorded: topic-hash-wildcard-limit.txt), and
+	// 4.2 had none (RS@v4.2.9).
+	TopicMaxHashWords int
+
 	// ConsumersNeedVhost makes GET /api/consumers/VHOST need a vhost the
 	// user sees (an administrator, a monitoring user or one with
-	// permissions there), refusing others with 401 "User not authorised
-	// to access virtual host" (4.3: rabbit_mgmt_wm_consumers:is_authorized
-	// calls is_authorized_vhost_visible_for_monitoring, read in 4.3.6's
-	// beam). 3.10.8 (recorded) and 4.0.5 (read) ask only for a management
-	// tag.
+	// permissions there), answering others 404 {"error":"not_found",
+	// "reason":"Not Found"} (4.3: rabbit_mgmt_wm_consumers:is_authorized
+	// calls is_authorized_vhost_visible_for_monitoring, whose
+	// user_matches_vhost_visible answers not_found; read in 4.3.6's beams
+	// and measured twice on 4.3.6 with the management plugin: a monitoring
+	// user without permissions gets 200). 3.10.8 (recorded) and 4.0.5
+	// (read) ask only for a management tag.
 	ConsumersNeedVhost bool
 
 	// Queue holds the rules the queues follow (queue.Rules), each queue
@@ -309,14 +338,14 @@ func (v Version) Profile() Profile {
 		v = DefaultVersion
 	}
 	p := Profile{
-		Version:            v,
-		ServerVersion:      serverVersions[v],
-		MaxMessageSize:     134217728,
-		FrameMaxBeforeTune: 4096,
-		HTTPMaxBody:        8000000,
-		Mechanisms:         "PLAIN AMQPLAIN",
-		AMQP08:             true,
-		RefusalHeader:      amqp091Header,
+		Version:        v,
+		ServerVersion:  serverVersions[v],
+		MaxMessageSize: 134217728,
+		FrameMinSize:   4096,
+		HTTPMaxBody:    8000000,
+		Mechanisms:     "PLAIN AMQPLAIN",
+		AMQP08:         true,
+		RefusalHeader:  amqp091Header,
 	}
 	p.Platform, p.Copyright = platform(v)
 	for _, c := range changes {

@@ -28,6 +28,10 @@ type brokerQueue struct {
 	caps queue.Caps
 	// cluster is where the queue leads and what waits on its leader.
 	cluster clusterQueue
+	// sources are the bindings to the queue, by their source.
+	sources sourceCounts
+	// routeMark is the number of the last route that reached it.
+	routeMark uint64
 }
 
 var _ queue.Env[*Consumer] = (*brokerQueue)(nil)

@@ -70,6 +70,11 @@ type half struct {
 	waiting, blocked int
 }
 
+// pipeKeep is the most room a drained pipe keeps for the next writes: a
+// client that wrote a large message while the server did not read (an
+// alarm) leaves no buffer of that size behind.
+const pipeKeep = 256 << 10
+
 // ServerWriteBuffer is how many bytes the server side of a Pipe may have
 // written that the client has not read, like the socket buffers of a TCP
 // connection on loopback.
@@ -140,6 +145,9 @@ func (h *half) read(p []byte) (int, error) {
 			h.off += n
 			if h.off == len(h.buf) {
 				h.buf, h.off = h.buf[:0], 0
+				if cap(h.buf) > pipeKeep {
+					h.buf = nil // a burst's room goes once read
+				}
 			}
 			if h.blocked > 0 {
 				h.cond.Broadcast() // a writer waits for the room this read made

@@ -247,3 +247,26 @@ func TestPipeDeadlineMovedWhileWaiting(t *testing.T) {
 		}
 	})
 }
+
+// A pipe drained of a large write keeps no room of that size: 40 clients
+// that each wrote one 8 MiB message while the server did not read (the
+// memory alarm blocked it) kept 320 MiB of pipe buffers once the server
+// had read them.
+func TestPipeDrainedKeepsNoLargeBuffer(t *testing.T) {
+	client, server := Pipe()
+	defer client.Close()
+	defer server.Close()
+	msg := make([]byte, 8<<20)
+	if _, err := client.Write(msg); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.ReadFull(server, make([]byte, len(msg))); err != nil {
+		t.Fatal(err)
+	}
+	h := server.(*pipeConn).rx
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if cap(h.buf) > pipeKeep {
+		t.Errorf("the drained pipe keeps %d bytes of room, want at most %d", cap(h.buf), pipeKeep)
+	}
+}

@@ -108,7 +108,7 @@ func (s *Server) frameMax() uint32 {
 	if s.FrameMax == 0 {
 		return DefaultFrameMax
 	}
-	return max(s.FrameMax, FrameMinSize)
+	return max(s.FrameMax, s.Broker.Profile().FrameMinSize)
 }
 
 // heartbeatSeconds is the heartbeat offered in connection.tune.

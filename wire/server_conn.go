@@ -41,6 +41,8 @@ type serverConn struct {
 	// maxBody is the broker's max message size (sim.Broker.MaxMessageSize):
 	// a larger body is not kept, and the broker refuses its publish.
 	maxBody uint64
+	// strictSize is the release's sim.Profile.StrictContentSize.
+	strictSize bool
 
 	// Reader-only state, but chans changes only under callMu, which the
 	// writer holds to read it.
@@ -107,7 +109,7 @@ type chanState struct {
 	props   protocol.Properties
 	size    uint64 // declared body size
 	got     uint64 // body bytes received
-	body    []byte // kept only when size is within the broker's max message size
+	body    []byte // kept only when size is within the broker's max message size, and only until the content is complete
 	// content is the complete body during the content method's call: the
 	// body frame's own payload when it came whole in one, else body.
 	content []byte
@@ -126,17 +128,18 @@ const (
 
 func newServerConn(s *Server, nc net.Conn, node int) *serverConn {
 	c := &serverConn{
-		s:        s,
-		node:     node,
-		nc:       nc,
-		seq:      connSeq.Add(1),
-		br:       nil, // below: it reads in batches
-		bw:       bufio.NewWriterSize(nc, 32<<10),
-		frameMax: s.Broker.Profile().FrameMaxBeforeTune,
-		maxBody:  s.Broker.MaxMessageSize(),
-		chans:    map[uint16]*chanState{},
-		wake:     make(chan struct{}, 1),
-		done:     make(chan struct{}),
+		s:          s,
+		node:       node,
+		nc:         nc,
+		seq:        connSeq.Add(1),
+		br:         nil, // below: it reads in batches
+		bw:         bufio.NewWriterSize(nc, 32<<10),
+		frameMax:   s.Broker.Profile().FrameMinSize,
+		maxBody:    s.Broker.MaxMessageSize(),
+		strictSize: s.Broker.Profile().StrictContentSize,
+		chans:      map[uint16]*chanState{},
+		wake:       make(chan struct{}, 1),
+		done:       make(chan struct{}),
 	}
 	c.gone, c.cancelGone = context.WithCancel(context.Background())
 	c.br = bufio.NewReaderSize(batchReader{c}, 32<<10)
@@ -438,6 +441,10 @@ func (c *serverConn) channelFrame(cs *chanState, f Frame) {
 			c.connError(protocol.Errorf(protocol.UnexpectedFrame, id, "expected content header for class %d, got one for class %d instead", id.Class, class))
 			return
 		}
+		if size := binary.BigEndian.Uint64(f.Payload[4:]); c.strictSize && size > sim.MaxMessageSizeCap {
+			c.connError(protocol.Errorf(protocol.FrameError, id, "content body size %d exceeds maximum allowed size %d", size, uint64(sim.MaxMessageSizeCap)))
+			return
+		}
 		h, err := DecodeHeader(f.Payload)
 		if err != nil {
 			perr := decodeError(append([]byte{0, 0, 0, 0}, f.Payload...), err)
@@ -445,7 +452,7 @@ func (c *serverConn) channelFrame(cs *chanState, f Frame) {
 			c.connError(perr)
 			return
 		}
-		cs.props, cs.size, cs.got, cs.body = h.Properties, h.BodySize, 0, cs.body[:0]
+		cs.props, cs.size, cs.got, cs.body = h.Properties, h.BodySize, 0, nil
 		// Like rabbit_reader, stop reading after a publish's header while
 		// an alarm is raised: an empty body completes it first.
 		_, publish := cs.pending.(*BasicPublish)
@@ -463,8 +470,12 @@ func (c *serverConn) channelFrame(cs *chanState, f Frame) {
 			c.connError(protocol.Errorf(protocol.UnexpectedFrame, cs.pending.ID(), "expected content body, got non content body frame instead"))
 			return
 		}
-		// Like RabbitMQ, a body longer than announced never completes.
 		before := cs.got
+		if c.strictSize && uint64(len(f.Payload)) > cs.size-before {
+			c.connError(protocol.Errorf(protocol.FrameError, cs.pending.ID(), "content body frame exceeds remaining content size"))
+			return
+		}
+		// Until 4.3, a body longer than announced never completes.
 		cs.got += uint64(len(f.Payload))
 		if before == 0 && cs.got == cs.size {
 			// Whole in one frame: the broker copies it from the frame.
@@ -476,6 +487,10 @@ func (c *serverConn) channelFrame(cs *chanState, f Frame) {
 		}
 		if before < cs.size && cs.got == cs.size {
 			c.contentDone(cs, cs.body)
+			// The broker copied the body: the channel keeps nothing of
+			// it (an idle channel holding its last large message kept
+			// the memory alarm up).
+			cs.body = nil
 		}
 	}
 }

@@ -122,7 +122,7 @@ func (c *serverConn) handshake() bool {
 	// RabbitMQ 3.10.8 answers an out-of-range tune-ok with no close frame
 	// and drops the socket 3 s later (measured).
 	for _, err := range []*protocol.Error{
-		negotiate("frame_max", FrameMinSize, uint64(offer.FrameMax), uint64(tuneOk.FrameMax)),
+		negotiate("frame_max", uint64(c.s.Broker.Profile().FrameMinSize), uint64(offer.FrameMax), uint64(tuneOk.FrameMax)),
 		negotiate("channel_max", 1, uint64(offer.ChannelMax), uint64(tuneOk.ChannelMax)),
 	} {
 		if err != nil {

@@ -65,6 +65,10 @@ type nodeListeners struct {
 	followed     uint64
 	stopped      bool
 	followedCond sync.Cond
+	// failed are the listens that failed since WaitNodes last returned
+	// them: a node that started while another process held its port,
+	// which the server stopped again (listenStarted).
+	failed []error
 }
 
 // ListenNodes listens for every node of the broker on an address of its
@@ -206,9 +210,7 @@ func (s *Server) followNodes(seen uint64, quit <-chan struct{}) {
 			case sim.NodeDown:
 				s.closeNode(e.Node)
 			case sim.NodeUp:
-				if err := s.listenNode(e.Node, true); err != nil {
-					s.logf("wire: node %d started, but cannot listen again: %v", e.Node, err)
-				}
+				s.listenStarted(e.Node)
 			}
 			seen = e.Seq
 		}
@@ -230,21 +232,43 @@ func (s *Server) followNodes(seen uint64, quit <-chan struct{}) {
 	}
 }
 
+// listenStarted listens again for node n, which started. If it cannot
+// (another process took its port while it was down), the node is
+// stopped again, so that no client takes the other process for it, and
+// WaitNodes reports the failure.
+func (s *Server) listenStarted(n int) {
+	err := s.listenNode(n, true)
+	if err == nil {
+		return
+	}
+	err = fmt.Errorf("node %d cannot listen on %s again, so it stays down: %w", n, s.NodeAddr(n), err)
+	s.logf("wire: %v", err)
+	if serr := s.Broker.StopNode(n); serr != nil {
+		err = errors.Join(err, serr)
+	}
+	l := s.nodes
+	l.mu.Lock()
+	l.failed = append(l.failed, err)
+	l.mu.Unlock()
+}
+
 // WaitNodes returns once the listeners of ListenNodes follow every node
 // event the broker has made (a node started has its listener again), or
 // at once when the server does not listen for nodes or has closed: a
 // client that dials a node's address after a fault the test caused finds
-// the listener as the node's state says.
-func (s *Server) WaitNodes() {
+// the listener as the node's state says. It returns the listens that
+// failed since it last returned (a node that could not listen again
+// stays down).
+func (s *Server) WaitNodes() error {
 	s.mu.Lock()
 	l := s.nodes
 	s.mu.Unlock()
 	if l == nil {
-		return
+		return nil
 	}
 	events, _ := s.Broker.NodeEvents(0)
 	if len(events) == 0 {
-		return
+		return nil
 	}
 	last := events[len(events)-1].Seq
 	l.mu.Lock()
@@ -252,6 +276,9 @@ func (s *Server) WaitNodes() {
 	for l.followed < last && !l.stopped {
 		l.followedCond.Wait()
 	}
+	err := errors.Join(l.failed...)
+	l.failed = nil
+	return err
 }
 
 // syncNodes makes every node's listener match its state.
@@ -259,8 +286,8 @@ func (s *Server) syncNodes() {
 	for _, nd := range s.Broker.Nodes() {
 		if nd.State != sim.NodeRunning {
 			s.closeNode(nd.Number)
-		} else if err := s.listenNode(nd.Number, true); err != nil {
-			s.logf("wire: node %d runs, but cannot listen: %v", nd.Number, err)
+		} else {
+			s.listenStarted(nd.Number)
 		}
 	}
 }

@@ -156,7 +156,7 @@ func TestServerBadMechanismDropsLater(t *testing.T) {
 // initial_frame_max; release-notes/4.1.0.md): a connection.start-ok of
 // about 6000 bytes is refused on 4.0 and answered with connection.tune
 // on 4.1.
-func TestFrameMaxBeforeTune41(t *testing.T) {
+func TestFrameMinSizeBeforeTune41(t *testing.T) {
 	big := protocol.Table{"product": strings.Repeat("x", 6000)}
 	for _, tc := range []struct {
 		v        sim.Version

@@ -58,6 +58,14 @@ type serveOptions struct {
 // when neither --pass nor --pass-file gives it.
 const passEnv = "AMQPSIM_PASS"
 
+// passWarning is what serve says of a password given with --pass.
+const passWarning = "amqpsim: warning: --pass puts the password on the command line, where every user of this machine can read it (ps, /proc); give it with --pass-file or $" + passEnv + " instead"
+
+// maxNodes is the most nodes --nodes takes: far more than a test of a
+// cluster needs (RabbitMQ's are 3, 5 or 7), few enough that a mistyped
+// number is refused as a usage error instead of exhausting memory.
+const maxNodes = 100
+
 func parseServe(args []string, stderr io.Writer) (serveOptions, error) {
 	var o serveOptions
 	fs := flag.NewFlagSet("amqpsim serve", flag.ContinueOnError)
@@ -105,8 +113,11 @@ func parseServe(args []string, stderr io.Writer) (serveOptions, error) {
 	if err := o.password(isSet(fs, "pass"), *passFile); err != nil {
 		return o, err
 	}
-	if o.nodes < 1 {
-		return o, usageError{fmt.Sprintf("--nodes must be 1 or more, not %d", o.nodes)}
+	if isSet(fs, "pass") {
+		fmt.Fprintln(stderr, passWarning)
+	}
+	if o.nodes < 1 || o.nodes > maxNodes {
+		return o, usageError{fmt.Sprintf("--nodes must be 1 to %d, not %d", maxNodes, o.nodes)}
 	}
 	if o.clock != "wall" && o.clock != "manual" {
 		return o, usageError{fmt.Sprintf("--clock must be wall or manual, not %q", o.clock)}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -40,7 +41,9 @@ func nodeAddrs(addr string, n int) ([]string, error) {
 // nodeControls answers the management API's node controls (/api/sim/...)
 // once the wire server's listeners follow the change they made
 // (wire.Server.WaitNodes): a client that dials after the answer finds a
-// stopped node's port closed, a started one's open.
+// stopped node's port closed, a started one's open. A node that could not
+// listen again (another process took its port while it was down) stays
+// down, and the control answers 503 with why.
 type nodeControls struct {
 	http.Handler
 	ws *wire.Server
@@ -53,19 +56,36 @@ func (h nodeControls) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Handler.ServeHTTP(w, r)
 }
 
-// waitingWriter runs wait before the response's first byte.
+// waitingWriter runs wait before the response's first byte; if wait
+// fails, its error is the answer, 503, and the handler's is dropped.
 type waitingWriter struct {
 	http.ResponseWriter
-	wait func()
-	once sync.Once
+	wait   func() error
+	once   sync.Once
+	failed bool
 }
 
-func (w *waitingWriter) WriteHeader(code int) {
-	w.once.Do(w.wait)
-	w.ResponseWriter.WriteHeader(code)
+// start runs wait and writes the status line: code, or the failure.
+func (w *waitingWriter) start(code int) {
+	w.once.Do(func() {
+		err := w.wait()
+		if err == nil {
+			w.ResponseWriter.WriteHeader(code)
+			return
+		}
+		w.failed = true
+		w.Header().Set("Content-Type", "application/json")
+		w.ResponseWriter.WriteHeader(http.StatusServiceUnavailable)
+		_ = json.NewEncoder(w.ResponseWriter).Encode(map[string]string{"error": err.Error()})
+	})
 }
+
+func (w *waitingWriter) WriteHeader(code int) { w.start(code) }
 
 func (w *waitingWriter) Write(p []byte) (int, error) {
-	w.once.Do(w.wait)
+	w.start(http.StatusOK)
+	if w.failed {
+		return len(p), nil
+	}
 	return w.ResponseWriter.Write(p)
 }

@@ -3,8 +3,10 @@ package main
 import (
 	"errors"
 	"io"
+	"net"
 	"net/url"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -32,21 +34,7 @@ func TestServeNodes(t *testing.T) {
 	if len(urls) != 3 || len(hosts) != 3 {
 		t.Fatalf("serve printed %v, want 3 URLs on 3 ports", urls)
 	}
-	running := func() []bool {
-		t.Helper()
-		var nodes []struct {
-			Name    string
-			Running bool
-		}
-		if code := getJSON(t, "GET", api+"/api/nodes", &nodes); code != 200 {
-			t.Fatalf("GET /api/nodes: %d", code)
-		}
-		var out []bool
-		for _, n := range nodes {
-			out = append(out, n.Running)
-		}
-		return out
-	}
+	running := func() []bool { return nodesRunning(t, api) }
 	if got := running(); !slices.Equal(got, []bool{true, true, true}) {
 		t.Errorf("GET /api/nodes: running %v", got)
 	}
@@ -137,4 +125,54 @@ func TestNodeAddrs(t *testing.T) {
 	if _, err := parseServe([]string{"--nodes", "0"}, io.Discard); err == nil {
 		t.Error("--nodes 0 was accepted")
 	}
+}
+
+// TestServeStartNodeOnATakenPort: a node whose port another process took
+// while it was down cannot listen again; start-node then says so (503)
+// and leaves the node down, instead of answering it runs while its
+// clients reach the other process. Once the port is free, it starts.
+func TestServeStartNodeOnATakenPort(t *testing.T) {
+	urls, api := startServeNodes(t, "--addr", "127.0.0.1:0", "--nodes", "2", "--http", "127.0.0.1:0", "--clock", "manual")
+	u, err := url.Parse(urls[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	running := func() []bool { return nodesRunning(t, api) }
+	if code := getJSON(t, "POST", api+"/api/sim/stop-node?node=2", nil); code != 200 {
+		t.Fatalf("stop-node: %d", code)
+	}
+	squatter, err := net.Listen("tcp", u.Host)
+	if err != nil {
+		t.Fatalf("taking node 2's port %s: %v", u.Host, err)
+	}
+	var answer struct{ Error string }
+	if code := getJSON(t, "POST", api+"/api/sim/start-node?node=2", &answer); code != 503 || !strings.Contains(answer.Error, u.Host) {
+		t.Errorf("start-node with the port taken: %d %q, want 503 naming %s", code, answer.Error, u.Host)
+	}
+	if got := running(); !slices.Equal(got, []bool{true, false}) {
+		t.Errorf("after a start-node that could not listen: running %v, want node 2 down", got)
+	}
+	squatter.Close()
+	if code := getJSON(t, "POST", api+"/api/sim/start-node?node=2", nil); code != 200 {
+		t.Fatalf("start-node with the port free again: %d", code)
+	}
+	conn, err := amqp.Dial(urls[1])
+	if err != nil {
+		t.Fatalf("dial node 2 started again: %v", err)
+	}
+	closeConn(t, conn)
+}
+
+// nodesRunning returns, from GET /api/nodes, whether each node runs.
+func nodesRunning(t *testing.T, api string) []bool {
+	t.Helper()
+	var nodes []struct{ Running bool }
+	if code := getJSON(t, "GET", api+"/api/nodes", &nodes); code != 200 {
+		t.Fatalf("GET /api/nodes: %d", code)
+	}
+	var out []bool
+	for _, n := range nodes {
+		out = append(out, n.Running)
+	}
+	return out
 }

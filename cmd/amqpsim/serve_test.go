@@ -637,3 +637,40 @@ func TestServeMemoryWatermark(t *testing.T) {
 	resp.Body.Close()
 	wait("purged", false)
 }
+
+// TestServeNodesOutOfRange: --nodes 99999999999 is a usage error (exit
+// 2), not an out-of-memory crash making that many nodes.
+func TestServeNodesOutOfRange(t *testing.T) {
+	for _, n := range []string{"0", "101", "99999999999"} {
+		var stderr strings.Builder
+		if code := run([]string{"serve", "--addr", "127.0.0.1:0", "--nodes", n}, io.Discard, &stderr); code != 2 || !strings.Contains(stderr.String(), "--nodes must be 1 to 100") {
+			t.Errorf("--nodes %s: exit %d, %q; want 2 and the range", n, code, stderr.String())
+		}
+	}
+}
+
+// TestServePassWarning: a password on the command line works, but serve
+// says that every user of the machine can read it; --pass-file and the
+// environment say nothing.
+func TestServePassWarning(t *testing.T) {
+	file := t.TempDir() + "/pw"
+	if err := os.WriteFile(file, []byte("s3cret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		warn bool
+	}{
+		{[]string{"--pass", "s3cret"}, true},
+		{[]string{"--pass-file", file}, false},
+		{nil, false},
+	} {
+		var stderr strings.Builder
+		if _, err := parseServe(tc.args, &stderr); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(stderr.String(), "every user of this machine can read it"); got != tc.warn {
+			t.Errorf("%v: warned %t (%q), want %t", tc.args, got, stderr.String(), tc.warn)
+		}
+	}
+}

@@ -87,6 +87,9 @@ func (q *classic[T]) RegistersEnqueuers() bool { return false }
 // DeleteWaitsForMembers reports false: queue.delete does not wait for other nodes.
 func (q *classic[T]) DeleteWaitsForMembers() bool { return false }
 
+// RaftConsumers reports false: a classic queue's process monitors its consumers' channels and takes their deliveries back when they go (measured on a 4.3.6 cluster: kill-node-resets-connections.txt).
+func (q *classic[T]) RaftConsumers() bool { return false }
+
 // DeclareTimedOut is rabbit_amqqueue's text, measured on a 4.3.6 cluster (docs/cluster.md section 4).
 func (q *classic[T]) DeclareTimedOut(node string) string {
 	return fmt.Sprintf("Could not declare %s on node '%s' because the metadata store operation timed out", q.Resource(), node)

@@ -321,6 +321,14 @@ type Queue[T any] interface {
 	// broker applies both on a cluster (sim's cluster_wait.go).
 	RegistersEnqueuers() bool
 	DeleteWaitsForMembers() bool
+	// RaftConsumers reports whether the queue's consumers live in its
+	// Raft state machine (a quorum queue: rabbit_fifo). On a cluster, a
+	// consumer whose node crashed then stays, suspected down, with its
+	// deliveries until the node is back, and a consumer gets its
+	// deliveries through the queue's member on its own node: where that
+	// member never started, they are checked out to it but never
+	// delivered (sim's cluster_consumers.go).
+	RaftConsumers() bool
 	// DeclareTimedOut is the text of the 541 that a declaration of the
 	// queue gets on a cluster node without a majority, when the metadata
 	// store's write times out; node names the node.

@@ -108,6 +108,9 @@ func (q *quorum[T]) RegistersEnqueuers() bool { return true }
 // DeleteWaitsForMembers reports true: queue.delete waits for the members out of the leader's reach (measured: partition-quorum-delete-member-cut.txt).
 func (q *quorum[T]) DeleteWaitsForMembers() bool { return true }
 
+// RaftConsumers reports true: rabbit_fifo keeps a crashed node's consumer suspected down, and delivers through the consumer's local member (measured on a 4.3.6 cluster: quorum-consumer-node-killed.txt, partition-quorum-declared-during-cut.txt).
+func (q *quorum[T]) RaftConsumers() bool { return true }
+
 // DeclareTimedOut is rabbit_quorum_queue's text, measured on a 4.3.6 cluster (docs/cluster.md section 4).
 func (q *quorum[T]) DeclareTimedOut(node string) string {
 	return fmt.Sprintf("Could not declare quorum %s on node '%s' because the metadata store operation timed out", q.Resource(), node)

@@ -143,6 +143,9 @@ func (s *stream[T]) RegistersEnqueuers() bool { return false }
 // DeleteWaitsForMembers reports false: queue.delete does not wait for members (not measured on a cluster).
 func (s *stream[T]) DeleteWaitsForMembers() bool { return false }
 
+// RaftConsumers reports false: a stream's consumers read from their node's replica, tracked by their channel (a crash on a cluster not measured).
+func (s *stream[T]) RaftConsumers() bool { return false }
+
 // DeclareTimedOut is rabbit_stream_queue:declare's text (read from its source; not measured).
 func (s *stream[T]) DeclareTimedOut(node string) string {
 	return fmt.Sprintf("Could not set leader PID for %s on node '%s' because the metadata store operation timed out", s.Resource(), node)

@@ -84,6 +84,8 @@ type NodeInfo struct {
 	// Reaches are the running nodes it can reach, itself included while
 	// it runs, by number.
 	Reaches []int
+	// Hung is set while it runs but is hung (Broker.PauseNode).
+	Hung bool
 }
 
 // The cluster's timings, on the virtual clock. RabbitMQ fixes none of
@@ -127,6 +129,8 @@ type node struct {
 	// side is the node's side of a partition: nodes on different sides
 	// cannot reach each other.
 	side int
+	// paused: it runs but is hung (PauseNode).
+	paused bool
 }
 
 // clusterQueue is what a queue is in a cluster: where it leads, and what
@@ -142,9 +146,16 @@ type clusterQueue struct {
 	// electing is set while it runs.
 	election *timer
 	electing bool
+	// elections counts its leader elections, for pickLeader.
+	elections uint64
 	// held are the publishes waiting for the queue to be reachable from
 	// their node, in order.
 	held []waitingPublish
+	// suspects are the consumers kept since their node crashed, and
+	// absent the nodes (bits 1 << n) whose member of the queue never
+	// started (cluster_consumers.go).
+	suspects []*suspect
+	absent   uint64
 }
 
 // waitingPublish is a message routed to a quorum queue or stream that its
@@ -243,7 +254,7 @@ func (b *Broker) Nodes() []NodeInfo {
 	defer b.mu.unlockView()
 	out := make([]NodeInfo, len(b.nodes))
 	for i, nd := range b.nodes {
-		out[i] = NodeInfo{Number: i + 1, Name: nd.name, State: nd.state, Reaches: b.reachable(i + 1)}
+		out[i] = NodeInfo{Number: i + 1, Name: nd.name, State: nd.state, Reaches: b.reachable(i + 1), Hung: nd.paused}
 	}
 	return out
 }
@@ -295,6 +306,18 @@ func (b *Broker) downNode(n int, how NodeState) error {
 	var forced *protocol.Error
 	if how == NodeStopped {
 		forced = protocol.Errorf(protocol.ConnectionForced, protocol.Method{}, "%s", ShutdownText)
+		b.eachQueue(func(q *brokerQueue) {
+			if q.cluster.leader == n && !q.Replicated() {
+				// A classic queue's ready messages come back from a
+				// clean stop not redelivered, even those a nack
+				// requeued (classic-nack-requeued-restart.txt, 4.3.6);
+				// only what its node's closing channels requeue below
+				// keeps the flag.
+				for _, m := range q.Messages() {
+					m.Delivered = false
+				}
+			}
+		})
 	}
 	for _, c := range slices.Clone(b.conns) {
 		if c.node == n {
@@ -348,6 +371,8 @@ func (b *Broker) startNode(n int) {
 	crashed := nd.state == NodeKilled
 	nd.state = NodeRunning
 	b.record(Event{Kind: EventNode, Reason: "start", Node: n})
+	b.releaseSuspects(n)
+	b.startMembers(n)
 	b.eachQueue(func(q *brokerQueue) {
 		if q.cluster.leader != n || q.cluster.down == NodeRunning {
 			return
@@ -427,8 +452,8 @@ func (b *Broker) heal() {
 }
 
 // RecoverAfter ends every outage once the virtual clock has moved d: the
-// nodes that are down start again, in number order (StartNode), and a
-// partition heals (Heal). A later call replaces the earlier one's time.
+// nodes that are down start again, in number order (StartNode), hung ones
+// run again (ResumeNode), and a partition heals (Heal). A later call replaces the earlier one's time.
 // It suits fault schedules, which stop a node for a while.
 func (b *Broker) RecoverAfter(d time.Duration) {
 	b.mu.Lock()
@@ -438,6 +463,9 @@ func (b *Broker) RecoverAfter(d time.Duration) {
 			for n := 1; n <= len(b.nodes); n++ {
 				if !b.running(n) {
 					b.startNode(n)
+				}
+				if b.nodes[n-1].paused {
+					b.resumeNode(n)
 				}
 			}
 			b.heal()

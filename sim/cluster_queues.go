@@ -2,7 +2,9 @@ package sim
 
 import (
 	"fmt"
+	"hash/fnv"
 	"maps"
+	"math/rand/v2"
 	"slices"
 	"time"
 
@@ -106,18 +108,33 @@ func (b *Broker) topologyChanged(stepDown bool) {
 	b.eachQueue(func(q *brokerQueue) {
 		cq := &q.cluster
 		if !q.Replicated() {
+			// A hung home's publishes and consumers (cluster_pause.go).
+			b.releaseHeld(q)
+			b.resumeReached(q)
 			b.markDirty(q)
 			return
 		}
-		if majority != nil && !slices.Contains(majority, cq.leader) && !cq.electing {
+		if cq.electing && majority != nil && b.leaderHolds(q, majority) {
+			// The leader is back before the others elected another (a
+			// heal, or a hung node resumed, within the election's
+			// delay): it goes on leading, as Raft's followers hear it
+			// again before their election timeout.
+			b.stop(cq.election)
+			cq.electing = false
+		}
+		if majority != nil && !b.leaderHolds(q, majority) && !cq.electing {
 			if stepDown {
-				cq.leader = b.pickLeader(majority)
+				cq.leader = b.pickLeader(q, majority)
 			} else {
 				cq.electing = true
 				if cq.election == nil {
 					cq.election = newTimer(func() { b.elected(q) })
 				}
-				b.schedule(cq.election, b.now.Add(LeaderElection))
+				delay := LeaderElection
+				if b.running(cq.leader) && b.nodes[cq.leader-1].paused {
+					delay = HungElection
+				}
+				b.schedule(cq.election, b.now.Add(delay))
 			}
 		}
 		b.releaseHeld(q)
@@ -136,8 +153,8 @@ func (b *Broker) elected(q *brokerQueue) {
 	if q.deleted {
 		return
 	}
-	if majority := b.majoritySide(); majority != nil && !slices.Contains(majority, cq.leader) {
-		cq.leader = b.pickLeader(majority)
+	if majority := b.majoritySide(); majority != nil && !b.leaderHolds(q, majority) {
+		cq.leader = b.pickLeader(q, majority)
 	}
 	b.releaseHeld(q)
 	b.resumeReached(q)
@@ -145,8 +162,8 @@ func (b *Broker) elected(q *brokerQueue) {
 	b.endWaits()
 }
 
-// resumeReached resumes the consumers of replicated queue q on the nodes
-// that reach it now. While its leader was out of their reach, CanSend
+// resumeReached resumes the consumers of q on the nodes that reach it
+// now. While its leader was out of their reach (or hung), CanSend
 // refused them, which suspends their channel's group in the queue's
 // rotation until something resumes it: without this, a consumer cut off,
 // or one that settled a delivery during an election, would never be
@@ -161,9 +178,28 @@ func (b *Broker) resumeReached(q *brokerQueue) {
 	}
 }
 
-// pickLeader chooses the new leader among nodes, from the broker's random
-// source (RabbitMQ's Raft election picks either survivor).
-func (b *Broker) pickLeader(nodes []int) int { return nodes[b.rng.IntN(len(nodes))] }
+// pickLeader chooses q's new leader among nodes, those with a member that
+// runs (RabbitMQ's Raft election picks either survivor). The choice is a
+// function of Config.Seed, the queue and how many elections it has had,
+// drawn from a source of its own: what else the broker draws from its
+// random source (generated names, a limiter's resume), which depends on
+// what other clients did and in which order, cannot change it.
+func (b *Broker) pickLeader(q *brokerQueue, nodes []int) int {
+	nodes = slices.DeleteFunc(slices.Clone(nodes), func(n int) bool { return q.memberAbsent(n) || !b.leads(n) })
+	if len(nodes) == 0 {
+		return q.cluster.leader
+	}
+	q.cluster.elections++
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%s\x00%s\x00%d", q.Vhost(), q.Name(), q.cluster.elections)
+	return nodes[rand.New(rand.NewPCG(b.cfg.Seed, h.Sum64())).IntN(len(nodes))]
+}
+
+// leaderHolds reports whether replicated queue q's leader is on the side
+// that holds the majority, and not hung.
+func (b *Broker) leaderHolds(q *brokerQueue, majority []int) bool {
+	return slices.Contains(majority, q.cluster.leader) && b.leads(q.cluster.leader)
+}
 
 // queueReach is how a queue answers a client on some node.
 type queueReach uint8
@@ -172,6 +208,7 @@ const (
 	reachable       queueReach = iota
 	reachStopped               // a classic queue whose home stopped
 	reachLost                  // a classic queue whose home crashed or is cut off
+	reachHung                  // a classic queue whose home is hung
 	reachElecting              // a replicated queue electing its leader
 	reachNoLeader              // no majority, and no leader on the client's side
 	reachLeaderOnly            // no majority; the leader is on the client's side
@@ -189,6 +226,8 @@ func (b *Broker) reach(q *brokerQueue, from int) queueReach {
 			return reachStopped
 		case cq.down == NodeKilled || !b.reaches(from, cq.leader):
 			return reachLost
+		case b.nodes[cq.leader-1].paused:
+			return reachHung
 		}
 		return reachable
 	}
@@ -198,7 +237,7 @@ func (b *Broker) reach(q *brokerQueue, from int) queueReach {
 			return reachLeaderOnly
 		}
 		return reachNoLeader
-	case cq.electing || !b.reaches(from, cq.leader):
+	case cq.electing || !b.reaches(from, cq.leader) || !b.leads(cq.leader):
 		return reachElecting
 	}
 	return reachable
@@ -213,6 +252,12 @@ func (ch *Channel) checkReach(q *brokerQueue, m protocol.Method) error {
 	case reachStopped:
 		return protocol.Errorf(protocol.NotFound, m, "%s process is stopped by supervisor", q.Resource())
 	case reachLost:
+		return ch.failLater(QueueOperationTimeout, q, protocol.Errorf(protocol.NotFound, m,
+			"failed to perform operation on %s due to timeout", q.Resource()))
+	case reachHung:
+		// The call waits for the hung process, answered when its node
+		// runs again (pause-node-classic-home.txt); how it ends after
+		// net_ticktime is not measured: as after a crash.
 		return ch.failLater(QueueOperationTimeout, q, protocol.Errorf(protocol.NotFound, m,
 			"failed to perform operation on %s due to timeout", q.Resource()))
 	case reachNoLeader:
@@ -300,10 +345,10 @@ func (ch *Channel) failLater(d time.Duration, q *brokerQueue, err *protocol.Erro
 // itself, for the management API, which counts as node 1). It reports
 // whether the message was held.
 func (b *Broker) holdPublish(q *brokerQueue, publish func() bool) bool {
-	if !q.Replicated() {
+	from := b.publishingNode()
+	if !q.Replicated() && b.reach(q, from) != reachHung {
 		return false
 	}
-	from := b.publishingNode()
 	reached := b.reach(q, from) == reachable
 	b.registerEnqueuer(q, reached)
 	if reached {
@@ -381,6 +426,7 @@ func (c *waitingConfirm) done(nack bool) {
 // a connection (definitions, the management API).
 func (b *Broker) placeQueue(q *brokerQueue, from int) {
 	q.cluster.leader = from
+	b.placeMembers(q, from)
 	if locator, _ := q.Options().Args["x-queue-leader-locator"].(string); locator != "balanced" || !b.clustered() {
 		return
 	}

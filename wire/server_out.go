@@ -82,7 +82,7 @@ func (c *serverConn) call(f func() (outItem, bool)) {
 	c.mu.Unlock()
 	c.callMu.Unlock()
 	if drop {
-		c.closeTransport()
+		c.resetTransport()
 	}
 	if queued {
 		c.signal()
@@ -96,14 +96,14 @@ func (c *serverConn) drain() {
 	drop := c.drainLocked()
 	c.mu.Unlock()
 	if c.resume() || drop {
-		c.closeTransport()
+		c.resetTransport()
 	}
 }
 
 // resume applies the methods held back on the channels the drain found
 // resumed or closed by the broker, and drains what they pushed, until no
 // channel is left to resume. It reports whether the transport is to
-// close at once. Caller holds callMu, not mu.
+// close at once (reset: its node crashed). Caller holds callMu, not mu.
 func (c *serverConn) resume() (drop bool) {
 	for len(c.resumes) > 0 {
 		ids := c.resumes
@@ -124,7 +124,8 @@ func (c *serverConn) resume() (drop bool) {
 
 // drainLocked is drain; caller holds callMu and mu (which the broker never
 // waits for: Notify only signals). It reports whether the transport is to
-// close at once, which the caller does once it has released mu.
+// close at once with a reset (its node crashed), which the caller does
+// once it has released mu.
 func (c *serverConn) drainLocked() (drop bool) {
 	sc := c.sc
 	if sc == nil || !sc.HasPending() {
@@ -367,13 +368,16 @@ func (c *serverConn) heartbeatLoop(received uint64) {
 		case <-c.done:
 			return
 		case <-send.C:
+			if c.hung() {
+				continue // a hung node sends nothing
+			}
 			if s := c.sent.Load(); s == lastSent {
 				c.enqueue(outItem{kind: outHeartbeat})
 			} else {
 				lastSent = s
 			}
 		case <-recv.C:
-			if r := c.recvBytes.Load(); r != lastRecv || c.paused.Load() {
+			if r := c.recvBytes.Load(); r != lastRecv || c.paused.Load() || c.hung() {
 				lastRecv, silent = r, 0
 				continue
 			}
@@ -400,6 +404,9 @@ func (r batchReader) Read(p []byte) (int, error) {
 	c.mu.Unlock()
 	if sc != nil && !c.closing.Load() {
 		c.call(func() (outItem, bool) { sc.Idle(); return outItem{}, false })
+		if sc.Hung() {
+			c.waitHung(sc)
+		}
 	}
 	n, err := c.nc.Read(p)
 	c.recvBytes.Add(uint64(n))

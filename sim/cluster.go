@@ -453,8 +453,9 @@ func (b *Broker) heal() {
 
 // RecoverAfter ends every outage once the virtual clock has moved d: the
 // nodes that are down start again, in number order (StartNode), hung ones
-// run again (ResumeNode), and a partition heals (Heal). A later call replaces the earlier one's time.
-// It suits fault schedules, which stop a node for a while.
+// run again (ResumeNode), and a partition heals (Heal). A later call
+// replaces the earlier one's time. It suits fault schedules, which stop a
+// node for a while.
 func (b *Broker) RecoverAfter(d time.Duration) {
 	b.mu.Lock()
 	defer b.mu.Unlock()

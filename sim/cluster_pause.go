@@ -33,8 +33,10 @@ import (
 const HungElection = 7 * time.Second
 
 // PauseNode hangs node n: its connections go silent and it answers
-// nothing, until ResumeNode (see above). It fails for an unknown node, one
-// that is down or already hung, or a broker of one node.
+// nothing, until ResumeNode (see above). A shell stops reading their
+// transports (Connection.Hung); an in-process call on one of them is
+// applied as if it had arrived before the hang. It fails for an unknown
+// node, one that is down or already hung, or a broker of one node.
 func (b *Broker) PauseNode(n int) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()

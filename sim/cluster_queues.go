@@ -251,12 +251,9 @@ func (ch *Channel) checkReach(q *brokerQueue, m protocol.Method) error {
 	switch b.reach(q, ch.conn.node) {
 	case reachStopped:
 		return protocol.Errorf(protocol.NotFound, m, "%s process is stopped by supervisor", q.Resource())
-	case reachLost:
-		return ch.failLater(QueueOperationTimeout, q, protocol.Errorf(protocol.NotFound, m,
-			"failed to perform operation on %s due to timeout", q.Resource()))
-	case reachHung:
-		// The call waits for the hung process, answered when its node
-		// runs again (pause-node-classic-home.txt); how it ends after
+	case reachLost, reachHung:
+		// A hung home answers when its node runs again
+		// (pause-node-classic-home.txt); how the call ends after
 		// net_ticktime is not measured: as after a crash.
 		return ch.failLater(QueueOperationTimeout, q, protocol.Errorf(protocol.NotFound, m,
 			"failed to perform operation on %s due to timeout", q.Resource()))
@@ -340,10 +337,11 @@ func (ch *Channel) failLater(d time.Duration, q *brokerQueue, err *protocol.Erro
 	return errNotApplied
 }
 
-// holdPublish keeps a message routed to replicated queue q for when q is
-// reachable from the publisher's node (none when the broker routes it
-// itself, for the management API, which counts as node 1). It reports
-// whether the message was held.
+// holdPublish keeps a message routed to replicated queue q, or to a
+// classic queue whose home is hung, for when q is reachable from the
+// publisher's node (none when the broker routes it itself, for the
+// management API, which counts as node 1). It reports whether the message
+// was held.
 func (b *Broker) holdPublish(q *brokerQueue, publish func() bool) bool {
 	from := b.publishingNode()
 	if !q.Replicated() && b.reach(q, from) != reachHung {

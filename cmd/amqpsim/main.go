@@ -33,6 +33,7 @@ var commands = []command{
 	{"replay", "replay scenarios on the simulator", runReplay},
 	{"upgrade-check", "report where another RabbitMQ release answers scenarios differently", runUpgradeCheck},
 	{"record", "record scenarios against a broker", runRecord},
+	{"fuzz", "record random scenarios on brokers and replay them on the simulator", runFuzz},
 	{"tune", "choose a prefetch by simulation", runTune},
 }
 

@@ -100,3 +100,31 @@ func TestHealWithinElectionKeepsLeader(t *testing.T) {
 		t.Errorf("after the heal the consumer read %+v, %v; want m1 at once", d, ok)
 	}
 }
+
+// A quorum queue declared while node 3 is cut off lists a member on every
+// node, but the one on node 3 is not online until node 3 restarts (its
+// member never started: quorum_status says noproc on the 4.3.6 cluster,
+// and list_queues' online leaves it out).
+func TestMemberAbsentUntilItsNodeRestarts(t *testing.T) {
+	c := newCluster(t)
+	_, ch1 := c.channel("on1", 1)
+	c.must(c.b.Partition([]int{3}))
+	c.quorum(ch1, "qq")
+	c.b.Heal()
+	online := func() []string {
+		d, err := c.b.QueueDetails("/", "qq")
+		c.must(err)
+		if len(d.Members) != 3 {
+			t.Errorf("members %v, want all three nodes", d.Members)
+		}
+		return d.Online
+	}
+	if got := online(); len(got) != 2 || got[0] != "rabbit@node1" || got[1] != "rabbit@node2" {
+		t.Errorf("online after the heal: %v, want nodes 1 and 2", got)
+	}
+	c.must(c.b.StopNode(3))
+	c.must(c.b.StartNode(3))
+	if got := online(); len(got) != 3 {
+		t.Errorf("online after node 3 restarted: %v, want all three", got)
+	}
+}

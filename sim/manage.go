@@ -175,7 +175,10 @@ func queueDetails(v *vhost, q *brokerQueue) QueueDetails {
 	if b := q.b; b.clustered() {
 		d.Leader, d.Members = b.queueNodes(q)
 		for _, m := range d.Members {
-			if i := slices.IndexFunc(b.nodes, func(n node) bool { return n.name == m }); b.running(i + 1) {
+			// A member that never started is not online (rabbitmqctl
+			// list_queues online, on the 4.3.6 cluster, after a declare
+			// during a cut: quorum_status says noproc).
+			if i := slices.IndexFunc(b.nodes, func(n node) bool { return n.name == m }); b.running(i+1) && !q.memberAbsent(i+1) {
 				d.Online = append(d.Online, m)
 			}
 		}

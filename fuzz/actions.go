@@ -25,19 +25,19 @@ var actions = []action{
 	{"close-channel", func(g *gen) int { return when(len(g.openChans()) > 0, 3) }, (*gen).closeChannel},
 	{"close-conn", func(g *gen) int { return when(len(g.openConns()) > 0, 1) }, (*gen).closeConn},
 	{"declare-queue", func(g *gen) int { return chanWhen(g, len(g.liveQueues()) < 4, 2+6*b2i(len(g.liveQueues()) == 0)) }, (*gen).declareQueue},
-	{"redeclare-queue", func(g *gen) int { return chanWhen(g, len(g.queues) > 0, 2) }, (*gen).redeclareQueue},
+	{"redeclare-queue", func(g *gen) int { return chanWhen(g, len(g.pickable()) > 0, 2) }, (*gen).redeclareQueue},
 	{"declare-exchange", func(g *gen) int { return chanWhen(g, len(g.liveExchanges()) < 3, 2) }, (*gen).declareExchange},
-	{"bind", func(g *gen) int { return chanWhen(g, len(g.queues) > 0 && len(g.exchanges) > 0, 5) }, (*gen).bindQueue},
+	{"bind", func(g *gen) int { return chanWhen(g, len(g.pickable()) > 0 && len(g.exchanges) > 0, 5) }, (*gen).bindQueue},
 	{"bind-exchange", func(g *gen) int { return chanWhen(g, len(g.exchanges) > 1, 2) }, (*gen).bindExchange},
-	{"unbind", func(g *gen) int { return chanWhen(g, len(g.queues) > 0 && len(g.exchanges) > 0, 1) }, (*gen).unbind},
-	{"delete-queue", func(g *gen) int { return chanWhen(g, len(g.queues) > 0, 1) }, (*gen).deleteQueue},
+	{"unbind", func(g *gen) int { return chanWhen(g, len(g.pickable()) > 0 && len(g.exchanges) > 0, 1) }, (*gen).unbind},
+	{"delete-queue", func(g *gen) int { return chanWhen(g, len(g.pickable()) > 0, 1) }, (*gen).deleteQueue},
 	{"delete-exchange", func(g *gen) int { return chanWhen(g, len(g.exchanges) > 0, 1) }, (*gen).deleteExchange},
-	{"purge", func(g *gen) int { return chanWhen(g, len(g.queues) > 0, 1) }, (*gen).purge},
+	{"purge", func(g *gen) int { return chanWhen(g, len(g.pickable()) > 0, 1) }, (*gen).purge},
 	{"qos", func(g *gen) int { return chanWhen(g, true, 4) }, (*gen).qos},
-	{"consume", func(g *gen) int { return chanWhen(g, len(g.queues) > 0, 6+6*b2i(len(g.consumedQueues()) == 0)) }, (*gen).consume},
+	{"consume", func(g *gen) int { return chanWhen(g, len(g.pickable()) > 0, 6+6*b2i(len(g.consumedQueues()) == 0)) }, (*gen).consume},
 	{"cancel", func(g *gen) int { return chanWhen(g, g.anyConsumer(), 2) }, (*gen).cancel},
 	{"publish", func(g *gen) int { return chanWhen(g, true, 16) }, (*gen).publish},
-	{"get", func(g *gen) int { return chanWhen(g, len(g.queues) > 0, 5) }, (*gen).get},
+	{"get", func(g *gen) int { return chanWhen(g, len(g.pickable()) > 0, 5) }, (*gen).get},
 	{"settle", func(g *gen) int { return chanWhen(g, g.anyHeld(), 16) }, (*gen).settle},
 	{"settle-odd", func(g *gen) int { return chanWhen(g, true, 1) }, (*gen).settleOdd},
 	{"recover", func(g *gen) int { return chanWhen(g, g.anyHeld(), 2) }, (*gen).recover},
@@ -45,10 +45,10 @@ var actions = []action{
 	{"tx", func(g *gen) int { return chanWhen(g, true, 3) }, (*gen).tx},
 	{"advance", func(g *gen) int { return 2 }, (*gen).smallAdvance},
 	{"observe", func(g *gen) int { return 4 }, (*gen).observe},
-	{"policy", func(g *gen) int { return when(len(g.policies) < 3, 2) }, (*gen).policy},
-	{"clear-policy", func(g *gen) int { return when(len(g.policies) > 0, 1) }, (*gen).clearPolicy},
-	{"user", func(g *gen) int { return when(len(g.users) < 2, 1) }, (*gen).user},
-	{"permissions", func(g *gen) int { return when(len(g.liveUsers()) > 0, 3) }, (*gen).permissions},
+	{"policy", func(g *gen) int { return when(len(g.policies) < 3 && !g.expiring(), 2) }, (*gen).policy},
+	{"clear-policy", func(g *gen) int { return when(len(g.policies) > 0 && !g.expiring(), 1) }, (*gen).clearPolicy},
+	{"user", func(g *gen) int { return when(len(g.users) < 2 && !g.expiring(), 1) }, (*gen).user},
+	{"permissions", func(g *gen) int { return when(len(g.liveUsers()) > 0 && !g.expiring(), 3) }, (*gen).permissions},
 	{"direct-reply-to", func(g *gen) int { return chanWhen(g, true, 1) }, (*gen).directReplyTo},
 	{"closed-channel", func(g *gen) int { return when(g.anyClosedChan(), 1) }, (*gen).onClosedChannel},
 	{"node-fault", func(g *gen) int { return when(g.cluster != nil, 5) }, (*gen).nodeFault},
@@ -112,10 +112,33 @@ func (g *gen) someQueue() *gqueue {
 	if c := g.consumedQueues(); len(c) > 0 && g.chance(40) {
 		return oneOf(g, c...)
 	}
-	if live := g.liveQueues(); len(live) > 0 && g.chance(90) {
+	pick := g.pickable()
+	var live []*gqueue
+	for _, q := range pick {
+		if !q.deleted {
+			live = append(live, q)
+		}
+	}
+	if len(live) > 0 && g.chance(90) {
 		return oneOf(g, live...)
 	}
-	return oneOf(g, g.queues...)
+	return oneOf(g, pick...)
+}
+
+// pickable returns the queues a step may name: on a cluster, not a
+// classic queue whose home node crashed or is cut off, which RabbitMQ
+// answers only after 60 s or more (docs/cluster.md, section 2).
+func (g *gen) pickable() []*gqueue {
+	if g.cluster == nil {
+		return g.queues
+	}
+	var out []*gqueue
+	for _, q := range g.queues {
+		if g.cluster.reachable(q) {
+			out = append(out, q)
+		}
+	}
+	return out
 }
 
 // someExchange returns an exchange, usually one no step deleted.

@@ -3,6 +3,7 @@ package fuzz
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/amqpsim/amqpsim/scenarios"
@@ -43,6 +44,7 @@ type gen struct {
 	// streamWrite is the virtual time of the last publish that may have
 	// reached a stream (-1: none): its count lags (streamCountLag).
 	streamWrite time.Duration
+	starting    []time.Duration // the timers the next step starts
 	view        view
 	cluster     *clusterModel
 }
@@ -71,6 +73,7 @@ type gqueue struct {
 	autoDelete bool
 	owner      *gconn // the connection that declared it exclusive
 	args       map[string]any
+	node       int  // a classic queue's home: the node of the connection that declared it
 	declared   bool // its declaration is among the steps
 	deleted    bool // deleted by a step (the broker may also have expired or auto-deleted it)
 }
@@ -171,7 +174,7 @@ func (g *gen) try(name string) {
 // finish ends a scenario with what a reader wants to see: every queue's
 // counts and what every consumer holds.
 func (g *gen) finish() {
-	for _, q := range g.queues {
+	for _, q := range g.pickable() {
 		if !q.deleted {
 			g.add(scenarios.ShowQueue{Queue: q.name})
 		}
@@ -182,9 +185,16 @@ func (g *gen) finish() {
 // add appends a step, after the advance its timers need, and asks the
 // simulator what came of it.
 func (g *gen) add(op scenarios.Op) {
-	cost := watchedStepDrift
-	if silentOp(op) {
-		cost = silentStepDrift
+	cost := stepBound(op)
+	if adminStep(op) {
+		// rabbitmqctl takes seconds: no timer may run meanwhile.
+		for len(g.clock.deadlines) > 0 {
+			a := g.clock.advanceFor()
+			g.ops = append(g.ops, scenarios.Advance{D: a})
+			g.clock.advance(a)
+			g.clock.drift += watchedStepDrift
+		}
+		cost = 0
 	}
 	if q := countedQueue(op); g.declaredStream(q) && g.streamWrite >= 0 {
 		// A stream's count is a metric RabbitMQ refreshes every 5 s from
@@ -194,9 +204,13 @@ func (g *gen) add(op scenarios.Op) {
 			// Waiting costs the recording that long: mostly, look later.
 			wait = roundUp(wait, 100*time.Millisecond)
 			if g.clock.straddles(wait) || !g.chance(25) {
+				g.starting = g.starting[:0]
 				return
 			}
+			starting := slices.Clone(g.starting) // this step's, not the advance's
+			g.starting = g.starting[:0]
 			g.add(scenarios.Advance{D: wait})
+			g.starting = starting
 		}
 	}
 	for g.clock.needsAdvance(cost) {
@@ -205,6 +219,19 @@ func (g *gen) add(op scenarios.Op) {
 		g.clock.advance(a)
 		g.clock.drift += watchedStepDrift
 	}
+	// The timers the step starts start now, after the advances it waits
+	// behind. A queue's expiry restarts whenever it stops being used (a
+	// consumer cancelled, a channel closed, by the broker too, a get, a
+	// declare, a policy): any step may do one of those.
+	for _, q := range g.liveQueues() {
+		g.starting = append(g.starting, g.queueExpiries(q)...)
+	}
+	for _, d := range g.starting {
+		if d > 0 {
+			g.clock.start(d)
+		}
+	}
+	g.starting = g.starting[:0]
 	g.ops = append(g.ops, op)
 	prev := g.view
 	if g.view = replayView(g); g.view.failed {
@@ -217,6 +244,42 @@ func (g *gen) add(op scenarios.Op) {
 		g.clock.advance(a.D)
 	}
 	g.clock.drift += cost
+}
+
+// stepBound is the most real time the recording of a step may take
+// beyond its advance: a step the recorder watches for a quiet window, a
+// connection's open (a dial and a handshake), a silent one.
+func stepBound(op scenarios.Op) time.Duration {
+	if _, ok := op.(scenarios.Conn); ok || !silentOp(op) {
+		return watchedStepDrift
+	}
+	return silentStepDrift
+}
+
+// adminStep reports whether a step runs rabbitmqctl against a broker
+// (policies, users, permissions), which takes seconds, at a moment of
+// them the simulator cannot know: the generator takes one only when no
+// timer runs and none can restart (a queue with an expiry), and a
+// recording's check of its steps' times leaves it out.
+func adminStep(op scenarios.Op) bool {
+	switch op.(type) {
+	case scenarios.SetPolicy, scenarios.ClearPolicy, scenarios.SetOperatorPolicy, scenarios.ClearOperatorPolicy,
+		scenarios.AddUser, scenarios.DeleteUser, scenarios.SetPermissions, scenarios.ClearPermissions,
+		scenarios.SetUserTags, scenarios.SetTopicPermissions:
+		return true
+	}
+	return false
+}
+
+// expiring reports whether a queue with an expiry may exist: its timer
+// restarts at any step, so an admin step cannot wait for it.
+func (g *gen) expiring() bool {
+	for _, q := range g.liveQueues() {
+		if len(g.queueExpiries(q)) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // streamCountLag is how long after a write to a stream its count is
@@ -240,7 +303,7 @@ func countedQueue(op scenarios.Op) string {
 // timer starts a timer of d with the step about to be added.
 func (g *gen) timer(d time.Duration) {
 	if d > 0 {
-		g.clock.start(d)
+		g.starting = append(g.starting, d)
 	}
 }
 

@@ -140,3 +140,40 @@ func ExampleGenerate() {
 	// conn c1
 	// channel c1.ch1
 }
+
+// Cluster scenarios fault nodes, one at a time, and never cut off node 1
+// (the recorder observes queues through the lowest running node).
+func TestClusterScenariosFaultNodes(t *testing.T) {
+	faults := map[string]int{}
+	for seed := uint64(1); seed <= 100; seed++ {
+		s := Generate(seed, Options{Nodes: 3})
+		if s.Cluster == nil || s.Cluster.Nodes != 3 {
+			t.Fatalf("seed %d: no cluster directive", seed)
+		}
+		down := 0
+		for _, st := range s.Steps {
+			switch o := st.Op.(type) {
+			case scenarios.StopNode, scenarios.KillNode, scenarios.Partition:
+				verb, _, _ := strings.Cut(st.Text, " ")
+				faults[verb]++
+				if down++; down > 1 {
+					t.Fatalf("seed %d: two nodes faulted at once at %q", seed, st.Text)
+				}
+				if p, ok := o.(scenarios.Partition); ok && p.Node == 1 {
+					t.Fatalf("seed %d: node 1 cut off", seed)
+				}
+			case scenarios.StartNode, scenarios.Heal:
+				faults[strings.Fields(st.Text)[0]]++
+				down--
+			}
+			if d, ok := st.Op.(scenarios.DeclareQueue); ok && (d.Exclusive || d.Args["x-queue-type"] == "stream") {
+				t.Fatalf("seed %d: %q on a cluster", seed, st.Text)
+			}
+		}
+	}
+	for _, v := range []string{"stop-node", "kill-node", "partition", "start-node", "heal"} {
+		if faults[v] == 0 {
+			t.Errorf("100 cluster scenarios never %s", v)
+		}
+	}
+}

@@ -12,12 +12,16 @@ import (
 // difference.
 func (r *Report) Write(w io.Writer) {
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "release\tbroker\tscenarios\tsteps\tagreed\tdivergences\traces\terrors\t")
+	fmt.Fprintln(tw, "release\tbroker\tscenarios\tsteps\tagreed\tdivergences\traces\ttoo slow\terrors\t")
 	for _, rr := range r.Releases {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t\n", rr.Release, rr.Broker, rr.Scenarios, rr.Steps, rr.Agreed, rr.Divergences, rr.Races, rr.Errors)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t\n", rr.Release, rr.Broker, rr.Scenarios, rr.Steps, rr.Agreed, rr.Divergences, rr.Races, rr.Slow, rr.Errors)
 	}
 	tw.Flush()
 	for _, f := range r.Findings {
+		if f.Slow != "" {
+			fmt.Fprintf(w, "\nseed %d on %s: %s\n", f.Seed, f.Release, f.Slow)
+			continue
+		}
 		kind := "divergence"
 		if f.Race {
 			kind = "race in RabbitMQ (set aside)"

@@ -76,6 +76,7 @@ type ReleaseReport struct {
 	Agreed      int // replayed identically, in process and over the wire
 	Divergences int // answered differently by the simulator, the same by every recording
 	Races       int // answered differently by RabbitMQ's own recordings: set aside
+	Slow        int // timed, and every recording too slow to trust (errSlow): set aside
 	Errors      int // could not be recorded (the error is in Log)
 }
 
@@ -95,7 +96,13 @@ type Finding struct {
 	// Raced, for a race, is the first step RabbitMQ answered differently
 	// in two recordings, with both answers.
 	Raced string
+	// Slow, for a scenario too slow to record, says which step was.
+	Slow string
 }
+
+// diverged reports whether the finding is a divergence, not a race or a
+// recording too slow to trust.
+func (f *Finding) diverged() bool { return !f.Race && f.Slow == "" }
 
 // Failed reports whether the batch found a divergence or could not
 // record a scenario.
@@ -161,6 +168,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 						rr.Agreed++
 					case outcome == race:
 						rr.Races++
+					case outcome == slow:
+						rr.Slow++
 					default:
 						rr.Divergences++
 					}
@@ -215,6 +224,7 @@ const (
 	agreed     outcome = "agreed"
 	race       outcome = "race in RabbitMQ: set aside"
 	divergence outcome = "DIVERGES"
+	slow       outcome = "too slow: the broker's clock ran past the generator's bounds in every recording"
 )
 
 // target is one broker, or the cluster, with its release and how a
@@ -224,14 +234,13 @@ type target struct {
 	release sim.Version
 	version string // "4.3.6"
 	cluster bool
-	record  func(*scenarios.Scenario) (*scenarios.Scenario, error)
+	record  func(*scenarios.Scenario) (*scenarios.Scenario, *scenarios.Result, error)
 }
 
 // recordOn returns a target's record function for real brokers.
-func recordOn(o scenarios.RecordOptions) func(*scenarios.Scenario) (*scenarios.Scenario, error) {
-	return func(s *scenarios.Scenario) (*scenarios.Scenario, error) {
-		rec, _, err := scenarios.Record(s, o)
-		return rec, err
+func recordOn(o scenarios.RecordOptions) func(*scenarios.Scenario) (*scenarios.Scenario, *scenarios.Result, error) {
+	return func(s *scenarios.Scenario) (*scenarios.Scenario, *scenarios.Result, error) {
+		return scenarios.Record(s, o)
 	}
 }
 
@@ -267,6 +276,9 @@ func connectTargets(cfg Config) ([]target, error) {
 func runOne(ctx context.Context, cfg Config, t target, seed uint64) (*Finding, int, outcome, error) {
 	s := Generate(seed, cfg.Options)
 	rec, err := record(ctx, s, t)
+	if errors.Is(err, errSlow) {
+		return &Finding{Seed: seed, Release: t.release, Slow: err.Error()}, len(s.Steps), slow, nil
+	}
 	if err != nil {
 		return nil, len(s.Steps), "", err
 	}
@@ -289,10 +301,89 @@ func runOne(ctx context.Context, cfg Config, t target, seed uint64) (*Finding, i
 
 // record records s on a target.
 func record(ctx context.Context, s *scenarios.Scenario, t target) (*scenarios.Scenario, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
+	var slowest string
+	for range slowAttempts {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		rec, res, err := t.record(s)
+		if err != nil {
+			return nil, err
+		}
+		i := slowStep(s, res)
+		if i < 0 {
+			return rec, nil
+		}
+		slowest = fmt.Sprintf("line %d (%s) took %v", s.Steps[i].Line, s.Steps[i].Text, res.Steps[i].Took.Round(time.Millisecond))
 	}
-	return t.record(s)
+	return nil, fmt.Errorf("%w; last: %s", errSlow, slowest)
+}
+
+// slowAttempts is how many times a timed scenario is recorded before the
+// broker counts as too slow for it.
+const slowAttempts = 3
+
+// errSlow is a timed scenario whose every recording had a step that took
+// longer than the generator allowed for: the broker's clock may have
+// passed a deadline the simulator's did not, so its answers prove nothing.
+var errSlow = errors.New("the broker was too slow for the scenario's timers")
+
+// slowStep returns the first step of a timed scenario's recording that
+// took longer than the generator's bound for it (its advance, if it is
+// one, and the recorder's time for a step of its kind), or -1.
+func slowStep(s *scenarios.Scenario, res *scenarios.Result) int {
+	if res == nil || !timed(s) {
+		return -1
+	}
+	for i, st := range res.Steps {
+		bound := watchedStepDrift
+		if i < len(s.Steps) {
+			op := s.Steps[i].Op
+			if adminStep(op) {
+				continue // no timer runs during one
+			}
+			bound = stepBound(op)
+			if a, ok := op.(scenarios.Advance); ok {
+				bound += a.D
+			}
+		}
+		if st.Took > bound {
+			return i
+		}
+	}
+	return -1
+}
+
+// timed reports whether a scenario starts timers the broker's clock runs
+// (a message TTL, a queue expiry, directly or by a policy) or looks at a
+// stream's count, which a 5 s tick refreshes.
+func timed(s *scenarios.Scenario) bool {
+	for _, st := range s.Steps {
+		switch o := st.Op.(type) {
+		case scenarios.DeclareQueue:
+			for _, k := range []string{"x-message-ttl", "x-expires"} {
+				if _, ok := o.Args[k]; ok {
+					return true
+				}
+			}
+			if o.Args["x-queue-type"] == "stream" {
+				return true
+			}
+		case scenarios.Publish:
+			if o.Props.Expiration != "" {
+				return true
+			}
+		case scenarios.SetPolicy:
+			if o.Definition["message-ttl"] != nil || o.Definition["expires"] != nil {
+				return true
+			}
+		case scenarios.SetOperatorPolicy:
+			if o.Definition["message-ttl"] != nil || o.Definition["expires"] != nil {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // replay replays a recording on its release's profile in process, then
@@ -326,6 +417,9 @@ func replay(cfg Config, rec *scenarios.Scenario) (diff, where string, err error)
 func races(ctx context.Context, cfg Config, t target, s, first *scenarios.Scenario) (string, error) {
 	for range cfg.Recordings - 1 {
 		again, err := record(ctx, s, t)
+		if errors.Is(err, errSlow) {
+			continue
+		}
 		if err != nil {
 			return "", err
 		}
@@ -344,11 +438,25 @@ func answerDiff(a, b *scenarios.Scenario) string {
 			break
 		}
 		if !slices.Equal(a.Steps[i].Expect, b.Steps[i].Expect) {
-			return fmt.Sprintf("line %d: %s\n  one recording:\n    %s\n  another:\n    %s", a.Steps[i].Line, a.Steps[i].Text,
+			late := ""
+			if i+1 < len(a.Steps) && i+1 < len(b.Steps) && sameLines(
+				append(slices.Clone(a.Steps[i].Expect), a.Steps[i+1].Expect...),
+				append(slices.Clone(b.Steps[i].Expect), b.Steps[i+1].Expect...)) {
+				late = " (the same answers, one of them under the next step: the broker answered after the quiet window)"
+			}
+			return fmt.Sprintf("line %d: %s%s\n  one recording:\n    %s\n  another:\n    %s", a.Steps[i].Line, a.Steps[i].Text, late,
 				strings.Join(a.Steps[i].Expect, "\n    "), strings.Join(b.Steps[i].Expect, "\n    "))
 		}
 	}
 	return ""
+}
+
+// sameLines reports whether two lists hold the same lines, in any order.
+func sameLines(a, b []string) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(a, b)
 }
 
 // shrinkFindings shrinks each divergent seed once, on the first release
@@ -358,7 +466,7 @@ func shrinkFindings(ctx context.Context, cfg Config, targets []target, rep *Repo
 	first := map[uint64]*Finding{}
 	var seeds []uint64
 	for _, f := range rep.Findings {
-		if !f.Race && first[f.Seed] == nil {
+		if f.diverged() && first[f.Seed] == nil {
 			first[f.Seed] = f
 			seeds = append(seeds, f.Seed)
 		}
@@ -389,7 +497,7 @@ func shrinkFindings(ctx context.Context, cfg Config, targets []target, rep *Repo
 	}
 	wg.Wait()
 	for _, f := range rep.Findings {
-		if g := first[f.Seed]; g != nil && g != f && !f.Race {
+		if g := first[f.Seed]; g != nil && g != f && f.diverged() {
 			f.Scenario = g.Scenario
 		}
 	}
@@ -403,7 +511,7 @@ func writeFindings(ctx context.Context, cfg Config, targets []target, rep *Repor
 	}
 	done := map[uint64]bool{}
 	for _, f := range rep.Findings {
-		if f.Race || done[f.Seed] {
+		if !f.diverged() || done[f.Seed] {
 			continue
 		}
 		done[f.Seed] = true

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/amqpsim/amqpsim/scenarios"
 	"github.com/amqpsim/amqpsim/sim"
@@ -16,12 +17,12 @@ import (
 // of release answers: the same release, a simulator that agrees with
 // itself; another, a broker the simulator of as diverges from.
 func simTarget(as, answers sim.Version) target {
-	return target{release: as, version: as.String() + ".0", record: func(s *scenarios.Scenario) (*scenarios.Scenario, error) {
+	return target{release: as, version: as.String() + ".0", record: func(s *scenarios.Scenario) (*scenarios.Scenario, *scenarios.Result, error) {
 		res, err := scenarios.ReplayOn(s, answers)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		return res.Recorded("rabbitmq " + as.String() + ".0 2026-12-06"), nil
+		return res.Recorded("rabbitmq " + as.String() + ".0 2026-12-06"), res, nil
 	}}
 }
 
@@ -100,16 +101,16 @@ func TestRunFindsAndShrinksDivergences(t *testing.T) {
 // scenario is set aside, not counted as a divergence.
 func TestRunSetsRacesAside(t *testing.T) {
 	var n atomic.Int64
-	flaky := target{release: sim.V4_3, version: "4.3.0", record: func(s *scenarios.Scenario) (*scenarios.Scenario, error) {
+	flaky := target{release: sim.V4_3, version: "4.3.0", record: func(s *scenarios.Scenario) (*scenarios.Scenario, *scenarios.Result, error) {
 		v := sim.V4_3
 		if n.Add(1)%2 == 1 {
 			v = sim.V3_10
 		}
 		res, err := scenarios.ReplayOn(s, v)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		return res.Recorded("rabbitmq 4.3.0 2026-12-06"), nil
+		return res.Recorded("rabbitmq 4.3.0 2026-12-06"), res, nil
 	}}
 	cfg := Config{Seed: 1, Count: 30, Parallel: 1, targets: []target{flaky}}
 	rep, err := Run(context.Background(), cfg)
@@ -119,5 +120,53 @@ func TestRunSetsRacesAside(t *testing.T) {
 	rr := rep.Releases[0]
 	if rr.Races == 0 || rr.Divergences != 0 || rep.Failed() {
 		t.Fatalf("want races and no divergence: %+v", *rr)
+	}
+}
+
+// A broker so slow that a step takes longer than the generator allowed
+// for proves nothing about a scenario's timers: such a scenario is set
+// aside as too slow, and one without timers still counts.
+func TestRunSetsTooSlowRecordingsAside(t *testing.T) {
+	sluggish := simTarget(sim.V4_3, sim.V4_3)
+	fast := sluggish.record
+	sluggish.record = func(s *scenarios.Scenario) (*scenarios.Scenario, *scenarios.Result, error) {
+		rec, res, err := fast(s)
+		if res != nil {
+			for i := range res.Steps {
+				res.Steps[i].Took = time.Second
+			}
+		}
+		return rec, res, err
+	}
+	rep, err := Run(context.Background(), Config{Seed: 1, Count: 40, Parallel: 2, targets: []target{sluggish}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rr := rep.Releases[0]
+	timedSeeds := 0
+	for seed := uint64(1); seed <= 40; seed++ {
+		if timed(Generate(seed, Options{})) {
+			timedSeeds++
+		}
+	}
+	if timedSeeds == 0 || timedSeeds == 40 {
+		t.Fatalf("%d of 40 scenarios timed: the test needs both kinds", timedSeeds)
+	}
+	if rr.Slow != timedSeeds || rr.Agreed != 40-timedSeeds || rep.Failed() {
+		t.Fatalf("%+v, want %d too slow and the rest agreed", *rr, timedSeeds)
+	}
+}
+
+// The same on a simulated cluster, with node faults among the steps.
+func TestRunAgreesWithTheSimulatedCluster(t *testing.T) {
+	cluster := simTarget(sim.V4_3, sim.V4_3)
+	cluster.cluster = true
+	cfg := Config{Seed: 1, Count: 30, Options: Options{Nodes: 3}, Wire: WireReplay(t), targets: []target{cluster}}
+	rep, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rr := rep.Releases[0]; rr.Agreed != 30 {
+		t.Fatalf("%+v, want 30 agreed: %s", *rr, rep.Findings[0].Diff)
 	}
 }

@@ -2,6 +2,7 @@ package fuzz
 
 import (
 	"context"
+	"errors"
 	"maps"
 	"slices"
 	"sync"
@@ -109,6 +110,9 @@ func tryOps(ctx context.Context, cfg Config, t target, s *scenarios.Scenario, op
 		return nil, nil
 	}
 	rec, err := record(ctx, cand, t)
+	if errors.Is(err, errSlow) {
+		return nil, nil
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -95,22 +95,24 @@ func (g *gen) open(ch *gchan) bool {
 	return !ch.closed && !ch.conn.closed && !g.view.closed[ch.name] && !g.view.closed[ch.conn.name]
 }
 
-// openChans returns the open channels.
+// openChans returns the open channels a step may use: on a cluster, not
+// those on a node cut off from the others, where most methods wait for
+// the majority (docs/cluster.md, section 7).
 func (g *gen) openChans() []*gchan {
 	var out []*gchan
 	for _, ch := range g.chans {
-		if g.open(ch) {
+		if g.open(ch) && !g.cluster.isolated(ch.conn.node) {
 			out = append(out, ch)
 		}
 	}
 	return out
 }
 
-// openConns returns the open connections.
+// openConns returns the open connections a step may use.
 func (g *gen) openConns() []*gconn {
 	var out []*gconn
 	for _, c := range g.conns {
-		if !c.closed && !g.view.closed[c.name] {
+		if !c.closed && !g.view.closed[c.name] && !g.cluster.isolated(c.node) {
 			out = append(out, c)
 		}
 	}

@@ -299,7 +299,11 @@ func (d *amqpDriver) do(name string, op chanOp) (reply, error) {
 	if ch.IsClosed() {
 		return reply{}, errRefused
 	}
-	if !d.clustered() {
+	if !d.clustered() || asyncOp(op) {
+		// A publish or a settlement asks for no answer: amqp091-go
+		// returns once it is written, on a cluster too, and the next
+		// body of a publish goes out before a refusal of this one comes
+		// back, as against a broker.
 		rep, err := op.runAMQP(d, ch)
 		return rep, amqpErr(err)
 	}
@@ -336,6 +340,15 @@ func (d *amqpDriver) do(name string, op chanOp) (reply, error) {
 		}
 	}()
 	return reply{}, errPending
+}
+
+// asyncOp reports whether a channel operation's method has no answer.
+func asyncOp(op chanOp) bool {
+	switch op.(type) {
+	case Publish, Settle:
+		return true
+	}
+	return false
 }
 
 // connOf names a channel's connection.

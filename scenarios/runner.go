@@ -99,8 +99,9 @@ func (r *runner) run() (*Result, error) {
 	for i, st := range r.s.Steps {
 		r.step = i
 		r.res.Steps = append(r.res.Steps, StepInfo{Line: st.Line, Text: st.Text})
+		start := time.Now()
 		out, err := r.exec(st.Op)
-		r.res.Steps[i].At = r.now
+		r.res.Steps[i].At, r.res.Steps[i].Took = r.now, time.Since(start)
 		if err != nil {
 			return r.res, fmt.Errorf("%s:%d: %s: %w", r.s.Path, st.Line, st.Text, err)
 		}
@@ -149,7 +150,10 @@ func (r *runner) exec(op Op) ([]string, error) {
 	default:
 		return nil, err
 	}
-	evs := r.d.settle(waits(op))
+	// A silent step the broker refused waits too: what the close sets
+	// off (a quorum queue dropping the channel's consumers, the requeue of
+	// its deliveries to others) takes the broker a moment after it.
+	evs := r.d.settle(waits(op) || errors.As(err, &perr))
 	failed := err != nil || r.closesIn(evs, ch)
 	if a, ok := op.(applier); ok && !failed {
 		out = append(out, a.apply(r, ch, rep)...)

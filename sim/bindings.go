@@ -24,6 +24,28 @@ func routingKeys(key string, headers Table, buf []string) []string {
 	return buf
 }
 
+// checkRoutingHeaders refuses CC and BCC headers that are not arrays, as
+// rabbit_basic:header_routes/1 does when the channel makes the message
+// ("invalid message: {unacceptable_type_in_header,"CC",longstr}", 406,
+// on 3.10.8, 4.0.5 and 4.3.6: publish-cc-bcc-types.txt); elements of an
+// array that are not strings are skipped (routingKeys).
+func checkRoutingHeaders(headers Table) error {
+	if len(headers) == 0 {
+		return nil
+	}
+	for _, h := range [...]string{"CC", "BCC"} {
+		v, ok := headers[h]
+		if !ok {
+			continue
+		}
+		if _, ok := v.([]any); !ok {
+			return protocol.Errorf(protocol.PreconditionFailed, protocol.BasicPublish,
+				"invalid message: {unacceptable_type_in_header,\"%s\",%s}", h, protocol.TypeName(v))
+		}
+	}
+	return nil
+}
+
 // route appends to out, each once, the queues a message with routing keys
 // keys reaches from exchange x, as rabbit_exchange:route does: every
 // exchange on the way is matched with all the keys; one whose bindings
@@ -98,10 +120,10 @@ func containsExchange(xs []*exchange, x *exchange) bool {
 // key (or args, for a headers exchange) go on to exchange destination. As
 // in RabbitMQ 3.10.8, the default exchange cannot be either end (403) and
 // a missing source is reported before a missing destination (404).
-func (ch *Channel) ExchangeBind(destinationName, key, sourceName string, args Table) error {
-	return ch.do(protocol.ExchangeBind, func(e *Event) {
+func (ch *Channel) ExchangeBind(destinationName, key, sourceName string, args Table, opts ...CallOption) error {
+	return ch.do(&call{m: protocol.ExchangeBind, noWait: noWait(opts), describe: func(e *Event) {
 		e.Exchange, e.RoutingKey, e.Target, e.Options = sourceName, key, destinationName, tableOption(args)
-	}, func() error {
+	}, apply: func() error {
 		src, dst, err := ch.exchangeBindingEnds(sourceName, key, destinationName, protocol.ExchangeBind)
 		if err != nil {
 			return err
@@ -113,16 +135,16 @@ func (ch *Channel) ExchangeBind(destinationName, key, sourceName string, args Ta
 		}
 		src.bind(destination{x: dst}, key, args)
 		return nil
-	})
+	}, reply: okReply(protocol.ExchangeBindOk)})
 }
 
 // ExchangeUnbind is exchange.unbind. Removing a binding that does not
 // exist, even between missing exchanges, is not an error (RabbitMQ
 // 3.10.8). An auto-delete source that loses its last binding is deleted.
-func (ch *Channel) ExchangeUnbind(destinationName, key, sourceName string, args Table) error {
-	return ch.do(protocol.ExchangeUnbind, func(e *Event) {
+func (ch *Channel) ExchangeUnbind(destinationName, key, sourceName string, args Table, opts ...CallOption) error {
+	return ch.do(&call{m: protocol.ExchangeUnbind, noWait: noWait(opts), describe: func(e *Event) {
 		e.Exchange, e.RoutingKey, e.Target, e.Options = sourceName, key, destinationName, tableOption(args)
-	}, func() error {
+	}, apply: func() error {
 		v := ch.conn.vhost
 		if err := ch.checkExchangeBinding(sourceName, key, destinationName, protocol.ExchangeUnbind); err != nil {
 			return err
@@ -131,10 +153,11 @@ func (ch *Channel) ExchangeUnbind(destinationName, key, sourceName string, args 
 		if src == nil || dst == nil {
 			return nil
 		}
-		src.unbind(destination{x: dst}, key, args)
-		ch.b.maybeAutoDeleteExchange(v, src)
+		if src.unbind(destination{x: dst}, key, args) {
+			ch.b.maybeAutoDeleteExchange(v, src)
+		}
 		return nil
-	})
+	}, reply: okReply(protocol.ExchangeUnbindOk)})
 }
 
 // checkExchangeBinding is rabbit_channel:binding_action's checks for an

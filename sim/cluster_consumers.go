@@ -36,7 +36,7 @@ type suspect struct {
 }
 
 // suspect keeps, when the channel's connection ended with its node's
-// crash, its consumers of queues with RaftConsumers, with their
+// crash, its consumers of queues with RaftConsumers (queue.Caps), with their
 // deliveries, and returns the other deliveries. Caller is shutdown.
 func (ch *Channel) suspect(ds []channel.Delivery[delivery]) []channel.Delivery[delivery] {
 	if !ch.conn.crashed {
@@ -44,7 +44,7 @@ func (ch *Channel) suspect(ds []channel.Delivery[delivery]) []channel.Delivery[d
 	}
 	var kept []*suspect
 	for _, cs := range ch.order {
-		if cs.cancelled || !cs.q.RaftConsumers() {
+		if cs.cancelled || !cs.q.caps.RaftConsumers {
 			continue
 		}
 		cs.suspected = true
@@ -107,22 +107,17 @@ func (cs *Consumer) lostInTransit() []channel.Delivery[delivery] {
 }
 
 // memberAbsent reports whether q's member on node n never started.
-func (q *brokerQueue) memberAbsent(n int) bool { return q.cluster.absent&(1<<n) != 0 }
+func (q *brokerQueue) memberAbsent(n int) bool { return q.cluster.MemberAbsent(n) }
 
 // placeMembers records which members of new replicated queue q cannot
 // start: those on the nodes its declaring node, from, does not reach.
 func (b *Broker) placeMembers(q *brokerQueue, from int) {
-	if !b.clustered() || !q.RaftConsumers() {
-		return
-	}
-	for n := 1; n <= len(b.nodes); n++ {
-		if !b.reaches(from, n) {
-			q.cluster.absent |= 1 << n
-		}
+	if b.clustered() && q.caps.RaftConsumers {
+		q.cluster.Absent = b.topo.Absent(from)
 	}
 }
 
 // startMembers starts node n's members of the queues that lacked one.
 func (b *Broker) startMembers(n int) {
-	b.eachQueue(func(q *brokerQueue) { q.cluster.absent &^= 1 << n })
+	b.eachQueue(func(q *brokerQueue) { q.cluster.Absent &^= 1 << n })
 }

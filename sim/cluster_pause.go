@@ -1,9 +1,6 @@
 package sim
 
-import (
-	"fmt"
-	"time"
-)
+import "github.com/amqpsim/amqpsim/cluster"
 
 // A hung node (PauseNode; SIGSTOP on a real cluster) runs, as far as the
 // others know, but does nothing: measured on a 4.3.6 cluster
@@ -15,9 +12,9 @@ import (
 //     connection when its own heartbeat deadline passes (amqp091-go: 1.5
 //     times the heartbeat after the last frame it read).
 //   - The quorum queues and streams it leads elect a new leader among the
-//     others after HungElection (Raft's failure detection: 6.2-8.3 s of
-//     stalled confirms and deliveries), meanwhile holding publishes and
-//     pausing deliveries.
+//     others after HungElection (Raft's failure detection), meanwhile
+//     holding publishes and pausing deliveries; a leader running again
+//     before that goes on leading.
 //   - A classic queue whose home it is answers nothing: its consumers on
 //     other nodes are not cancelled but get nothing, publishes to it wait
 //     unconfirmed, and a call to it waits; when the node runs again the
@@ -27,11 +24,6 @@ import (
 // which the other nodes see the node down, as after a crash; the simulator
 // keeps it hung.
 
-// HungElection is how long a quorum queue or stream led by a hung node
-// waits before a new leader is elected (measured: confirms and deliveries
-// stalled 6.2-8.3 s, docs/cluster.md section 3).
-const HungElection = 7 * time.Second
-
 // PauseNode hangs node n: its connections go silent and it answers
 // nothing, until ResumeNode (see above). A shell stops reading their
 // transports (Connection.Hung); an in-process call on one of them is
@@ -40,21 +32,11 @@ const HungElection = 7 * time.Second
 func (b *Broker) PauseNode(n int) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	nd, err := b.nodeAt(n)
-	if err != nil {
+	if err := b.topo.Pause(n); err != nil {
 		return err
 	}
-	switch {
-	case len(b.nodes) == 1:
-		return fmt.Errorf("sim: a broker of one node cannot hang")
-	case nd.state != NodeRunning:
-		return fmt.Errorf("sim: node %d (%s) is %v", n, nd.name, nd.state)
-	case nd.paused:
-		return fmt.Errorf("sim: node %d (%s) is hung already", n, nd.name)
-	}
-	nd.paused = true
-	b.record(Event{Kind: EventNode, Reason: "pause", Node: n})
-	b.topologyChanged(false)
+	b.nodeChanged(NodeEvent{Kind: NodeHung, Node: n}, "pause")
+	b.topologyChanged(cluster.PausedNode)
 	return nil
 }
 
@@ -66,27 +48,25 @@ func (b *Broker) PauseNode(n int) error {
 func (b *Broker) ResumeNode(n int) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	nd, err := b.nodeAt(n)
-	if err != nil {
+	if err := b.topo.Check(n); err != nil {
 		return err
 	}
-	if !nd.paused {
-		return fmt.Errorf("sim: node %d (%s) is not hung", n, nd.name)
-	}
-	b.resumeNode(n)
-	return nil
+	return b.resumeNode(n)
 }
 
-// resumeNode is ResumeNode of a hung node; caller holds the lock.
-func (b *Broker) resumeNode(n int) {
-	b.nodes[n-1].paused = false
-	b.record(Event{Kind: EventNode, Reason: "resume", Node: n})
-	b.topologyChanged(false)
+// resumeNode is ResumeNode; caller holds the lock.
+func (b *Broker) resumeNode(n int) error {
+	if err := b.topo.Resume(n); err != nil {
+		return err
+	}
+	b.nodeChanged(NodeEvent{Kind: NodeResumed, Node: n}, "resume")
+	b.topologyChanged(cluster.ResumedNode)
 	for _, c := range b.conns {
 		if c.node == n && c.out.pending() > 0 && c.out.notify != nil {
 			c.out.notify() // what it held goes out now
 		}
 	}
+	return nil
 }
 
 // Hung reports whether the connection's node is hung (Broker.PauseNode):
@@ -99,8 +79,4 @@ func (c *Connection) Hung() bool {
 }
 
 // hung is Hung; caller holds the lock.
-func (c *Connection) hung() bool { return c.node > 0 && c.b.nodes[c.node-1].paused }
-
-// leads reports whether node n can lead a quorum queue: it runs and is
-// not hung.
-func (b *Broker) leads(n int) bool { return b.running(n) && !b.nodes[n-1].paused }
+func (c *Connection) hung() bool { return c.node > 0 && c.b.topo.Hung(c.node) }

@@ -174,12 +174,12 @@ func queueDetails(v *vhost, q *brokerQueue) QueueDetails {
 	}
 	if b := q.b; b.clustered() {
 		d.Leader, d.Members = b.queueNodes(q)
-		for _, m := range d.Members {
+		for n := 1; n <= b.topo.Len(); n++ {
 			// A member that never started is not online (rabbitmqctl
 			// list_queues online, on the 4.3.6 cluster, after a declare
 			// during a cut: quorum_status says noproc).
-			if i := slices.IndexFunc(b.nodes, func(n node) bool { return n.name == m }); b.running(i+1) && !q.memberAbsent(i+1) {
-				d.Online = append(d.Online, m)
+			if name := b.topo.Name(n); slices.Contains(d.Members, name) && b.topo.Running(n) && !q.memberAbsent(n) {
+				d.Online = append(d.Online, name)
 			}
 		}
 	}
@@ -187,7 +187,7 @@ func queueDetails(v *vhost, q *brokerQueue) QueueDetails {
 		cs := c.Owner()
 		d.ConsumerList = append(d.ConsumerList, QueueConsumer{ConsumerStats: cs.stats(), ConnectionID: cs.ch.conn.id})
 	}
-	if q.SingleActive() {
+	if q.caps.SingleActive {
 		if a := q.ActiveConsumer(); a != nil {
 			d.ActiveTag = a.Tag
 		}

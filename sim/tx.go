@@ -63,7 +63,7 @@ func (tx *txState) held() []channel.Delivery[delivery] {
 // held until TxCommit, and TxRollback discards them. A channel in confirm
 // mode refuses it (406).
 func (ch *Channel) Tx() error {
-	return ch.do(protocol.TxSelect, nil, func() error {
+	return ch.do(&call{m: protocol.TxSelect, apply: func() error {
 		if ch.confirming {
 			return protocol.Errorf(protocol.PreconditionFailed, protocol.TxSelect, "cannot switch from confirm to tx mode")
 		}
@@ -71,55 +71,90 @@ func (ch *Channel) Tx() error {
 			ch.tx = &txState{}
 		}
 		return nil
-	})
+	}, reply: okReply(protocol.TxSelectOk)})
 }
 
 // TxCommit is tx.commit: the held publishes are delivered to the queues
 // they were routed to (a mandatory one that reached none comes back as a
 // basic.return), then the held settlements are applied in order; a
 // channel that is not transactional refuses it (406). When a queue
-// refused a publish (a full queue that rejects publishes, a classic queue
-// whose home is down), the commit fails with 406 "partial tx completion"
-// once everything else is applied: rabbit_channel marks the transaction
-// failed on the reject (complete_tx/1; recorded on 3.10.8, 4.0.5 and
-// 4.3.6: tx-commit-rejected-partial.txt, and on a 4.3.6 cluster:
-// tx-commit-partial.txt).
+// rejected a held publish (a classic queue's reject-publish overflow, a
+// queue out of reach), the commit fails with 406 "partial tx completion"
+// and closes the channel, the other copies delivered and the settlements
+// applied: rabbit_channel completes a commit only once every queue
+// confirmed (maybe_complete_tx), on 3.10.8, 4.0.5 and 4.3.6 alike
+// (tx-partial-completion.txt).
 func (ch *Channel) TxCommit() error {
-	return ch.do(protocol.TxCommit, nil, func() error {
+	return ch.do(&call{m: protocol.TxCommit, apply: func() error {
 		tx, err := ch.transaction(protocol.TxCommit)
 		if err != nil {
 			return err
 		}
 		ch.tx = &txState{}
-		failed := false
-		for _, p := range tx.publishes {
-			ch.b.publisher = ch
-			routed, rejected, stage := ch.b.enqueue(p.queues, p.x, p.key, &p.msg, p.ttl, p.hasTTL)
-			ch.b.publisher = nil
-			ch.published(p.exchangeName, p.key, p.opts, &p.msg, routed, rejected, stage)
-			failed = failed || rejected
+		// The publishes reach the queues that deliver at once first, then
+		// the settlements are applied, then the publishes reach the queues
+		// that deliver after consensus: rabbit_channel sends a quorum
+		// queue its enqueues as low-priority Ra commands and its
+		// settlements as normal ones, which Ra applies first, so the
+		// returned messages go out before the new ones; a classic queue
+		// takes the publishes first (tx-commit-settles-before-enqueues.txt,
+		// 3.10.8, 4.0.5 and 4.3.6).
+		type outcome struct {
+			routed   int
+			rejected bool
+			stage    confirmStage
 		}
+		outcomes := make([]outcome, len(tx.publishes))
+		ids := make([]uint64, len(tx.publishes))
+		for i, p := range tx.publishes {
+			if len(p.queues) > 0 {
+				ids[i] = ch.b.newMessageID()
+			}
+		}
+		enqueue := func(late bool) {
+			for i, p := range tx.publishes {
+				var qs []*brokerQueue
+				for _, q := range p.queues {
+					if q.caps.DeliversAfterConsensus == late {
+						qs = append(qs, q)
+					}
+				}
+				ch.b.publisher = ch
+				routed, rejected, stage := ch.b.enqueue(qs, p.x, p.key, &p.msg, p.ttl, p.hasTTL, ids[i])
+				ch.b.publisher = nil
+				o := &outcomes[i]
+				o.routed, o.rejected, o.stage = o.routed+routed, o.rejected || rejected, max(o.stage, stage)
+			}
+		}
+		enqueue(false)
 		for _, s := range tx.settles {
 			// rabbit_channel's commit settles each group from the highest
 			// tag down (lists:reverse(lists:sort(Acked))).
 			slices.SortFunc(s.ds, func(x, y channel.Delivery[delivery]) int { return cmp.Compare(y.Tag, x.Tag) })
 			ch.apply(s.ds, s.how)
 		}
-		if failed {
+		enqueue(true)
+		partial := false
+		for i, p := range tx.publishes {
+			o := outcomes[i]
+			ch.published(p.exchangeName, p.key, p.opts, &p.msg, o.routed, o.rejected, o.stage)
+			partial = partial || o.rejected
+		}
+		if partial {
 			return protocol.Errorf(protocol.PreconditionFailed, protocol.TxCommit, "partial tx completion")
 		}
 		// The reply follows the returns, as RabbitMQ sends tx.commit-ok
 		// once the channel has delivered the held messages.
 		ch.pushReply(Push{Method: protocol.TxCommitOk})
 		return nil
-	})
+	}})
 }
 
 // TxRollback is tx.rollback: the held publishes are discarded and the held
 // settlements undone, their deliveries unacked again; a channel that is
 // not transactional refuses it (406).
 func (ch *Channel) TxRollback() error {
-	return ch.do(protocol.TxRollback, nil, func() error {
+	return ch.do(&call{m: protocol.TxRollback, apply: func() error {
 		tx, err := ch.transaction(protocol.TxRollback)
 		if err != nil {
 			return err
@@ -128,7 +163,7 @@ func (ch *Channel) TxRollback() error {
 		ch.core.Restore(tx.held())
 		ch.armTick()
 		return nil
-	})
+	}, reply: okReply(protocol.TxRollbackOk)})
 }
 
 func (ch *Channel) transaction(m protocol.Method) (*txState, error) {

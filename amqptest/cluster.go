@@ -15,9 +15,11 @@ import (
 // given the list of them, as it would be given a real cluster's hosts,
 // dials through Dial to the node its URL names. Faults are the broker's
 // (sim.Broker.StopNode, KillNode, StartNode, Partition, Heal,
-// RecoverAfter, or the schedule kinds FaultStopNode, FaultKillNode and
-// FaultPartition): the stopped node's clients get connection.close 320,
-// the killed node's lose their connection without a frame, and a dial to a
+// RecoverAfter, PauseNode, ResumeNode, or the schedule kinds
+// FaultStopNode, FaultKillNode, FaultPartition and FaultPauseNode): the
+// stopped node's clients get connection.close 320, the killed node's lose
+// their connection to a reset, a hung node's hear nothing until their
+// heartbeat gives up, and a dial to a
 // node that is down fails as a refused TCP connection (errors.Is
 // syscall.ECONNREFUSED): through Dial, and WithTCP, where each node
 // listens on its own port, closed while the node is down
@@ -96,8 +98,10 @@ func (s *Server) injectNodeFault(f Fault) error {
 		err = s.broker.KillNode(n)
 	case FaultPartition:
 		err = s.broker.Partition([]int{n})
+	case FaultPauseNode:
+		err = s.broker.PauseNode(n)
 	}
-	if err != nil && s.broker.Nodes()[n-1].State == sim.NodeRunning {
+	if nd := s.broker.Nodes()[n-1]; err != nil && nd.State == sim.NodeRunning && !nd.Hung {
 		return err
 	}
 	s.broker.RecoverAfter(f.Downtime)

@@ -67,5 +67,5 @@ func ExampleServer_NodeURLs() {
 	// amqp://guest:guest@amqpsim-3
 	// confirmed: true
 	// refused: amqp://guest:guest@amqpsim
-	// got "order 1"; the queue's leader: rabbit@node3
+	// got "order 1"; the queue's leader: rabbit@node2
 }

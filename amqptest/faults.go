@@ -198,6 +198,20 @@ func (fc *faultConn) drop() error {
 	return fc.Conn.Close()
 }
 
+// Reset resets the transport at once, stalled or not, as a crashed
+// node's socket is reset (wire's resetTransport): the peer reads
+// "connection reset by peer".
+func (fc *faultConn) Reset() error {
+	fc.mu.Lock()
+	fc.closed, fc.stalled, fc.closePending = true, false, false
+	fc.cond.Broadcast()
+	fc.mu.Unlock()
+	if r, ok := fc.Conn.(interface{ Reset() error }); ok {
+		return r.Reset()
+	}
+	return fc.Conn.Close()
+}
+
 func (fc *faultConn) setStalled(on bool) {
 	fc.mu.Lock()
 	fc.stalled = on

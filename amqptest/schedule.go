@@ -60,6 +60,10 @@ const (
 	// FaultPartition cuts the fault's Node off from the other nodes
 	// (sim.Broker.Partition) for its Downtime, then heals.
 	FaultPartition
+	// FaultPauseNode hangs the fault's Node (sim.Broker.PauseNode) for
+	// its Downtime: its connections go silent until their clients'
+	// heartbeats give up, then it runs again.
+	FaultPauseNode
 )
 
 // ClusterKinds are the faults of a cluster's nodes, which Schedules draws
@@ -68,7 +72,7 @@ const (
 //	amqptest.Schedules(3, 20, amqptest.ClusterKinds...)
 //
 // They need a broker of several nodes (sim.Config.Nodes).
-var ClusterKinds = []FaultKind{FaultStopNode, FaultKillNode, FaultPartition}
+var ClusterKinds = []FaultKind{FaultStopNode, FaultKillNode, FaultPartition, FaultPauseNode}
 
 // allKinds are the kinds Schedules draws by default, the simplest first,
 // which is where a failing schedule shrinks to.
@@ -117,6 +121,8 @@ func (k FaultKind) String() string {
 		return "kill a node"
 	case FaultPartition:
 		return "cut a node off"
+	case FaultPauseNode:
+		return "hang a node"
 	}
 	return fmt.Sprintf("FaultKind(%d)", uint8(k))
 }
@@ -142,7 +148,7 @@ type Fault struct {
 	// how long a node fault lasts.
 	Downtime time.Duration
 	// Node is the node of a node fault (FaultStopNode, FaultKillNode,
-	// FaultPartition), 1-based; on a broker of N nodes, node
+	// FaultPartition, FaultPauseNode), 1-based; on a broker of N nodes, node
 	// (Node-1)%N+1.
 	Node int
 	// Alarm and For are a FaultAlarm's alarm and how long it lasts.
@@ -175,6 +181,8 @@ func (f Fault) String() string {
 		s += fmt.Sprintf("%s node %d for %v", strings.Fields(f.Kind.String())[0], f.Node, f.Downtime)
 	case FaultPartition:
 		s += fmt.Sprintf("cut node %d off for %v", f.Node, f.Downtime)
+	case FaultPauseNode:
+		s += fmt.Sprintf("hang node %d for %v", f.Node, f.Downtime)
 	default:
 		s += f.Kind.String()
 	}
@@ -279,7 +287,8 @@ func (k FaultKind) GoString() string {
 	names := map[FaultKind]string{FaultDrop: "FaultDrop", FaultForceClose: "FaultForceClose", FaultRestart: "FaultRestart",
 		FaultCloseChannel: "FaultCloseChannel", FaultCloseConnection: "FaultCloseConnection",
 		FaultConsumerTimeout: "FaultConsumerTimeout", FaultAlarm: "FaultAlarm", FaultNackPublishes: "FaultNackPublishes",
-		FaultStopNode: "FaultStopNode", FaultKillNode: "FaultKillNode", FaultPartition: "FaultPartition"}
+		FaultStopNode: "FaultStopNode", FaultKillNode: "FaultKillNode", FaultPartition: "FaultPartition",
+		FaultPauseNode: "FaultPauseNode"}
 	if n, ok := names[k]; ok {
 		return "amqptest." + n
 	}
@@ -323,7 +332,7 @@ func Schedules(maxFaults, maxDeliveries int, kinds ...FaultKind) *rapid.Generato
 			f.For = time.Duration(rapid.IntRange(1, 10).Draw(t, "for")) * time.Second
 		case FaultNackPublishes:
 			f.Count = rapid.IntRange(1, 5).Draw(t, "count")
-		case FaultStopNode, FaultKillNode, FaultPartition:
+		case FaultStopNode, FaultKillNode, FaultPartition, FaultPauseNode:
 			f.Node = rapid.IntRange(1, 3).Draw(t, "node")
 			f.Downtime = time.Duration(rapid.IntRange(0, 10).Draw(t, "downtime")) * time.Second
 		}
@@ -357,7 +366,7 @@ func (s *Server) inject(f Fault) error {
 		s.broker.SetAlarmFor(f.Alarm, f.For)
 	case FaultNackPublishes:
 		s.broker.NackPublishes(f.Count)
-	case FaultStopNode, FaultKillNode, FaultPartition:
+	case FaultStopNode, FaultKillNode, FaultPartition, FaultPauseNode:
 		return s.injectNodeFault(f)
 	case FaultCloseChannel, FaultCloseConnection, FaultConsumerTimeout:
 		return fmt.Errorf("amqptest: %v: acts on a delivery, so is armed at it", f)

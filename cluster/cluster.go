@@ -57,11 +57,13 @@ type Topology struct {
 }
 
 // node is one node. side is its side of a partition: nodes on different
-// sides cannot reach each other; 0 for all when there is none.
+// sides cannot reach each other; 0 for all when there is none. hung is
+// set while a running node is hung (Pause).
 type node struct {
 	name  string
 	state State
 	side  int
+	hung  bool
 }
 
 // New returns a topology of running nodes with the given names, node 1
@@ -159,6 +161,47 @@ func (t *Topology) Up(n int) error {
 	return nil
 }
 
+// Pause hangs running node n (SIGSTOP on a real cluster): it runs, as far
+// as the others know, and answers nothing. It fails for an unknown node,
+// one that is down or hung already, or the only node.
+func (t *Topology) Pause(n int) error {
+	if err := t.Check(n); err != nil {
+		return err
+	}
+	nd := &t.nodes[n-1]
+	switch {
+	case len(t.nodes) == 1:
+		return fmt.Errorf("sim: a broker of one node cannot hang")
+	case nd.state != Running:
+		return fmt.Errorf("sim: node %d (%s) is %v", n, nd.name, nd.state)
+	case nd.hung:
+		return fmt.Errorf("sim: node %d (%s) is hung already", n, nd.name)
+	}
+	nd.hung = true
+	return nil
+}
+
+// Resume lets hung node n run again; it fails for an unknown node or one
+// that is not hung.
+func (t *Topology) Resume(n int) error {
+	if err := t.Check(n); err != nil {
+		return err
+	}
+	nd := &t.nodes[n-1]
+	if !nd.hung {
+		return fmt.Errorf("sim: node %d (%s) is not hung", n, nd.name)
+	}
+	nd.hung = false
+	return nil
+}
+
+// Hung reports whether node n is hung.
+func (t *Topology) Hung(n int) bool { return t.nodes[n-1].hung }
+
+// leads reports whether node n can lead a replicated queue: it runs and
+// is not hung.
+func (t *Topology) leads(n int) bool { return t.Running(n) && !t.nodes[n-1].hung }
+
 // Partition cuts the cluster into sides: each group lists node numbers,
 // and the nodes no group lists form one more side. It replaces the
 // previous partition; it fails, changing nothing, for an unknown node or
@@ -201,7 +244,15 @@ type Queue struct {
 	Down State
 	// Electing is set while a replicated queue elects a leader.
 	Electing bool
+	// Absent are the nodes (bits 1 << n) whose member of a replicated
+	// queue never started: those its declaring node did not reach
+	// (measured on 4.3.6, partition-quorum-declared-during-cut.txt). They
+	// cannot lead.
+	Absent uint64
 }
+
+// MemberAbsent reports whether q's member on node n never started.
+func (q Queue) MemberAbsent(n int) bool { return q.Absent&(1<<n) != 0 }
 
 // Reach is how a queue answers a client on a node.
 type Reach uint8
@@ -223,10 +274,13 @@ const (
 	NoLeader
 	// LeaderOnly: no majority on the client's side, the leader with it.
 	LeaderOnly
+	// HungHome: a classic queue whose home is hung: it answers nothing
+	// until its node runs again.
+	HungHome
 )
 
 var reachNames = [...]string{Reachable: "reachable", StoppedHome: "stopped home", Lost: "lost",
-	Electing: "electing", NoLeader: "no leader", LeaderOnly: "leader only"}
+	Electing: "electing", NoLeader: "no leader", LeaderOnly: "leader only", HungHome: "hung home"}
 
 // String names the reach.
 func (r Reach) String() string { return reachNames[r] }
@@ -243,6 +297,8 @@ func (t *Topology) Reach(q Queue, from int) Reach {
 			return StoppedHome
 		case q.Down == Killed || !t.Reaches(from, q.Leader):
 			return Lost
+		case t.Hung(q.Leader):
+			return HungHome
 		}
 		return Reachable
 	}
@@ -252,7 +308,7 @@ func (t *Topology) Reach(q Queue, from int) Reach {
 			return LeaderOnly
 		}
 		return NoLeader
-	case q.Electing || !t.Reaches(from, q.Leader):
+	case q.Electing || !t.Reaches(from, q.Leader) || t.Hung(q.Leader):
 		return Electing
 	}
 	return Reachable
@@ -286,12 +342,22 @@ const (
 	Partitioned
 	// Healed: the partition ended.
 	Healed
+	// PausedNode: a node hung.
+	PausedNode
+	// ResumedNode: a hung node runs again.
+	ResumedNode
 )
 
 // LeaderElection is how long a replicated queue is without a leader after
 // its leader's node crashed or was cut off (measured on 4.3.6: deliveries
 // and confirms stalled 0.37-0.44 s after a kill).
 const LeaderElection = 400 * time.Millisecond
+
+// HungElection is how long a replicated queue led by a hung node goes
+// without a leader: Raft's failure detection (measured on 4.3.6:
+// confirms and deliveries stalled 6.2-8.3 s, docs/cluster.md section 3;
+// 3-10 s in pause-node-quorum-leader.txt).
+const HungElection = 7 * time.Second
 
 // electionDelay is, by change, how long a replicated queue whose leader
 // the majority side lost goes without one (docs/cluster.md section 4): a
@@ -305,7 +371,12 @@ var electionDelay = [...]time.Duration{
 	StartedNode: 0,
 	Partitioned: LeaderElection,
 	Healed:      LeaderElection,
+	PausedNode:  HungElection,
+	ResumedNode: LeaderElection,
 }
+
+// ElectionDelay returns how long an election that change starts lasts.
+func ElectionDelay(change Change) time.Duration { return electionDelay[change] }
 
 // Election is what a replicated queue's leadership does after a change.
 type Election uint8
@@ -316,14 +387,19 @@ const (
 	Keep Election = iota
 	// HandOver: a node of the majority side leads at once (NewLeader).
 	HandOver
-	// Elect: a node of the majority side leads once LeaderElection has
+	// Elect: a node of the majority side leads once ElectionDelay has
 	// passed; the queue is Electing meanwhile.
 	Elect
+	// Cancel: an election runs, but the leader is back with the majority
+	// before it ends (a heal, a hung node running again, within the
+	// delay): it goes on leading, as Raft's followers hear it again
+	// before their election timeout.
+	Cancel
 )
 
-// String returns "keep", "hand over" or "elect".
+// String returns "keep", "hand over", "elect" or "cancel".
 func (e Election) String() string {
-	return [...]string{Keep: "keep", HandOver: "hand over", Elect: "elect"}[e]
+	return [...]string{Keep: "keep", HandOver: "hand over", Elect: "elect", Cancel: "cancel"}[e]
 }
 
 // Leadership returns what replicated queue q's leadership does after
@@ -331,11 +407,15 @@ func (e Election) String() string {
 // no side has a majority; otherwise it hands over at once or elects, as
 // electionDelay says.
 func (t *Topology) Leadership(q Queue, change Change) Election {
-	if !q.Replicated || q.Electing {
+	if !q.Replicated {
 		return Keep
 	}
 	majority := t.MajoritySide()
-	if majority == nil || slices.Contains(majority, q.Leader) {
+	holds := majority == nil || slices.Contains(majority, q.Leader) && t.leads(q.Leader)
+	switch {
+	case q.Electing && holds && majority != nil:
+		return Cancel
+	case q.Electing || holds:
 		return Keep
 	}
 	if electionDelay[change] == 0 {
@@ -344,17 +424,34 @@ func (t *Topology) Leadership(q Queue, change Change) Election {
 	return Elect
 }
 
-// NewLeader returns the leader of a replicated queue led by leader once
-// its election ends: leader itself while the majority side has it or no
-// side has one, otherwise the node of the majority side pick chooses
-// (pick(k) returns a number in [0, k), as RabbitMQ's Raft election takes
-// either survivor).
-func (t *Topology) NewLeader(leader int, pick func(k int) int) int {
+// NewLeader returns the leader of replicated queue q once its election
+// ends: its leader while the majority side has it (running, not hung) or
+// no side has one, otherwise the node of the majority side with a member
+// that runs that pick chooses (pick(k) returns a number in [0, k), as
+// RabbitMQ's Raft election takes either survivor); its leader when there
+// is none.
+func (t *Topology) NewLeader(q Queue, pick func(k int) int) int {
 	majority := t.MajoritySide()
-	if majority == nil || slices.Contains(majority, leader) {
-		return leader
+	if majority == nil || slices.Contains(majority, q.Leader) && t.leads(q.Leader) {
+		return q.Leader
 	}
-	return majority[pick(len(majority))]
+	candidates := slices.DeleteFunc(slices.Clone(majority), func(n int) bool { return q.MemberAbsent(n) || !t.leads(n) })
+	if len(candidates) == 0 {
+		return q.Leader
+	}
+	return candidates[pick(len(candidates))]
+}
+
+// Absent returns, as Queue.Absent, the members a replicated queue declared
+// on node from cannot start: those on the nodes from does not reach.
+func (t *Topology) Absent(from int) uint64 {
+	var absent uint64
+	for n := 1; n <= len(t.nodes); n++ {
+		if !t.Reaches(from, n) {
+			absent |= 1 << n
+		}
+	}
+	return absent
 }
 
 // Place returns the leader of a new queue declared on node from:

@@ -14,6 +14,7 @@ import (
 type setup struct {
 	down map[int]cluster.State
 	cut  [][]int
+	hung []int
 }
 
 // topology builds s on n nodes.
@@ -34,10 +35,15 @@ func (s setup) topology(t *testing.T, n int) *cluster.Topology {
 			t.Fatal(err)
 		}
 	}
+	for _, n := range s.hung {
+		if err := top.Pause(n); err != nil {
+			t.Fatal(err)
+		}
+	}
 	return top
 }
 
-func (s setup) String() string { return fmt.Sprintf("down %v cut %v", s.down, s.cut) }
+func (s setup) String() string { return fmt.Sprintf("down %v cut %v hung %v", s.down, s.cut, s.hung) }
 
 var (
 	healthy  = setup{}
@@ -47,6 +53,7 @@ var (
 	stop12   = setup{down: map[int]cluster.State{1: cluster.Stopped, 2: cluster.Stopped}}
 	cutEach  = setup{cut: [][]int{{1}, {2}, {3}}} // no side has a majority
 	stop2cut = setup{down: map[int]cluster.State{2: cluster.Stopped}, cut: [][]int{{1}}}
+	hung2    = setup{hung: []int{2}} // node 2 hung (SIGSTOP)
 )
 
 // TestMajority: which nodes each node reaches, and where the majority is:
@@ -107,6 +114,9 @@ func TestReach(t *testing.T) {
 		{"a quorum queue from a minority without its leader (partition-pause-minority.txt)", cut3, quorum(1), 3, cluster.NoLeader},
 		{"a quorum queue from a minority with its leader", cut3, quorum(3), 3, cluster.LeaderOnly},
 		{"a quorum queue with two nodes stopped, led by the third (quorum-no-majority-first-publish-blocks.txt)", stop12, quorum(3), 3, cluster.LeaderOnly},
+		{"a classic queue whose home hangs (pause-node-classic-home.txt)", hung2, classic(2), 1, cluster.HungHome},
+		{"a classic queue of another node, a node hung", hung2, classic(1), 3, cluster.Reachable},
+		{"a quorum queue led by a hung node (pause-node-quorum-leader.txt)", hung2, quorum(2), 3, cluster.Electing},
 	} {
 		if got := tc.topology(t, 3).Reach(tc.q, tc.from); got != tc.want {
 			t.Errorf("%s: Reach = %v, want %v", tc.what, got, tc.want)
@@ -142,6 +152,11 @@ func TestLeadership(t *testing.T) {
 		{"an election runs already", kill1, cluster.Queue{Replicated: true, Leader: 1, Electing: true}, cluster.KilledNode, cluster.Keep},
 		{"a classic queue", stop1, cluster.Queue{Leader: 1}, cluster.StoppedNode, cluster.Keep},
 		{"healed, the leader on the old minority side", setup{}, quorum(3), cluster.Healed, cluster.Keep},
+		{"the leader's node hung (pause-node-quorum-leader.txt)", hung2, quorum(2), cluster.PausedNode, cluster.Elect},
+		{"another node hung", hung2, quorum(1), cluster.PausedNode, cluster.Keep},
+		{"healed before the election ended", healthy, cluster.Queue{Replicated: true, Leader: 3, Electing: true}, cluster.Healed, cluster.Cancel},
+		{"the hung leader runs again before the election ended", healthy, cluster.Queue{Replicated: true, Leader: 2, Electing: true}, cluster.ResumedNode, cluster.Cancel},
+		{"an election runs, the leader still hung", hung2, cluster.Queue{Replicated: true, Leader: 2, Electing: true}, cluster.PausedNode, cluster.Keep},
 	} {
 		if got := tc.topology(t, 3).Leadership(tc.q, tc.change); got != tc.want {
 			t.Errorf("%s: Leadership = %v, want %v", tc.what, got, tc.want)
@@ -150,6 +165,9 @@ func TestLeadership(t *testing.T) {
 	if cluster.LeaderElection.Seconds() < 0.37 || cluster.LeaderElection.Seconds() > 0.44 {
 		t.Errorf("LeaderElection %v, outside the measured 0.37-0.44 s", cluster.LeaderElection)
 	}
+	if d := cluster.ElectionDelay(cluster.PausedNode); d != cluster.HungElection || d.Seconds() < 6.2 || d.Seconds() > 8.3 {
+		t.Errorf("a hung leader's election takes %v, want HungElection within the measured 6.2-8.3 s", d)
+	}
 }
 
 // TestNewLeader: a leader the majority side lost is replaced by the node
@@ -157,24 +175,80 @@ func TestLeadership(t *testing.T) {
 func TestNewLeader(t *testing.T) {
 	first := func(int) int { return 0 }
 	last := func(k int) int { return k - 1 }
+	quorum := func(leader int, absent ...int) cluster.Queue {
+		q := cluster.Queue{Replicated: true, Leader: leader}
+		for _, n := range absent {
+			q.Absent |= 1 << n
+		}
+		return q
+	}
 	for _, tc := range []struct {
 		setup
-		leader int
-		pick   func(int) int
-		want   int
+		q    cluster.Queue
+		pick func(int) int
+		want int
 	}{
-		{stop1, 1, first, 2},
-		{stop1, 1, last, 3},
-		{cut3, 3, last, 2},
-		{cut3, 1, last, 1},
-		{stop12, 1, last, 1},
+		{stop1, quorum(1), first, 2},
+		{stop1, quorum(1), last, 3},
+		{cut3, quorum(3), last, 2},
+		{cut3, quorum(1), last, 1},
+		{stop12, quorum(1), last, 1},
+		{hung2, quorum(2), first, 1}, // a hung node cannot lead
+		{hung2, quorum(2), last, 3},
+		{stop1, quorum(1, 2), first, 3},    // node 2's member never started
+		{stop1, quorum(1, 2, 3), first, 1}, // no member can lead
 	} {
-		if got := tc.topology(t, 3).NewLeader(tc.leader, tc.pick); got != tc.want {
-			t.Errorf("%v, leader %d: NewLeader = %d, want %d", tc.setup, tc.leader, got, tc.want)
+		if got := tc.topology(t, 3).NewLeader(tc.q, tc.pick); got != tc.want {
+			t.Errorf("%v, %+v: NewLeader = %d, want %d", tc.setup, tc.q, got, tc.want)
 		}
 	}
-	if got := stop1.topology(t, 3).NewLeader(2, func(int) int { panic("picked without need") }); got != 2 {
+	if got := stop1.topology(t, 3).NewLeader(quorum(2), func(int) int { panic("picked without need") }); got != 2 {
 		t.Errorf("a leader on the majority side: %d", got)
+	}
+}
+
+// TestAbsent: a replicated queue declared on a node has no running member
+// on the nodes that node does not reach (partition-quorum-declared-during-cut.txt).
+func TestAbsent(t *testing.T) {
+	for _, tc := range []struct {
+		setup
+		from int
+		want uint64
+	}{
+		{healthy, 1, 0},
+		{cut3, 1, 1 << 3},
+		{cut3, 3, 1<<1 | 1<<2},
+		{stop1, 2, 1 << 1},
+	} {
+		if got := tc.topology(t, 3).Absent(tc.from); got != tc.want {
+			t.Errorf("%v: Absent(%d) = %b, want %b", tc.setup, tc.from, got, tc.want)
+		}
+	}
+}
+
+// TestPause: a hung node runs, as far as the others know: it is running,
+// reached and counted in the majority; only Hung says it hangs. Pausing
+// one that is down, hung, or the only node fails, as does resuming one
+// that runs.
+func TestPause(t *testing.T) {
+	top := hung2.topology(t, 3)
+	if !top.Running(2) || !top.Hung(2) || !top.Reaches(1, 2) || !top.Majority(1) {
+		t.Errorf("hung node 2: running %v, hung %v, reached %v", top.Running(2), top.Hung(2), top.Reaches(1, 2))
+	}
+	if err := top.Pause(2); err == nil {
+		t.Error("pausing a hung node succeeded")
+	}
+	if err := top.Resume(2); err != nil || top.Hung(2) {
+		t.Errorf("Resume(2): %v, hung %v", err, top.Hung(2))
+	}
+	if err := top.Resume(2); err == nil {
+		t.Error("resuming a node that runs succeeded")
+	}
+	if err := stop1.topology(t, 3).Pause(1); err == nil {
+		t.Error("pausing a stopped node succeeded")
+	}
+	if err := cluster.New([]string{"rabbit@localhost"}).Pause(1); err == nil {
+		t.Error("pausing the only node succeeded")
 	}
 }
 

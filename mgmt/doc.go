@@ -26,7 +26,8 @@
 //     cluster's nodes, running or not, for monitoring users)
 //   - /api/sim/: the simulator's controls (now, advance, restart,
 //     close-connections, close-at-delivery, alarm, nack-publishes, and
-//     for a cluster stop-node, kill-node, start-node, partition, heal), for
+//     for a cluster stop-node, kill-node, start-node, pause-node,
+//     resume-node, partition, heal), for
 //     administrators; GET /api/sim lists them with their parameters. They
 //     act when the request arrives, not in order with AMQP frames still
 //     in flight: a publish a client wrote just before /api/sim/advance

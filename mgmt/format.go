@@ -101,6 +101,13 @@ func queueJSON(q sim.QueueDetails, now time.Time, detail bool, conns map[uint64]
 		m["messages_dlx"], m["message_bytes_dlx"] = 0, 0
 		m["single_active_consumer_ctag"] = nullable(q.ActiveTag)
 	}
+	if q.Type == "stream" && q.Leader != "" {
+		// A stream on a cluster shows its leader and a member on every
+		// node, as a quorum queue does (rabbit_stream_queue:i/2's leader,
+		// members and online; stream-members.txt, recorded on a 4.3.6
+		// cluster).
+		m["leader"], m["members"], m["online"] = q.Leader, q.Members, q.Online
+	}
 	if q.OwnerID != 0 {
 		if c, found := conns[q.OwnerID]; found {
 			m["owner_pid_details"] = map[string]any{"name": c.name, "peer_host": c.peerHost, "peer_port": c.peerPort}

@@ -276,8 +276,8 @@ func TestSimControlsListed(t *testing.T) {
 	for _, path := range []string{"/api/sim", "/api/sim/"} {
 		code, body := call(t, h, "GET", path, "watcher:pw", "")
 		list, _ := body.([]any)
-		if code != 200 || len(list) != 12 {
-			t.Fatalf("GET %s: %d %v, want 200 and the 12 controls", path, code, body)
+		if code != 200 || len(list) != 14 {
+			t.Fatalf("GET %s: %d %v, want 200 and the 14 controls", path, code, body)
 		}
 		var paths []string
 		for _, c := range list {
@@ -296,7 +296,8 @@ func TestSimControlsListed(t *testing.T) {
 		}
 		want := []string{"GET /api/sim/now", "POST /api/sim/advance", "POST /api/sim/restart", "POST /api/sim/close-connections",
 			"POST /api/sim/alarm", "POST /api/sim/close-at-delivery", "POST /api/sim/nack-publishes",
-			"POST /api/sim/stop-node", "POST /api/sim/kill-node", "POST /api/sim/start-node", "POST /api/sim/partition", "POST /api/sim/heal"}
+			"POST /api/sim/stop-node", "POST /api/sim/kill-node", "POST /api/sim/start-node", "POST /api/sim/pause-node", "POST /api/sim/resume-node",
+			"POST /api/sim/partition", "POST /api/sim/heal"}
 		if diff := cmp.Diff(want, paths); diff != "" {
 			t.Errorf("controls (-want +got):\n%s", diff)
 		}

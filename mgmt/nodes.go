@@ -53,7 +53,7 @@ func (r *request) simNodes() response {
 		if reaches == nil {
 			reaches = []int{}
 		}
-		out[i] = map[string]any{"number": n.Number, "name": r.nodeName(n), "state": n.State.String(), "reaches": reaches}
+		out[i] = map[string]any{"number": n.Number, "name": r.nodeName(n), "state": n.State.String(), "reaches": reaches, "hung": n.Hung}
 	}
 	return ok(out)
 }
@@ -96,6 +96,8 @@ func (r *request) simKillNode() response { return r.nodeControl((*sim.Broker).Ki
 func (r *request) simStartNode() response {
 	return r.nodeControl((*sim.Broker).StartNode)
 }
+func (r *request) simPauseNode() response  { return r.nodeControl((*sim.Broker).PauseNode) }
+func (r *request) simResumeNode() response { return r.nodeControl((*sim.Broker).ResumeNode) }
 
 // simPartition cuts the cluster into the groups the query lists
 // (group=1,2&group=3; the nodes no group names form one more side).

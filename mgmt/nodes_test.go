@@ -53,7 +53,7 @@ func TestNodes(t *testing.T) {
 	if code != 200 || changes() != 1 {
 		t.Fatalf("stop-node: %d %v, %d changes", code, body, changes())
 	}
-	if got := body.([]any)[1]; !cmp.Equal(got, map[string]any{"number": 2.0, "name": "rabbit@node2", "state": "stopped", "reaches": []any{}}) {
+	if got := body.([]any)[1]; !cmp.Equal(got, map[string]any{"number": 2.0, "name": "rabbit@node2", "state": "stopped", "reaches": []any{}, "hung": false}) {
 		t.Errorf("stop-node answered node 2 as %v", got)
 	}
 	if code, _ := call(t, h, "POST", "/api/sim/kill-node?node=rabbit@node3", guest, ""); code != 200 {
@@ -77,14 +77,27 @@ func TestNodes(t *testing.T) {
 	if code, _ := call(t, h, "POST", "/api/sim/heal", guest, ""); code != 200 || changes() != 6 {
 		t.Errorf("heal: %d, %d changes, want 6", code, changes())
 	}
+	// A hung node runs, as far as the others know: only the controls'
+	// answer says it hangs.
+	code, body = call(t, h, "POST", "/api/sim/pause-node?node=2", guest, "")
+	if got := body.([]any)[1].(map[string]any); code != 200 || got["hung"] != true || got["state"] != "running" {
+		t.Errorf("pause-node: %d, node 2 %v", code, got)
+	}
+	if diff := cmp.Diff([]any{node("rabbit@node1", true), node("rabbit@node2", true), node("rabbit@node3", true)}, nodes()); diff != "" {
+		t.Errorf("GET /api/nodes with node 2 hung (-want +got):\n%s", diff)
+	}
+	code, body = call(t, h, "POST", "/api/sim/resume-node?node=2", guest, "")
+	if got := body.([]any)[1].(map[string]any); code != 200 || got["hung"] != false || changes() != 8 {
+		t.Errorf("resume-node: %d, node 2 %v, %d changes, want 8", code, got, changes())
+	}
 	for _, path := range []string{"/api/sim/stop-node?node=4", "/api/sim/stop-node?node=x", "/api/sim/stop-node", "/api/sim/start-node?node=1",
-		"/api/sim/partition", "/api/sim/partition?group=a", "/api/sim/partition?group=1&group=1"} {
+		"/api/sim/partition", "/api/sim/partition?group=a", "/api/sim/partition?group=1&group=1", "/api/sim/resume-node?node=2"} {
 		if code, body := call(t, h, "POST", path, guest, ""); code != 400 {
 			t.Errorf("POST %s: %d %v, want 400", path, code, body)
 		}
 	}
-	if changes() != 6 {
-		t.Errorf("%d changes after refused controls, want 6", changes())
+	if changes() != 8 {
+		t.Errorf("%d changes after refused controls, want 8", changes())
 	}
 
 	one := mgmt.NewHandler(sim.New(sim.Config{}))
@@ -97,7 +110,8 @@ func TestNodes(t *testing.T) {
 }
 
 // TestClusterQueueNodes: in a cluster a queue shows the node that leads
-// it (node; a quorum queue's leader, members and online too), as
+// it (node; a quorum queue's and a stream's leader, members and online
+// too), as
 // `rabbitmqctl list_queues name leader members online` does.
 func TestClusterQueueNodes(t *testing.T) {
 	b := sim.New(sim.Config{Nodes: 3})
@@ -109,7 +123,7 @@ func TestClusterQueueNodes(t *testing.T) {
 	for _, q := range []struct {
 		name string
 		args sim.Table
-	}{{"cq", nil}, {"qq", sim.Table{"x-queue-type": "quorum"}}} {
+	}{{"cq", nil}, {"qq", sim.Table{"x-queue-type": "quorum"}}, {"s", sim.Table{"x-queue-type": "stream"}}} {
 		if _, err := ch.QueueDeclare(q.name, sim.QueueOptions{Durable: true, Args: q.args}); err != nil {
 			t.Fatal(err)
 		}
@@ -122,13 +136,17 @@ func TestClusterQueueNodes(t *testing.T) {
 	if got := body.(map[string]any)["node"]; got != "rabbit@node2" {
 		t.Errorf("cq's node %v, want rabbit@node2 (declared there)", got)
 	}
-	_, body = call(t, h, "GET", "/api/queues/%2F/qq", guest, "")
-	got := body.(map[string]any)
-	want := map[string]any{"node": "rabbit@node2", "leader": "rabbit@node2",
-		"members": []any{"rabbit@node1", "rabbit@node2", "rabbit@node3"}, "online": []any{"rabbit@node1", "rabbit@node2"}}
-	for k, v := range want {
-		if !cmp.Equal(got[k], v) {
-			t.Errorf("qq's %s: %v, want %v", k, got[k], v)
+	// A stream has a member on every node too (stream-members.txt,
+	// recorded on a 4.3.6 cluster).
+	for _, name := range []string{"qq", "s"} {
+		_, body = call(t, h, "GET", "/api/queues/%2F/"+name, guest, "")
+		got := body.(map[string]any)
+		want := map[string]any{"node": "rabbit@node2", "leader": "rabbit@node2",
+			"members": []any{"rabbit@node1", "rabbit@node2", "rabbit@node3"}, "online": []any{"rabbit@node1", "rabbit@node2"}}
+		for k, v := range want {
+			if !cmp.Equal(got[k], v) {
+				t.Errorf("%s's %s: %v, want %v", name, k, got[k], v)
+			}
 		}
 	}
 }

@@ -60,6 +60,8 @@ func (h *Handler) table() []route {
 		r("/api/sim/stop-node", map[string]endpoint{"POST": {adm, (*request).simStopNode}}),
 		r("/api/sim/kill-node", map[string]endpoint{"POST": {adm, (*request).simKillNode}}),
 		r("/api/sim/start-node", map[string]endpoint{"POST": {adm, (*request).simStartNode}}),
+		r("/api/sim/pause-node", map[string]endpoint{"POST": {adm, (*request).simPauseNode}}),
+		r("/api/sim/resume-node", map[string]endpoint{"POST": {adm, (*request).simResumeNode}}),
 		r("/api/sim/partition", map[string]endpoint{"POST": {adm, (*request).simPartition}}),
 		r("/api/sim/heal", map[string]endpoint{"POST": {adm, (*request).simHeal}}),
 	}

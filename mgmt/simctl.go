@@ -48,6 +48,10 @@ var simControls = []simControl{
 	{"POST", "/api/sim/kill-node", "node=N|NAME", "crashes a node: its connections are dropped without a frame, its port " +
 		"refuses connections until start-node"},
 	{"POST", "/api/sim/start-node", "node=N|NAME", "starts a stopped or killed node again; its port accepts connections again"},
+	{"POST", "/api/sim/pause-node", "node=N|NAME", "hangs a node, as SIGSTOP does: its connections stay open and silent " +
+		"(no frame, no heartbeat) until their clients' heartbeats give up, its classic queues answer nothing, the quorum queues " +
+		"it leads elect a new leader after 7 s"},
+	{"POST", "/api/sim/resume-node", "node=N|NAME", "lets a hung node run again: what it held is sent and answered"},
 	{"POST", "/api/sim/partition", "group=1,2[&group=3]", "cuts the cluster into sides that cannot reach each other: " +
 		"each group, and the nodes no group names; connections stay open (replaces an earlier partition)"},
 	{"POST", "/api/sim/heal", "", "ends a partition"},

@@ -42,6 +42,16 @@ type Caps struct {
 	// so that an error later in the same read closes the channel first
 	// (a quorum queue's; measured on 3.10.8, 4.0.5 and 4.3.6).
 	DeliversAfterConsensus bool
+	// RaftConsumers: the queue's consumers live in its Raft state
+	// machine (a quorum queue: rabbit_fifo). On a cluster a consumer
+	// whose node crashed stays, suspected down, with its deliveries until
+	// the node is back, and a consumer gets its deliveries through the
+	// queue's member on its own node: where that member never started,
+	// they are checked out to it but never delivered (measured on a 4.3.6
+	// cluster: quorum-consumer-node-killed.txt,
+	// partition-quorum-declared-during-cut.txt; sim's
+	// cluster_consumers.go).
+	RaftConsumers bool
 	// declareTimedOut is the text of the 541 a declaration of the queue
 	// gets on a cluster node without a majority, around the node's name
 	// (DeclareTimedOut).

@@ -91,7 +91,7 @@ func (q *quorum[T]) Restart() {}
 // on a 4.3.6 cluster (docs/cluster.md section 4).
 func (d *declared) quorumCaps() Caps {
 	c := Caps{Replicated: true, RegistersEnqueuers: true, DeleteWaitsForMembers: true,
-		ConsumerTimeout: !d.opts.Rules.QuorumConsumerTimeout, LateConfirms: AllLate, DeliversAfterConsensus: true,
+		ConsumerTimeout: !d.opts.Rules.QuorumConsumerTimeout, LateConfirms: AllLate, DeliversAfterConsensus: true, RaftConsumers: true,
 		declareTimedOut: declareTimedOutText("Could not declare quorum " + d.Resource())}
 	c.SingleActive, _ = d.opts.Args["x-single-active-consumer"].(bool)
 	return c

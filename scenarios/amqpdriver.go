@@ -48,10 +48,11 @@ type amqpDriver struct {
 	mu sync.Mutex
 	// closedBy names the connections the broker sent connection.close;
 	// lost those that ended with an error of the client's own (watch).
-	closedBy, lost map[string]bool
-	last           time.Time // latest frame from the broker
-	events         []event
-	chanOf         map[string]map[uint16]string // conn → channel number → name
+	closedBy map[string]bool
+	lost     map[string]string // → dropCause
+	last     time.Time         // latest frame from the broker
+	events   []event
+	chanOf   map[string]map[uint16]string // conn → channel number → name
 
 	conns    map[string]*amqp.Connection
 	taps     map[string]*tap
@@ -380,13 +381,26 @@ func (d *amqpDriver) watch(conn string, c *amqp.Connection) {
 		if err, ok := <-closed; ok && err != nil && !err.Server {
 			d.mu.Lock()
 			if d.lost == nil {
-				d.lost = map[string]bool{}
+				d.lost = map[string]string{}
 			}
-			d.lost[conn] = true
+			d.lost[conn] = dropCause(err.Reason)
 			d.last = time.Now()
 			d.mu.Unlock()
 		}
 	}()
+}
+
+// dropCause reads how a connection ended from amqp091-go's error: the
+// socket reset (a crashed node's: RabbitMQ's sockets linger 0), the
+// client's heartbeat deadline passed (a hung node), or, "", closed.
+func dropCause(reason string) string {
+	switch {
+	case strings.Contains(reason, "connection reset by peer"):
+		return dropReset
+	case strings.Contains(reason, "i/o timeout"):
+		return dropTimeout
+	}
+	return ""
 }
 
 // dropped turns the connections lost without a connection.close into
@@ -394,7 +408,7 @@ func (d *amqpDriver) watch(conn string, c *amqp.Connection) {
 func (d *amqpDriver) dropped() {
 	for _, conn := range slices.Sorted(maps.Keys(d.lost)) {
 		if !d.closedBy[conn] {
-			d.events = append(d.events, event{kind: evDropped, conn: conn})
+			d.events = append(d.events, event{kind: evDropped, conn: conn, text: d.lost[conn]})
 		}
 		delete(d.lost, conn)
 	}

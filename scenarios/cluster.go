@@ -140,19 +140,25 @@ type faultOp interface {
 }
 
 // clusterView is what a driver of a real cluster knows of its nodes:
-// which are down, and which are cut off from the others.
+// which are down, which are hung, and which are cut off from the others.
 type clusterView struct {
-	nodes int
-	down  map[int]string // node → "stopped" or "killed"
-	cut   []int          // the nodes cut off from the others, none without a partition
+	nodes  int
+	down   map[int]string // node → "stopped" or "killed"
+	paused map[int]bool   // the hung nodes (pause-node), which answer nothing
+	cut    []int          // the nodes cut off from the others, none without a partition
 }
 
 func newClusterView(nodes int) *clusterView {
-	return &clusterView{nodes: nodes, down: map[int]string{}}
+	return &clusterView{nodes: nodes, down: map[int]string{}, paused: map[int]bool{}}
 }
 
-// up reports whether node n runs.
+// up reports whether node n runs: a hung node runs, as far as the
+// others know until their net_ticktime passes.
 func (v *clusterView) up(n int) bool { return v.down[n] == "" }
+
+// answers reports whether node n runs and is not hung: a node the
+// recorder can ask, and connect to.
+func (v *clusterView) answers(n int) bool { return v.up(n) && !v.paused[n] }
 
 // side returns the nodes node n can reach, itself included: those on its
 // side of a cut.
@@ -178,21 +184,21 @@ func (v *clusterView) running(n int) []int {
 	return out
 }
 
-// majority returns a running node that sees a majority of the cluster
-// running, or 0 when none does.
+// majority returns a node that answers and sees a majority of the
+// cluster running, or 0 when none does.
 func (v *clusterView) majority() int {
 	for n := 1; n <= v.nodes; n++ {
-		if v.up(n) && 2*len(v.running(n)) > v.nodes {
+		if v.answers(n) && 2*len(v.running(n)) > v.nodes {
 			return n
 		}
 	}
 	return 0
 }
 
-// firstUp is the lowest running node (0: none).
+// firstUp is the lowest node that answers (0: none).
 func (v *clusterView) firstUp() int {
 	for n := 1; n <= v.nodes; n++ {
-		if v.up(n) {
+		if v.answers(n) {
 			return n
 		}
 	}

@@ -45,7 +45,27 @@ func TestCluster(t *testing.T) {
 
 // awaitingModel names the cluster scenarios whose recordings the
 // simulator's cluster model does not reproduce yet, and how it differs.
-var awaitingModel = map[string]string{}
+// Each needs a call that waits on the cluster, for the channel's mailbox
+// (issue 30) to model.
+var awaitingModel = map[string]string{
+	"partition-stale-leader": "RabbitMQ: node 3, cut off while it led the quorum queue, keeps its own view: " +
+		"a passive declare there answers the counts it last knew (ready=2), and basic.get waits 50-80 s, then 541 " +
+		"{timeout,{'%2F_qq',...}}. The simulator moves the leader to the majority side for every node: the " +
+		"passive declare counts 0 (the stats query to a leader out of reach fails) and the get fails at once " +
+		"with 541 nodedown. Needs a per-side view of the leader (the stale one on the minority side, with its " +
+		"counts) and a get that waits QueueOperationTimeout there.",
+	"partition-metadata-writes": "RabbitMQ: on the minority side exchange.declare, queue.bind and queue.delete " +
+		"fail with 541 22-42 s after they are sent (30 s; each its own text) and exchange.delete 22-72 s after, " +
+		"each closing its connection; after the heal a passive declare of the queue whose delete timed out gets " +
+		"no answer. The simulator gates only queue.declare on the metadata store's majority: the others succeed " +
+		"at once, and the queue is gone. Needs each metadata write to wait MetadataTimeout on a node without a " +
+		"majority, and a queue whose delete timed out to make calls wait.",
+	"partition-stream": "RabbitMQ: a stream led by node 1, with a consumer and a publisher on node 3, cut off: " +
+		"the publish from node 3 is never confirmed nor stored; node 3's consumer gets nothing more, not even " +
+		"after the heal (m3, published on node 1 during the cut, and m4 after it); a consumer that attaches on " +
+		"node 3 after the heal varies between runs (races/). The simulator treats the stream as a quorum queue: " +
+		"the publish is held and confirmed at the heal, and the consumer gets the backlog then.",
+}
 
 // The cluster scenarios are many enough, each says it runs on a cluster
 // with its nodes' names, and each is recorded on 4.3.6, the release the
@@ -104,21 +124,32 @@ func TestClusterAgreesWithCluster(t *testing.T) {
 	dir := t.TempDir()
 	for _, s := range list {
 		t.Run(s.Name, func(t *testing.T) {
-			start := time.Now()
-			rec, res, err := scenarios.Record(s, scenarios.RecordOptions{Cluster: cmd})
-			if err != nil && strings.Contains(err.Error(), "started with partition handling") {
-				t.Skip(err) // partition-pause-minority: run the test again on a cluster started so
+			// A race file (races/) passes when one of a few recordings
+			// gives its outcome: the cluster still can.
+			attempts := 1
+			if s.Race() {
+				attempts = 4
 			}
-			if err != nil {
-				t.Fatal(err)
+			var diff string
+			for range attempts {
+				start := time.Now()
+				rec, res, err := scenarios.Record(s, scenarios.RecordOptions{Cluster: cmd})
+				if err != nil && strings.Contains(err.Error(), "started with partition handling") {
+					t.Skip(err) // partition-pause-minority: run the test again on a cluster started so
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				file := filepath.Join(dir, s.Name+".txt")
+				if err := os.WriteFile(file, rec.Format(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				if diff = res.Diff(); diff == "" {
+					return
+				}
+				diff = fmt.Sprintf("recorded in %s, %v:\n%s", file, time.Since(start).Round(time.Second), diff)
 			}
-			file := filepath.Join(dir, s.Name+".txt")
-			if err := os.WriteFile(file, rec.Format(), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			if d := res.Diff(); d != "" {
-				t.Errorf("the cluster answers differently from the committed file (recorded in %s, %v):\n%s", file, time.Since(start).Round(time.Second), d)
-			}
+			t.Errorf("the cluster answers differently from the committed file (%s)", diff)
 		})
 	}
 }

@@ -17,7 +17,8 @@ import (
 //	                       and "partition handling MODE"
 //	CMD ctl N ARGS...      rabbitmqctl ARGS on node N (the settling check runs
 //	                       rabbitmqctl eval with it)
-//	CMD stop-node N, kill-node N, start-node N, partition N, heal
+//	CMD stop-node N, kill-node N, start-node N, partition N, heal,
+//	    pause-node N, resume-node N
 //
 // After each of the last, the recorder waits until the cluster has settled
 // (clusterCtl.settle): every running node sees as running the running
@@ -165,6 +166,13 @@ func (c *clusterCtl) fault(op faultOp, prefix string) error {
 		return err
 	}
 	op.change(c.view)
+	if _, hang := op.(PauseNode); hang {
+		// Nothing settles: the others see the node run until their
+		// net_ticktime passes, and the settling check's calls to it
+		// would wait for it.
+		time.Sleep(clusterGrace)
+		return nil
+	}
 	return c.settle(prefix)
 }
 
@@ -235,8 +243,8 @@ func (c *clusterCtl) unsettled(prefix string) (string, error) {
 	}
 	askers := []int{m}
 	for n := 1; n <= c.view.nodes; n++ {
-		if c.view.up(n) && !slices.Contains(c.view.side(m), n) && !slices.Contains(askers, c.view.running(n)[0]) {
-			askers = append(askers, c.view.running(n)[0])
+		if c.view.answers(n) && !slices.Contains(c.view.side(m), n) && !slices.Contains(askers, c.firstAnswering(n)) {
+			askers = append(askers, c.firstAnswering(n))
 		}
 	}
 	for i, a := range askers {
@@ -245,8 +253,11 @@ func (c *clusterCtl) unsettled(prefix string) (string, error) {
 			return "", err
 		}
 		for _, n := range c.view.running(a) {
+			if c.view.paused[n] {
+				continue // it answers nothing, and the others see it running until net_ticktime
+			}
 			want := c.namesOf(c.view.running(n))
-			if got := v.sees[c.names[n-1]]; !slices.Equal(got, want) {
+			if got := v.sees[c.names[n-1]]; !slices.Equal(c.withoutPaused(got), c.withoutPaused(want)) {
 				return fmt.Sprintf("%s sees %v running, not %v", c.names[n-1], got, want), nil
 			}
 		}
@@ -263,11 +274,35 @@ func (c *clusterCtl) unsettled(prefix string) (string, error) {
 	return "", nil
 }
 
-// restore heals a cut and starts every node the steps left down, so that
-// the run's queues can be deleted and the next run finds the cluster
-// whole.
+// firstAnswering is the lowest node on node n's side that answers.
+func (c *clusterCtl) firstAnswering(n int) int {
+	for _, m := range c.view.running(n) {
+		if c.view.answers(m) {
+			return m
+		}
+	}
+	return n
+}
+
+// withoutPaused leaves the names of hung nodes out of names: whether the
+// others see one running depends on how long it has hung (net_ticktime).
+func (c *clusterCtl) withoutPaused(names []string) []string {
+	return slices.DeleteFunc(slices.Clone(names), func(name string) bool {
+		i := slices.Index(c.names, name)
+		return i >= 0 && c.view.paused[i+1]
+	})
+}
+
+// restore resumes hung nodes, heals a cut and starts every node the steps
+// left down, so that the run's queues can be deleted and the next run
+// finds the cluster whole.
 func (c *clusterCtl) restore(prefix string) error {
 	var ops []faultOp
+	for n := 1; n <= c.view.nodes; n++ {
+		if c.view.paused[n] {
+			ops = append(ops, ResumeNode{Node: n})
+		}
+	}
 	if len(c.view.cut) > 0 {
 		ops = append(ops, Heal{})
 	}

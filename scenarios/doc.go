@@ -121,6 +121,7 @@
 //	headers CH MSG                                a delivered message's headers
 //	envelope CH MSG                               its exchange and routing key
 //	stop-node N | kill-node N | start-node N      on a cluster: stop node N, crash it, start it again
+//	pause-node N | resume-node N                  on a cluster: hang node N (SIGSTOP), let it run again
 //	partition N                                   cut node N off from the other nodes
 //	heal                                          end the partition
 //	leader Q                                      on a cluster: where a queue's leader and members are
@@ -274,8 +275,11 @@
 // start-node stop, crash and start one; partition cuts one off and heal
 // ends the cut; leader shows a queue's leader and members. A connection
 // whose node stops shows its connection.close 320; one whose node crashed,
-// "c2 <- connection dropped"; a conn to a node that is down, "c2 <-
-// connection refused". A method RabbitMQ answers only later
+// "c2 <- connection reset" (its socket reset; "connection dropped" for
+// one closed without a reset); one whose node hung, "c2 <- connection
+// timed out" once the client's heartbeat deadline passes (the simulator's
+// driver stands for amqp091-go: 15 s after the hang); a conn to a node
+// that is down, "c2 <- connection refused". A method RabbitMQ answers only later
 // (sim.ErrQueued) shows nothing under its step: its close, or "ch1 <-
 // late answer to ..." when it succeeds, shows under the step during which
 // it arrives, so that "advance 60s" with no result and "advance 40s" with

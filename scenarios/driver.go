@@ -94,11 +94,19 @@ const (
 	evBlocked   // connection.blocked, text the reason
 	evUnblocked // connection.unblocked
 	// evDropped is a connection that ended without a connection.close:
-	// its node crashed. Only cluster scenarios show it.
+	// its node crashed, or hung; text says how (dropReset, dropTimeout,
+	// or "" for a socket closed). Only cluster scenarios show it.
 	evDropped
 	// evLate is the late success of a method that was pending (errPending);
 	// text is its step. The simulator has none.
 	evLate
+)
+
+// How a connection dropped (evDropped's text): its socket was reset, or
+// the client's heartbeat deadline passed.
+const (
+	dropReset   = "reset"
+	dropTimeout = "timed out"
 )
 
 // event is one frame the broker pushed to a client.

@@ -367,6 +367,10 @@ func nodeOp(e sim.Event, comments *[]string) Op {
 		return KillNode{Node: e.Node}
 	case "start":
 		return StartNode{Node: e.Node}
+	case "pause":
+		return PauseNode{Node: e.Node}
+	case "resume":
+		return ResumeNode{Node: e.Node}
 	case "partition":
 		if len(e.Nodes) != 1 || len(e.Nodes[0]) != 1 {
 			*comments = append(*comments, fmt.Sprintf("the run partitioned the nodes into %v; the format cuts off one node", e.Nodes))
@@ -554,8 +558,8 @@ func (d *traceDriver) settle(bool) []event {
 		case protocol.ChannelClose:
 			ev.kind, ev.code, ev.text, ev.method = evChannelClose, e.Err.Code, e.Err.Text, e.Err.Method.String()
 		case protocol.ConnectionClose:
-			if e.Err == nil { // its node crashed (sim.Push.Drop)
-				ev.kind, ev.ch = evDropped, ""
+			if e.Err == nil { // its node crashed (sim.Push.Drop): its socket is reset
+				ev.kind, ev.ch, ev.text = evDropped, "", dropReset
 				break
 			}
 			ev.kind, ev.ch, ev.code, ev.text, ev.method = evConnClose, "", e.Err.Code, e.Err.Text, e.Err.Method.String()

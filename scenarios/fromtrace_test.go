@@ -186,7 +186,7 @@ func TestFromTraceCluster(t *testing.T) {
 	checkWritten(t, s, "cluster-run.txt", []string{
 		"cluster 3 rabbit@node1 rabbit@node2 rabbit@node3\n",
 		"conn worker node=2\n",
-		"kill-node 1\n  worker-ch1 <- basic.cancel W\n  app <- connection dropped\n",
+		"kill-node 1\n  worker-ch1 <- basic.cancel W\n  app <- connection reset\n",
 		"start-node 1\nstop-node 2\n  worker <- connection.close 320 (none): CONNECTION_FORCED - broker forced connection closure with reason 'shutdown'\n",
 	})
 }

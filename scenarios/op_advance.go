@@ -37,6 +37,11 @@ func (d *simDriver) advance(dur time.Duration) { d.b.Advance(dur) }
 func (d *amqpDriver) advance(dur time.Duration) {
 	if d.sim != nil {
 		d.sim.advance(dur)
+		if d.sim.anyHung() {
+			// The clients' heartbeats run on the bubble's clock: a hung
+			// node's clients give up when their deadline passes.
+			time.Sleep(dur)
+		}
 		return
 	}
 	time.Sleep(dur)

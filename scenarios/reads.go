@@ -56,6 +56,10 @@ func (c *splitConn) Read(p []byte) (int, error) {
 	return c.Conn.Read(p[:min(len(p), n)])
 }
 
+// Reset resets the server's end, as a crashed node's socket (wire's
+// resetTransport looks for it).
+func (c *splitConn) Reset() error { return c.Conn.(interface{ Reset() error }).Reset() }
+
 // coalescingConn is a client's end of the wire that holds its
 // asynchronous methods back (ReadsCoalesced). It keeps whole frames:
 // what a write brings past the last complete frame waits for the next.

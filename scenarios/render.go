@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"regexp"
@@ -104,7 +105,7 @@ func (r *runner) applyEvents(evs []event) []string {
 				out = append(out, fmt.Sprintf("%s <- connection.close %d (%s): %s", c.name, e.code, e.method, replyText(e.text)))
 				r.closeConn(c, "connection closed by broker")
 			case e.kind == evDropped && e.conn == c.name:
-				out = append(out, c.name+" <- connection dropped")
+				out = append(out, c.name+" <- connection "+cmp.Or(e.text, "dropped"))
 				r.closeConn(c, "connection dropped")
 			}
 		}

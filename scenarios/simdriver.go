@@ -39,12 +39,25 @@ type simDriver struct {
 	// whose replies the client waits for, in order: a reply pushed for one
 	// is its late answer.
 	awaiting map[string][]chanOp
+	// pausedAt is when each hung node hung, and gaveUp names the
+	// connections on one whose client gave up (clientGiveUp).
+	pausedAt map[int]time.Time
+	gaveUp   map[string]bool
 }
+
+// clientGiveUp is how long amqp091-go, whose connections the scenarios'
+// clients are, waits for a frame before it drops its connection: three
+// times half the 10 s heartbeat it asks for (heartbeater's
+// maxServerHeartbeatsInFlight), from the last frame it read. The driver
+// counts it from the node's hang, when a frame was last possible; the
+// recordings show 10-15 s (pause-node-silent-connection.txt).
+const clientGiveUp = 15 * time.Second
 
 func newSimDriver(cfg sim.Config) *simDriver {
 	return &simDriver{b: sim.New(cfg), conns: map[string]*sim.Connection{}, chans: map[string]*sim.Channel{},
 		chanOf: map[string]map[uint16]string{}, connOf: map[string]string{},
-		clustered: cfg.Nodes > 1, ended: map[string]bool{}, awaiting: map[string][]chanOp{}}
+		clustered: cfg.Nodes > 1, ended: map[string]bool{}, awaiting: map[string][]chanOp{},
+		pausedAt: map[int]time.Time{}, gaveUp: map[string]bool{}}
 }
 
 // collect turns what the broker pushed to connection conn into events.
@@ -77,8 +90,8 @@ func (d *simDriver) collect(conn string, pushes []sim.Push) {
 				delete(d.awaiting, name)
 			}
 			d.ended[conn] = true
-			if p.Err == nil { // its node crashed (sim.Push.Drop)
-				e.kind = evDropped
+			if p.Err == nil { // its node crashed (sim.Push.Drop): its socket is reset
+				e.kind, e.text = evDropped, dropReset
 				break
 			}
 			e.kind, e.code, e.text, e.method = evConnClose, p.Err.Code, p.Err.Text, p.Err.Method.String()
@@ -98,10 +111,17 @@ func (d *simDriver) finish() error { return nil }
 func (d *simDriver) settle(bool) []event {
 	for _, name := range d.connOrder {
 		c := d.conns[name]
+		if d.gaveUp[name] {
+			continue // its client is gone
+		}
 		d.collect(name, c.Drain(nil))
 		if d.clustered && !d.ended[name] && c.Err() != nil {
 			d.ended[name] = true
 			d.events = append(d.events, event{kind: evDropped, conn: name})
+		}
+		if at, hung := d.pausedAt[c.Node()]; hung && !d.ended[name] && d.b.Now().Sub(at) >= clientGiveUp {
+			d.ended[name], d.gaveUp[name] = true, true
+			d.events = append(d.events, event{kind: evDropped, conn: name, text: dropTimeout})
 		}
 	}
 	evs := d.events
@@ -178,15 +198,32 @@ func awaitsReply(op chanOp) bool {
 // admin runs an operator step.
 func (d *simDriver) admin(op adminOp) error { return op.runSim(d.b) }
 
-// fault changes the simulated cluster.
-func (d *simDriver) fault(op faultOp) error { return op.runSim(d.b) }
+// fault changes the simulated cluster. When a hung node runs again, it
+// finds the connections whose clients gave up closed.
+func (d *simDriver) fault(op faultOp) error {
+	if err := op.runSim(d.b); err != nil {
+		return err
+	}
+	switch o := op.(type) {
+	case PauseNode:
+		d.pausedAt[o.Node] = d.b.Now()
+	case ResumeNode:
+		delete(d.pausedAt, o.Node)
+		for _, name := range d.connOrder {
+			if c := d.conns[name]; d.gaveUp[name] && c.Node() == o.Node && c.Err() == nil {
+				_ = c.Close()
+			}
+		}
+	}
+	return nil
+}
 
 // firstRunning is the lowest-numbered running node of a simulated
-// cluster, where the drivers' observers connect (0, node 1, on a single
-// node).
+// cluster that is not hung, where the drivers' observers connect (0,
+// node 1, on a single node).
 func firstRunning(b *sim.Broker) int {
 	for _, n := range b.Nodes() {
-		if n.State == sim.NodeRunning {
+		if n.State == sim.NodeRunning && !n.Hung {
 			return n.Number
 		}
 	}
@@ -247,6 +284,16 @@ func (w *wireSim) connect(serve func(net.Conn) error) (net.Conn, error) {
 	w.clients = append(w.clients, client)
 	w.mu.Unlock()
 	return client, nil
+}
+
+// anyHung reports whether a node of the cluster is hung.
+func (w *wireSim) anyHung() bool {
+	for _, n := range w.b.Nodes() {
+		if n.Hung {
+			return true
+		}
+	}
+	return false
 }
 
 // wait returns once every goroutine of the bubble but the caller is durably

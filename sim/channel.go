@@ -295,7 +295,7 @@ func (ch *Channel) shutdown(err error) {
 		ch.waiting = nil
 	}
 	ch.resume()
-	ds := ch.core.TakeAll()
+	ds := ch.suspect(ch.core.TakeAll())
 	if ch.tx != nil {
 		// The transaction's publishes are lost; the messages it settled
 		// are still unacked at their queues, which take them back.
@@ -304,7 +304,10 @@ func (ch *Channel) shutdown(err error) {
 	}
 	var touched []*brokerQueue
 	for _, cs := range ch.order {
-		if !cs.cancelled {
+		if len(cs.inTransit) > 0 && !cs.suspected {
+			ds = append(ds, cs.lostInTransit()...)
+		}
+		if !cs.cancelled && !cs.suspected {
 			cs.q.RemoveConsumer(cs.core)
 			cs.cancelled = true
 			touched = appendQueue(touched, cs.q)
@@ -432,13 +435,25 @@ func (ch *Channel) lookupQueue(name string, m protocol.Method) (*brokerQueue, er
 	if !ok {
 		return nil, protocol.Errorf(protocol.NotFound, m, "no queue '%s' in vhost '%s'", name, ch.conn.vhost.name)
 	}
-	if err := ch.checkExclusive(q, m); err != nil {
-		return nil, err
+	// A passive declare asks the queue's process first, and checks
+	// exclusivity in its answer: an exclusive queue whose owner's node
+	// crashed makes it wait for the dead process and fail with 404, where
+	// basic.get says 405 at once (exclusive-owner-killed-*.txt, 4.3.6).
+	passive := m == protocol.QueueDeclare
+	if !passive {
+		if err := ch.checkExclusive(q, m); err != nil {
+			return nil, err
+		}
 	}
 	if m != protocol.QueueBind && m != protocol.QueueUnbind {
 		// The queue's process answers these; a binding is the metadata
 		// store's.
 		if err := ch.checkReach(q, m); err != nil {
+			return nil, err
+		}
+	}
+	if passive {
+		if err := ch.checkExclusive(q, m); err != nil {
 			return nil, err
 		}
 	}

@@ -74,6 +74,8 @@ type NodeInfo struct {
 	// Reaches are the running nodes it can reach, itself included while
 	// it runs, by number.
 	Reaches []int
+	// Hung is set while it runs but is hung (Broker.PauseNode).
+	Hung bool
 }
 
 // The cluster's timings, on the virtual clock. RabbitMQ fixes none of
@@ -85,6 +87,10 @@ const (
 	// deliveries and confirms stalled 0.37-0.44 s after a kill; a
 	// graceful stop hands leadership over with no gap): package cluster's.
 	LeaderElection = cluster.LeaderElection
+	// HungElection is how long a quorum queue or stream led by a hung
+	// node waits before a new leader is elected (measured: confirms and
+	// deliveries stalled 6.2-8.3 s): package cluster's.
+	HungElection = cluster.HungElection
 	// QueueOperationTimeout is how long an operation on a classic queue
 	// whose home crashed or is cut off waits before its 404: the channel
 	// retries 2000 times, 30 ms apart (rabbit_amqqueue:with/3, 4.3.6),
@@ -110,6 +116,11 @@ type clusterQueue struct {
 	// held are the publishes waiting for the queue to be reachable from
 	// their node, in order.
 	held []waitingPublish
+	// elections counts its leader elections, for pickLeader.
+	elections uint64
+	// suspects are the consumers kept since their node crashed
+	// (cluster_consumers.go).
+	suspects []*suspect
 }
 
 // waitingPublish is a message routed to a quorum queue or stream that its
@@ -167,7 +178,7 @@ func (b *Broker) Nodes() []NodeInfo {
 	out := make([]NodeInfo, b.topo.Len())
 	for i := range out {
 		n := i + 1
-		out[i] = NodeInfo{Number: n, Name: b.topo.Name(n), State: b.topo.State(n), Reaches: b.topo.Reachable(n)}
+		out[i] = NodeInfo{Number: n, Name: b.topo.Name(n), State: b.topo.State(n), Reaches: b.topo.Reachable(n), Hung: b.topo.Hung(n)}
 	}
 	return out
 }
@@ -211,6 +222,18 @@ func (b *Broker) downNode(n int, how NodeState) error {
 	var forced *protocol.Error
 	if how == NodeStopped {
 		forced = protocol.Errorf(protocol.ConnectionForced, protocol.Method{}, "%s", ShutdownText)
+		b.eachQueue(func(q *brokerQueue) {
+			if q.cluster.Leader == n && !q.cluster.Replicated {
+				// A classic queue's ready messages come back from a
+				// clean stop not redelivered, even those a nack
+				// requeued (classic-nack-requeued-restart.txt, 4.3.6);
+				// only what its node's closing channels requeue below
+				// keeps the flag.
+				for _, m := range q.Messages() {
+					m.Delivered = false
+				}
+			}
+		})
 	}
 	for _, c := range slices.Clone(b.conns) {
 		if c.node == n {
@@ -265,6 +288,8 @@ func (b *Broker) startNode(n int) error {
 		return err
 	}
 	b.nodeChanged(NodeEvent{Kind: NodeUp, Node: n}, "start")
+	b.releaseSuspects(n)
+	b.startMembers(n)
 	b.eachQueue(func(q *brokerQueue) {
 		if q.cluster.Leader != n || q.cluster.Down == NodeRunning {
 			return
@@ -331,9 +356,10 @@ func (b *Broker) heal() {
 }
 
 // RecoverAfter ends every outage once the virtual clock has moved d: the
-// nodes that are down start again, in number order (StartNode), and a
-// partition heals (Heal). A later call replaces the earlier one's time.
-// It suits fault schedules, which stop a node for a while.
+// nodes that are down start again, in number order (StartNode), hung ones
+// run again (ResumeNode), and a partition heals (Heal). A later call
+// replaces the earlier one's time. It suits fault schedules, which stop a
+// node for a while.
 func (b *Broker) RecoverAfter(d time.Duration) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -342,6 +368,9 @@ func (b *Broker) RecoverAfter(d time.Duration) {
 			for n := 1; n <= b.topo.Len(); n++ {
 				if !b.topo.Running(n) {
 					_ = b.startNode(n) // it is down
+				}
+				if b.topo.Hung(n) {
+					_ = b.resumeNode(n) // it is hung
 				}
 			}
 			b.heal()

@@ -15,9 +15,16 @@ const (
 	NodesPartitioned
 	// NodesHealed: the partition ended.
 	NodesHealed
+	// NodeHung: node Node hung (PauseNode): it runs, and accepts
+	// connections, but answers nothing; its connections' transports are
+	// neither read nor written (Connection.Hung).
+	NodeHung
+	// NodeResumed: hung node Node runs again.
+	NodeResumed
 )
 
-// String returns "down", "up", "partitioned" or "healed".
+// String returns "down", "up", "partitioned", "healed", "hung" or
+// "resumed".
 func (k NodeEventKind) String() string {
 	switch k {
 	case NodeDown:
@@ -28,6 +35,10 @@ func (k NodeEventKind) String() string {
 		return "partitioned"
 	case NodesHealed:
 		return "healed"
+	case NodeHung:
+		return "hung"
+	case NodeResumed:
+		return "resumed"
 	}
 	return "NodeEventKind(?)"
 }

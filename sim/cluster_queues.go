@@ -2,7 +2,9 @@ package sim
 
 import (
 	"fmt"
+	"hash/fnv"
 	"maps"
+	"math/rand/v2"
 	"slices"
 	"time"
 
@@ -103,18 +105,24 @@ func (b *Broker) topologyChanged(change cluster.Change) {
 	b.eachQueue(func(q *brokerQueue) {
 		cq := &q.cluster
 		if !cq.Replicated {
+			// A hung home's publishes and consumers (cluster_pause.go).
+			b.releaseHeld(q)
+			b.resumeReached(q)
 			b.markDirty(q)
 			return
 		}
 		switch b.topo.Leadership(cq.Queue, change) {
 		case cluster.HandOver:
-			cq.Leader = b.topo.NewLeader(cq.Leader, b.rng.IntN)
+			cq.Leader = b.topo.NewLeader(cq.Queue, b.leaderPick(q))
 		case cluster.Elect:
 			cq.Electing = true
 			if cq.election == nil {
 				cq.election = newTimer(func() { b.elected(q) })
 			}
-			b.schedule(cq.election, b.now.Add(LeaderElection))
+			b.schedule(cq.election, b.now.Add(cluster.ElectionDelay(change)))
+		case cluster.Cancel:
+			b.stop(cq.election)
+			cq.Electing = false
 		}
 		b.releaseHeld(q)
 		b.resumeReached(q)
@@ -132,15 +140,30 @@ func (b *Broker) elected(q *brokerQueue) {
 	if q.deleted {
 		return
 	}
-	cq.Leader = b.topo.NewLeader(cq.Leader, b.rng.IntN)
+	cq.Leader = b.topo.NewLeader(cq.Queue, b.leaderPick(q))
 	b.releaseHeld(q)
 	b.resumeReached(q)
 	b.markDirty(q)
 	b.endWaits()
 }
 
-// resumeReached resumes the consumers of replicated queue q on the nodes
-// that reach it now. While its leader was out of their reach, CanSend
+// leaderPick is the pick of q's next election's leader
+// (cluster.Topology.NewLeader): a function of Config.Seed, the queue and
+// how many elections it has had, drawn from a source of its own, so that
+// what else the broker draws from its random source (generated names, a
+// limiter's resume), which depends on what other clients did and in
+// which order, cannot change it.
+func (b *Broker) leaderPick(q *brokerQueue) func(k int) int {
+	return func(k int) int {
+		q.cluster.elections++
+		h := fnv.New64a()
+		fmt.Fprintf(h, "%s\x00%s\x00%d", q.Vhost(), q.Name(), q.cluster.elections)
+		return rand.New(rand.NewPCG(b.cfg.Seed, h.Sum64())).IntN(k)
+	}
+}
+
+// resumeReached resumes the consumers of q on the nodes that reach it
+// now. While its leader was out of their reach (or hung), CanSend
 // refused them, which suspends their channel's group in the queue's
 // rotation until something resumes it: without this, a consumer cut off,
 // or one that settled a delivery during an election, would never be
@@ -168,7 +191,10 @@ func (ch *Channel) checkReach(q *brokerQueue, m protocol.Method) error {
 	switch b.reach(q, ch.conn.node) {
 	case cluster.StoppedHome:
 		return protocol.Errorf(protocol.NotFound, m, "%s process is stopped by supervisor", q.Resource())
-	case cluster.Lost:
+	case cluster.Lost, cluster.HungHome:
+		// A hung home answers when its node runs again
+		// (pause-node-classic-home.txt); how the call ends after
+		// net_ticktime is not measured: as after a crash.
 		return ch.failLater(QueueOperationTimeout, q, protocol.Errorf(protocol.NotFound, m,
 			"failed to perform operation on %s due to timeout", q.Resource()))
 	case cluster.NoLeader:
@@ -251,15 +277,16 @@ func (ch *Channel) failLater(d time.Duration, q *brokerQueue, err *protocol.Erro
 	return errRetry
 }
 
-// holdPublish keeps a message routed to replicated queue q for when q is
-// reachable from the publisher's node (none when the broker routes it
-// itself, for the management API, which counts as node 1). It reports
-// whether the message was held.
+// holdPublish keeps a message routed to replicated queue q, or to a
+// classic queue whose home is hung, for when q is reachable from the
+// publisher's node (none when the broker routes it itself, for the
+// management API, which counts as node 1). It reports whether the message
+// was held.
 func (b *Broker) holdPublish(q *brokerQueue, publish func() bool) bool {
-	if !q.cluster.Replicated {
+	from := b.publishingNode()
+	if !q.cluster.Replicated && b.reach(q, from) != cluster.HungHome {
 		return false
 	}
-	from := b.publishingNode()
 	reached := b.reach(q, from) == cluster.Reachable
 	b.registerEnqueuer(q, reached)
 	if reached {
@@ -342,6 +369,7 @@ func (b *Broker) placeQueue(q *brokerQueue, from int) {
 		b.eachQueue(func(o *brokerQueue) { led[o.cluster.Leader-1]++ })
 	}
 	q.cluster.Leader = b.topo.Place(from, locator, led)
+	b.placeMembers(q, from)
 }
 
 // QueueLeader returns the name of the node that leads a queue (a classic

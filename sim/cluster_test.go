@@ -138,8 +138,14 @@ func TestNodeKillDropsItsConnections(t *testing.T) {
 	c.must(err)
 	c.must(c.b.KillNode(3))
 	checkPushes(t, on3, "connection.close (dropped)")
+	// The exclusive queue of a crashed owner stays until its node is
+	// back (exclusive-owner-killed-locked.txt, 4.3.6).
+	if _, err := c.b.QueueStats("/", "x"); err != nil {
+		t.Errorf("the killed connection's exclusive queue: %v, want it kept until node 3 starts", err)
+	}
+	c.must(c.b.StartNode(3))
 	if _, err := c.b.QueueStats("/", "x"); err == nil {
-		t.Error("the killed connection's exclusive queue is still there")
+		t.Error("the killed connection's exclusive queue is still there after node 3 started")
 	}
 }
 

@@ -93,6 +93,9 @@ type Connection struct {
 	connectedAt time.Time
 	// node is the cluster node it is attached to (ConnectOptions.Node).
 	node int
+	// crashed: its node crashed (KillNode), which ended it without a
+	// frame; what a crash leaves behind follows (cluster_consumers.go).
+	crashed bool
 }
 
 // Connect opens a connection to the default vhost as the default user; it
@@ -291,11 +294,14 @@ func (c *Connection) drop(err *protocol.Error) {
 	e.Err, e.Reason = err, "node down"
 	c.b.record(e)
 	c.push(Push{Method: protocol.ConnectionClose, Err: err, Drop: true})
+	c.crashed = err == nil
 	c.shutdown(err)
 }
 
 // shutdown closes every channel in number order, then deletes the
-// connection's exclusive queues; caller holds the lock.
+// connection's exclusive queues, unless its node crashed: those stay,
+// locked, until the node starts again (exclusive-owner-killed-locked.txt,
+// 4.3.6); caller holds the lock.
 func (c *Connection) shutdown(cause *protocol.Error) {
 	var err error = &closedError{what: "connection " + c.name}
 	if cause != nil {
@@ -325,7 +331,7 @@ func (c *Connection) shutdown(cause *protocol.Error) {
 	clear(c.channels)
 	var exclusive []string
 	for name, q := range c.vhost.queues {
-		if q.Options().Exclusive && q.owner == c {
+		if q.Options().Exclusive && q.owner == c && !c.crashed {
 			exclusive = append(exclusive, name)
 		}
 	}

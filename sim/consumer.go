@@ -20,6 +20,12 @@ type Consumer struct {
 	// lane indexes its deliveries in the outbox, for Next.
 	lane      lane
 	cancelled bool
+	// suspected: its node crashed, and its queue keeps it, with its
+	// deliveries, until the node is back (cluster_consumers.go).
+	suspected bool
+	// inTransit are messages its queue checked out to it that never
+	// reached it: its node has no member of the queue to deliver them.
+	inTransit []*queue.Message
 	// args are basic.consume's arguments, for inspection.
 	args Table
 }
@@ -55,6 +61,10 @@ func (c *Consumer) Next() (d Delivery, ok bool) {
 		return d, false
 	}
 	b.mu.Lock()
+	if c.ch.conn.hung() {
+		b.mu.unlockView() // its node sends nothing (cluster_pause.go)
+		return d, false
+	}
 	it, ok := c.ch.conn.out.next(&c.lane)
 	if !ok {
 		b.mu.unlockView() // nothing changed

@@ -155,11 +155,14 @@ func (ch *Channel) QueueDeclare(name string, o QueueOptions, opts ...CallOption)
 		// exclusive queue is never durable (checked against RabbitMQ 3.10.8).
 		durable := o.Durable && !o.Exclusive
 		if q, ok := v.queues[name]; ok {
-			if err := ch.checkReach(q, protocol.QueueDeclare); err != nil {
-				return err
-			}
+			// Exclusivity is checked before the queue's process is
+			// called: an exclusive queue whose owner's node crashed
+			// answers 405 at once (exclusive-owner-killed-locked.txt).
 			if (q.Options().Exclusive && q.owner != ch.conn) || q.Options().Exclusive != o.Exclusive {
 				return lockedError(q, protocol.QueueDeclare)
+			}
+			if err := ch.checkReach(q, protocol.QueueDeclare); err != nil {
+				return err
 			}
 			if err := q.Equivalent(queue.Options{Durable: durable, AutoDelete: o.AutoDelete, Args: o.Args}); err != nil {
 				return err
@@ -384,6 +387,7 @@ func (b *Broker) deleteQueue(q *brokerQueue) {
 	q.Delete()
 	q.deleted = true
 	q.dropHeld()
+	q.cluster.suspects = nil
 	q.stopTimers()
 	delete(v.queues, q.Name())
 	if v.routed == q {

@@ -120,7 +120,8 @@
 // docs/cluster.md): each connection is on a node (ConnectOptions.Node),
 // each queue has a leader node (a classic queue's home; a quorum queue's
 // or stream's Raft leader, with a member on every node), and StopNode,
-// KillNode, StartNode, Partition, Heal and RecoverAfter are the faults.
+// KillNode, StartNode, PauseNode, ResumeNode (a hung node:
+// cluster_pause.go), Partition, Heal and RecoverAfter are the faults.
 // What clients then see (closes, cancellations, nacks, held confirms,
 // elections after LeaderElection, errors at once or after a timeout, calls
 // that wait) follows the measurements, on the virtual clock. A channel

@@ -175,7 +175,10 @@ func queueDetails(v *vhost, q *brokerQueue) QueueDetails {
 	if b := q.b; b.clustered() {
 		d.Leader, d.Members = b.queueNodes(q)
 		for n := 1; n <= b.topo.Len(); n++ {
-			if name := b.topo.Name(n); slices.Contains(d.Members, name) && b.topo.Running(n) {
+			// A member that never started is not online (rabbitmqctl
+			// list_queues online, on the 4.3.6 cluster, after a declare
+			// during a cut: quorum_status says noproc).
+			if name := b.topo.Name(n); slices.Contains(d.Members, name) && b.topo.Running(n) && !q.memberAbsent(n) {
 				d.Online = append(d.Online, name)
 			}
 		}

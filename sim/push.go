@@ -81,6 +81,9 @@ type Cancellation struct {
 func (c *Connection) Drain(buf []Push) []Push {
 	c.b.mu.Lock()
 	defer c.b.mu.Unlock()
+	if c.hung() {
+		return buf // its node sends nothing (cluster_pause.go)
+	}
 	buf = c.out.drain(buf)
 	c.taken()
 	return buf

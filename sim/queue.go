@@ -74,8 +74,13 @@ func (q *brokerQueue) CanSend(c *consumer.Consumer[*Consumer]) bool {
 	return cs.ch.conn.canSend(q) && cs.ch.core.Allow(q, !c.NoAck)
 }
 
-// Deliver sends m to consumer c.
+// Deliver sends m to consumer c, unless the queue's member on c's node
+// never started (cluster_consumers.go).
 func (q *brokerQueue) Deliver(c *consumer.Consumer[*Consumer], m *queue.Message, redelivered bool) {
+	if q.cluster.Absent != 0 && q.memberAbsent(c.Owner().ch.conn.node) {
+		c.Owner().inTransit = append(c.Owner().inTransit, m)
+		return
+	}
 	c.Owner().deliver(m, redelivered)
 }
 

@@ -5,6 +5,7 @@ import (
 	"net"
 	"os"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -23,8 +24,9 @@ import (
 // sync.Cond, and deadlines are armed with time.AfterFunc, so both follow
 // the bubble's fake clock.
 //
-// Both ends implement net.Conn and CloseWrite (the peer reads io.EOF once
-// it has drained what was written). Close on one end makes its own reads
+// Both ends implement net.Conn, CloseWrite (the peer reads io.EOF once
+// it has drained what was written) and Reset (the peer reads a "connection
+// reset by peer" error instead). Close on one end makes its own reads
 // and writes fail with io.ErrClosedPipe, the peer's reads return io.EOF after
 // the buffered bytes, and the peer's writes fail with io.ErrClosedPipe.
 func Pipe() (client, server net.Conn) {
@@ -54,8 +56,9 @@ type half struct {
 	// unread (a write into an empty buffer always goes through).
 	limit int
 	// wclosed: the writing end closed or half-closed; reads return io.EOF
-	// once the buffer is drained.
+	// once the buffer is drained, or errPipeReset when reset is set.
 	wclosed bool
+	reset   bool
 	// rclosed: the reading end closed; reads and writes fail.
 	rclosed bool
 	rd      deadline // read deadline of the reading end
@@ -153,6 +156,8 @@ func (h *half) read(p []byte) (int, error) {
 				h.cond.Broadcast() // a writer waits for the room this read made
 			}
 			return n, nil
+		case h.wclosed && h.reset:
+			return 0, errPipeReset
 		case h.wclosed:
 			return 0, io.EOF
 		}
@@ -204,10 +209,12 @@ func (h *half) write(p []byte, wd *deadline) (int, error) {
 	return len(p), nil
 }
 
-// closeWrite marks the writing end closed.
-func (h *half) closeWrite() {
+// closeWrite marks the writing end closed; reset makes the reader's
+// end read errPipeReset instead of io.EOF.
+func (h *half) closeWrite(reset bool) {
 	h.mu.Lock()
 	h.wclosed = true
+	h.reset = h.reset || reset
 	h.cond.Broadcast()
 	h.mu.Unlock()
 }
@@ -254,14 +261,27 @@ func (c *pipeConn) Write(p []byte) (int, error) {
 // Close closes both directions of this end.
 func (c *pipeConn) Close() error {
 	c.rx.closeRead()
-	c.tx.closeWrite()
+	c.tx.closeWrite(false)
 	return nil
 }
+
+// Reset closes both directions of this end as a TCP reset does: the peer
+// reads, after the bytes already written, an error that wraps
+// syscall.ECONNRESET ("connection reset by peer") instead of io.EOF.
+func (c *pipeConn) Reset() error {
+	c.rx.closeRead()
+	c.tx.closeWrite(true)
+	return nil
+}
+
+// errPipeReset is what the peer of a Reset end reads, worded as a TCP
+// connection's reset.
+var errPipeReset = &net.OpError{Op: "read", Net: "amqpsim", Err: os.NewSyscallError("read", syscall.ECONNRESET)}
 
 // CloseWrite half-closes the connection: the peer reads io.EOF after the
 // bytes already written, and this end can still read.
 func (c *pipeConn) CloseWrite() error {
-	c.tx.closeWrite()
+	c.tx.closeWrite(false)
 	return nil
 }
 

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"io"
 	"os"
+	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -52,6 +54,21 @@ func TestPipeClose(t *testing.T) {
 	}
 	if a.LocalAddr().String() != "client" || a.RemoteAddr().Network() != "amqpsim" {
 		t.Errorf("addresses %v %v", a.LocalAddr(), a.RemoteAddr())
+	}
+}
+
+// A reset end's peer reads what was written, then "connection reset by
+// peer" (syscall.ECONNRESET), as from a TCP reset.
+func TestPipeReset(t *testing.T) {
+	a, b := Pipe()
+	a.Write([]byte("last words"))
+	a.(interface{ Reset() error }).Reset()
+	got, err := io.ReadAll(b)
+	if string(got) != "last words" || !errors.Is(err, syscall.ECONNRESET) || !strings.Contains(err.Error(), "connection reset by peer") {
+		t.Errorf("peer read %q, %v; want the words, then a reset", got, err)
+	}
+	if _, err := a.Read(make([]byte, 1)); !errors.Is(err, io.ErrClosedPipe) {
+		t.Errorf("read after Reset: %v", err)
 	}
 }
 

@@ -94,6 +94,28 @@ func (c *serverConn) closeTransport() {
 	c.nc.Close()
 }
 
+// resetTransport closes the socket with a TCP reset, as the kernel closes
+// a crashed RabbitMQ node's sockets: its listeners set {linger, {true,
+// 0}} (rabbit's default tcp_listen_options), and amqp091-go then reports
+// "connection reset by peer" (measured on a 4.3.6 cluster:
+// kill-node-resets-connections.txt). A transport that cannot reset (TLS
+// over a pipe) is closed.
+func (c *serverConn) resetTransport() {
+	c.cancelGone()
+	nc := c.nc
+	if t, ok := nc.(interface{ NetConn() net.Conn }); ok { // *tls.Conn
+		nc = t.NetConn()
+	}
+	switch t := nc.(type) {
+	case *net.TCPConn:
+		t.SetLinger(0)
+	case interface{ Reset() error }:
+		t.Reset()
+		return
+	}
+	nc.Close()
+}
+
 // chanState is the server's view of one channel, from channel.open to the
 // close-ok that ends it: the broker's channel and the assembly of content
 // frames, which goes on while the broker drops a closing channel's
@@ -173,6 +195,11 @@ func (c *serverConn) displayName() string {
 // serve is the reader goroutine.
 func (c *serverConn) serve() {
 	defer c.finish()
+	// A hung node accepts the TCP connection (its kernel does) and then
+	// says nothing, not even the handshake's first frame.
+	if c.node > 0 && nodeHung(c.s.Broker, c.node) {
+		_ = c.s.Broker.WaitFor(c.gone, func(b *sim.Broker) bool { return !nodeHung(b, c.node) })
+	}
 	if !c.handshake() {
 		return
 	}
@@ -507,6 +534,30 @@ func (c *serverConn) waitUnblocked() {
 	c.paused.Store(true)
 	defer c.paused.Store(false)
 	_ = c.s.Broker.WaitFor(c.gone, func(*sim.Broker) bool { return !c.sc.Blocked() })
+}
+
+// waitHung holds the reader while the connection's cluster node is hung
+// (sim.Broker.PauseNode): a hung RabbitMQ node reads nothing from its
+// sockets, and its heartbeat monitor stands still. It returns when the
+// node runs again, or the server closes the transport.
+func (c *serverConn) waitHung(sc *sim.Connection) {
+	c.paused.Store(true)
+	defer c.paused.Store(false)
+	_ = c.s.Broker.WaitFor(c.gone, func(*sim.Broker) bool { return !sc.Hung() })
+}
+
+// nodeHung reports whether node n of b's cluster is hung (0: no node).
+func nodeHung(b *sim.Broker, n int) bool {
+	nodes := b.Nodes()
+	return n >= 1 && n <= len(nodes) && nodes[n-1].Hung
+}
+
+// hung reports whether the connection's cluster node is hung.
+func (c *serverConn) hung() bool {
+	c.mu.Lock()
+	sc := c.sc
+	c.mu.Unlock()
+	return sc != nil && sc.Hung()
 }
 
 // contentDone applies a content method whose body is complete.

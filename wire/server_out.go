@@ -79,7 +79,7 @@ func (c *serverConn) call(f func() (outItem, bool)) {
 	c.mu.Unlock()
 	c.callMu.Unlock()
 	if drop {
-		c.closeTransport()
+		c.resetTransport()
 	}
 	if queued {
 		c.signal()
@@ -93,13 +93,14 @@ func (c *serverConn) drain() {
 	drop := c.drainLocked()
 	c.mu.Unlock()
 	if drop {
-		c.closeTransport()
+		c.resetTransport()
 	}
 }
 
 // drainLocked is drain; caller holds callMu and mu (which the broker never
 // waits for: Notify only signals). It reports whether the transport is to
-// close at once, which the caller does once it has released mu.
+// close at once with a reset (its node crashed), which the caller does
+// once it has released mu.
 func (c *serverConn) drainLocked() (drop bool) {
 	sc := c.sc
 	if sc == nil || !sc.HasPending() {
@@ -387,13 +388,16 @@ func (c *serverConn) heartbeatLoop(received uint64) {
 		case <-c.done:
 			return
 		case <-send.C:
+			if c.hung() {
+				continue // a hung node sends nothing
+			}
 			if s := c.sent.Load(); s == lastSent {
 				c.enqueue(outItem{kind: outHeartbeat})
 			} else {
 				lastSent = s
 			}
 		case <-recv.C:
-			if r := c.recvBytes.Load(); r != lastRecv || c.paused.Load() {
+			if r := c.recvBytes.Load(); r != lastRecv || c.paused.Load() || c.hung() {
 				lastRecv, silent = r, 0
 				continue
 			}
@@ -420,6 +424,9 @@ func (r batchReader) Read(p []byte) (int, error) {
 	c.mu.Unlock()
 	if sc != nil && !c.closing.Load() {
 		c.call(func() (outItem, bool) { sc.Idle(); return outItem{}, false })
+		if sc.Hung() {
+			c.waitHung(sc)
+		}
 	}
 	n, err := c.nc.Read(p)
 	c.recvBytes.Add(uint64(n))

@@ -41,7 +41,8 @@ func runRecord(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stderr, "exchange names get a random per-run prefix, and everything a run declares is")
 		fmt.Fprintln(stderr, "deleted afterwards. Cluster scenarios are recorded on the cluster that --cluster")
 		fmt.Fprintln(stderr, "controls (\"scripts/rabbitmq cluster\": its status, ctl N, stop-node N, kill-node N,")
-		fmt.Fprintln(stderr, "start-node N, partition N and heal commands), the others on the --url brokers.")
+		fmt.Fprintln(stderr, "start-node N, pause-node N, resume-node N, partition N and heal commands), the")
+		fmt.Fprintln(stderr, "others on the --url brokers.")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {

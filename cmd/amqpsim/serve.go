@@ -87,7 +87,7 @@ func parseServe(args []string, stderr io.Writer) (serveOptions, error) {
 	memory := fs.String("memory-high-watermark", "0.4", "RabbitMQ's vm_memory_high_watermark: when the Go heap in use exceeds this fraction of the memory available to the process (its cgroup's limit, or the machine's) or this size (1GB, 512MiB), the memory alarm blocks publishers until it falls back")
 	permit := permitFlag(fs)
 	fs.IntVar(&o.nodes, "nodes", 1, "simulate a cluster of this many nodes (RabbitMQ 4.3 as measured on a real cluster: docs/cluster.md); node N listens on --addr's port + N - 1 "+
-		"(each on a free port when it is 0), and POST /api/sim/stop-node?node=N, kill-node, start-node, partition and heal (--http) act on them")
+		"(each on a free port when it is 0), and POST /api/sim/stop-node?node=N, kill-node, start-node, pause-node, resume-node, partition and heal (--http) act on them")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: amqpsim serve [flags]\n\nServes the simulated RabbitMQ broker (4.3 unless --rabbitmq says) over TCP until SIGINT or SIGTERM.\n\nflags:")
 		fs.PrintDefaults()

@@ -2,10 +2,8 @@ package scenarios
 
 import (
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/amqpsim/amqpsim/protocol"
 )
@@ -69,6 +67,14 @@ func tokenize(line string) ([]token, error) {
 					return nil, err
 				}
 				t.val, t.quoted, t.raw = s, true, line[i:i+n]
+				i += n
+			} else if i < len(line) && (line[i] == '[' || line[i] == '{') {
+				n, err := compositeAt(line, i)
+				if err != nil {
+					return nil, err
+				}
+				t.val = line[i : i+n]
+				t.raw = t.val
 				i += n
 			} else {
 				vs := i
@@ -149,167 +155,13 @@ func word(s string) string {
 	return strconv.Quote(s)
 }
 
-// optWord renders an option's string value: bare unless it is empty or has
-// blanks, quotes or control characters.
+// optWord renders an option's string value: bare unless it is empty, has
+// blanks, quotes or control characters, or opens a table or an array.
 func optWord(s string) string {
-	if s == "" || strings.ContainsAny(s, " \t\"") || !isBare(strings.NewReplacer("#", "a", "=", "a").Replace(s)) {
+	if s == "" || strings.ContainsAny(s, " \t\"") || s[0] == '[' || s[0] == '{' || !isBare(strings.NewReplacer("#", "a", "=", "a").Replace(s)) {
 		return strconv.Quote(s)
 	}
 	return s
-}
-
-// parseValue reads a typed field value (queue and consumer arguments,
-// message headers). See the package documentation for the forms.
-func parseValue(raw string, quoted bool, val string) (any, error) {
-	if quoted {
-		return val, nil
-	}
-	if open := strings.IndexByte(raw, '('); open > 0 && strings.HasSuffix(raw, ")") {
-		typ, inner := raw[:open], raw[open+1:len(raw)-1]
-		if len(inner) > 0 && inner[0] == '"' {
-			s, n, err := quotedAt(inner, 0)
-			if err != nil || n != len(inner) {
-				return nil, fmt.Errorf("bad quoted string in %s", raw)
-			}
-			inner = s
-		}
-		return typedValue(typ, inner)
-	}
-	switch raw {
-	case "true":
-		return true, nil
-	case "false":
-		return false, nil
-	case "void":
-		return nil, nil
-	}
-	if n, err := strconv.ParseInt(raw, 10, 32); err == nil {
-		return int32(n), nil
-	}
-	if looksNumeric(raw) {
-		if strings.ContainsAny(raw, ".eE") {
-			if f, err := strconv.ParseFloat(raw, 64); err == nil {
-				return f, nil
-			}
-		}
-		if n, err := strconv.ParseInt(raw, 10, 64); err == nil {
-			return n, nil
-		}
-		return nil, fmt.Errorf("bad number %q", raw)
-	}
-	return raw, nil
-}
-
-func looksNumeric(s string) bool {
-	if s == "" {
-		return false
-	}
-	if s[0] == '-' || s[0] == '+' {
-		s = s[1:]
-	}
-	return s != "" && s[0] >= '0' && s[0] <= '9'
-}
-
-// typedValue converts the inside of TYPE(...) to a value of that AMQP type.
-func typedValue(typ, s string) (any, error) {
-	intOf := func(bits int) (int64, error) { return strconv.ParseInt(s, 10, bits) }
-	uintOf := func(bits int) (uint64, error) { return strconv.ParseUint(s, 10, bits) }
-	var err error
-	var v any
-	switch typ {
-	case "byte":
-		var n int64
-		n, err = intOf(8)
-		v = int8(n)
-	case "ubyte":
-		var n uint64
-		n, err = uintOf(8)
-		v = uint8(n)
-	case "short":
-		var n int64
-		n, err = intOf(16)
-		v = int16(n)
-	case "ushort":
-		var n uint64
-		n, err = uintOf(16)
-		v = uint16(n)
-	case "int":
-		var n int64
-		n, err = intOf(32)
-		v = int32(n)
-	case "uint":
-		var n uint64
-		n, err = uintOf(32)
-		v = uint32(n)
-	case "long":
-		v, err = intOf(64)
-	case "float":
-		var f float64
-		f, err = strconv.ParseFloat(s, 32)
-		v = float32(f)
-	case "double":
-		v, err = strconv.ParseFloat(s, 64)
-	case "str":
-		v = s
-	case "bool":
-		v, err = strconv.ParseBool(s)
-	case "timestamp":
-		// Seconds since the Unix epoch, AMQP's timestamp (x-stream-offset).
-		var n int64
-		n, err = intOf(64)
-		v = time.Unix(n, 0).UTC()
-	default:
-		return nil, fmt.Errorf("unknown value type %q (expected byte, ubyte, short, ushort, int, uint, long, float, double, str, bool or timestamp)", typ)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("bad %s value %q", typ, s)
-	}
-	return v, nil
-}
-
-// formatValue is parseValue's inverse: the canonical text of a field value.
-func formatValue(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return "void"
-	case bool:
-		return strconv.FormatBool(x)
-	case int8:
-		return fmt.Sprintf("byte(%d)", x)
-	case uint8:
-		return fmt.Sprintf("ubyte(%d)", x)
-	case int16:
-		return fmt.Sprintf("short(%d)", x)
-	case uint16:
-		return fmt.Sprintf("ushort(%d)", x)
-	case int32:
-		return strconv.FormatInt(int64(x), 10)
-	case int:
-		return strconv.Itoa(x)
-	case uint32:
-		return fmt.Sprintf("uint(%d)", x)
-	case int64:
-		if x >= math.MinInt32 && x <= math.MaxInt32 {
-			return fmt.Sprintf("long(%d)", x)
-		}
-		return strconv.FormatInt(x, 10)
-	case float32:
-		return fmt.Sprintf("float(%s)", strconv.FormatFloat(float64(x), 'g', -1, 32))
-	case float64:
-		s := strconv.FormatFloat(x, 'g', -1, 64)
-		if !strings.ContainsAny(s, ".eE") {
-			return "double(" + s + ")"
-		}
-		return s
-	case time.Time:
-		return fmt.Sprintf("timestamp(%d)", x.Unix())
-	case string:
-		if isBare(x) && !looksNumeric(x) && x != "true" && x != "false" && x != "void" {
-			return x
-		}
-		return strconv.Quote(x)
-	}
-	return fmt.Sprintf("%q", fmt.Sprint(v))
 }
 
 // formatTable renders a table's entries as sorted key=value options, each key

@@ -6,7 +6,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/amqpsim/amqpsim/protocol"
 )
@@ -210,22 +209,4 @@ func headerLines(t protocol.Table) []string {
 	return out
 }
 
-func headerValue(v any) string {
-	switch x := v.(type) {
-	case protocol.Table:
-		var parts []string
-		for _, k := range slices.Sorted(maps.Keys(x)) {
-			parts = append(parts, k+"="+headerValue(x[k]))
-		}
-		return "{" + strings.Join(parts, " ") + "}"
-	case []any:
-		parts := make([]string, len(x))
-		for i, e := range x {
-			parts[i] = headerValue(e)
-		}
-		return "[" + strings.Join(parts, " ") + "]"
-	case time.Time:
-		return "timestamp(*)"
-	}
-	return formatValue(v)
-}
+func headerValue(v any) string { return valueText(v, true) }

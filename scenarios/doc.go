@@ -160,9 +160,21 @@
 // type=, user-id=, app-id=, and headers header.NAME=VALUE. A VALUE is typed:
 // 5 is a signedint, true and false are bools, 1.5 is a double, void is
 // void, "text" or any other bare word is a longstr; TYPE(V) gives any other
-// type: byte, ubyte, short, ushort, int, uint, long, float, double, str,
-// bool, timestamp (seconds since the Unix epoch), e.g. x-priority=long(5),
-// x-stream-offset=timestamp(1700000000).
+// type: byte, ubyte, short, ushort, int, uint, long, float, double,
+// decimal (as many digits after the point as its scale: decimal(1.50)),
+// str, binary (a quoted Go string: binary("\x00\x01")), bool, timestamp
+// (seconds since the Unix epoch), e.g. x-priority=long(5),
+// x-stream-offset=timestamp(1700000000). A table is {KEY=VALUE ...} (a key
+// that is not a bare word quoted) and an array [VALUE ...], nested at will:
+// a header a result shows is written the same way in a step, so a message
+// can be published again with the x-death it arrived with (a timestamp
+// written as seconds instead of *):
+//
+//	publish ch1 work m1 header.x-death=[{count=long(1) exchange="" queue=work reason=rejected routing-keys=[work] time=timestamp(1700000000)}]
+//
+// Against a broker, the queue and exchange names of x-death entries and of
+// the x-first-death-* and x-last-death-* headers get the run's prefix, as
+// queue arguments' names do.
 //
 // Parse errors name the file, line and column and what was expected:
 //

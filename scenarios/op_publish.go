@@ -113,13 +113,13 @@ func (o Publish) runAMQP(d *amqpDriver, ch *amqp.Channel) (reply, error) {
 	if o.Exchange == "" {
 		key = d.p(key)
 	}
-	return reply{}, ch.PublishWithContext(context.Background(), d.p(o.Exchange), key, o.Mandatory, o.Immediate, publishing(o))
+	return reply{}, ch.PublishWithContext(context.Background(), d.p(o.Exchange), key, o.Mandatory, o.Immediate, d.publishing(o))
 }
 
-func publishing(o Publish) amqp.Publishing {
+func (d *amqpDriver) publishing(o Publish) amqp.Publishing {
 	p := o.Props
 	return amqp.Publishing{
-		Headers: table(p.Headers), ContentType: p.ContentType, ContentEncoding: p.ContentEncoding,
+		Headers: d.deathNames(table(p.Headers)), ContentType: p.ContentType, ContentEncoding: p.ContentEncoding,
 		DeliveryMode: p.DeliveryMode, Priority: p.Priority, CorrelationId: p.CorrelationID, ReplyTo: p.ReplyTo,
 		Expiration: p.Expiration, MessageId: p.MessageID, Type: p.Type, UserId: p.UserID, AppId: p.AppID,
 		Body: []byte(o.Bodies[0]),
@@ -158,4 +158,39 @@ func formatProps(p protocol.Properties) []string {
 	str("user-id", p.UserID)
 	str("app-id", p.AppID)
 	return append(out, formatTable("header.", p.Headers)...)
+}
+
+// deathNames prefixes the names a published message's dead-lettering
+// headers refer to, as steps' names are, so that a message republished with
+// the x-death a result showed names the run's queues: a broker that extends
+// x-death finds its entry by queue and reason (rabbit_dead_letter
+// x_death_event_key in 3.10). Routing keys are queue names when the
+// exchange is the default one "".
+func (d *amqpDriver) deathNames(h amqp.Table) amqp.Table {
+	for _, k := range []string{"x-first-death-queue", "x-first-death-exchange", "x-last-death-queue", "x-last-death-exchange"} {
+		if s, ok := h[k].(string); ok {
+			h[k] = d.p(s)
+		}
+	}
+	deaths, _ := h["x-death"].([]any)
+	for _, e := range deaths {
+		death, ok := e.(amqp.Table)
+		if !ok {
+			continue
+		}
+		x, _ := death["exchange"].(string)
+		for _, k := range []string{"queue", "exchange"} {
+			if s, ok := death[k].(string); ok {
+				death[k] = d.p(s)
+			}
+		}
+		if keys, ok := death["routing-keys"].([]any); ok && x == "" {
+			for i, key := range keys {
+				if s, ok := key.(string); ok {
+					keys[i] = d.p(s)
+				}
+			}
+		}
+	}
+	return h
 }

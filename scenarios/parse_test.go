@@ -109,7 +109,7 @@ func genOp(t *rapid.T) Op {
 	}
 	b := rapid.Bool()
 	ch := ident.Draw(t, "ch")
-	switch rapid.IntRange(0, 37).Draw(t, "kind") {
+	switch rapid.IntRange(0, 38).Draw(t, "kind") {
 	case 0:
 		return Conn{Name: ident.Draw(t, "c")}
 	case 1:
@@ -218,6 +218,22 @@ func genOp(t *rapid.T) Op {
 	case 37:
 		re := rapid.SampledFrom([]string{"", ".*", "^a", "^{username}$", "{vhost}", "a b"})
 		return SetTopicPermissions{User: ident.Draw(t, "u"), Exchange: name.Draw(t, "x"), Write: re.Draw(t, "w"), Read: re.Draw(t, "r")}
+	case 38:
+		k := rapid.SampledFrom(faultKinds).Draw(t, "fault")
+		if _, armed := armedActions[k]; armed && (k == FaultCloseEveryConnection || rapid.Bool().Draw(t, "armed")) {
+			return Fault{Kind: k, AtDelivery: rapid.IntRange(1, 99).Draw(t, "at")}
+		}
+		switch k {
+		case FaultNackPublishes:
+			return Fault{Kind: k, Count: rapid.IntRange(1, 9).Draw(t, "count")}
+		case FaultRestart:
+			return Fault{Kind: k}
+		case FaultConsumerTimeout:
+			return Fault{Kind: k, Name: ch}
+		default:
+			return Fault{Kind: k, Name: ch, Code: rapid.SampledFrom([]int{0, 404, 541}).Draw(t, "code"),
+				Text: rapid.SampledFrom([]string{"", "gone", "a b"}).Draw(t, "text")}
+		}
 	}
 	return ShowHeld{}
 }

@@ -144,6 +144,7 @@ import (
 	"github.com/amqpsim/amqpsim/internal/memwatch"
 	"github.com/amqpsim/amqpsim/mgmt"
 	"github.com/amqpsim/amqpsim/protocol"
+	"github.com/amqpsim/amqpsim/scenarios"
 	"github.com/amqpsim/amqpsim/sim"
 	"github.com/amqpsim/amqpsim/wire"
 )
@@ -255,11 +256,15 @@ type Server struct {
 
 	// io wakes WaitFlushed (flush.go).
 	io ioEvents
-	// faultMu guards refuseUntil, the end of a RefuseDials outage, and
-	// transports, the server's ends of the in-memory connections.
+	// faultMu guards refuseUntil, the end of a RefuseDials outage,
+	// transports, the server's ends of the in-memory connections, and
+	// marks and alarms, the faults injected, for a failure report
+	// (marks.go).
 	faultMu     sync.Mutex
 	refuseUntil time.Time
 	transports  []*faultConn
+	marks       []scenarios.TraceFault
+	alarms      []alarmMark
 
 	// mgmt is the management API's handler; httpOnce starts httpSrv, its
 	// loopback listener, at the first ManagementURL.
@@ -460,6 +465,7 @@ func (s *Server) Close() {
 // close_connection" does. The clients get connection.close.
 func (s *Server) CloseClientConnections(reason string) {
 	for _, c := range s.broker.Connections() {
+		s.markClose(c.Name(), 0, protocol.ConnectionForced, reason)
 		c.CloseWithError(sim.Forced(reason))
 	}
 }
@@ -473,6 +479,7 @@ func (s *Server) CloseChannel(connName string, id uint16, code int, text string)
 	if err != nil {
 		return err
 	}
+	s.markClose(connName, id, code, text)
 	ch.CloseWithError(protocol.Errorf(code, protocol.Method{}, "%s", text))
 	return nil
 }
@@ -487,6 +494,7 @@ func (s *Server) ForceConsumerTimeout(connName string, id uint16) error {
 	if err != nil {
 		return err
 	}
+	s.mark(scenarios.TraceFault{Op: scenarios.Fault{Kind: scenarios.FaultConsumerTimeout}, Conn: connName, Channel: id})
 	return ch.ForceConsumerTimeout()
 }
 

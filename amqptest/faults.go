@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/amqpsim/amqpsim/scenarios"
 	"github.com/amqpsim/amqpsim/sim"
 )
 
@@ -71,6 +72,7 @@ func (s *Server) DropConnection(connName string) error {
 	if !ok {
 		return fmt.Errorf("amqptest: no open connection %q", connName)
 	}
+	s.mark(scenarios.TraceFault{Comment: "connection " + connName + " dropped here (a fault), which the broker takes as its client's close"})
 	if fc, ok := plain(nc).(*faultConn); ok {
 		return fc.drop() // under TLS too: no close_notify, as a cut cable
 	}
@@ -210,5 +212,6 @@ func (fc *faultConn) setStalled(on bool) {
 	}
 }
 
-// faultText is the explanation of the errors amqptest's faults close with.
-const faultText = "fault injected by amqptest"
+// faultText is the explanation of the errors amqptest's faults close with,
+// which a failure report's fault steps close with too.
+const faultText = scenarios.FaultText

@@ -57,8 +57,9 @@ func (s *Server) reportOnFailure(t testing.TB) {
 // servers.
 func (s *Server) WriteReport(dir, name, title string) (string, error) {
 	base := fileName(name)
-	sc, res, err := scenarios.FromTrace(s.broker.Trace(), scenarios.TraceOptions{Name: base, Title: title,
-		Seed: s.broker.Config().Seed, Final: s.broker})
+	trace := s.broker.Trace()
+	sc, res, err := scenarios.FromTrace(trace, scenarios.TraceOptions{Name: base, Title: title,
+		Seed: s.broker.Config().Seed, Final: s.broker, Faults: s.traceFaults(trace)})
 	if err != nil {
 		return "", err
 	}

@@ -352,7 +352,7 @@ func (s *Server) inject(f Fault) error {
 		if f.Alarm == 0 {
 			return fmt.Errorf("amqptest: %v: no alarm", f)
 		}
-		s.broker.SetAlarmFor(f.Alarm, f.For)
+		s.setAlarmFor(f.Alarm, f.For)
 	case FaultNackPublishes:
 		s.broker.NackPublishes(f.Count)
 	case FaultStopNode, FaultKillNode, FaultPartition:
@@ -389,12 +389,17 @@ func (s *Server) arm(f Fault) (bool, error) {
 		df.Action = sim.FaultConsumerTimeout
 	}
 	err := s.broker.CloseAtDelivery(df)
-	if errors.Is(err, sim.ErrDeliveryPassed) {
-		if !f.Kind.ofDelivery() {
-			return false, nil
-		}
-		df.N, df.FromStart = 1, false
+	if errors.Is(err, sim.ErrDeliveryPassed) && !f.Kind.ofDelivery() {
+		return false, nil
+	}
+	for errors.Is(err, sim.ErrDeliveryPassed) {
+		// The next delivery, counted from the start too, so that a
+		// report arms it at the same delivery.
+		df.N = int(s.broker.Deliveries()) + 1
 		err = s.broker.CloseAtDelivery(df)
+	}
+	if err == nil {
+		s.markArmed(f.Kind, df.N)
 	}
 	return err == nil, err
 }

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"testing"
@@ -58,9 +59,13 @@ import (
 // schedule towards fewer, earlier, simpler faults and prints the
 // smallest, with what failed in its run. Its draw is logged as a Go
 // literal, which pins it in a test: Faults(rapid.Just(schedule)). The
-// run is also written as a failure report (a scenario file and its SVG
-// diagram, named after the test) when WithFailureReport (in
-// ServerOptions) or $AMQPSIM_REPORT names a directory.
+// failing run is also written as a failure report (a scenario file and
+// its SVG diagram, named after the test) into the directory
+// WithFailureReport (in ServerOptions) or $AMQPSIM_REPORT names, or else
+// the system's temporary directory's amqpsim-reports, with the command
+// that runs it on RabbitMQ (amqpsim confirm), which says whether RabbitMQ
+// answers the run's steps as the simulator did (the failure is then in
+// the consumer) or differently (the simulator's fault).
 //
 // A consumer's goroutines do not run in a fixed order, so one schedule
 // may fail once and pass the next time. So that shrinking converges and
@@ -71,7 +76,9 @@ import (
 // failing, every schedule rapid tries while shrinking. A schedule that
 // failed and then passed all its re-runs fails the property as flaky:
 // "the schedule failed once and passed 10 re-runs: the consumer's outcome
-// depends on goroutine order", with its first failure.
+// depends on goroutine order", with its first failure, the first events
+// where the failing run's trace and a passing re-run's differ (the
+// ordering that mattered), and the confirm command of its report.
 //
 // CheckUnderFaults needs a *testing.T, as testing/synctest does, and must
 // not be called inside a bubble. With rapid's own flags (-rapid.checks,
@@ -252,7 +259,7 @@ func checkUnderFaults(t *testing.T, tb rapid.TB, run func(context.Context, *Serv
 		tb.Fatalf("amqptest: CheckUnderFaults starts a fresh broker for every run: WithBroker cannot be one of its ServerOptions")
 		return
 	}
-	h := &history{fails: map[string]int{}, first: map[string]string{}}
+	h := &history{fails: map[string]int{}, first: map[string]*outcome{}}
 	rapid.Check(tb, func(rt *rapid.T) {
 		sched := c.schedules.Draw(rt, "schedule")
 		// One Fatal for every outcome, so that rapid sees one failure
@@ -266,12 +273,21 @@ func checkUnderFaults(t *testing.T, tb rapid.TB, run func(context.Context, *Serv
 
 // history is what CheckUnderFaults remembers across rapid's tests.
 type history struct {
-	tests int               // rapid's tests so far
-	fails map[string]int    // a schedule's failures so far, by its String
-	first map[string]string // its first failure
+	tests int                 // rapid's tests so far
+	fails map[string]int      // a schedule's failures so far, by its String
+	first map[string]*outcome // its first failure
 	// unstable: a schedule passed after failing, so outcomes depend on
 	// more than the schedule, and every schedule gets the re-runs.
 	unstable bool
+}
+
+// outcome is one run's: its failure, if it failed, with its report's path
+// if one was written; its trace; whether its broker had several nodes.
+type outcome struct {
+	err     error
+	report  string
+	trace   []sim.Event
+	cluster bool
 }
 
 // attempt runs sched, again while it passes if it may fail, and returns
@@ -287,28 +303,40 @@ func (c *checkConfig) attempt(t *testing.T, name string, run func(context.Contex
 		runs = c.reruns
 	}
 	h.tests++
+	var passed *outcome // the first run that passed
 	for range runs {
-		report, err := c.once(t, name, run, sched)
-		if err == nil {
+		o := c.once(t, name, run, sched)
+		if o.err == nil {
 			if known {
 				h.unstable = true
+			}
+			if passed == nil {
+				passed = o
 			}
 			continue
 		}
 		if h.fails[key]++; h.fails[key] == 1 {
-			h.first[key] = err.Error()
+			h.first[key] = o
 		}
-		logf("amqptest: the run failed:\n%v", err)
-		if report != "" {
-			logf("amqptest: the run is in %s (diagram: %s)", report, strings.TrimSuffix(report, ".txt")+".svg")
+		logf("amqptest: the run failed:\n%v", o.err)
+		if o.report != "" {
+			logf("amqptest: the run is in %s (diagram: %s)\n%s", o.report, strings.TrimSuffix(o.report, ".txt")+".svg", confirmHint(o.report, o.cluster))
 		}
 		return "amqptest: the consumer fails under this schedule:\n" + indent(key)
 	}
 	if !known {
 		return ""
 	}
-	return fmt.Sprintf("amqptest: the schedule failed %s and passed %d re-runs: the consumer's outcome depends on goroutine order\n%s\nits first failure:\n%s",
-		times(h.fails[key]), runs, indent(key), indent(h.first[key]))
+	first := h.first[key]
+	msg := fmt.Sprintf("amqptest: the schedule failed %s and passed %d re-runs: the consumer's outcome depends on goroutine order\n%s\nits first failure:\n%s",
+		times(h.fails[key]), runs, indent(key), indent(first.err.Error()))
+	if passed != nil {
+		msg += "\n" + firstDifference(first.trace, passed.trace)
+	}
+	if first.report != "" {
+		msg += fmt.Sprintf("\nthe failing run is in %s\n%s", first.report, confirmHint(first.report, first.cluster))
+	}
+	return msg
 }
 
 // replaying reports whether rapid was told to replay a fail file.
@@ -330,53 +358,55 @@ func times(n int) string {
 
 func indent(s string) string { return "\t" + strings.ReplaceAll(s, "\n", "\n\t") }
 
-// once runs sched once in a bubble of its own and returns its failure,
-// with the path of its report if one was written.
-func (c *checkConfig) once(t *testing.T, name string, run func(context.Context, *Server) error, sched Schedule) (report string, err error) {
+// once runs sched once in a bubble of its own and returns its outcome.
+func (c *checkConfig) once(t *testing.T, name string, run func(context.Context, *Server) error, sched Schedule) (o *outcome) {
+	o = &outcome{}
 	defer func() {
 		// A goroutine of the run still blocked when the bubble ends is a
 		// deadlock to synctest, which panics.
 		if r := recover(); r != nil {
-			err = errors.Join(err, fmt.Errorf("goroutines of the run were still blocked after it ended (%v): the consumer did not stop", r))
+			o.err = errors.Join(o.err, fmt.Errorf("goroutines of the run were still blocked after it ended (%v): the consumer did not stop", r))
 		}
 	}()
-	synctest.Test(t, func(*testing.T) { report, err = c.bubble(name, run, sched) })
-	return report, err
+	synctest.Test(t, func(*testing.T) { c.bubble(name, run, sched, o) })
+	return o
 }
 
-// bubble is one run, inside its bubble.
-func (c *checkConfig) bubble(name string, run func(context.Context, *Server) error, sched Schedule) (report string, err error) {
+// bubble is one run, inside its bubble. A failing run is written as a
+// report, into WithFailureReport's directory, $AMQPSIM_REPORT, or the
+// system's temporary directory's amqpsim-reports.
+func (c *checkConfig) bubble(name string, run func(context.Context, *Server) error, sched Schedule, o *outcome) {
 	var cfg config
-	for _, o := range c.server {
-		o(&cfg)
+	for _, opt := range c.server {
+		opt(&cfg)
 	}
 	if cfg.simConfig.Clock == nil {
 		cfg.simConfig.Clock = time.Now
 	}
 	srv, err := start(cfg)
 	if err != nil {
-		return "", err
+		o.err = err
+		return
 	}
 	defer srv.Close()
-	if err = c.exercise(srv, run, sched); err == nil {
-		err = c.check(srv.broker, sched)
-	}
-	if err == nil {
-		return "", nil
-	}
-	dir := cmp.Or(cfg.reportDir, os.Getenv(ReportEnv))
-	if dir == "" {
-		return "", err
+	if o.err = c.exercise(srv, run, sched); o.err == nil {
+		o.err = c.check(srv.broker, sched)
 	}
 	// The broker finishes what the run left it (a dropped connection's
-	// close) before the report reads its trace.
+	// close) before its trace is read.
 	synctest.Wait()
-	title := fmt.Sprintf("The run of %s under the schedule\n%s\nwhich failed:\n%v", name, sched, err)
+	o.trace, o.cluster = srv.broker.Trace(), len(srv.broker.Nodes()) > 1
+	if o.err == nil {
+		return
+	}
+	dir := cmp.Or(cfg.reportDir, os.Getenv(ReportEnv), filepath.Join(os.TempDir(), "amqpsim-reports"))
+	title := fmt.Sprintf("The run of %s under the schedule\n%s\nwhich failed:\n%v", name, sched, o.err)
 	path, rerr := srv.WriteReport(dir, name, title)
 	if rerr != nil {
-		return "", fmt.Errorf("%w\n(no failure report: %v)", err, rerr)
+		o.err = fmt.Errorf("%w\n(no failure report: %v)", o.err, rerr)
+		return
 	}
-	return path, err
+	o.report = path
 }
 
 // exercise runs the consumer under sched until the run is done, and

@@ -223,7 +223,8 @@ func TestCheckUnderFaultsShrinks(t *testing.T) {
 	if len(tb.errors) != 1 || !strings.Contains(tb.errors[0], want) {
 		t.Errorf("the property's failure, want %q:\n%s", want, tb.output())
 	}
-	for _, want := range []string{"check.NoLoss: event ", "reject-without-dlx", "the run is in " + filepath.Join(dir, "TestDropsRedeliveries.txt")} {
+	for _, want := range []string{"check.NoLoss: event ", "reject-without-dlx", "the run is in " + filepath.Join(dir, "TestDropsRedeliveries.txt"),
+		"amqpsim confirm " + filepath.Join(dir, "TestDropsRedeliveries.txt") + " --url "} {
 		if !strings.Contains(tb.output(), want) {
 			t.Errorf("the output lacks %q:\n%s", want, tb.output())
 		}
@@ -294,11 +295,23 @@ func TestCheckUnderFaultsFlaky(t *testing.T) {
 			return drop
 		}}.run(ctx, srv)
 	}
-	tb := failing(t, "TestDropsOnce", bug, Setup(jobs), Drained("jobs"), Faults(rapid.Just(smallest)), Reruns(4))
+	dir := t.TempDir()
+	tb := failing(t, "TestDropsOnce", bug, Setup(jobs), Drained("jobs"), Faults(rapid.Just(smallest)), Reruns(4),
+		ServerOptions(WithFailureReport(dir)))
 	want := "amqptest: the schedule failed once and passed 4 re-runs: the consumer's outcome depends on goroutine order\n" +
 		indent(smallest.String()) + "\nits first failure:\n\tcheck.NoLoss: event "
 	if len(tb.errors) != 1 || !strings.Contains(tb.errors[0], want) {
 		t.Errorf("the property's failure, want %q:\n%s", want, tb.output())
+	}
+	// Where the runs parted: the failing run rejected the redelivered
+	// job, the passing one acked it.
+	for _, want := range []string{"the failing run and a passing re-run first differ at event ",
+		"\tfailing: ", "basic.reject", "\tpassing: ", "basic.ack",
+		"the failing run is in " + filepath.Join(dir, "TestDropsOnce.txt"),
+		"go run github.com/amqpsim/amqpsim/cmd/amqpsim confirm " + filepath.Join(dir, "TestDropsOnce.txt") + " --url "} {
+		if len(tb.errors) != 1 || !strings.Contains(tb.errors[0], want) {
+			t.Errorf("the property's failure lacks %q:\n%s", want, tb.output())
+		}
 	}
 }
 

@@ -77,12 +77,12 @@ func ConfirmReport(report *Scenario, o ConfirmOptions) (*Verdict, error) {
 	if o.Runs == 0 {
 		runs = 3
 	}
-	v := &Verdict{Report: report, Runs: runs, Step: -1, RaceStep: -1, Where: redact(o.URL)}
+	where := redact(o.URL)
 	if report.Cluster != nil {
-		v.Where = o.Cluster
+		where = o.Cluster
 	}
 	var got []*Result
-	stop := len(report.Steps)
+	stop, why, broker := len(report.Steps), "", ""
 	for run := range runs {
 		_, res, err := Record(report, o.RecordOptions)
 		if o.Ran != nil {
@@ -91,16 +91,23 @@ func ConfirmReport(report *Scenario, o ConfirmOptions) (*Verdict, error) {
 		var nc *NotConfirmableError
 		switch {
 		case errors.As(err, &nc):
-			v.Why = nc.Why
+			why = nc.Why
 			stop = min(stop, len(res.Steps)-1)
 		case err != nil:
 			return nil, err
 		}
-		if v.Broker == "" && res != nil {
-			v.Broker = "RabbitMQ " + cmp.Or(res.Broker, report.Version.String())
-		}
+		broker = "RabbitMQ " + cmp.Or(res.Broker, report.Version.String())
 		got = append(got, res)
 	}
+	v := judge(report, got, stop, why)
+	v.Broker, v.Where = broker, where
+	return v, nil
+}
+
+// judge compares the runs' answers to the report's up to step stop, where
+// a fault stopped them (why).
+func judge(report *Scenario, got []*Result, stop int, why string) *Verdict {
+	v := &Verdict{Report: report, Runs: len(got), Step: -1, RaceStep: -1, Why: why}
 	first := make([]int, len(got)) // each run's first step that differs from the report
 	for r, res := range got {
 		first[r] = stop
@@ -132,7 +139,7 @@ func ConfirmReport(report *Scenario, o ConfirmOptions) (*Verdict, error) {
 			v.Answers = append(v.Answers, res.Got[v.Step])
 		}
 	}
-	return v, nil
+	return v
 }
 
 // raceStep is the first of the first n steps the runs answered
@@ -175,7 +182,11 @@ func (v *Verdict) String() string {
 			v.Broker, v.Step+1)
 		fmt.Fprintf(&b, "Step %d is %s\nNone of the %s answered every step as the simulator did.\n\n", v.Step+1, v.stepText(v.Step), runs)
 		for i, a := range v.distinct() {
-			b.WriteString(sideBySide("the simulator answered", v.Sim, fmt.Sprintf("%s answered (runs %s)", v.Broker, a.runs), a.lines))
+			which := "run " + a.runs
+			if strings.Contains(a.runs, ",") {
+				which = "runs " + a.runs
+			}
+			b.WriteString(sideBySide("the simulator answered", v.Sim, fmt.Sprintf("%s answered (%s)", v.Broker, which), a.lines))
 			if i < len(v.distinct())-1 {
 				b.WriteByte('\n')
 			}

@@ -193,7 +193,7 @@ func (v *Verdict) String() string {
 		}
 		b.WriteString("\nA test that depends on this order fails on RabbitMQ too, some of the time.\n")
 	case Unconfirmable:
-		fmt.Fprintf(&b, "Not confirmable past step %d: %s\n", v.Step+1, v.stepText(v.Step))
+		fmt.Fprintf(&b, "Not confirmable from step %d on: %s\n", v.Step+1, v.stepText(v.Step))
 		fmt.Fprintf(&b, "%s cannot take that fault on command: %s.\n", v.Broker, v.Why)
 		fmt.Fprintf(&b, "Up to it, %s answered the %d steps before as the simulator did; what follows is not confirmed.\n", v.matching(), v.Step)
 	}

@@ -53,7 +53,7 @@ func TestJudge(t *testing.T) {
 		{"agrees once", []*Result{none, same, other}, 4, Agrees, -1, 2, 1,
 			[]string{"1 of 3 runs answered every step as the simulator did", "RabbitMQ races at step 3"}},
 		{"not confirmable", []*Result{same, same, same}, 3, Unconfirmable, 3, -1, 3,
-			[]string{"Not confirmable past step 4: r.txt:8: fault nack-publishes 1", "cannot take that fault on command: why."}},
+			[]string{"Not confirmable from step 4 on: r.txt:8: fault nack-publishes 1", "cannot take that fault on command: why."}},
 		{"diverges before the fault", []*Result{other, other, other}, 3, Diverges, 2, -1, 0, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -76,9 +76,18 @@ func testReportReplays(t *testing.T, kinds ...FaultKind) {
 	}
 }
 
-// publishingConsumer is consumer{} that also publishes each job it
-// handles to jobs.done in confirm mode, before it acks it.
-func publishingConsumer(ctx context.Context, srv *Server) error {
+// publishingConsumer is publishing(5).
+func publishingConsumer(ctx context.Context, srv *Server) error { return publishing(5)(ctx, srv) }
+
+// publishing is a consumer of jobs with a prefetch of prefetch that
+// publishes each job it handles to jobs.done in confirm mode before it
+// acks it, and requeues the job when the publish is nacked; it reconnects
+// a second after a failure.
+func publishing(prefetch int) func(context.Context, *Server) error {
+	return func(ctx context.Context, srv *Server) error { return publishingRun(ctx, srv, prefetch) }
+}
+
+func publishingRun(ctx context.Context, srv *Server, prefetch int) error {
 	for ctx.Err() == nil {
 		func() {
 			conn, err := amqp.DialConfig(srv.URL(), amqp.Config{Dial: srv.Dial, Properties: amqp.Table{"connection_name": "consumer"}})
@@ -87,7 +96,7 @@ func publishingConsumer(ctx context.Context, srv *Server) error {
 			}
 			defer conn.Close()
 			ch, err := conn.Channel()
-			if err != nil || ch.Qos(5, 0, false) != nil || ch.Confirm(false) != nil {
+			if err != nil || ch.Qos(prefetch, 0, false) != nil || ch.Confirm(false) != nil {
 				return
 			}
 			if _, err := ch.QueueDeclare("jobs.done", true, false, false, false, nil); err != nil {

@@ -220,14 +220,19 @@ func Reruns(n int) CheckOption { return func(c *checkConfig) { c.reruns = n } }
 func MaxUnacked(n int) CheckOption { return func(c *checkConfig) { c.maxUnacked = n } }
 
 // AtMostDeliveries tunes check.AtMostDeliveries: each message may be
-// delivered k times, plus once per fault of the schedule (each may
-// requeue it once). The default k is 1, as is k below 1; a consumer that
-// retries by requeueing, up to a quorum queue's x-delivery-limit say,
-// needs more.
+// delivered k times, plus as many times as the schedule's faults may make
+// a correct consumer see it again (Schedule.Redeliveries: one per fault,
+// as each may requeue it once, and one per publish a FaultNackPublishes
+// nacks, which a consumer that publishes in confirm mode answers by
+// requeueing what it was handling). The default k is 1, as is k below 1;
+// a consumer that retries by requeueing, up to a quorum queue's
+// x-delivery-limit say, needs more.
 func AtMostDeliveries(k int) CheckOption { return func(c *checkConfig) { c.deliveries = k } }
 
 // LintOptions tunes check.Lint, for example to disable a rule. Its
-// ConsumerTimeout defaults to the broker's.
+// ConsumerTimeout defaults to the broker's, and its Redeliveries (how
+// many make a redelivery loop) to check.Lint's 5 plus the schedule's
+// Redeliveries, the redeliveries its faults may cause.
 func LintOptions(o check.Options) CheckOption { return func(c *checkConfig) { c.lint = o } }
 
 // Without switches checks off.
@@ -513,12 +518,15 @@ func (c *checkConfig) check(b *sim.Broker, sched Schedule) error {
 		}
 	}
 	if !c.off[CheckAtMostDeliveries] {
-		fail(CheckAtMostDeliveries, check.AtMostDeliveries(trace, c.deliveries+len(sched)))
+		fail(CheckAtMostDeliveries, check.AtMostDeliveries(trace, c.deliveries+sched.Redeliveries()))
 	}
 	if !c.off[CheckLint] {
 		o := c.lint
 		if o.ConsumerTimeout == 0 {
 			o.ConsumerTimeout = b.Config().ConsumerTimeout
+		}
+		if o.Redeliveries == 0 {
+			o.Redeliveries = defaultRedeliveryLoop + sched.Redeliveries()
 		}
 		if fs := check.Lint(trace, o); len(fs) > 0 {
 			lines := make([]string, len(fs))
@@ -530,6 +538,9 @@ func (c *checkConfig) check(b *sim.Broker, sched Schedule) error {
 	}
 	return errors.Join(errs...)
 }
+
+// defaultRedeliveryLoop is check.Options' default Redeliveries.
+const defaultRedeliveryLoop = 5
 
 // largestPrefetch is the largest prefetch count a basic.qos set in trace.
 func largestPrefetch(trace []sim.Event) int {

@@ -353,6 +353,19 @@ func TestCheckUnderFaultsChecks(t *testing.T) {
 	}
 }
 
+// TestNackedPublishesWithinTheBound: a correct consumer that requeues the
+// job it handles when its publish is nacked gets one job again for each
+// publish a FaultNackPublishes nacks (five here, one after the other with
+// a prefetch of 1), which the default AtMostDeliveries bound allows, as
+// it allows one redelivery for each other fault.
+func TestNackedPublishesWithinTheBound(t *testing.T) {
+	sched := Schedule{{AfterDeliveries: 1, Kind: FaultNackPublishes, Count: 5}, {AfterDeliveries: 2, Kind: FaultCloseChannel}}
+	if got := sched.Redeliveries(); got != 6 {
+		t.Errorf("%v allows %d redeliveries, want 6", sched, got)
+	}
+	CheckUnderFaults(t, publishing(1), Setup(jobs), Drained("jobs"), Faults(rapid.Just(sched[:1])))
+}
+
 // TestCheckUnderFaultsWaits: every wait of a run is bounded, and a run
 // that does not finish fails saying what it waited for.
 func TestCheckUnderFaultsWaits(t *testing.T) {

@@ -197,6 +197,25 @@ func alarmName(a sim.Alarm) string {
 // Schedule is a list of faults in the order of their triggers.
 type Schedule []Fault
 
+// Redeliveries is how many more times the schedule's faults may make a
+// correct consumer get one message: once per fault that closes, drops,
+// restarts, times out, blocks or cuts off (each requeues what a consumer
+// holds, once), and once per publish a FaultNackPublishes nacks (a
+// consumer that publishes in confirm mode and requeues what it was
+// handling when its publish is nacked gets it again for each). It is the
+// allowance CheckUnderFaults adds to AtMostDeliveries.
+func (s Schedule) Redeliveries() int {
+	n := 0
+	for _, f := range s {
+		if f.Kind == FaultNackPublishes {
+			n += max(f.Count, 1)
+		} else {
+			n++
+		}
+	}
+	return n
+}
+
 // String prints one fault per line, or "no faults".
 func (s Schedule) String() string {
 	if len(s) == 0 {

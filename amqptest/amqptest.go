@@ -138,6 +138,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -266,6 +267,12 @@ type Server struct {
 	marks       []scenarios.TraceFault
 	alarms      []alarmMark
 
+	// dialsBlocked makes Dial wait until dialRelease closes: the spin
+	// watchdog's stop for a reconnect loop without a back-off (spin.go).
+	dialsBlocked atomic.Bool
+	dialRelease  chan struct{}
+	releaseOnce  sync.Once
+
 	// mgmt is the management API's handler; httpOnce starts httpSrv, its
 	// loopback listener, at the first ManagementURL.
 	mgmt     *mgmt.Handler
@@ -318,7 +325,8 @@ func start(cfg config) (*Server, error) {
 	ws := wire.NewServer(b)
 	ws.Heartbeat = cfg.heartbeat
 	ws.Logf = cfg.logf
-	s := &Server{cfg: cfg, broker: b, user: bc.DefaultUser, pass: bc.DefaultPass, wire: ws, mgmt: mgmt.NewHandler(b)}
+	s := &Server{cfg: cfg, broker: b, user: bc.DefaultUser, pass: bc.DefaultPass, wire: ws, mgmt: mgmt.NewHandler(b),
+		dialRelease: make(chan struct{})}
 	if cfg.tls {
 		var err error
 		if s.tlsServer, s.tlsClient, err = newTLS(); err != nil {
@@ -382,6 +390,10 @@ func (s *Server) VhostURL(vhost string) string {
 // simulator (network and addr are ignored), or a TCP connection WithTCP.
 // It has the signature of amqp.Config.Dial.
 func (s *Server) Dial(network, addr string) (net.Conn, error) {
+	if s.dialsBlocked.Load() {
+		<-s.dialRelease
+		return nil, errors.New("amqptest: no more dials: the run spun (see its failure)")
+	}
 	node := s.nodeOf(addr)
 	if err := s.refused(addr, node); err != nil {
 		return nil, err
@@ -440,6 +452,7 @@ func (s *Server) Wire() *wire.Server { return s.wire }
 // goroutines. It is idempotent.
 func (s *Server) Close() {
 	s.closeOnce.Do(func() {
+		s.releaseDials()
 		s.dropStalled()
 		s.httpOnce.Do(func() {}) // no listener from now on
 		if s.httpSrv != nil {

@@ -145,14 +145,17 @@ func parkingWorker(ctx context.Context, srv *Server) error {
 	return nil
 }
 
-// trialReport runs the worker under a drop of its connection after its
-// second delivery, on a simulator of cfg, and returns its failure report.
-func trialReport(t *testing.T, cfg sim.Config) *scenarios.Scenario {
+// dropAfterTwo drops the worker's connection after its second delivery.
+var dropAfterTwo = Schedule{{AfterDeliveries: 2, Kind: FaultDrop}}
+
+// trialReport runs the worker under sched on a simulator of cfg, and
+// returns its failure report.
+func trialReport(t *testing.T, cfg sim.Config, sched Schedule) *scenarios.Scenario {
 	t.Helper()
 	t.Chdir(t.TempDir())
 	dir := t.TempDir()
 	tb := failing(t, "TestTrial", parkingWorker, Setup(parkingJobs), Drained("jobs", "jobs.parked"), Reruns(3),
-		Faults(rapid.Just(Schedule{{AfterDeliveries: 2, Kind: FaultDrop}})), ServerOptions(WithConfig(cfg), WithFailureReport(dir)))
+		Faults(rapid.Just(sched)), ServerOptions(WithConfig(cfg), WithFailureReport(dir)))
 	path := filepath.Join(dir, "TestTrial.txt")
 	if !strings.Contains(tb.output(), "amqpsim confirm "+path) {
 		t.Errorf("the failure does not print the confirm command:\n%s", tb.output())
@@ -168,7 +171,7 @@ func trialReport(t *testing.T, cfg sim.Config) *scenarios.Scenario {
 // answers the report's every step as the simulator did.
 func TestConfirmPlantedBug(t *testing.T) {
 	url, v := brokerVersion(t)
-	report := trialReport(t, sim.Config{Version: v})
+	report := trialReport(t, sim.Config{Version: v}, dropAfterTwo)
 	verdict, err := scenarios.ConfirmReport(report, scenarios.ConfirmOptions{RecordOptions: scenarios.RecordOptions{URL: url}})
 	if err != nil {
 		t.Fatal(err)
@@ -187,6 +190,20 @@ func TestConfirmPlantedBug(t *testing.T) {
 // differently, in every run, where the worker gets the first parked job.
 func TestConfirmPlantedDivergence(t *testing.T) {
 	url, v := brokerVersion(t)
+	p := plantedProfile(v)
+	report := trialReport(t, sim.Config{Version: v, Profile: &p}, dropAfterTwo)
+	verdict, err := scenarios.ConfirmReport(report, scenarios.ConfirmOptions{RecordOptions: scenarios.RecordOptions{URL: url}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkPlantedDivergence(t, v, report, verdict)
+}
+
+// plantedProfile is release v's profile with its rule for the
+// redelivered flag of a rejected, dead-lettered message the other way:
+// the 4.3 change "classic delivery-count" undone on 4.3, brought forward
+// to an older release.
+func plantedProfile(v sim.Version) sim.Profile {
 	other := sim.V4_3
 	if v == sim.V4_3 {
 		other = sim.V4_0
@@ -197,11 +214,13 @@ func TestConfirmPlantedDivergence(t *testing.T) {
 			p = c.Undo(p, other.Profile())
 		}
 	}
-	report := trialReport(t, sim.Config{Version: v, Profile: &p})
-	verdict, err := scenarios.ConfirmReport(report, scenarios.ConfirmOptions{RecordOptions: scenarios.RecordOptions{URL: url}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	return p
+}
+
+// checkPlantedDivergence checks that the verdict is the planted
+// divergence, at the get of the first parked job.
+func checkPlantedDivergence(t *testing.T, v sim.Version, report *scenarios.Scenario, verdict *scenarios.Verdict) {
+	t.Helper()
 	if verdict.Outcome != scenarios.Diverges || verdict.Step < 0 {
 		t.Fatalf("the verdict:\n%s\nthe report:\n%s", verdict, report.Format())
 	}
@@ -217,4 +236,49 @@ func TestConfirmPlantedDivergence(t *testing.T) {
 			t.Errorf("the verdict lacks %q:\n%s", want, verdict)
 		}
 	}
+}
+
+// TestConfirmOnCluster: the trial on a simulated cluster of three nodes,
+// whose schedule also stops a node, confirmed on the real cluster of
+// $AMQP_CLUSTER (4.3.6; hold /tmp/amqpsim-cluster.lock while it runs): the
+// planted bug, RabbitMQ agreeing; the planted rule, RabbitMQ answering
+// differently at the get of the parked job. The report's node names are
+// the simulator's; confirm runs them as the cluster's. It takes about 10
+// minutes (each run stops and starts a node).
+func TestConfirmOnCluster(t *testing.T) {
+	cmd := os.Getenv("AMQP_CLUSTER")
+	switch cmd {
+	case "":
+		t.Skip(`needs a real 3-node RabbitMQ cluster: start it (scripts/rabbitmq cluster start) and set AMQP_CLUSTER=1, or AMQP_CLUSTER="CMD" for another control command`)
+	case "1":
+		script, err := filepath.Abs("../scripts/rabbitmq")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd = script + " cluster"
+	}
+	sched := Schedule{{AfterDeliveries: 1, Kind: FaultStopNode, Node: 3, Downtime: 2 * time.Second}, {AfterDeliveries: 2, Kind: FaultDrop}}
+	o := scenarios.ConfirmOptions{Runs: 2, RecordOptions: scenarios.RecordOptions{Cluster: cmd}}
+	t.Run("agrees", func(t *testing.T) {
+		report := trialReport(t, sim.Config{Nodes: 3}, sched)
+		if !strings.Contains(string(report.Format()), "\nstop-node 3\n") {
+			t.Fatalf("the report has no stop-node:\n%s", report.Format())
+		}
+		verdict, err := scenarios.ConfirmReport(report, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if verdict.Outcome != scenarios.Agrees {
+			t.Errorf("the verdict:\n%s\nthe report:\n%s", verdict, report.Format())
+		}
+	})
+	t.Run("diverges", func(t *testing.T) {
+		p := plantedProfile(sim.V4_3)
+		report := trialReport(t, sim.Config{Nodes: 3, Profile: &p}, sched)
+		verdict, err := scenarios.ConfirmReport(report, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkPlantedDivergence(t, sim.V4_3, report, verdict)
+	})
 }

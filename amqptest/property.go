@@ -55,7 +55,11 @@ import (
 //
 // Every wait of a run is bounded (Within, 10 minutes of the bubble's
 // clock by default), and a run that does not finish fails saying what it
-// waited for. A failing run fails the property: rapid shrinks the
+// waited for. A run whose goroutine spins without ever blocking (a
+// reconnect loop without a back-off while dials are refused) stops the
+// bubble's clock, so no bound is reached: a watchdog on the real clock
+// fails it once the process has burnt 3 s of CPU without the run making
+// progress, naming the spinning goroutine with its stack (spin.go). A failing run fails the property: rapid shrinks the
 // schedule towards fewer, earlier, simpler faults and prints the
 // smallest, with what failed in its run. Its draw is logged as a Go
 // literal, which pins it in a test: Faults(rapid.Just(schedule)). The
@@ -366,6 +370,8 @@ func indent(s string) string { return "\t" + strings.ReplaceAll(s, "\n", "\n\t")
 // once runs sched once in a bubble of its own and returns its outcome.
 func (c *checkConfig) once(t *testing.T, name string, run func(context.Context, *Server) error, sched Schedule) (o *outcome) {
 	o = &outcome{}
+	w, end := watchSpin()
+	defer end()
 	defer func() {
 		// A goroutine of the run still blocked when the bubble ends is a
 		// deadlock to synctest, which panics.
@@ -373,14 +379,14 @@ func (c *checkConfig) once(t *testing.T, name string, run func(context.Context, 
 			o.err = errors.Join(o.err, fmt.Errorf("goroutines of the run were still blocked after it ended (%v): the consumer did not stop", r))
 		}
 	}()
-	synctest.Test(t, func(*testing.T) { c.bubble(name, run, sched, o) })
+	synctest.Test(t, func(*testing.T) { c.bubble(name, run, sched, w, o) })
 	return o
 }
 
 // bubble is one run, inside its bubble. A failing run is written as a
 // report, into WithFailureReport's directory, $AMQPSIM_REPORT, or the
 // system's temporary directory's amqpsim-reports.
-func (c *checkConfig) bubble(name string, run func(context.Context, *Server) error, sched Schedule, o *outcome) {
+func (c *checkConfig) bubble(name string, run func(context.Context, *Server) error, sched Schedule, w *spinWatch, o *outcome) {
 	var cfg config
 	for _, opt := range c.server {
 		opt(&cfg)
@@ -394,8 +400,12 @@ func (c *checkConfig) bubble(name string, run func(context.Context, *Server) err
 		return
 	}
 	defer srv.Close()
+	defer w.inBubble(srv)()
 	if o.err = c.exercise(srv, run, sched); o.err == nil {
 		o.err = c.check(srv.broker, sched)
+	}
+	if d := w.spun(); d != "" {
+		o.err = errors.Join(errors.New(d), o.err)
 	}
 	// The broker finishes what the run left it (a dropped connection's
 	// close) before its trace is read.
@@ -445,6 +455,7 @@ func (c *checkConfig) exercise(srv *Server, run func(context.Context, *Server) e
 	// return, for at most the bound.
 	finish := func() error {
 		stop()
+		srv.releaseDials()
 		select {
 		case <-returned.Done():
 			return nil

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -141,11 +142,19 @@ type consumer struct {
 	requeue func(d amqp.Delivery) bool
 	// qosLate sets the prefetch after basic.consume, too late for it.
 	qosLate bool
+	// noBackoff reconnects at once after a failure.
+	noBackoff bool
+	// late, if set, is how long it waits before it connects.
+	late time.Duration
 }
 
 func (c consumer) run(ctx context.Context, srv *Server) error {
+	time.Sleep(c.late)
 	for ctx.Err() == nil {
 		c.session(ctx, srv)
+		if c.noBackoff {
+			continue
+		}
 		select {
 		case <-ctx.Done():
 		case <-time.After(time.Second):
@@ -406,5 +415,91 @@ func TestCheckUnderFaultsRefusesWithBroker(t *testing.T) {
 	checkUnderFaults(t, tb, consumer{}.run, []CheckOption{ServerOptions(WithBroker(sim.New(sim.Config{})))})
 	if !strings.Contains(tb.output(), "WithBroker cannot be one of its ServerOptions") {
 		t.Errorf("output:\n%s", tb.output())
+	}
+}
+
+// TestCheckUnderFaultsSpinning: a consumer that reconnects without a
+// back-off spins while a restart's downtime refuses its dials, and its
+// bubble's clock, which would end the downtime, cannot move. The run
+// fails within seconds of CPU time (the watchdog counts the process's CPU
+// time, so a slow machine only takes longer), naming the goroutine that
+// spun and the back-off it needs; the spin stops, as the server's Dial
+// blocks from then on.
+func TestCheckUnderFaultsSpinning(t *testing.T) {
+	t.Chdir(t.TempDir())
+	// It connects once the restart, at the start, has begun: the
+	// schedule's wait injects it before it blocks, and the consumer's
+	// sleep ends only then.
+	spinning := consumer{noBackoff: true, late: time.Millisecond}
+	tb := failing(t, "TestSpins", spinning.run, Setup(jobs), Drained("jobs"), Reruns(1),
+		Faults(rapid.Just(Schedule{{AfterDeliveries: 0, Kind: FaultRestart, Downtime: 5 * time.Second}})))
+	for _, want := range []string{"amqptest: the run made no progress (no frame to or from the broker, no move of its clock) while the process burnt 3s of CPU",
+		"needs a back-off between attempts", "the goroutine that kept running:\ngoroutine ", "amqptest.consumer.run("} {
+		if !strings.Contains(tb.output(), want) {
+			t.Errorf("the output lacks %q:\n%s", want, tb.output())
+		}
+	}
+}
+
+// TestSpinOutsideDialIsFatal: a goroutine that spins without calling the
+// server cannot be stopped, so a second spin of the run kills the test
+// binary, with the diagnosis and the stack (the test runs itself in a
+// child process).
+func TestSpinOutsideDialIsFatal(t *testing.T) {
+	if os.Getenv("AMQPTEST_SPIN_CHILD") == "1" {
+		spin := func(ctx context.Context, srv *Server) error {
+			for ctx.Err() == nil {
+				spinForever()
+			}
+			return nil
+		}
+		CheckUnderFaults(t, spin, Setup(jobs), Drained("jobs"), Reruns(1), Faults(rapid.Just(Schedule{})))
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestSpinOutsideDialIsFatal$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "AMQPTEST_SPIN_CHILD=1")
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		t.Fatalf("the child passed:\n%s", out)
+	}
+	for _, want := range []string{"panic: amqptest: the run made no progress", "needs a back-off",
+		"the spin goes on outside the server's Dial", "amqptest.spinForever("} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("the child's output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// spinForever spins.
+//
+//go:noinline
+func spinForever() {
+	for i := 0; ; i++ {
+		if i < 0 {
+			return
+		}
+	}
+}
+
+// TestSpinMeter: the watchdog calls a run spinning only when it made no
+// progress while the process burnt spinCPU; a run that progresses, or
+// that waits while the process is starved of the CPU, however long in
+// real time, is not.
+func TestSpinMeter(t *testing.T) {
+	var m spinMeter
+	at := func(io uint64, ticks int64, cpu time.Duration) bool { return m.observe(progress{io, ticks}, cpu) }
+	if at(1, 0, 0) || at(2, 0, spinCPU) || at(2, 1, 2*spinCPU) {
+		t.Error("a run that progresses is called spinning")
+	}
+	for range 100 { // a starved process: real time passes, CPU time does not
+		if at(2, 1, 2*spinCPU+time.Millisecond) {
+			t.Fatal("a starved run is called spinning")
+		}
+	}
+	if at(2, 1, 3*spinCPU-time.Millisecond) {
+		t.Error("called spinning before spinCPU")
+	}
+	if !at(2, 1, 3*spinCPU) {
+		t.Error("no progress over spinCPU is not called spinning")
 	}
 }

@@ -58,6 +58,10 @@ type Verdict struct {
 	Answers [][]string
 	// Why is an Unconfirmable fault's reason.
 	Why string
+	// Renamed says how a cluster report's nodes were given the real
+	// cluster's names ("rabbit@node1 as rmq-c1@localhost, ..."), if they
+	// were.
+	Renamed string
 	// Matching is how many runs answered every step the runs took as
 	// the report did; RaceStep, when some runs did and others did not,
 	// the first step where the runs differ (-1: none).
@@ -77,9 +81,14 @@ func ConfirmReport(report *Scenario, o ConfirmOptions) (*Verdict, error) {
 	if o.Runs == 0 {
 		runs = 3
 	}
-	where := redact(o.URL)
+	where, renamed := redact(o.URL), ""
 	if report.Cluster != nil {
 		where = o.Cluster
+		c, err := newClusterCtl(o.Cluster, o.Pending)
+		if err != nil {
+			return nil, err
+		}
+		report, renamed = renameNodes(report, c.names)
 	}
 	var got []*Result
 	stop, why, broker := len(report.Steps), "", ""
@@ -100,8 +109,32 @@ func ConfirmReport(report *Scenario, o ConfirmOptions) (*Verdict, error) {
 		got = append(got, res)
 	}
 	v := judge(report, got, stop, why)
-	v.Broker, v.Where = broker, where
+	v.Broker, v.Where, v.Renamed = broker, where, renamed
 	return v, nil
+}
+
+// renameNodes gives a cluster report's nodes the real cluster's names,
+// node by node, in its cluster directive and in its answers (texts that
+// name a node), and says how, or "" when they are the same.
+func renameNodes(report *Scenario, names []string) (*Scenario, string) {
+	old := report.Cluster.Names
+	if len(old) == 0 || len(old) != len(names) || slices.Equal(old, names) {
+		return report, ""
+	}
+	var pairs, said []string
+	for i, n := range old {
+		pairs = append(pairs, n, names[i])
+		said = append(said, n+" as "+names[i])
+	}
+	r := strings.NewReplacer(pairs...)
+	s := report.Clone()
+	s.Cluster.Names = slices.Clone(names)
+	for _, st := range s.Steps {
+		for i, l := range st.Expect {
+			st.Expect[i] = r.Replace(l)
+		}
+	}
+	return s, strings.Join(said, ", ")
 }
 
 // judge compares the runs' answers to the report's up to step stop, where
@@ -196,6 +229,9 @@ func (v *Verdict) String() string {
 		fmt.Fprintf(&b, "Not confirmable from step %d on: %s\n", v.Step+1, v.stepText(v.Step))
 		fmt.Fprintf(&b, "%s cannot take that fault on command: %s.\n", v.Broker, v.Why)
 		fmt.Fprintf(&b, "Up to it, %s answered the %d steps before as the simulator did; what follows is not confirmed.\n", v.matching(), v.Step)
+	}
+	if v.Renamed != "" {
+		fmt.Fprintf(&b, "(The report's nodes ran as the cluster's: %s.)\n", v.Renamed)
 	}
 	return b.String()
 }

@@ -84,6 +84,10 @@ import (
 // where the failing run's trace and a passing re-run's differ (the
 // ordering that mattered), and the confirm command of its report.
 //
+// Rapid replays the fail files it wrote for earlier failures first
+// (testdata/rapid/TEST/); when the property holds, CheckUnderFaults
+// removes those that no longer fail, and logs it.
+//
 // CheckUnderFaults needs a *testing.T, as testing/synctest does, and must
 // not be called inside a bubble. With rapid's own flags (-rapid.checks,
 // -rapid.seed, -rapid.failfile) it draws more schedules or replays one.
@@ -160,7 +164,10 @@ func ServerOptions(opts ...Option) CheckOption {
 
 // Setup prepares each run's broker before the schedule starts and run
 // consumes: declares the topology and publishes the work, in process
-// (srv.Broker()) or through a client. An error fails the run.
+// (srv.Broker()) or through a client. An error fails the run. In process,
+// a message's properties are protocol.Properties, named as Go names
+// initialisms (MessageID, CorrelationID, UserID, AppID) where amqp091-go's
+// amqp.Publishing has MessageId, CorrelationId, UserId, AppId.
 func Setup(f func(srv *Server) error) CheckOption {
 	return func(c *checkConfig) { c.setup = f }
 }
@@ -269,6 +276,14 @@ func checkUnderFaults(t *testing.T, tb rapid.TB, run func(context.Context, *Serv
 		return
 	}
 	h := &history{fails: map[string]int{}, first: map[string]*outcome{}}
+	stale := failFiles(tb.Name())
+	defer func() {
+		if !tb.Failed() {
+			if msg := removeStale(stale); msg != "" {
+				tb.Logf("%s", msg)
+			}
+		}
+	}()
 	rapid.Check(tb, func(rt *rapid.T) {
 		sched := c.schedules.Draw(rt, "schedule")
 		// One Fatal for every outcome, so that rapid sees one failure

@@ -290,6 +290,37 @@ func TestCheckUnderFaultsReproduces(t *testing.T) {
 	}
 }
 
+// TestStaleFailFilesRemoved: once the bug is fixed, the fail file of its
+// failure replays and passes; CheckUnderFaults removes it and says so,
+// and keeps the files of a property that still fails.
+func TestStaleFailFilesRemoved(t *testing.T) {
+	t.Chdir(t.TempDir())
+	bug := consumer{drop: func(d amqp.Delivery) bool { return d.Redelivered }}
+	opts := []CheckOption{Setup(jobs), Drained("jobs"), Faults(Schedules(1, 5, FaultCloseChannel)), Reruns(1)}
+	failing(t, "TestFixed", bug.run, opts...)
+	// Run again, the bug still there: rapid replays the file, which fails
+	// again, and is kept.
+	if tb := failing(t, "TestFixed", bug.run, opts...); !strings.Contains(tb.output(), "failed after 0 tests") {
+		t.Errorf("the fail file did not replay first:\n%s", tb.output())
+	}
+	files, _ := filepath.Glob("testdata/rapid/TestFixed/*.fail")
+	if len(files) != 1 {
+		t.Fatalf("fail files of a failing property: %q, want one", files)
+	}
+	tb := &recordingTB{name: "TestFixed"}
+	checkUnderFaults(t, tb, consumer{}.run, opts)
+	if tb.Failed() {
+		t.Fatalf("the fixed consumer failed:\n%s", tb.output())
+	}
+	if left, _ := filepath.Glob("testdata/rapid/TestFixed/*.fail"); len(left) != 0 {
+		t.Errorf("stale fail files left: %q", left)
+	}
+	if !strings.Contains(tb.output(), "amqptest: removed rapid's fail files of failures that no longer happen") ||
+		!strings.Contains(tb.output(), files[0]) {
+		t.Errorf("the output does not name the removed files:\n%s", tb.output())
+	}
+}
+
 // TestCheckUnderFaultsFlaky: a consumer whose bug shows once and never
 // again fails as flaky, saying so, with the schedule and its failure.
 func TestCheckUnderFaultsFlaky(t *testing.T) {

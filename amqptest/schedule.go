@@ -150,14 +150,23 @@ type Fault struct {
 	Count int
 }
 
-// String reads as "after 3 deliveries: restart the broker (down 2s)".
+// String reads as "after 3 deliveries: restart the broker, down for 2s",
+// "at the start: ...", "after 1 delivery: ...".
 func (f Fault) String() string {
-	s := fmt.Sprintf("after %d deliveries: ", f.AfterDeliveries)
+	var s string
+	switch f.AfterDeliveries {
+	case 0:
+		s = "at the start: "
+	case 1:
+		s = "after 1 delivery: "
+	default:
+		s = fmt.Sprintf("after %d deliveries: ", f.AfterDeliveries)
+	}
 	switch f.Kind {
 	case FaultRestart:
 		s += f.Kind.String()
 		if f.Downtime > 0 {
-			s += fmt.Sprintf(" (down %v)", f.Downtime)
+			s += fmt.Sprintf(", down for %v", f.Downtime)
 		}
 	case FaultCloseChannel:
 		s += fmt.Sprintf("close the channel of delivery %d (406)", f.AfterDeliveries)
@@ -170,9 +179,18 @@ func (f Fault) String() string {
 	case FaultNackPublishes:
 		s += fmt.Sprintf("nack the next %d publishes", f.Count)
 	case FaultStopNode, FaultKillNode:
-		s += fmt.Sprintf("%s node %d for %v", strings.Fields(f.Kind.String())[0], f.Node, f.Downtime)
+		verb := strings.Fields(f.Kind.String())[0]
+		if f.Downtime == 0 {
+			s += fmt.Sprintf("%s node %d and start it again at once", verb, f.Node)
+		} else {
+			s += fmt.Sprintf("%s node %d, start it again %v later", verb, f.Node, f.Downtime)
+		}
 	case FaultPartition:
-		s += fmt.Sprintf("cut node %d off for %v", f.Node, f.Downtime)
+		if f.Downtime == 0 {
+			s += fmt.Sprintf("cut node %d off and heal at once", f.Node)
+		} else {
+			s += fmt.Sprintf("cut node %d off, heal %v later", f.Node, f.Downtime)
+		}
 	default:
 		s += f.Kind.String()
 	}

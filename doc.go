@@ -17,16 +17,17 @@
 //     channels, the virtual clock, release profiles, faults, inspection and the event trace.
 //   - wire: the AMQP 0-9-1 codec and a server that turns frames into sim calls.
 //   - scenarios: record a conversation on RabbitMQ, replay it on the simulator, the upgrade check.
+//   - fuzz: random scenarios recorded on RabbitMQ and replayed on the simulator; divergences shrunk.
 //   - mgmt: RabbitMQ's management HTTP API over a sim.Broker.
 //   - check: lint rules and properties over a run's typed trace.
 //   - amqptest: the httptest-style server for amqp091-go, with faults, waits, checks and reports,
 //     and CheckUnderFaults, the one-call property test of a consumer under fault schedules.
 //   - tune: prefetch tuning by simulation (tune/measure calibrates and validates it on RabbitMQ).
 //   - internal/modeltest: the model-based property tests' harness.
-//   - cmd/amqpsim: the command: serve, replay, upgrade-check, record, tune.
+//   - cmd/amqpsim: the command: serve, replay, upgrade-check, record, fuzz, tune.
 //
 // Beside them: internal/bubble (helpers for tests in a testing/synctest
-// bubble), internal/memwatch (the memory watermark sampler that raises the
+// bubble, and for the programs that run one), internal/memwatch (the memory watermark sampler that raises the
 // memory alarm for serve and amqptest), wire/internal/gen (generates
 // wire's codec from the spec XML), scripts/serve-flood (floods serve and
 // reports its memory), examples/prefetch (the two-consumer diagram as a

@@ -85,8 +85,16 @@ func newQueue(t *testing.T, args protocol.Table) (testQueue, *env) {
 // enqueue publishes messages with the given bodies and priority.
 func enqueue(q testQueue, priority uint8, bodies ...string) {
 	for _, b := range bodies {
-		q.Publish(&queue.Message{Body: []byte(b), Properties: &protocol.Properties{Priority: priority}}, 0, false)
+		publish(q, &queue.Message{Body: []byte(b), Properties: &protocol.Properties{Priority: priority}})
 	}
+}
+
+// publish publishes m as the broker does: the queue takes it, then
+// dispatches (which is when a quorum queue evaluates its length limits).
+func publish(q testQueue, m *queue.Message) bool {
+	ok := q.Publish(m, 0, false)
+	q.Dispatch()
+	return ok
 }
 
 func ready(q testQueue) []string {

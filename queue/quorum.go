@@ -169,7 +169,11 @@ func (q *quorum[T]) Messages() []*Message {
 }
 
 // Publish enqueues m at the tail of messages (rabbit_fifo apply
-// #enqueue{}) with its expiry, then evaluates the length limits. While
+// #enqueue{}) with its expiry; the length limits are evaluated after the
+// broker's dispatch, as rabbit_fifo's checkout/5 hands the message to a
+// consumer with credit before evaluate_limit/5, so that a queue with
+// x-max-length=0 still delivers to a waiting consumer
+// (maxlen-zero-with-consumer.txt, 3.10.8, 4.0.5 and 4.3.6). While
 // reject-publish refuses, the message is not taken and the publisher's
 // confirm is a nack; RabbitMQ's channel refuses it on the queue's
 // reject_publish notice, so a burst sent before the notice arrives is
@@ -185,7 +189,6 @@ func (q *quorum[T]) Publish(m *Message, ttl int64, hasTTL bool) bool {
 	m.Seq = q.nextSeq
 	q.messages.pushBack(m)
 	q.readyBytes += int64(len(m.Body))
-	q.evaluateLimit()
 	q.ensureTTLTimer()
 	return true
 }
@@ -284,9 +287,7 @@ func (q *quorum[T]) Dispatch() int {
 		q.env.Deliver(c, m, redelivered)
 		n++
 	}
-	if n > 0 {
-		q.evaluateLimit()
-	}
+	q.evaluateLimit()
 	return n
 }
 

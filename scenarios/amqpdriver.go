@@ -166,10 +166,10 @@ func (d *amqpDriver) unp(s string) string {
 
 // newWireDriver runs a scenario through amqp091-go on a fresh simulator
 // over the in-memory wire. It must run inside a testing/synctest bubble.
-func newWireDriver(s *Scenario) (*amqpDriver, error) {
+func newWireDriver(s *Scenario, reads Reads) (*amqpDriver, error) {
 	cfg := sim.Config{Seed: s.Seed, Version: s.Version}
 	s.Cluster.config(&cfg)
-	w := newWireSim(cfg)
+	w := newWireSim(cfg, reads)
 	d := &amqpDriver{url: "amqp://guest:guest@amqpsim/", name: s.Name, dial: w.dial, sim: w,
 		chanOf: map[string]map[uint16]string{}, conns: map[string]*amqp.Connection{}, taps: map[string]*tap{},
 		chans: map[string]*amqp.Channel{}}
@@ -298,7 +298,11 @@ func (d *amqpDriver) do(name string, op chanOp) (reply, error) {
 	if ch.IsClosed() {
 		return reply{}, errRefused
 	}
-	if !d.clustered() {
+	if !d.clustered() || asyncOp(op) {
+		// A publish or a settlement asks for no answer: amqp091-go
+		// returns once it is written, on a cluster too, and the next
+		// body of a publish goes out before a refusal of this one comes
+		// back, as against a broker.
 		rep, err := op.runAMQP(d, ch)
 		return rep, amqpErr(err)
 	}
@@ -335,6 +339,15 @@ func (d *amqpDriver) do(name string, op chanOp) (reply, error) {
 		}
 	}()
 	return reply{}, errPending
+}
+
+// asyncOp reports whether a channel operation's method has no answer.
+func asyncOp(op chanOp) bool {
+	switch op.(type) {
+	case Publish, Settle:
+		return true
+	}
+	return false
 }
 
 // connOf names a channel's connection.
@@ -500,4 +513,19 @@ func (d *amqpDriver) finish() error {
 		return err
 	}
 	return alarmErr
+}
+
+// BrokerVersion connects to a broker and returns the RabbitMQ version it
+// announces ("4.3.6"), which says whose recording its answers are.
+func BrokerVersion(url string) (string, error) {
+	c, err := amqp.DialConfig(url, amqp.Config{Properties: amqp.Table{"connection_name": "amqpsim version check"}})
+	if err != nil {
+		return "", fmt.Errorf("connecting to %s: %w", redact(url), err)
+	}
+	defer c.Close()
+	v, _ := c.Properties["version"].(string)
+	if v == "" {
+		return "", fmt.Errorf("the broker at %s announces no version", redact(url))
+	}
+	return v, nil
 }

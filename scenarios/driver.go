@@ -123,9 +123,18 @@ type event struct {
 	headers     protocol.Table // a delivery's or get-ok's headers property
 }
 
+// Silent reports whether a broker pushes nothing of its own accord after
+// op (a declare, a bind, a connection's open), so that a recording need
+// not watch for a quiet window after it.
+func Silent(op Op) bool { return !waits(op) }
+
 // waits reports whether an operation can make the broker push frames (so a
 // real broker must be watched until it is quiet after it).
 func waits(op Op) bool {
+	if d, ok := op.(DeclareQueue); ok && d.NoWait {
+		// No declare-ok: a refusal comes as a channel.close after it.
+		return true
+	}
 	_, quiet := op.(silent)
 	return !quiet
 }

@@ -118,8 +118,12 @@ func (o Publish) runAMQP(d *amqpDriver, ch *amqp.Channel) (reply, error) {
 
 func (d *amqpDriver) publishing(o Publish) amqp.Publishing {
 	p := o.Props
+	h := d.deathNames(table(p.Headers))
+	if o.Exchange == "" {
+		h = d.ccNames(h)
+	}
 	return amqp.Publishing{
-		Headers: d.deathNames(table(p.Headers)), ContentType: p.ContentType, ContentEncoding: p.ContentEncoding,
+		Headers: h, ContentType: p.ContentType, ContentEncoding: p.ContentEncoding,
 		DeliveryMode: p.DeliveryMode, Priority: p.Priority, CorrelationId: p.CorrelationID, ReplyTo: p.ReplyTo,
 		Expiration: p.Expiration, MessageId: p.MessageID, Type: p.Type, UserId: p.UserID, AppId: p.AppID,
 		Body: []byte(o.Bodies[0]),
@@ -191,6 +195,26 @@ func (d *amqpDriver) deathNames(h amqp.Table) amqp.Table {
 				}
 			}
 		}
+	}
+	return h
+}
+
+// ccNames prefixes the CC and BCC routing keys of a message published to
+// the default exchange "", whose keys are queue names, as steps' names are.
+func (d *amqpDriver) ccNames(h amqp.Table) amqp.Table {
+	for _, k := range []string{"CC", "BCC"} {
+		keys, ok := h[k].([]any)
+		if !ok {
+			continue
+		}
+		out := make([]any, len(keys))
+		for i, key := range keys {
+			if s, ok := key.(string); ok {
+				key = d.p(s)
+			}
+			out[i] = key
+		}
+		h[k] = out
 	}
 	return h
 }

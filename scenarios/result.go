@@ -33,6 +33,10 @@ type StepInfo struct {
 	Line int
 	Text string
 	At   time.Duration // the clock (virtual time since the start) once it ran; an advance's results happened during it
+	// Took is the wall-clock time the step took, its quiet window
+	// included: against a real broker, the time the broker's timers saw
+	// pass that the simulator's clock does not (beyond an advance's own).
+	Took time.Duration
 }
 
 // Consumer is one consumer's life: created by the step From, gone at the

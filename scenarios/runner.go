@@ -99,8 +99,9 @@ func (r *runner) run() (*Result, error) {
 	for i, st := range r.s.Steps {
 		r.step = i
 		r.res.Steps = append(r.res.Steps, StepInfo{Line: st.Line, Text: st.Text})
+		start := time.Now()
 		out, err := r.exec(st.Op)
-		r.res.Steps[i].At = r.now
+		r.res.Steps[i].At, r.res.Steps[i].Took = r.now, time.Since(start)
 		if err != nil {
 			return r.res, fmt.Errorf("%s:%d: %s: %w", r.s.Path, st.Line, st.Text, err)
 		}

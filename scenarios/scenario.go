@@ -371,6 +371,14 @@ func (s *Scenario) SetVersion(v sim.Version) error {
 	return nil
 }
 
+// SetCluster sets the cluster directive: the scenario runs on a cluster
+// (sim.Config.Nodes and NodeNames), adding it after the other directives
+// when the scenario has none.
+func (s *Scenario) SetCluster(c *ClusterSpec) {
+	s.Cluster = c
+	s.addDirective("cluster")
+}
+
 // addDirective adds directive d after the source and seed directives, or
 // after the leading comment block, unless the scenario has it.
 func (s *Scenario) addDirective(d string) {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math/rand/v2"
 	"net"
 	"sync"
 	"testing/synctest"
@@ -237,13 +238,15 @@ type wireSim struct {
 	b       *sim.Broker
 	srv     *wire.Server
 	nodes   int // the nodes of a cluster; 0 on a single node
+	reads   Reads
+	rng     *rand.Rand // cuts ReadsSplit's reads
 	mu      sync.Mutex
 	clients []net.Conn
 }
 
-func newWireSim(cfg sim.Config) *wireSim {
+func newWireSim(cfg sim.Config, reads Reads) *wireSim {
 	b := sim.New(cfg)
-	w := &wireSim{b: b, srv: wire.NewServer(b)}
+	w := &wireSim{b: b, srv: wire.NewServer(b), reads: reads, rng: rand.New(rand.NewPCG(cfg.Seed, 1))}
 	if cfg.Nodes > 1 {
 		w.nodes = cfg.Nodes
 	}
@@ -271,6 +274,14 @@ func (w *wireSim) dialNode(n int) (net.Conn, error) {
 // client end.
 func (w *wireSim) connect(serve func(net.Conn) error) (net.Conn, error) {
 	client, server := wire.Pipe()
+	switch w.reads {
+	case ReadsSplit:
+		w.mu.Lock()
+		server = &splitConn{Conn: server, r: rand.New(rand.NewPCG(w.rng.Uint64(), 2))}
+		w.mu.Unlock()
+	case ReadsCoalesced:
+		client = &coalescingConn{Conn: client}
+	}
 	if err := serve(server); err != nil {
 		client.Close()
 		return nil, err
@@ -284,7 +295,39 @@ func (w *wireSim) connect(serve func(net.Conn) error) (net.Conn, error) {
 // wait returns once every goroutine of the bubble but the caller is durably
 // blocked: the server has handled every frame sent to it, and the clients
 // have read every frame it sent.
-func (w *wireSim) wait() { synctest.Wait() }
+func (w *wireSim) wait() {
+	for {
+		w.flush()
+		synctest.Wait()
+		if !w.holding() {
+			return
+		}
+	}
+}
+
+// flush passes on what the clients' ends hold back (ReadsCoalesced).
+func (w *wireSim) flush() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, c := range w.clients {
+		if cc, ok := c.(*coalescingConn); ok {
+			_ = cc.flush()
+		}
+	}
+}
+
+// holding reports whether a client's end holds frames back: a client's
+// goroutine wrote them while the bubble waited.
+func (w *wireSim) holding() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, c := range w.clients {
+		if cc, ok := c.(*coalescingConn); ok && cc.pending() {
+			return true
+		}
+	}
+	return false
+}
 
 func (w *wireSim) advance(d time.Duration) { w.b.Advance(d) }
 

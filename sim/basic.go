@@ -182,6 +182,9 @@ func (ch *Channel) publishIn(exchangeName, key string, o PublishOptions, m *Mess
 	if err := ch.replyToFor(m); err != nil {
 		return err
 	}
+	if err := checkRoutingHeaders(m.Headers); err != nil {
+		return err
+	}
 	if ch.tx != nil {
 		return ch.tx.hold(ch.b, ch.conn.vhost, x, exchangeName, key, o, *m, ttl, hasTTL)
 	}

@@ -24,6 +24,28 @@ func routingKeys(key string, headers Table, buf []string) []string {
 	return buf
 }
 
+// checkRoutingHeaders refuses CC and BCC headers that are not arrays, as
+// rabbit_basic:header_routes/1 does when the channel makes the message
+// ("invalid message: {unacceptable_type_in_header,"CC",longstr}", 406,
+// on 3.10.8, 4.0.5 and 4.3.6: publish-cc-bcc-types.txt); elements of an
+// array that are not strings are skipped (routingKeys).
+func checkRoutingHeaders(headers Table) error {
+	if len(headers) == 0 {
+		return nil
+	}
+	for _, h := range [...]string{"CC", "BCC"} {
+		v, ok := headers[h]
+		if !ok {
+			continue
+		}
+		if _, ok := v.([]any); !ok {
+			return protocol.Errorf(protocol.PreconditionFailed, protocol.BasicPublish,
+				"invalid message: {unacceptable_type_in_header,\"%s\",%s}", h, protocol.TypeName(v))
+		}
+	}
+	return nil
+}
+
 // route appends to out, each once, the queues a message with routing keys
 // keys reaches from exchange x, as rabbit_exchange:route does: every
 // exchange on the way is matched with all the keys; one whose bindings
@@ -131,8 +153,9 @@ func (ch *Channel) ExchangeUnbind(destinationName, key, sourceName string, args 
 		if src == nil || dst == nil {
 			return nil
 		}
-		src.unbind(destination{x: dst}, key, args)
-		ch.b.maybeAutoDeleteExchange(v, src)
+		if src.unbind(destination{x: dst}, key, args) {
+			ch.b.maybeAutoDeleteExchange(v, src)
+		}
 		return nil
 	})
 }

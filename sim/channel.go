@@ -174,8 +174,12 @@ func (ch *Channel) callEvent(m protocol.Method) Event {
 // alone: it sent the second message before the acks arrived (3.10.8
 // streams deliver by chunk), which amqpsim does not model. Caller holds
 // the lock.
-func (ch *Channel) dropLateDeliveries() {
-	if n := ch.conn.out.dropLate(ch); n > 0 {
+func (ch *Channel) dropLateDeliveries() { ch.dropStaged(true) }
+
+// dropStaged drops the pushes queues staged for the channel in this
+// batch (only the late deliveries when lateOnly). Caller holds the lock.
+func (ch *Channel) dropStaged(lateOnly bool) {
+	if n := ch.conn.out.dropStaged(ch, lateOnly); n > 0 {
 		ch.conn.unsent = max(ch.conn.unsent-n, 0)
 	}
 }
@@ -215,6 +219,11 @@ func (ch *Channel) Close() error {
 	}
 	return ch.do(protocol.ChannelClose, nil, func() error {
 		ch.shutdown(&closedError{what: fmt.Sprintf("channel %d", ch.id)})
+		// What queues pushed to the channel in reaction to methods of
+		// the same batch reaches RabbitMQ's channel process after this
+		// close, when the process is gone: the client never gets it
+		// (the messages were requeued by the close).
+		ch.dropStaged(false)
 		return nil
 	})
 }

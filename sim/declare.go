@@ -239,17 +239,23 @@ func (ch *Channel) QueueBind(queueName, key, exchangeName string, args Table) er
 }
 
 // QueueUnbind is queue.unbind. Removing a binding that does not exist is not
-// an error.
+// an error, even when its queue or exchange does not exist (RabbitMQ
+// 3.10.8, 4.0.5 and 4.3.6: unbind-missing-ends.txt); the permission checks
+// come first.
 func (ch *Channel) QueueUnbind(queueName, key, exchangeName string, args Table) error {
 	return ch.do(protocol.QueueUnbind, func(e *Event) {
 		e.Queue, e.RoutingKey, e.Exchange, e.Options = queueName, key, exchangeName, tableOption(args)
 	}, func() error {
 		x, q, err := ch.bindingEnds(queueName, key, exchangeName, protocol.QueueUnbind)
-		if err != nil {
+		if err != nil || x == nil || q == nil {
 			return err
 		}
-		x.unbind(destination{q: q}, key, args)
-		ch.b.maybeAutoDeleteExchange(ch.conn.vhost, x)
+		if x.unbind(destination{q: q}, key, args) {
+			// Only the last binding going deletes an auto-delete
+			// exchange: an unbind that removes nothing leaves it
+			// (exchange-auto-delete-unbind-nothing.txt).
+			ch.b.maybeAutoDeleteExchange(ch.conn.vhost, x)
+		}
 		return nil
 	})
 }
@@ -258,7 +264,8 @@ func (ch *Channel) QueueUnbind(queueName, key, exchangeName string, args Table) 
 // rabbit_channel:binding_action's order: write permission on the queue,
 // the default exchange cannot be bound, read permission on the exchange
 // (and, for a topic exchange, on the key), then a missing exchange is
-// reported before a missing queue.
+// reported before a missing queue; for queue.unbind a missing end is no
+// error, and its end is nil.
 func (ch *Channel) bindingEnds(queueName, key, exchangeName string, m protocol.Method) (*exchange, *brokerQueue, error) {
 	v := ch.conn.vhost
 	queueName, err := ch.queueName(queueName, m)
@@ -276,6 +283,9 @@ func (ch *Channel) bindingEnds(queueName, key, exchangeName string, m protocol.M
 	}
 	if err := ch.checkTopicAccess(m, permRead, v.exchanges[exchangeName], key); err != nil {
 		return nil, nil, err
+	}
+	if m == protocol.QueueUnbind && (v.exchanges[exchangeName] == nil || v.queues[queueName] == nil) {
+		return nil, nil, nil
 	}
 	x, err := v.exchange(exchangeName, m)
 	if err != nil {

@@ -151,7 +151,7 @@ func (x *exchange) bind(d destination, key string, args Table) {
 	}
 }
 
-func (x *exchange) unbind(d destination, key string, args Table) {
+func (x *exchange) unbind(d destination, key string, args Table) (removed bool) {
 	for i, bd := range x.bindings {
 		if bd.dest == d && bd.key == key && sameTable(bd.args, args) {
 			x.bindings = append(x.bindings[:i], x.bindings[i+1:]...)
@@ -164,9 +164,10 @@ func (x *exchange) unbind(d destination, key string, args Table) {
 					delete(x.direct, key)
 				}
 			}
-			return
+			return true
 		}
 	}
+	return false
 }
 
 // unbindAll drops every binding to d (its queue or exchange was deleted)

@@ -193,19 +193,21 @@ func shrink[T any](s []T) []T {
 	return s[:0]
 }
 
-// dropLate drops the late deliveries staged for ch and returns how many
-// it dropped.
-func (o *outbox) dropLate(ch *Channel) int {
+// dropStaged drops what is staged for ch (only its late deliveries when
+// lateOnly) and returns how many deliveries it dropped.
+func (o *outbox) dropStaged(ch *Channel, lateOnly bool) (deliveries int) {
 	kept := o.staged[:0]
 	for _, st := range o.staged {
-		if !st.late || st.owner != ch {
+		switch {
+		case st.owner != ch || lateOnly && !st.late:
 			kept = append(kept, st)
+		case st.method == protocol.BasicDeliver:
+			deliveries++
 		}
 	}
-	n := len(o.staged) - len(kept)
 	clear(o.staged[len(kept):])
 	o.staged = kept
-	return n
+	return deliveries
 }
 
 // valid empties the lane if a Drain took its pushes.

@@ -77,7 +77,13 @@ func (ch *Channel) Tx() error {
 // TxCommit is tx.commit: the held publishes are delivered to the queues
 // they were routed to (a mandatory one that reached none comes back as a
 // basic.return), then the held settlements are applied in order; a
-// channel that is not transactional refuses it (406).
+// channel that is not transactional refuses it (406). When a queue
+// rejected a held publish (a classic queue's reject-publish overflow, a
+// queue out of reach), the commit fails with 406 "partial tx completion"
+// and closes the channel, the other copies delivered and the settlements
+// applied: rabbit_channel completes a commit only once every queue
+// confirmed (maybe_complete_tx), on 3.10.8, 4.0.5 and 4.3.6 alike
+// (tx-partial-completion.txt).
 func (ch *Channel) TxCommit() error {
 	return ch.do(protocol.TxCommit, nil, func() error {
 		tx, err := ch.transaction(protocol.TxCommit)
@@ -85,17 +91,22 @@ func (ch *Channel) TxCommit() error {
 			return err
 		}
 		ch.tx = &txState{}
+		partial := false
 		for _, p := range tx.publishes {
 			ch.b.publisher = ch
 			routed, rejected, stage := ch.b.enqueue(p.queues, p.x, p.key, &p.msg, p.ttl, p.hasTTL)
 			ch.b.publisher = nil
 			ch.published(p.exchangeName, p.key, p.opts, &p.msg, routed, rejected, stage)
+			partial = partial || rejected
 		}
 		for _, s := range tx.settles {
 			// rabbit_channel's commit settles each group from the highest
 			// tag down (lists:reverse(lists:sort(Acked))).
 			slices.SortFunc(s.ds, func(x, y channel.Delivery[delivery]) int { return cmp.Compare(y.Tag, x.Tag) })
 			ch.apply(s.ds, s.how)
+		}
+		if partial {
+			return protocol.Errorf(protocol.PreconditionFailed, protocol.TxCommit, "partial tx completion")
 		}
 		// The reply follows the returns, as RabbitMQ sends tx.commit-ok
 		// once the channel has delivered the held messages.

@@ -35,6 +35,7 @@ var commands = []command{
 	{"upgrade-check", "report where another RabbitMQ release answers scenarios differently", runUpgradeCheck},
 	{"record", "record scenarios against a broker", runRecord},
 	{"confirm", "run a failure report on RabbitMQ: is the failure in your code or in the simulator?", runConfirm},
+	{"fuzz", "record random scenarios on brokers and replay them on the simulator", runFuzz},
 	{"tune", "choose a prefetch by simulation", runTune},
 }
 

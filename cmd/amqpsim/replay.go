@@ -53,7 +53,10 @@ func runReplay(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		diff := res.Diff()
+		diff, err := replayEveryRelease(s, res)
+		if err != nil {
+			return err
+		}
 		status, note := "ok  ", ""
 		switch {
 		case s.Unrecorded():
@@ -106,6 +109,31 @@ func runReplay(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("no expectations to compare with: record the scenarios first (amqpsim record --url URL FILE), or write their results")
 	}
 	return nil
+}
+
+// replayEveryRelease returns the differences of a scenario's replays
+// from each release's recording it holds, each on its own release's
+// profile; res is the replay of the scenario's own release.
+func replayEveryRelease(s *scenarios.Scenario, res *scenarios.Result) (string, error) {
+	rels := s.Releases()
+	if len(rels) < 2 {
+		return res.Diff(), nil
+	}
+	var b strings.Builder
+	for _, v := range rels {
+		view, _ := s.On(v)
+		r := res
+		if v != s.Version {
+			var err error
+			if r, err = scenarios.Replay(view); err != nil {
+				return "", err
+			}
+		}
+		if d := r.Diff(); d != "" {
+			fmt.Fprintf(&b, "  on %s:\n%s", v, d)
+		}
+	}
+	return b.String(), nil
 }
 
 // loadScenarios parses the scenarios named on the command line, or the

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/amqpsim/amqpsim/internal/bubble"
 )
 
 // A run of CheckUnderFaults lives in a synctest bubble, whose clock moves
@@ -192,17 +194,8 @@ func (g dumped) inBubble(label string) bool {
 
 // dumpGoroutines returns every goroutine but the caller, by id.
 func dumpGoroutines() map[string]dumped {
-	buf := make([]byte, 1<<20)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			buf = buf[:n]
-			break
-		}
-		buf = make([]byte, 2*len(buf))
-	}
 	out := map[string]dumped{}
-	for i, g := range strings.Split(string(buf), "\n\n") {
+	for i, g := range strings.Split(bubble.Dump(), "\n\n") {
 		if i == 0 {
 			continue // the caller
 		}

@@ -14,7 +14,7 @@ type ConfirmOptions struct {
 	// AMQP cannot take), or the cluster of a cluster report (Cluster).
 	RecordOptions
 	// Runs is how many times the report runs on the broker (3 when
-	// zero): RabbitMQ itself races in places, and a step it answers
+	// zero or less): RabbitMQ itself races in places, and a step it answers
 	// differently from run to run is no one's bug.
 	Runs int
 	// Ran, if set, is told when each run ends, with its error.
@@ -77,8 +77,8 @@ type Verdict struct {
 // take stops every run there (Unconfirmable). It returns an error when a
 // run cannot be made at all.
 func ConfirmReport(report *Scenario, o ConfirmOptions) (*Verdict, error) {
-	runs := max(o.Runs, 1)
-	if o.Runs == 0 {
+	runs := o.Runs
+	if runs <= 0 {
 		runs = 3
 	}
 	where, renamed := redact(o.URL), ""
@@ -214,13 +214,14 @@ func (v *Verdict) String() string {
 		fmt.Fprintf(&b, "%s answers step %d differently from run to run: RabbitMQ races there, so neither the simulator nor your code is to blame.\n",
 			v.Broker, v.Step+1)
 		fmt.Fprintf(&b, "Step %d is %s\nNone of the %s answered every step as the simulator did.\n\n", v.Step+1, v.stepText(v.Step), runs)
-		for i, a := range v.distinct() {
+		answers := v.distinct()
+		for i, a := range answers {
 			which := "run " + a.runs
 			if strings.Contains(a.runs, ",") {
 				which = "runs " + a.runs
 			}
 			b.WriteString(sideBySide("the simulator answered", v.Sim, fmt.Sprintf("%s answered (%s)", v.Broker, which), a.lines))
-			if i < len(v.distinct())-1 {
+			if i < len(answers)-1 {
 				b.WriteByte('\n')
 			}
 		}
@@ -247,7 +248,8 @@ func (v *Verdict) matching() string {
 	return fmt.Sprintf("%d of %d runs", v.Matching, v.Runs)
 }
 
-// stepText names step i: `step 7 (REPORT.txt:23): ack ch1 #2`.
+// stepText names step i by its place in the report: "REPORT.txt:23: ack
+// ch1 #2".
 func (v *Verdict) stepText(i int) string {
 	st := v.Report.Steps[i]
 	return fmt.Sprintf("%s:%d: %s", v.Report.Path, st.Line, st.Text)

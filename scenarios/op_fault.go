@@ -80,7 +80,7 @@ type Fault struct {
 }
 
 func init() {
-	register(&verb{name: "fault", usage: "fault close-channel CH | close-connection C [code=N] [text=T] | consumer-timeout CH | nack-publishes N | restart | KIND at-delivery=N",
+	register(&verb{name: "fault", usage: "fault close-channel|close-connection NAME [code=N] [text=T] | consumer-timeout CH | nack-publishes N | restart | KIND at-delivery=N",
 		minPos: 1, maxPos: 2, options: []string{"code", "text", "at-delivery"}, what: "a fault", build: buildFault})
 }
 
@@ -126,6 +126,11 @@ func buildFault(a *argSet) (Op, error) {
 		}
 		if len(a.pos) > 1 {
 			return nil, a.errAt(a.pos[1], "an armed fault names no channel or connection: it acts on its delivery's")
+		}
+		for _, o := range []string{"code", "text"} {
+			if t, ok := a.opts[o]; ok {
+				return nil, a.errAt(t, "an armed fault closes with its default %s", o)
+			}
 		}
 		return Fault{Kind: k, AtDelivery: n}, nil
 	}
@@ -248,6 +253,16 @@ var notConfirmable = map[FaultKind]string{
 func injectSim(b *sim.Broker, o Fault, conn *sim.Connection, ch *sim.Channel) error {
 	if o.AtDelivery > 0 {
 		return b.CloseAtDelivery(sim.DeliveryFault{N: o.AtDelivery, FromStart: true, Action: armedActions[o.Kind], Err: o.closeError()})
+	}
+	switch o.Kind {
+	case FaultCloseChannel, FaultConsumerTimeout:
+		if ch == nil {
+			return errRefused
+		}
+	case FaultCloseConnection:
+		if conn == nil {
+			return errRefused
+		}
 	}
 	switch o.Kind {
 	case FaultCloseChannel:

@@ -252,3 +252,24 @@ func TestOpStringRoundTrips(t *testing.T) {
 		}
 	})
 }
+
+func TestFaultStepErrors(t *testing.T) {
+	for _, c := range []struct{ line, want string }{
+		{"fault", "expected 1 word(s) after fault"},
+		{"fault explode", `unknown fault "explode" (expected close-channel, close-connection`},
+		{"fault close-channel", "expected a name after fault close-channel"},
+		{"fault nack-publishes 0", "expected a count of 1 or more"},
+		{"fault restart now", `unexpected "now" after fault restart`},
+		{"fault close-every-connection", "is only armed: add at-delivery=N"},
+		{"fault nack-publishes at-delivery=3", "only close-channel, close-connection, close-every-connection and consumer-timeout take at-delivery="},
+		{"fault close-channel ch1 at-delivery=3", "an armed fault names no channel or connection"},
+		{"fault close-channel at-delivery=3 text=x", "an armed fault closes with its default text"},
+		{"fault consumer-timeout ch1 code=404", "only a close takes code="},
+		{"fault close-channel ch1 code=999", "unknown reply code 999"},
+	} {
+		_, err := parseOp(c.line)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want one containing %q", c.line, err, c.want)
+		}
+	}
+}

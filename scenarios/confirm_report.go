@@ -52,10 +52,12 @@ type Verdict struct {
 	Runs    int
 	// Step is the step the verdict is about: the divergence, the race
 	// or the fault; -1 for Agrees. Sim is the report's answer there, and
-	// Answers each run's.
+	// Answers the answers of the runs that reached it answering every
+	// step before as the report did, Reached (numbered from 1).
 	Step    int
 	Sim     []string
 	Answers [][]string
+	Reached []int
 	// Why is an Unconfirmable fault's reason.
 	Why string
 	// Renamed says how a cluster report's nodes were given the real
@@ -63,8 +65,8 @@ type Verdict struct {
 	// were.
 	Renamed string
 	// Matching is how many runs answered every step the runs took as
-	// the report did; RaceStep, when some runs did and others did not,
-	// the first step where the runs differ (-1: none).
+	// the report did; RaceStep is the first step the runs answered
+	// differently from each other (-1: none).
 	Matching int
 	RaceStep int
 }
@@ -138,9 +140,15 @@ func renameNodes(report *Scenario, names []string) (*Scenario, string) {
 }
 
 // judge compares the runs' answers to the report's up to step stop, where
-// a fault stopped them (why).
+// a fault stopped them (why). A run that answered every step as the
+// report did makes it Agrees (or Unconfirmable, when a fault stopped the
+// runs). Otherwise the verdict is at the furthest step a run reached
+// answering as the report: a run that strayed earlier met a race there,
+// or a frame of RabbitMQ's that came after the quiet window on a loaded
+// machine, and says nothing of the later step. The runs that reached it
+// answered it all the same way (Diverges) or not (Races).
 func judge(report *Scenario, got []*Result, stop int, why string) *Verdict {
-	v := &Verdict{Report: report, Runs: len(got), Step: -1, RaceStep: -1, Why: why}
+	v := &Verdict{Report: report, Runs: len(got), Step: -1, RaceStep: raceStep(got, stop), Why: why}
 	first := make([]int, len(got)) // each run's first step that differs from the report
 	for r, res := range got {
 		first[r] = stop
@@ -154,23 +162,26 @@ func judge(report *Scenario, got []*Result, stop int, why string) *Verdict {
 			v.Matching++
 		}
 	}
-	v.RaceStep = raceStep(got, stop)
-	switch d := slices.Min(first); {
+	switch {
 	case v.Matching > 0 && stop < len(report.Steps):
 		v.Outcome, v.Step = Unconfirmable, stop
 	case v.Matching > 0:
 		v.Outcome = Agrees
 	default:
-		v.Outcome, v.Step = Diverges, d
-		if v.RaceStep == d {
-			v.Outcome = Races
+		v.Outcome, v.Step = Diverges, slices.Max(first)
+		for r, res := range got {
+			if first[r] < v.Step {
+				continue
+			}
+			if len(v.Answers) > 0 && !slices.Equal(v.Answers[0], res.Got[v.Step]) {
+				v.Outcome = Races
+			}
+			v.Answers = append(v.Answers, res.Got[v.Step])
+			v.Reached = append(v.Reached, r+1)
 		}
 	}
 	if v.Step >= 0 {
 		v.Sim = report.Steps[v.Step].Expect
-		for _, res := range got {
-			v.Answers = append(v.Answers, res.Got[v.Step])
-		}
 	}
 	return v
 }
@@ -206,14 +217,18 @@ func (v *Verdict) String() string {
 		}
 	case Diverges:
 		fmt.Fprintf(&b, "%s answers differently at step %d: this is a simulator divergence.\n", v.Broker, v.Step+1)
-		fmt.Fprintf(&b, "Step %d is %s\nIt was answered so in all %s; every step before it was answered alike.\n\n", v.Step+1, v.stepText(v.Step), runs)
-		b.WriteString(sideBySide("the simulator answered", v.Sim, v.Broker+" answered", v.Answers[0]))
+		fmt.Fprintf(&b, "Step %d is %s\nIt was answered so in %s, each of which answered every step before it as the simulator did.\n",
+			v.Step+1, v.stepText(v.Step), v.reached())
+		b.WriteString(v.strayed())
+		b.WriteString("\n" + sideBySide("the simulator answered", v.Sim, v.Broker+" answered", v.Answers[0]))
 		fmt.Fprintf(&b, "\nThe failure may not be in your code. File the divergence with amqpsim: attach %s and this output\n"+
 			"(the report's steps up to %d reproduce it: \"amqpsim replay %s\" shows the simulator's side).\n", v.Report.Path, v.Step+1, v.Report.Path)
 	case Races:
 		fmt.Fprintf(&b, "%s answers step %d differently from run to run: RabbitMQ races there, so neither the simulator nor your code is to blame.\n",
 			v.Broker, v.Step+1)
-		fmt.Fprintf(&b, "Step %d is %s\nNone of the %s answered every step as the simulator did.\n\n", v.Step+1, v.stepText(v.Step), runs)
+		fmt.Fprintf(&b, "Step %d is %s\nIt was reached in %s, answering every step before it as the simulator did.\n",
+			v.Step+1, v.stepText(v.Step), v.reached())
+		b.WriteString(v.strayed() + "\n")
 		answers := v.distinct()
 		for i, a := range answers {
 			which := "run " + a.runs
@@ -267,12 +282,39 @@ func (v *Verdict) distinct() []answer {
 	for r, a := range v.Answers {
 		i := slices.IndexFunc(out, func(x answer) bool { return slices.Equal(x.lines, a) })
 		if i < 0 {
-			out = append(out, answer{lines: a, runs: fmt.Sprint(r + 1)})
+			out = append(out, answer{lines: a, runs: fmt.Sprint(v.Reached[r])})
 			continue
 		}
-		out[i].runs += fmt.Sprintf(", %d", r+1)
+		out[i].runs += fmt.Sprintf(", %d", v.Reached[r])
 	}
 	return out
+}
+
+// reached says which runs reached the verdict's step: "all 3 runs", "2
+// of 3 runs (2, 3)", "the run".
+func (v *Verdict) reached() string {
+	switch {
+	case v.Runs == 1:
+		return "the run"
+	case len(v.Reached) == v.Runs:
+		return fmt.Sprintf("all %d runs", v.Runs)
+	}
+	runs := make([]string, len(v.Reached))
+	for i, r := range v.Reached {
+		runs[i] = fmt.Sprint(r)
+	}
+	return fmt.Sprintf("%d of %d runs (%s)", len(v.Reached), v.Runs, strings.Join(runs, ", "))
+}
+
+// strayed says where the runs that did not reach the verdict's step first
+// answered differently, or "".
+func (v *Verdict) strayed() string {
+	if len(v.Reached) == v.Runs || v.RaceStep < 0 {
+		return ""
+	}
+	return fmt.Sprintf("The other runs answered step %d (%s) otherwise first: RabbitMQ races there, or a frame came after the quiet window "+
+		"on a loaded machine (amqpsim confirm --window 300ms waits longer); run again to see more runs reach step %d.\n",
+		v.RaceStep+1, v.stepText(v.RaceStep), v.Step+1)
 }
 
 // sideBySide renders two answers as two columns under their titles.

@@ -66,11 +66,11 @@ func TestRestartThroughClient(t *testing.T) {
 			switch {
 			case err == nil:
 				again = c
-			case errors.Is(err, syscall.ECONNREFUSED):
+			case errors.Is(err, syscall.ECONNREFUSED) && refused < 60:
 				refused++
 				time.Sleep(time.Second)
 			default:
-				t.Fatalf("dial: %v", err)
+				t.Fatalf("dial after %d refusals: %v", refused, err)
 			}
 		}
 		defer again.Close()

@@ -38,7 +38,8 @@ import (
 // A run goes:
 //
 //  1. Setup, if given, prepares the broker (queues, the work to consume);
-//  2. the schedule's closes are armed (see StartSchedule);
+//  2. the schedule's closes are armed, and its faults after 0 deliveries
+//     injected (see StartSchedule);
 //  3. run starts, in a goroutine of the bubble: it runs the consumer
 //     against srv (srv.URL() and srv.Dial) until ctx ends, and returns
 //     what the consumer got wrong that the trace cannot show (a message
@@ -448,7 +449,7 @@ func (c *checkConfig) exercise(srv *Server, run func(context.Context, *Server) e
 			return fmt.Errorf("setup: %w", err)
 		}
 	}
-	later, err := srv.armSchedule(sched)
+	later, _, err := srv.armSchedule(sched)
 	if err != nil {
 		return err
 	}

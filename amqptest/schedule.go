@@ -132,7 +132,9 @@ func (k FaultKind) String() string {
 // AfterDeliveries of 1 or more. For the other kinds the trigger is a
 // lower bound: the code under test runs on while StartSchedule's wait
 // wakes, so a few more deliveries may be pushed before the fault lands. A property
-// that must hold under every schedule holds under that one too.
+// that must hold under every schedule holds under that one too. Any kind
+// after 0 deliveries lands when the schedule starts, before the code
+// under test runs.
 type Fault struct {
 	AfterDeliveries int
 	Kind            FaultKind
@@ -442,14 +444,16 @@ func (s *Server) arm(f Fault) (bool, error) {
 }
 
 // StartSchedule arms the closes of sched on the broker at once (they land
-// exactly; see Fault), and returns wait, which injects the other faults
-// as it sees the broker's delivery count reach their triggers, waiting on
-// the broker's own changes (never polling), and returns when the last
-// fault of sched is injected. Start the schedule before the code under
-// test consumes, and call wait from the test's goroutine while that code
-// runs in its own: a close whose delivery had passed when it was armed
-// lands right behind the next delivery instead. In a testing/synctest
-// bubble the wait is exact and its timeout costs no real time.
+// exactly; see Fault), injects at once the faults whose trigger is
+// already reached (after 0 deliveries), and returns wait, which injects
+// the other faults as it sees the broker's delivery count reach their
+// triggers, waiting on the broker's own changes (never polling), and
+// returns when the last fault of sched is injected. Start the schedule
+// before the code under test consumes, and call wait from the test's
+// goroutine while that code runs in its own: a close whose delivery had
+// passed when it was armed lands right behind the next delivery instead.
+// In a testing/synctest bubble the wait is exact and its timeout costs no
+// real time.
 //
 // It is the one way this package injects a fault at a point of the
 // delivery stream; one fault is a Schedule of one:
@@ -464,7 +468,7 @@ func (s *Server) arm(f Fault) (bool, error) {
 // the end of its downtime): the code under test stopped consuming.
 func (s *Server) StartSchedule(sched Schedule) (wait func() error, err error) {
 	timeout := s.waitTimeout()
-	later, err := s.armSchedule(sched)
+	later, back, err := s.armSchedule(sched)
 	if err != nil {
 		return nil, err
 	}
@@ -472,32 +476,57 @@ func (s *Server) StartSchedule(sched Schedule) (wait func() error, err error) {
 	for _, f := range sched {
 		last = max(last, f.AfterDeliveries)
 	}
-	return func() error { return s.runLater(later, last, sched, timeout) }, nil
+	return func() error { return s.runLater(later, back, last, sched, timeout) }, nil
 }
 
-// armSchedule arms the closes of sched and returns the faults left to
-// inject once their triggers are reached: those the broker cannot arm,
-// and exact ones already due.
-func (s *Server) armSchedule(sched Schedule) (later Schedule, err error) {
+// armSchedule arms the closes of sched, injects at once the faults whose
+// trigger the broker has already reached (a trigger of 0, before the code
+// under test runs), and returns the faults left to inject once their
+// triggers are reached: those the broker cannot arm, and exact ones
+// already due. Injecting the due ones here, not from the wait, is what
+// makes them land at the same point every time: from the wait, a fault
+// after 0 deliveries raced the code under test's first dial (under load
+// it sometimes closed the consumer's connection, and CheckUnderFaults
+// then blamed the consumer for an outcome that depended on goroutine
+// order). back is when the downtime of a restart injected here ends.
+func (s *Server) armSchedule(sched Schedule) (later Schedule, back time.Time, err error) {
 	for _, f := range sched {
-		if !f.Kind.exact() {
+		if f.Kind.exact() {
+			armed, err := s.arm(f)
+			if err != nil {
+				return nil, back, err
+			}
+			if armed {
+				continue
+			}
+		}
+		// In trigger order: once one fault waits, those after it wait too.
+		if len(later) > 0 || uint64(f.AfterDeliveries) > s.broker.Deliveries() {
 			later = append(later, f)
 			continue
 		}
-		armed, err := s.arm(f)
-		if err != nil {
-			return nil, err
-		}
-		if !armed {
-			later = append(later, f)
+		if err := s.injectAt(f, &back); err != nil {
+			return nil, back, err
 		}
 	}
-	return later, nil
+	return later, back, nil
 }
 
-// runLater is StartSchedule's wait.
-func (s *Server) runLater(later Schedule, last int, sched Schedule, timeout time.Duration) error {
-	var back time.Time // when the last restart's downtime ends: waits start from there
+// injectAt injects f now, moving back to the end of its downtime if it is
+// a restart whose downtime ends later.
+func (s *Server) injectAt(f Fault, back *time.Time) error {
+	if err := s.inject(f); err != nil {
+		return err
+	}
+	if up := s.broker.Now().Add(f.Downtime); f.Kind == FaultRestart && up.After(*back) {
+		*back = up // a later restart does not shorten an earlier one's refusal
+	}
+	return nil
+}
+
+// runLater is StartSchedule's wait; back is when the downtime of the
+// restarts injected so far ends: waits start from there.
+func (s *Server) runLater(later Schedule, back time.Time, last int, sched Schedule, timeout time.Duration) error {
 	wait := func(n int, what fmt.Stringer) error {
 		d := timeout + max(0, back.Sub(s.broker.Now()))
 		ctx, cancel := context.WithTimeout(context.Background(), d)
@@ -514,11 +543,8 @@ func (s *Server) runLater(later Schedule, last int, sched Schedule, timeout time
 		if err := wait(f.AfterDeliveries, f); err != nil {
 			return err
 		}
-		if err := s.inject(f); err != nil {
+		if err := s.injectAt(f, &back); err != nil {
 			return err
-		}
-		if up := s.broker.Now().Add(f.Downtime); f.Kind == FaultRestart && up.After(back) {
-			back = up // a later restart does not shorten an earlier one's refusal
 		}
 	}
 	return wait(last, sched)

@@ -100,14 +100,33 @@ func TestSchedulesDrawsSortedBoundedFaults(t *testing.T) {
 	})
 }
 
+// An unknown kind is refused when it is injected: at once after 0
+// deliveries, by the wait after more.
 func TestStartScheduleUnknownKind(t *testing.T) {
 	srv := amqptest.NewServer(t)
-	wait, err := srv.StartSchedule(amqptest.Schedule{{Kind: 99}})
+	if _, err := srv.StartSchedule(amqptest.Schedule{{Kind: 99}}); err == nil || !strings.Contains(err.Error(), "unknown fault kind") {
+		t.Errorf("unknown fault kind after 0 deliveries: %v, want refused", err)
+	}
+	wait, err := srv.StartSchedule(amqptest.Schedule{{AfterDeliveries: 1, Kind: 99}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	b := srv.Broker()
+	ch, err := b.Connect("getter").Channel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ch.QueueDeclare("q", sim.QueueOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Publish("/", "", "q", sim.Message{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := ch.Get("q", true); err != nil {
+		t.Fatal(err)
+	}
 	if err := wait(); err == nil || !strings.Contains(err.Error(), "unknown fault kind") {
-		t.Errorf("unknown fault kind: %v, want refused", err)
+		t.Errorf("unknown fault kind after 1 delivery: %v, want refused", err)
 	}
 }
 
@@ -220,6 +239,11 @@ func TestStartScheduleAlarmAndNacks(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Due after 0 deliveries: raised by StartSchedule, before the code
+	// under test runs, not whenever the wait gets to it.
+	if b.Alarms() != sim.AlarmDisk {
+		t.Fatalf("alarms %v once the schedule started, want disk", b.Alarms())
 	}
 	if err := wait(); err != nil {
 		t.Fatal(err)

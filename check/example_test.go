@@ -17,7 +17,7 @@ func ExampleLint() {
 	for i := range 3 {
 		b.Publish("/", "", "jobs", sim.Message{Body: []byte(fmt.Sprint("job", i))})
 	}
-	for i := 0; ; i++ {
+	for i := range 3 {
 		d, ok := c.Next()
 		if !ok {
 			break

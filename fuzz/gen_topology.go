@@ -349,19 +349,16 @@ func (g *gen) policy() {
 	if len(g.pickable()) > 0 && g.chance(60) {
 		p.pattern = "^" + g.someQueue().name + "$"
 	}
-	keys := []string{"message-ttl", "max-length", "dead-letter-exchange", "expires", "delivery-limit", "overflow", "max-length-bytes"}
+	// No expires: a policy is set by rabbitmqctl, which takes seconds, at
+	// a moment of them the simulator cannot know (adminStep).
+	keys := []string{"message-ttl", "max-length", "dead-letter-exchange", "delivery-limit", "overflow", "max-length-bytes"}
 	if p.operator {
-		keys = []string{"message-ttl", "max-length", "expires", "max-length-bytes"}
+		keys = []string{"message-ttl", "max-length", "max-length-bytes"}
 	}
 	for range 1 + g.r.IntN(2) {
 		switch k := oneOf(g, keys...); k {
 		case "message-ttl":
 			p.def[k] = ms(g.ttl())
-		case "expires":
-			// Only on one classic queue (quorumArgs says why).
-			if q := g.policyQueue(p); q != nil && q.kind == "classic" {
-				p.def[k] = ms(g.unit * 3)
-			}
 		case "max-length":
 			p.def[k] = int32(g.r.IntN(4))
 		case "max-length-bytes":
@@ -380,9 +377,6 @@ func (g *gen) policy() {
 	}
 	g.policies = append(g.policies, p)
 	applyTo := oneOf(g, "", "queues", "queues", "all")
-	if e, ok := p.def["expires"].(int32); ok {
-		g.timer(time.Duration(e) * time.Millisecond)
-	}
 	def := protocol.Table(maps.Clone(p.def))
 	if p.operator {
 		g.add(scenarios.SetOperatorPolicy{Name: p.name, Pattern: p.pattern, ApplyTo: applyTo, Priority: g.r.IntN(3), Definition: def})

@@ -185,9 +185,16 @@ func (g *gen) finish() {
 // add appends a step, after the advance its timers need, and asks the
 // simulator what came of it.
 func (g *gen) add(op scenarios.Op) {
-	cost := watchedStepDrift
-	if silentOp(op) {
-		cost = silentStepDrift
+	cost := stepBound(op)
+	if adminStep(op) {
+		// rabbitmqctl takes seconds: no timer may run meanwhile.
+		for len(g.clock.deadlines) > 0 {
+			a := g.clock.advanceFor()
+			g.ops = append(g.ops, scenarios.Advance{D: a})
+			g.clock.advance(a)
+			g.clock.drift += watchedStepDrift
+		}
+		cost = 0
 	}
 	if q := countedQueue(op); g.declaredStream(q) && g.streamWrite >= 0 {
 		// A stream's count is a metric RabbitMQ refreshes every 5 s from
@@ -237,6 +244,42 @@ func (g *gen) add(op scenarios.Op) {
 		g.clock.advance(a.D)
 	}
 	g.clock.drift += cost
+}
+
+// stepBound is the most real time the recording of a step may take
+// beyond its advance: a step the recorder watches for a quiet window, a
+// connection's open (a dial and a handshake), a silent one.
+func stepBound(op scenarios.Op) time.Duration {
+	if _, ok := op.(scenarios.Conn); ok || !silentOp(op) {
+		return watchedStepDrift
+	}
+	return silentStepDrift
+}
+
+// adminStep reports whether a step runs rabbitmqctl against a broker
+// (policies, users, permissions), which takes seconds, at a moment of
+// them the simulator cannot know: the generator takes one only when no
+// timer runs and none can restart (a queue with an expiry), and a
+// recording's check of its steps' times leaves it out.
+func adminStep(op scenarios.Op) bool {
+	switch op.(type) {
+	case scenarios.SetPolicy, scenarios.ClearPolicy, scenarios.SetOperatorPolicy, scenarios.ClearOperatorPolicy,
+		scenarios.AddUser, scenarios.DeleteUser, scenarios.SetPermissions, scenarios.ClearPermissions,
+		scenarios.SetUserTags, scenarios.SetTopicPermissions:
+		return true
+	}
+	return false
+}
+
+// expiring reports whether a queue with an expiry may exist: its timer
+// restarts at any step, so an admin step cannot wait for it.
+func (g *gen) expiring() bool {
+	for _, q := range g.liveQueues() {
+		if len(g.queueExpiries(q)) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // streamCountLag is how long after a write to a stream its count is

@@ -330,9 +330,10 @@ func slowStep(s *scenarios.Scenario, res *scenarios.Result) int {
 		bound := watchedStepDrift
 		if i < len(s.Steps) {
 			op := s.Steps[i].Op
-			if scenarios.Silent(op) {
-				bound = silentStepDrift
+			if adminStep(op) {
+				continue // no timer runs during one
 			}
+			bound = stepBound(op)
 			if a, ok := op.(scenarios.Advance); ok {
 				bound += a.D
 			}

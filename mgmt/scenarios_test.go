@@ -381,6 +381,13 @@ func scenarioAccess(tg *target) {
 		tg.do("DELETE", "/api/exchanges/mgmt-rec-va/mgmt-rec-ax", u, "")
 		tg.do("PUT", "/api/policies/mgmt-rec-va/mgmt-rec-ap2", u, `{"pattern":"^mgmt-rec-zz","definition":{"max-length":1}}`)
 		tg.do("DELETE", "/api/policies/mgmt-rec-va/mgmt-rec-ap", u, "")
+		// A vhost that does not exist is the resource's 404, not a
+		// refusal (rabbit_mgmt_util:user_matches_vhost passes
+		// not_found); a policy still needs the policymaker tag first.
+		tg.do("GET", "/api/queues/mgmt-rec-vnone", u, "")
+		tg.do("GET", "/api/queues/mgmt-rec-vnone/mgmt-rec-aq", u, "")
+		tg.do("PUT", "/api/queues/mgmt-rec-vnone/mgmt-rec-aq", u, `{"durable":false}`)
+		tg.do("GET", "/api/policies/mgmt-rec-vnone/mgmt-rec-ap", u, "")
 	}
 	// In a vhost it has permissions in, a policymaker sets and clears
 	// policies; a management user may not even read one.

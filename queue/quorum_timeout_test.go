@@ -28,20 +28,32 @@ func newQuorum43(t *testing.T, extra protocol.Table) (testQueue, *qenv) {
 	return q, e
 }
 
+// maxFirings bounds the consumer timeout firings of one advanceTo: the
+// tests time out a handful of deliveries, so a timer that keeps falling
+// due is a bug, not a test that needs more.
+const maxFirings = 100
+
 // advanceTo moves the env's clock to at, firing the consumer timeout
-// timer first when it falls due on the way.
-func advanceTo(q testQueue, e *qenv, at time.Duration) {
-	for {
+// timer first when it falls due on the way. A timer set again for the
+// time it fired at or before, or more than maxFirings firings, fail the
+// test rather than loop.
+func advanceTo(t *testing.T, q testQueue, e *qenv, at time.Duration) {
+	t.Helper()
+	for range maxFirings {
 		due, ok := e.timers[queue.ConsumerTimeoutTimer]
 		if !ok || due > int64(at) {
-			break
+			e.now = int64(at)
+			return
 		}
 		e.now = due
 		delete(e.timers, queue.ConsumerTimeoutTimer)
 		q.TimerFired(queue.ConsumerTimeoutTimer)
 		q.Dispatch()
+		if again, ok := e.timers[queue.ConsumerTimeoutTimer]; ok && again <= due {
+			t.Fatalf("the consumer timeout fired at %v and was set again for %v", time.Duration(due), time.Duration(again))
+		}
 	}
-	e.now = int64(at)
+	t.Fatalf("the consumer timeout fired %d times on the way to %v", maxFirings, at)
 }
 
 func prefetched(tag string, prefetch int) *consumer.Consumer[int] {
@@ -66,21 +78,21 @@ func TestQuorumTimeoutPerDelivery(t *testing.T) {
 	q.AddConsumer(a)
 	enqueue(q, 0, "m1")
 	q.Dispatch()
-	advanceTo(q, e, time.Second)
+	advanceTo(t, q, e, time.Second)
 	enqueue(q, 0, "m2", "m3")
 	q.Dispatch()
 	if due := e.timers[queue.ConsumerTimeoutTimer]; due != int64(3*time.Second) {
 		t.Fatalf("timer at %v, want 3s", time.Duration(due))
 	}
-	advanceTo(q, e, 3*time.Second-1)
+	advanceTo(t, q, e, 3*time.Second-1)
 	check(t, "before 3s", []string(nil), e.timedOut)
-	advanceTo(q, e, 3*time.Second)
+	advanceTo(t, q, e, 3*time.Second)
 	check(t, "at 3s", []string{"A:m1"}, e.timedOut)
 	check(t, "ready at 3s", []string{"m1", "m3"}, ready(q))
 	if q.Unacked() != 1 || q.Stats().TimedOut != 1 {
 		t.Errorf("unacked %d timed out %d, want 1 and 1", q.Unacked(), q.Stats().TimedOut)
 	}
-	advanceTo(q, e, 4*time.Second)
+	advanceTo(t, q, e, 4*time.Second)
 	check(t, "at 4s", []string{"A:m1", "A:m2"}, e.timedOut)
 	check(t, "ready at 4s", []string{"m1", "m2", "m3"}, ready(q))
 	check(t, "deliveries", []string{"A:m1", "A:m2"}, e.delivered)
@@ -104,7 +116,7 @@ func TestQuorumTimeoutAckResumes(t *testing.T) {
 	enqueue(q, 0, "m1", "m2")
 	q.Dispatch()
 	m1, m2 := e.got[0], e.got[1]
-	advanceTo(q, e, time.Second)
+	advanceTo(t, q, e, time.Second)
 	check(t, "timed out", []string{"A:m1,m2"}, e.timedOut)
 	enqueue(q, 0, "m3")
 	q.Dispatch()
@@ -144,10 +156,10 @@ func TestQuorumTimeoutRequeueWaits(t *testing.T) {
 		q.AddConsumer(a)
 		enqueue(q, 0, "m1")
 		q.Dispatch()
-		advanceTo(q, e, time.Second)
+		advanceTo(t, q, e, time.Second)
 		enqueue(q, 0, "m2")
 		q.Dispatch()
-		advanceTo(q, e, 2*time.Second)
+		advanceTo(t, q, e, 2*time.Second)
 		m1, m2 := e.got[0], e.got[1]
 		settle(q, a, tc.how, m1)
 		check(t, "settled the timed-out delivery", tc.want, e.delivered)
@@ -176,7 +188,7 @@ func TestQuorumTimeoutPrecedence(t *testing.T) {
 	q.AddConsumer(byQueue)
 	enqueue(q, 0, "m1", "m2")
 	q.Dispatch()
-	advanceTo(q, e, 8*time.Second)
+	advanceTo(t, q, e, 8*time.Second)
 	check(t, "by 8s", []string{"queue:m2"}, e.timedOut)
 
 	q2, e2 := newQuorum43(t, nil)
@@ -186,7 +198,7 @@ func TestQuorumTimeoutPrecedence(t *testing.T) {
 	e2.consumerTimeout = time.Hour // read at consume, not later
 	enqueue(q2, 0, "m1")
 	q2.Dispatch()
-	advanceTo(q2, e2, 4*time.Second)
+	advanceTo(t, q2, e2, 4*time.Second)
 	check(t, "global", []string{"global:m1"}, e2.timedOut)
 
 	err := q.Consume(queue.ConsumeRequest{Args: protocol.Table{"x-consumer-timeout": int64(-1)}}, join(prefetched("bad", 1)))
@@ -205,7 +217,7 @@ func TestQuorumTimeoutGetAndNoAck(t *testing.T) {
 	q.Get(true, func(*queue.Message, bool) {})
 	q.Get(false, func(*queue.Message, bool) {})
 	q.AddConsumer(n)
-	advanceTo(q, e, time.Second)
+	advanceTo(t, q, e, time.Second)
 	check(t, "timed out", []string{"get:g1"}, e.timedOut)
 	check(t, "no-ack consumer", []string{"N:g1"}, e.delivered)
 	if q.ConsumerCount() != 1 || q.Unacked() != 0 {
@@ -223,12 +235,12 @@ func TestQuorumTimeoutSingleActive(t *testing.T) {
 	q.AddConsumer(b)
 	enqueue(q, 0, "m1", "m2")
 	q.Dispatch()
-	advanceTo(q, e, 3*time.Second)
+	advanceTo(t, q, e, 3*time.Second)
 	if q.ActiveConsumer() != b {
 		t.Fatalf("active %v, want B", q.ActiveConsumer())
 	}
 	check(t, "B takes m1", []string{"A:m1", "B:m1"}, e.delivered)
-	advanceTo(q, e, 6*time.Second)
+	advanceTo(t, q, e, 6*time.Second)
 	if q.ActiveConsumer() != nil || q.ConsumerCount() != 0 {
 		t.Fatalf("active %v, %d consumers, want none", q.ActiveConsumer(), q.ConsumerCount())
 	}
@@ -249,10 +261,10 @@ func TestQuorumTimeoutCancelledAndClosed(t *testing.T) {
 	q.Dispatch()
 	q.RemoveConsumer(a)
 	q.AddConsumer(b)
-	advanceTo(q, e, 500*time.Millisecond)
+	advanceTo(t, q, e, 500*time.Millisecond)
 	enqueue(q, 0, "m2")
 	q.Dispatch()
-	advanceTo(q, e, time.Second)
+	advanceTo(t, q, e, time.Second)
 	check(t, "timed out", []string{"A:m1"}, e.timedOut)
 	if q.ConsumerCount() != 1 {
 		t.Errorf("consumers %d, want B only", q.ConsumerCount())

@@ -59,6 +59,36 @@ func TestReleasesParseAndFormat(t *testing.T) {
 	}
 }
 
+// A file recorded on several releases replays, and its Steps expect,
+// sim.DefaultVersion's answers when it has them, wherever its recording
+// stands in the file, else the last recording's, never the oldest's.
+func TestReleasesDefaultView(t *testing.T) {
+	for _, tc := range []struct {
+		name, src string
+		want      sim.Version
+		text      string
+	}{
+		{"three releases", threeReleases, sim.DefaultVersion, "new text"},
+		{"the default first", strings.Replace(threeReleases,
+			"source rabbitmq 3.10.8 2026-12-01\nsource rabbitmq 4.0.5 2026-12-01\nsource rabbitmq 4.3.6 2026-12-01\n",
+			"source rabbitmq 4.3.6 2026-12-01\nsource rabbitmq 3.10.8 2026-12-01\nsource rabbitmq 4.0.5 2026-12-01\n", 1),
+			sim.DefaultVersion, "new text"},
+		{"without the default", strings.NewReplacer("source rabbitmq 4.3.6 2026-12-01\n", "", "[4.0 4.3]", "[4.0]").Replace(threeReleases),
+			sim.V4_0, "new text"},
+	} {
+		s, err := Parse("r.txt", []byte(tc.src))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if s.Version != tc.want || !strings.HasPrefix(s.Source, "rabbitmq "+tc.want.String()) {
+			t.Errorf("%s: version %s, source %q, want %s's", tc.name, s.Version, s.Source, tc.want)
+		}
+		if got := s.Steps[3].Expect; len(got) != 1 || !strings.HasSuffix(got[0], tc.text) {
+			t.Errorf("%s: consume expects %q, want %s's line ending %q", tc.name, got, tc.want, tc.text)
+		}
+	}
+}
+
 func TestReleasesRecordingMerges(t *testing.T) {
 	s, err := Parse("r.txt", []byte(threeReleases))
 	if err != nil {

@@ -87,6 +87,41 @@ func TestCompareNamesCauses(t *testing.T) {
 	}
 }
 
+// A difference after one that closed a channel follows from it, though
+// its step was sent and answered: on 4.3 the declare of a queue of
+// version 1 closes ch1, so the queue is missing when ch2 consumes it.
+func TestCompareFollowsFromAClose(t *testing.T) {
+	s, err := scenarios.Parse("follow.txt", []byte(`source rabbitmq 3.10.8 2026-12-01
+conn c1
+channel c1.ch1
+declare-queue ch1 q x-queue-version=1
+  declare-ok ready=0 consumers=0
+channel c1.ch2
+consume ch2 q tag=A
+publish ch2 q m1
+  A <- m1 #1
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := scenarios.Compare(s, sim.V3_10, sim.V4_3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, d := range c.Differences {
+		got = append(got, fmt.Sprintf("%d %s follow-on=%t", d.Line, d.Kind, d.FollowOn))
+	}
+	want := []string{
+		"4 queue.declare: channel.close 406 PRECONDITION_FAILED follow-on=false",
+		"7 basic.consume: channel.close 404 NOT_FOUND follow-on=true",
+		"8 basic.publish: not sent, the channel is closed follow-on=true",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("differences:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
 // The upgrade check of a scenario recorded on RabbitMQ 3.10.8: what 4.3
 // answers differently, and why.
 func ExampleCompare() {

@@ -289,13 +289,18 @@ func TestQuorumLeaderStopHandsOver(t *testing.T) {
 	checkPushes(t, cons, "basic.deliver C #2 m2") // no cancel, no redelivery
 }
 
+// A crash leaves the queue without a leader for the whole election:
+// nothing is confirmed or delivered until LeaderElection has passed.
 func TestQuorumLeaderKillElects(t *testing.T) {
 	c, cons, pub, pubCh := quorumSetup(t)
 	c.must(c.b.KillNode(1))
 	c.must(pubCh.Publish("", "qq", sim.PublishOptions{}, persistent("m2")))
 	checkPushes(t, pub)
 	checkPushes(t, cons)
-	c.must(c.b.Advance(sim.LeaderElection))
+	c.must(c.b.Advance(sim.LeaderElection - time.Millisecond))
+	checkPushes(t, pub)
+	checkPushes(t, cons)
+	c.must(c.b.Advance(time.Millisecond))
 	checkPushes(t, pub, "basic.ack #2")
 	checkPushes(t, cons, "basic.deliver C #2 m2")
 	_, members, _ := c.b.QueueLeader("/", "qq")

@@ -55,16 +55,7 @@ func TestConsumerTimeoutClosesOnlyTheChannel(t *testing.T) {
 	if e.conn.Err() != nil || e.ch.Err() != nil {
 		t.Fatalf("the timeout closed more than channel 2: conn=%v ch1=%v", e.conn.Err(), e.ch.Err())
 	}
-	var got []dv
-	for {
-		d, ok, err := e.ch.Get("q", true)
-		e.must(err)
-		if !ok {
-			break
-		}
-		got = append(got, dv{d.DeliveryTag, string(d.Body), d.Redelivered})
-	}
-	diff(t, "requeued", []dv{{1, "g1", true}, {2, "g2", true}, {3, "g3", false}}, got)
+	diff(t, "requeued", []dv{{1, "g1", true}, {2, "g2", true}, {3, "g3", false}}, brief(e.getAll("q")))
 }
 
 // Consumer deliveries are requeued the same way; no-ack deliveries are never

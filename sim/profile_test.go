@@ -358,16 +358,7 @@ func TestQuorumPriorities40And43(t *testing.T) {
 		e.declare("q", quorumQueue)
 		publishPriorities(e, "q", ps...)
 		diff(t, tc.v.String()+" fetch order", tc.want, e.ready("q"))
-		var got []string
-		for {
-			d, ok, err := e.ch.Get("q", true)
-			e.must(err)
-			if !ok {
-				break
-			}
-			got = append(got, string(d.Body))
-		}
-		diff(t, tc.v.String()+" get order", tc.want, got)
+		diff(t, tc.v.String()+" get order", tc.want, bodies(e.getAll("q")))
 	}
 }
 
@@ -411,6 +402,31 @@ func TestTransientNonExclusivePermitted43(t *testing.T) {
 			t.Errorf("%v: transient queue t: exists=%t, connection %v", v, e.exists("t"), e.conn.Err())
 		}
 	}
+}
+
+// A profile that denies transient_nonexcl_queues refuses only a queue
+// that is neither durable nor exclusive (RS@v4.3.5
+// rabbit_amqqueue:is_queue_args_combination_permitted/2: "not Durable
+// andalso not Exclusive" asks is_permitted); a transient exclusive queue
+// and a durable one are declared. Permitting the feature lifts it.
+func TestTransientNonExclusiveDeniedByAProfile(t *testing.T) {
+	p := sim.New(sim.Config{Version: sim.V4_3}).Profile()
+	p.TransientNonExclusiveDenied = true
+	e := newEnvConfig(t, sim.Config{Profile: &p})
+	e.declare("d", sim.QueueOptions{Durable: true})
+	e.declare("x", sim.QueueOptions{Exclusive: true})
+	e.declare("xa", sim.QueueOptions{Exclusive: true, AutoDelete: true})
+	_, err := e.ch.QueueDeclare("t", sim.QueueOptions{AutoDelete: true})
+	if perr := asError(err); perr == nil || perr.Code != 541 || !perr.Hard ||
+		!strings.HasPrefix(perr.Text, "INTERNAL_ERROR - Feature `transient_nonexcl_queues` is deprecated.") {
+		t.Errorf("transient non-exclusive queue t: %v, want 541 INTERNAL_ERROR closing the connection", err)
+	}
+	if e.exists("t") {
+		t.Error("the refused queue t exists")
+	}
+
+	permitted := newEnvConfig(t, sim.Config{Profile: &p, Permit: []string{"transient_nonexcl_queues"}})
+	permitted.declare("t", sim.QueueOptions{AutoDelete: true})
 }
 
 // 4.3 denies global_qos: basic.qos global=true is taken as global=false,

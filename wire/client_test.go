@@ -203,7 +203,10 @@ func dial(t *testing.T, frameMax uint32) (*amqp.Connection, *amqp.Channel, *fake
 	t.Cleanup(func() {
 		if conn != nil && !conn.IsClosed() {
 			closed := async0(conn.Close)
-			for {
+			for i := 0; ; i++ {
+				if i == maxFrames {
+					t.Fatalf("%d frames from the closing client without connection.close", maxFrames)
+				}
 				got := b.next(t)
 				if _, ok := got.method.(*ConnectionClose); ok {
 					break

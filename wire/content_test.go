@@ -118,16 +118,10 @@ func TestAppendBodyFrames(t *testing.T) {
 		{0, []int{10000}},
 		{131072, []int{10000}},
 	} {
-		b := AppendBodyFrames(nil, 7, body, tc.frameMax)
-		fr := NewFrameReader(bytes.NewReader(b))
-		fr.SetFrameMax(tc.frameMax)
+		fs, _ := readAll(t, AppendBodyFrames(nil, 7, body, tc.frameMax), tc.frameMax)
 		var got []byte
 		var sizes []int
-		for {
-			f, err := fr.ReadFrame()
-			if err != nil {
-				break
-			}
+		for _, f := range fs {
 			if f.Type != FrameBody || f.Channel != 7 {
 				t.Fatalf("frame %+v", f)
 			}

@@ -138,6 +138,9 @@ func FuzzReadFrame(f *testing.F) {
 			}
 			// Frames are canonical: re-encoding gives back the input bytes.
 			raw := AppendFrame(nil, fm)
+			if consumed+len(raw) > len(data) {
+				t.Fatalf("frame %+v read past the %d input bytes", fm, len(data))
+			}
 			if !bytes.Equal(raw, data[consumed:consumed+len(raw)]) {
 				t.Fatalf("frame re-encodes to % x, read from % x", raw, data[consumed:consumed+len(raw)])
 			}

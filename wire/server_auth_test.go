@@ -91,6 +91,9 @@ func loginAttempt(t *testing.T, mechanism, response string, authClose bool, answ
 	}
 	var got []Method
 	for {
+		if len(got) == maxFrames {
+			t.Fatalf("%d methods without the end of the connection", maxFrames)
+		}
 		m := c.next()
 		if m == nil {
 			return got, time.Since(start)

@@ -124,8 +124,9 @@ func openHeartbeat(t *testing.T, s *Server, heartbeat uint16) (*rawClient, net.C
 // readUntilClosed reads frames until the server drops the connection and
 // returns how long that took and whether a close frame came first.
 func readUntilClosed(c *rawClient) (time.Duration, bool) {
+	c.t.Helper()
 	start := time.Now()
-	for {
+	for range maxFrames {
 		f, err := c.fr.ReadFrame()
 		if err != nil {
 			return time.Since(start), false
@@ -138,6 +139,8 @@ func readUntilClosed(c *rawClient) (time.Duration, bool) {
 			}
 		}
 	}
+	c.t.Fatalf("%d frames in %v, and the connection still open", maxFrames, time.Since(start))
+	return 0, false
 }
 
 // A silent client is dropped, without a close frame, on the receiver's

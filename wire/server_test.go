@@ -28,6 +28,12 @@ type rawClient struct {
 	fw   *FrameWriter
 }
 
+// maxFrames bounds the raw client's loops that read up to some frame or
+// the end: a server that sends without end must fail the test, not hang
+// it (a server sending heartbeats or methods in a loop would go past the
+// connection's deadline in no time).
+const maxFrames = 1000
+
 func newRawServer(t *testing.T) (*Server, *sim.Broker) {
 	t.Helper()
 	b := sim.New(sim.Config{})
@@ -101,7 +107,7 @@ func (c *rawClient) raw(typ FrameType, ch uint16, payload []byte) {
 // stream.
 func (c *rawClient) next() Method {
 	c.t.Helper()
-	for {
+	for range maxFrames {
 		f, err := c.fr.ReadFrame()
 		if err != nil {
 			return nil
@@ -115,6 +121,8 @@ func (c *rawClient) next() Method {
 		}
 		return m
 	}
+	c.t.Fatalf("%d frames without a method", maxFrames)
+	return nil
 }
 
 func (c *rawClient) expect() Method {
@@ -130,7 +138,10 @@ func (c *rawClient) expect() Method {
 // that the server then ends the connection.
 func (c *rawClient) expectClose(want *ConnectionClose) {
 	c.t.Helper()
-	for {
+	for i := 0; ; i++ {
+		if i == maxFrames {
+			c.t.Fatalf("%d methods without connection.close, want %+v", maxFrames, want)
+		}
 		m := c.next()
 		if m == nil {
 			c.t.Fatalf("connection ended without connection.close, want %+v", want)
@@ -148,7 +159,7 @@ func (c *rawClient) expectClose(want *ConnectionClose) {
 
 func (c *rawClient) expectEOF() {
 	c.t.Helper()
-	for {
+	for range maxFrames {
 		f, err := c.fr.ReadFrame()
 		if err != nil {
 			if !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.ErrClosedPipe) {
@@ -161,6 +172,7 @@ func (c *rawClient) expectEOF() {
 			c.t.Fatalf("want EOF, got %#v", m)
 		}
 	}
+	c.t.Fatalf("want EOF, got %d frames", maxFrames)
 }
 
 func openChannel(c *rawClient, id uint16) {
@@ -439,6 +451,40 @@ func TestServerProtocolErrors(t *testing.T) {
 			c.expectClose(tc.want)
 		}))
 	}
+}
+
+// TestServerFrameMaxIsThePayload: RabbitMQ allows a frame's 8 bytes of
+// overhead on top of frame_max (RS@v4.3.5 rabbit_reader:handle_input/3
+// refuses a payload over FrameMax - ?EMPTY_FRAME_SIZE + ?FRAME_SIZE_FUDGE,
+// the fudge being the same 8 bytes): a body frame whose
+// payload is exactly the 131072 negotiated is taken, one byte more is
+// frame_too_large. Measured with raw frames on 3.10.8, 4.0.5 and 4.3.6:
+// the message of 131072 bytes was queued (queue.delete-ok counted it),
+// the 131073-byte one closed the connection with this text.
+func TestServerFrameMaxIsThePayload(t *testing.T) {
+	publish := func(c *rawClient, size int) {
+		c.send(1, &BasicPublish{RoutingKey: "q"})
+		c.raw(FrameHeader, 1, header(60, uint64(size)))
+		c.raw(FrameBody, 1, make([]byte, size))
+	}
+	synctest.Test(t, func(t *testing.T) {
+		s, b := newRawServer(t)
+		c := dialRaw(t, s)
+		c.ready()
+		openChannel(c, 1)
+		c.send(1, &QueueDeclare{Queue: "q"})
+		c.expect()
+		publish(c, DefaultFrameMax) // 131072, which ready's tune-ok takes
+		c.send(1, &QueueDeclare{Queue: "q", Passive: true})
+		if ok, _ := c.expect().(*QueueDeclareOk); ok == nil || ok.MessageCount != 1 {
+			t.Fatalf("after a body frame of exactly frame_max: %+v, want the message queued", ok)
+		}
+		if ms, err := b.QueueMessages("/", "q"); err != nil || len(ms) != 1 || len(ms[0].Body) != DefaultFrameMax {
+			t.Fatalf("queued %d messages (%v), want one of 131072 bytes", len(ms), err)
+		}
+		publish(c, DefaultFrameMax+1)
+		c.expectClose(cclose(501, "FRAME_ERROR - type 3, all octets = <<>>: {frame_too_large,131073,131064}", protocol.Method{}))
+	})
 }
 
 // TestServerClosingChannelDropsMethods: after channel.close the server

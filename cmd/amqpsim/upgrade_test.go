@@ -106,6 +106,14 @@ func TestUpgradeCheck(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "0 of 1 scenarios answer differently") {
 		t.Errorf("4.2: exit %d\n%s", code, out)
 	}
+	// A scenario the simulator does not replay as recorded on its own
+	// release fails the check, though the release checked answers it as
+	// that one does.
+	bad := writeScenario(t, "bad.txt", strings.Replace(versionScenario, "ready=0", "ready=7", 1))
+	code, out, errOut = runCmd("upgrade-check", "--to", "4.2", "--summary", bad)
+	if code != 1 || !strings.Contains(out, "1 scenarios do not replay exactly on 3.10, so their differences are suspect: bad") {
+		t.Errorf("a file its own release does not replay: exit %d\n%s%s", code, out, errOut)
+	}
 	if code, _, errOut := runCmd("upgrade-check", dir); code != 2 || !strings.Contains(errOut, "--to VERSION is required") {
 		t.Errorf("without --to: exit %d %s", code, errOut)
 	}

@@ -144,6 +144,16 @@ func (g *gen) publish() {
 		op.Props.Headers = g.ccHeaders(op.Props.Headers, x)
 		targets = g.queues
 	}
+	if op.Props.Expiration == "0" {
+		for _, q := range targets {
+			if q.kind == "quorum" {
+				// A quorum queue expires a TTL of 0 "a moment later",
+				// on a clock the step's real time moves and the
+				// simulator's does not (quorum-ttl-zero.txt).
+				op.Props.Expiration = strconv.Itoa(int(ms(g.unit)))
+			}
+		}
+	}
 	g.messageTimers(op.Props.Expiration, targets)
 	for _, q := range targets {
 		if q.kind == "stream" && !q.deleted {

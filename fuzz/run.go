@@ -429,11 +429,25 @@ func answerDiff(a, b *scenarios.Scenario) string {
 			break
 		}
 		if !slices.Equal(a.Steps[i].Expect, b.Steps[i].Expect) {
-			return fmt.Sprintf("line %d: %s\n  one recording:\n    %s\n  another:\n    %s", a.Steps[i].Line, a.Steps[i].Text,
+			late := ""
+			if i+1 < len(a.Steps) && i+1 < len(b.Steps) && sameLines(
+				append(slices.Clone(a.Steps[i].Expect), a.Steps[i+1].Expect...),
+				append(slices.Clone(b.Steps[i].Expect), b.Steps[i+1].Expect...)) {
+				late = " (the same answers, one of them under the next step: the broker answered after the quiet window)"
+			}
+			return fmt.Sprintf("line %d: %s%s\n  one recording:\n    %s\n  another:\n    %s", a.Steps[i].Line, a.Steps[i].Text, late,
 				strings.Join(a.Steps[i].Expect, "\n    "), strings.Join(b.Steps[i].Expect, "\n    "))
 		}
 	}
 	return ""
+}
+
+// sameLines reports whether two lists hold the same lines, in any order.
+func sameLines(a, b []string) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(a, b)
 }
 
 // shrinkFindings shrinks each divergent seed once, on the first release

@@ -145,6 +145,9 @@ func (s Settlement) failed() bool { return s == RequeueFailed || s == RejectFail
 type Settled[T any] struct {
 	Message  *Message
 	Consumer *consumer.Consumer[T]
+	// Tag is the delivery tag the channel gave it: the order of a
+	// consumer's deliveries.
+	Tag uint64
 }
 
 // Timer names a queue's timers on the broker's clock.

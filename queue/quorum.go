@@ -326,6 +326,15 @@ func (q *quorum[T]) Get(ackRequired bool, got func(m *Message, redelivered bool)
 // delivery the queue timed out is no longer the consumer's: its
 // settlement only ends the consumer's pause (settleStale).
 func (q *quorum[T]) Settle(ds []Settled[T], how Settlement) {
+	if how.Requeues() && !slices.IsSortedFunc(ds, byTag[T]) {
+		// rabbit_fifo returns a consumer's messages in the order of
+		// their ids (apply #return{}: maps:fold over the ids), whatever
+		// the order the channel sent them in: a tx.commit, which settles
+		// from the highest tag down, redelivers them from the lowest
+		// (tx-commit-settles-before-enqueues.txt).
+		ds = slices.Clone(ds)
+		slices.SortStableFunc(ds, byTag[T])
+	}
 	settled := q.settled[:0]
 	for _, d := range ds {
 		if q.stale != nil && q.settleStale(d, how) {
@@ -359,6 +368,9 @@ func (q *quorum[T]) Settle(ds []Settled[T], how Settlement) {
 	q.maybeHandOver()
 	q.evaluateLimit()
 }
+
+// byTag orders settlements by delivery tag.
+func byTag[T any](a, b Settled[T]) int { return cmp.Compare(a.Tag, b.Tag) }
 
 // giveBack is a return: the delivery count goes up (return_one/6 and the
 // #requeue{} command alike) and a message over the delivery limit is

@@ -312,7 +312,11 @@ func (b *Broker) publish(v *vhost, x *exchange, key string, m *Message, ttl time
 		zero(b.routed)
 		return 0, false, confirmAtOnce, err
 	}
-	routed, rejected, stage = b.enqueue(b.routed, x, key, m, ttl, hasTTL)
+	var id uint64
+	if len(b.routed) > 0 {
+		id = b.newMessageID()
+	}
+	routed, rejected, stage = b.enqueue(b.routed, x, key, m, ttl, hasTTL, id)
 	zero(b.routed)
 	if replied {
 		routed++
@@ -320,10 +324,11 @@ func (b *Broker) publish(v *vhost, x *exchange, key string, m *Message, ttl time
 	return routed, rejected, stage, nil
 }
 
-// enqueue puts m into the queues routing chose, skipping deleted ones; the
-// body is copied once and shared, and BCC is removed. It returns how many
-// queues took it, whether any refused it, and the stage of its confirm.
-func (b *Broker) enqueue(queues []*brokerQueue, x *exchange, key string, m *Message, ttl time.Duration, hasTTL bool) (routed int, rejected bool, stage confirmStage) {
+// enqueue puts m, the message id (newMessageID), into the queues routing
+// chose, skipping deleted ones; the body is copied once and shared, and
+// BCC is removed. It returns how many queues took it, whether any refused
+// it, and the stage of its confirm.
+func (b *Broker) enqueue(queues []*brokerQueue, x *exchange, key string, m *Message, ttl time.Duration, hasTTL bool, id uint64) (routed int, rejected bool, stage confirmStage) {
 	if len(queues) == 0 {
 		return 0, false, confirmAtOnce
 	}
@@ -331,8 +336,6 @@ func (b *Broker) enqueue(queues []*brokerQueue, x *exchange, key string, m *Mess
 	if props != nil {
 		delete(props.Headers, "BCC")
 	}
-	b.nextMessageID++
-	id := b.nextMessageID
 	for _, q := range queues {
 		if q.deleted {
 			continue
@@ -361,6 +364,13 @@ func (b *Broker) enqueue(queues []*brokerQueue, x *exchange, key string, m *Mess
 		b.markDirty(q)
 	}
 	return routed, rejected, stage
+}
+
+// newMessageID returns the id of a new published message: every copy of
+// it has the same. Caller holds the lock.
+func (b *Broker) newMessageID() uint64 {
+	b.nextMessageID++
+	return b.nextMessageID
 }
 
 // messageBlock is how many message records newMessage allocates at once.
@@ -590,7 +600,7 @@ func (ch *Channel) settleGroup(group []channel.Delivery[delivery], how queue.Set
 		if ch.lostDelivery(d.Ref, d.Tag) {
 			continue // the queue took it back when the channel lost it
 		}
-		settled = append(settled, queue.Settled[*Consumer]{Message: d.Ref.m, Consumer: d.Ref.c})
+		settled = append(settled, queue.Settled[*Consumer]{Message: d.Ref.m, Consumer: d.Ref.c, Tag: d.Tag})
 	}
 	q.Settle(settled, how)
 	zero(settled)

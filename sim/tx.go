@@ -91,19 +91,54 @@ func (ch *Channel) TxCommit() error {
 			return err
 		}
 		ch.tx = &txState{}
-		partial := false
-		for _, p := range tx.publishes {
-			ch.b.publisher = ch
-			routed, rejected, stage := ch.b.enqueue(p.queues, p.x, p.key, &p.msg, p.ttl, p.hasTTL)
-			ch.b.publisher = nil
-			ch.published(p.exchangeName, p.key, p.opts, &p.msg, routed, rejected, stage)
-			partial = partial || rejected
+		// The publishes reach the queues that deliver at once first, then
+		// the settlements are applied, then the publishes reach the queues
+		// that deliver after consensus: rabbit_channel sends a quorum
+		// queue its enqueues as low-priority Ra commands and its
+		// settlements as normal ones, which Ra applies first, so the
+		// returned messages go out before the new ones; a classic queue
+		// takes the publishes first (tx-commit-settles-before-enqueues.txt,
+		// 3.10.8, 4.0.5 and 4.3.6).
+		type outcome struct {
+			routed   int
+			rejected bool
+			stage    confirmStage
 		}
+		outcomes := make([]outcome, len(tx.publishes))
+		ids := make([]uint64, len(tx.publishes))
+		for i, p := range tx.publishes {
+			if len(p.queues) > 0 {
+				ids[i] = ch.b.newMessageID()
+			}
+		}
+		enqueue := func(late bool) {
+			for i, p := range tx.publishes {
+				var qs []*brokerQueue
+				for _, q := range p.queues {
+					if q.DeliversAfterConsensus() == late {
+						qs = append(qs, q)
+					}
+				}
+				ch.b.publisher = ch
+				routed, rejected, stage := ch.b.enqueue(qs, p.x, p.key, &p.msg, p.ttl, p.hasTTL, ids[i])
+				ch.b.publisher = nil
+				o := &outcomes[i]
+				o.routed, o.rejected, o.stage = o.routed+routed, o.rejected || rejected, max(o.stage, stage)
+			}
+		}
+		enqueue(false)
 		for _, s := range tx.settles {
 			// rabbit_channel's commit settles each group from the highest
 			// tag down (lists:reverse(lists:sort(Acked))).
 			slices.SortFunc(s.ds, func(x, y channel.Delivery[delivery]) int { return cmp.Compare(y.Tag, x.Tag) })
 			ch.apply(s.ds, s.how)
+		}
+		enqueue(true)
+		partial := false
+		for i, p := range tx.publishes {
+			o := outcomes[i]
+			ch.published(p.exchangeName, p.key, p.opts, &p.msg, o.routed, o.rejected, o.stage)
+			partial = partial || o.rejected
 		}
 		if partial {
 			return protocol.Errorf(protocol.PreconditionFailed, protocol.TxCommit, "partial tx completion")

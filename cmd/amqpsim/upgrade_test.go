@@ -111,7 +111,8 @@ func TestUpgradeCheck(t *testing.T) {
 	// that one does.
 	bad := writeScenario(t, "bad.txt", strings.Replace(versionScenario, "ready=0", "ready=7", 1))
 	code, out, errOut = runCmd("upgrade-check", "--to", "4.2", "--summary", bad)
-	if code != 1 || !strings.Contains(out, "1 scenarios do not replay exactly on 3.10, so their differences are suspect: bad") {
+	if code != 1 || !strings.Contains(out, "1 scenarios do not replay exactly on 3.10, so their differences are suspect: bad") ||
+		!strings.Contains(errOut, "1 of 1 scenarios do not replay as recorded on their own release") {
 		t.Errorf("a file its own release does not replay: exit %d\n%s%s", code, out, errOut)
 	}
 	if code, _, errOut := runCmd("upgrade-check", dir); code != 2 || !strings.Contains(errOut, "--to VERSION is required") {

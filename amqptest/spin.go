@@ -151,20 +151,58 @@ func (w *spinWatch) spun() string {
 	return w.diagnosis
 }
 
-// spinDiagnosis names the goroutines of the bubble labelled label that are
-// running or runnable in two dumps a tenth of a second apart, with their
-// stacks.
+// spinDumps and spinDumpGap are how many dumps of the goroutines
+// spinDiagnosis takes, and how far apart.
+const (
+	spinDumps   = 4
+	spinDumpGap = 50 * time.Millisecond
+)
+
+// spinDiagnosis names the goroutines of the bubble labelled label that no
+// dump shows durably blocked, with their stacks. A dump names a
+// goroutine's bubble only in some states (not while it runs), so the
+// bubble's goroutines are those a dump names so and those they created.
 func spinDiagnosis(label string) string {
-	first := dumpGoroutines()
-	time.Sleep(100 * time.Millisecond)
-	second := dumpGoroutines()
+	var dumps []map[string]dumped
+	for i := range spinDumps {
+		if i > 0 {
+			time.Sleep(spinDumpGap)
+		}
+		dumps = append(dumps, dumpGoroutines())
+	}
+	in := map[string]bool{}
+	for _, d := range dumps {
+		for id, g := range d {
+			if label != "" && strings.Contains(g.head, label+"]") {
+				in[id] = true
+			}
+		}
+	}
+	for grown := true; grown; {
+		grown = false
+		for _, d := range dumps {
+			for id, g := range d {
+				if !in[id] && in[g.creator] {
+					in[id], grown = true, true
+				}
+			}
+		}
+	}
 	var stacks []string
-	for id, g := range second {
-		f, ok := first[id]
-		// A dump names a goroutine's bubble only in some states, so one
-		// of the two must.
-		if ok && f.busy && g.busy && (f.inBubble(label) || g.inBubble(label)) && !strings.Contains(g.stack, "amqptest.(*spinWatch)") {
-			stacks = append(stacks, g.stack)
+	for id := range in {
+		stack, spinning := "", true
+		for _, d := range dumps {
+			g, ok := d[id]
+			if !ok || strings.Contains(g.head, "(durable)") || strings.Contains(g.stack, "amqptest.(*spinWatch)") {
+				spinning = false
+				break
+			}
+			if len(g.stack) > len(stack) {
+				stack = g.stack
+			}
+		}
+		if spinning {
+			stacks = append(stacks, stack)
 		}
 	}
 	slices.Sort(stacks)
@@ -174,7 +212,7 @@ func spinDiagnosis(label string) string {
 		"A loop that retries at once (a dial refused while the broker restarts, a channel on a closed connection) "+
 		"needs a back-off between attempts (time.Sleep, a timer, a select on ctx.Done with time.After).", spinCPU)
 	if len(stacks) == 0 {
-		b.WriteString("\n(no goroutine of the run was seen running twice: the spinning one was between its runs)")
+		b.WriteString("\n(no goroutine of the run was seen out of a durable block in every dump)")
 	}
 	for _, s := range stacks {
 		b.WriteString("\nthe goroutine that kept running:\n" + s)
@@ -185,12 +223,10 @@ func spinDiagnosis(label string) string {
 // dumped is a goroutine in a dump of them all.
 type dumped struct {
 	head, stack string
-	busy        bool // running or runnable
+	creator     string // the id of the goroutine that created it
 }
 
-func (g dumped) inBubble(label string) bool {
-	return label != "" && strings.Contains(g.head, label+"]")
-}
+var createdBy = regexp.MustCompile(`\ncreated by .* in goroutine (\d+)\n`)
 
 // dumpGoroutines returns every goroutine but the caller, by id.
 func dumpGoroutines() map[string]dumped {
@@ -200,8 +236,12 @@ func dumpGoroutines() map[string]dumped {
 			continue // the caller
 		}
 		head, _, _ := strings.Cut(g, "\n")
-		id, state, _ := strings.Cut(strings.TrimPrefix(head, "goroutine "), " ")
-		out[id] = dumped{head: head, stack: g, busy: strings.HasPrefix(state, "[running") || strings.HasPrefix(state, "[runnable")}
+		id, _, _ := strings.Cut(strings.TrimPrefix(head, "goroutine "), " ")
+		d := dumped{head: head, stack: g}
+		if m := createdBy.FindStringSubmatch(g + "\n"); m != nil {
+			d.creator = m[1]
+		}
+		out[id] = d
 	}
 	return out
 }

@@ -12,6 +12,8 @@
 //   - consumer: one consumer's credit window and a queue's rotation of consumers.
 //   - queue: classic queues, quorum queues and streams behind one interface, and the rules a release sets.
 //   - channel: one channel's delivery tags, unacked ledger, prefetch and channel-wide limiter.
+//   - cluster: a cluster's topology: nodes and their states, partitions, reach and majority,
+//     how a queue answers a node, leader elections and placement.
 //   - definitions: RabbitMQ's definitions file (JSON), the format sim imports and exports.
 //   - sim: the broker users call: vhosts, users, exchanges, routing, connections,
 //     channels, the virtual clock, release profiles, faults, inspection and the event trace.
@@ -30,12 +32,13 @@
 // bubble, and for the programs that run one), internal/memwatch (the memory watermark sampler that raises the
 // memory alarm for serve and amqptest), wire/internal/gen (generates
 // wire's codec from the spec XML), scripts/serve-flood (floods serve and
-// reports its memory), examples/prefetch (the two-consumer diagram as a
+// reports its memory), scripts/frame-watch (a proxy that reports frames on
+// a channel after its close-ok), examples/prefetch (the two-consumer diagram as a
 // program), examples/worker (a consumer property-tested against fault
 // schedules) and examples/failover (a publisher and a consumer of a
 // cluster, property-tested against node loss and partitions). The core
-// (consumer, queue, channel, sim) has no goroutines, no wall clock and no
-// I/O.
+// (consumer, queue, channel, cluster, sim) has no goroutines, no wall clock
+// and no I/O.
 //
 // Start with package amqptest, or sim for the broker without a client. This
 // root package holds the model-based property tests of the whole broker

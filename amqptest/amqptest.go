@@ -240,13 +240,11 @@ type Server struct {
 	// user and pass are the broker's default user's, URL()'s credentials.
 	user, pass string
 	wire       *wire.Server
-	ln         net.Listener // WithTCP only: node 1's listener
-	// lns are every node's listeners WithTCP, by node number - 1
-	// (cluster.go).
-	lns []net.Listener
+	// tcp is set WithTCP: the wire server listens for every node
+	// (wire.Server.ListenNodes).
+	tcp bool
 	// tlsServer and tlsClient are WithTLS's configurations (tls.go).
 	tlsServer, tlsClient *tls.Config
-	served               chan error
 	// stopClock ends FollowClock, clockDone says it has.
 	stopClock context.CancelFunc
 	clockDone chan struct{}
@@ -353,23 +351,15 @@ func start(cfg config) (*Server, error) {
 		}()
 	}
 	if cfg.tcp {
-		nodes := len(b.Nodes())
-		s.served = make(chan error, nodes)
-		for n := 1; n <= nodes; n++ {
-			ln, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				for _, l := range s.lns {
-					l.Close()
-				}
-				return nil, err
-			}
-			if s.tlsServer != nil {
-				ln = tls.NewListener(ln, s.tlsServer)
-			}
-			s.lns = append(s.lns, ln)
-			go func() { s.served <- ws.ServeNode(ln, n) }()
+		s.tcp = true
+		addrs := make([]string, len(b.Nodes()))
+		for i := range addrs {
+			addrs[i] = "127.0.0.1:0"
 		}
-		s.ln = s.lns[0]
+		if err := ws.ListenNodes(addrs, s.tlsServer); err != nil {
+			ws.Close()
+			return nil, err
+		}
 	}
 	return s, nil
 }
@@ -398,8 +388,9 @@ func (s *Server) Dial(network, addr string) (net.Conn, error) {
 	if err := s.refused(addr, node); err != nil {
 		return nil, err
 	}
-	if s.ln != nil {
-		return net.Dial("tcp", s.lns[node-1].Addr().String())
+	if s.tcp {
+		s.wire.WaitNodes() // a node the test started listens again
+		return net.Dial("tcp", s.wire.NodeAddr(node))
 	}
 	client, server := wire.Pipe()
 	ri := server.(readIdler)
@@ -459,9 +450,6 @@ func (s *Server) Close() {
 			s.httpSrv.Close()
 		}
 		s.wire.Close()
-		for range s.lns {
-			<-s.served // Serve's ErrServerClosed, or an earlier accept error
-		}
 		if s.stopClock != nil {
 			s.stopClock()
 			<-s.clockDone

@@ -44,7 +44,7 @@ func (s *Server) WaitApplied(t testing.TB) {
 // clients have written, or, when ctx ends first, an error that names the
 // connections whose frames still wait and why.
 func (s *Server) Applied(ctx context.Context) error {
-	if s.ln != nil {
+	if s.tcp {
 		return errors.New("amqptest: Applied needs the in-memory transport; WithTCP the socket's buffers are out of sight")
 	}
 	if s.io.await(ctx, func() bool { return len(s.unapplied()) == 0 }) {

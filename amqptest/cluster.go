@@ -17,11 +17,11 @@ import (
 // (sim.Broker.StopNode, KillNode, StartNode, Partition, Heal,
 // RecoverAfter, or the schedule kinds FaultStopNode, FaultKillNode and
 // FaultPartition): the stopped node's clients get connection.close 320,
-// the killed node's lose their connection without a frame, and Dial to a
+// the killed node's lose their connection without a frame, and a dial to a
 // node that is down fails as a refused TCP connection (errors.Is
-// syscall.ECONNREFUSED). WithTCP each node listens on its own port; a
-// client that dials a down node's port itself, not through Dial, is
-// closed during its handshake instead.
+// syscall.ECONNREFUSED): through Dial, and WithTCP, where each node
+// listens on its own port, closed while the node is down
+// (wire.Server.ListenNodes), for a client that dials the port itself.
 
 // NodeURL returns URL() for node n (1-based) of the broker's cluster:
 // host "amqpsim" for node 1 and "amqpsim-N" for node N in memory, each
@@ -36,8 +36,8 @@ func (s *Server) NodeURL(n int) string {
 		scheme = "amqps"
 	}
 	u := url.URL{Scheme: scheme, User: url.UserPassword(s.user, s.pass), Host: nodeHost(n)}
-	if s.lns != nil {
-		u.Host = s.lns[n-1].Addr().String()
+	if s.tcp {
+		u.Host = s.wire.NodeAddr(n)
 	}
 	return u.String()
 }
@@ -63,9 +63,9 @@ func nodeHost(n int) string {
 // nodeOf returns the node a dialled address names: a NodeURL's host (in
 // memory) or listener address (WithTCP); node 1 for any other.
 func (s *Server) nodeOf(addr string) int {
-	for i, ln := range s.lns {
-		if ln.Addr().String() == addr {
-			return i + 1
+	for n := 1; s.tcp && n <= len(s.broker.Nodes()); n++ {
+		if s.wire.NodeAddr(n) == addr {
+			return n
 		}
 	}
 	host, _, err := net.SplitHostPort(addr)

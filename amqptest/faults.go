@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/amqpsim/amqpsim/scenarios"
-	"github.com/amqpsim/amqpsim/sim"
 )
 
 // Restart restarts the broker as a RabbitMQ node restart does
@@ -43,13 +42,15 @@ func (s *Server) RefuseDials(d time.Duration) {
 
 // refused returns the error of a refused dial to node, or nil: during a
 // RefuseDials outage, or while the node is down (sim.Broker.StopNode,
-// KillNode).
+// KillNode; the wire server answers for its nodes).
 func (s *Server) refused(addr string, node int) error {
+	if err := s.wire.Refused(node, addr); err != nil {
+		return err
+	}
 	s.faultMu.Lock()
 	until := s.refuseUntil
 	s.faultMu.Unlock()
-	down := s.broker.Nodes()[node-1].State != sim.NodeRunning
-	if !down && (until.IsZero() || !s.broker.Now().Before(until)) {
+	if until.IsZero() || !s.broker.Now().Before(until) {
 		return nil
 	}
 	return &net.OpError{Op: "dial", Net: "tcp", Addr: pipeAddr(addr),

@@ -312,7 +312,7 @@ func TestLintPublishWithoutConfirms(t *testing.T) {
 	if fs := check.Lint(r.b.Trace(), check.Options{}); len(fs) != 0 {
 		t.Errorf("an opt-in rule reported by default: %v", fs)
 	}
-	for _, mode := range []func(*sim.Channel) error{(*sim.Channel).Confirm, (*sim.Channel).Tx} {
+	for _, mode := range []func(*sim.Channel) error{func(ch *sim.Channel) error { return ch.Confirm() }, (*sim.Channel).Tx} {
 		ok := newRun(t, nil)
 		mode(ok.ch)
 		ok.ch.Publish("", "q", sim.PublishOptions{}, sim.Message{})

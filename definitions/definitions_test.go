@@ -34,7 +34,7 @@ func TestParse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	args, err := definitions.FieldTable(f.Queues[0].Arguments)
+	args, err := protocol.TableFromJSON(f.Queues[0].Arguments)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,15 +48,15 @@ func TestParse(t *testing.T) {
 	}
 }
 
-// TestFieldTable converts as RabbitMQ's import does, from Parse's
+// TestArgumentsAsTable: protocol.TableFromJSON converts as RabbitMQ's import does, from Parse's
 // json.Numbers and from the float64s of a File built by hand alike.
-func TestFieldTable(t *testing.T) {
+func TestArgumentsAsTable(t *testing.T) {
 	f, err := definitions.Parse([]byte(`{"queues":[{"arguments":
 		{"n":5,"f":1.5,"e":1.0,"s":"x","b":true,"o":{"k":[1,"two",{"d":2.5}]}}}]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := definitions.FieldTable(f.Queues[0].Arguments)
+	got, err := protocol.TableFromJSON(f.Queues[0].Arguments)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,17 +65,17 @@ func TestFieldTable(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("parsed (-want +got):\n%s", diff)
 	}
-	byHand, err := definitions.FieldTable(map[string]any{"n": 5.0, "f": 1.5, "i": 7, "t": protocol.Table{"m": 2.0}})
+	byHand, err := protocol.TableFromJSON(map[string]any{"n": 5.0, "f": 1.5, "i": 7, "t": protocol.Table{"m": 2.0}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(protocol.Table{"n": int64(5), "f": 1.5, "i": int64(7), "t": protocol.Table{"m": int64(2)}}, byHand); diff != "" {
 		t.Errorf("built by hand (-want +got):\n%s", diff)
 	}
-	if tab, err := definitions.FieldTable(nil); tab != nil || err != nil {
+	if tab, err := protocol.TableFromJSON(nil); tab != nil || err != nil {
 		t.Errorf("nil: %v, %v", tab, err)
 	}
-	if _, err := definitions.FieldTable(map[string]any{"big": json.Number("1e400")}); err == nil || err.Error() != "big: number 1e400 out of range" {
+	if _, err := protocol.TableFromJSON(map[string]any{"big": json.Number("1e400")}); err == nil || err.Error() != "big: number 1e400 out of range" {
 		t.Errorf("out of range: %v", err)
 	}
 }

@@ -18,7 +18,7 @@
 //
 // # Values
 //
-// Arguments and policy definitions are JSON objects. FieldTable converts
+// Arguments and policy definitions are JSON objects. protocol.TableFromJSON converts
 // one to an AMQP field table as RabbitMQ's import does (integers are
 // longs, other numbers doubles), and Parameter.OperatorPolicy reads an
 // operator policy, which a file carries among its parameters, in either of

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/amqpsim/amqpsim/definitions"
+	"github.com/amqpsim/amqpsim/protocol"
 )
 
 // A file as RabbitMQ writes it reads into a File, whose arguments convert
@@ -19,7 +20,7 @@ func ExampleParse() {
 		panic(err)
 	}
 	fmt.Println(f.Users[0].Name, f.Users[0].Tags)
-	args, err := definitions.FieldTable(f.Queues[0].Arguments)
+	args, err := protocol.TableFromJSON(f.Queues[0].Arguments)
 	if err != nil {
 		panic(err)
 	}

@@ -4,69 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"math"
 
 	"github.com/amqpsim/amqpsim/protocol"
 )
-
-// FieldTable converts a JSON object of a definitions file (a queue's,
-// exchange's or binding's arguments, a policy's definition) to a field
-// table as RabbitMQ's definitions import does: integers are longs
-// (int64), other numbers doubles (float64), objects tables, lists arrays.
-// It takes the json.Numbers Parse leaves as well as the float64s of a
-// File built by hand. A nil object is a nil table; a number out of a
-// double's range is an error naming its key.
-func FieldTable(m map[string]any) (protocol.Table, error) {
-	if m == nil {
-		return nil, nil
-	}
-	out := protocol.Table{}
-	for k, v := range m {
-		c, err := fieldValue(v)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", k, err)
-		}
-		out[k] = c
-	}
-	return out, nil
-}
-
-// fieldValue converts one decoded JSON value as FieldTable does.
-func fieldValue(v any) (any, error) {
-	switch v := v.(type) {
-	case json.Number:
-		if n, err := v.Int64(); err == nil {
-			return n, nil
-		}
-		f, err := v.Float64()
-		if err != nil {
-			return nil, fmt.Errorf("number %s out of range", v)
-		}
-		return f, nil
-	case float64: // a File built without Parse
-		if v == math.Trunc(v) && math.Abs(v) < 1<<53 {
-			return int64(v), nil
-		}
-		return v, nil
-	case int:
-		return int64(v), nil
-	case map[string]any:
-		return FieldTable(v)
-	case protocol.Table:
-		return FieldTable(v)
-	case []any:
-		out := make([]any, len(v))
-		for i, e := range v {
-			c, err := fieldValue(e)
-			if err != nil {
-				return nil, err
-			}
-			out[i] = c
-		}
-		return out, nil
-	}
-	return v, nil
-}
 
 // OperatorPolicy is the value of a parameter of component
 // "operator_policy": an operator policy, which a definitions file carries
@@ -75,7 +15,8 @@ type OperatorPolicy struct {
 	Pattern  string
 	ApplyTo  string
 	Priority int
-	// Definition is the policy's keys as field-table values (FieldTable's).
+	// Definition is the policy's keys as field-table values
+	// (protocol.TableFromJSON's).
 	Definition protocol.Table
 }
 
@@ -110,7 +51,7 @@ func (p Parameter) OperatorPolicy() (OperatorPolicy, error) {
 	}
 	switch d := def.(type) {
 	case map[string]any:
-		t, err := FieldTable(d)
+		t, err := protocol.TableFromJSON(d)
 		if err != nil {
 			return OperatorPolicy{}, fmt.Errorf("definition: %v", err)
 		}
@@ -126,7 +67,7 @@ func (p Parameter) OperatorPolicy() (OperatorPolicy, error) {
 			if !isString {
 				return OperatorPolicy{}, fmt.Errorf("definition: %v is not a [key, value] pair", pair)
 			}
-			v, err := fieldValue(kv[1])
+			v, err := protocol.ValueFromJSON(kv[1])
 			if err != nil {
 				return OperatorPolicy{}, fmt.Errorf("definition: %s: %v", k, err)
 			}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/amqpsim/amqpsim/definitions"
+	"github.com/amqpsim/amqpsim/protocol"
 	"github.com/amqpsim/amqpsim/sim"
 )
 
@@ -351,9 +352,13 @@ func (r *request) putPolicy() response {
 	if !isString || !isObject {
 		return internalError
 	}
-	p.Definition = toTable(def)
+	t, err := protocol.TableFromJSON(def)
+	if err != nil {
+		return badRequest(err.Error())
+	}
+	p.Definition = t
 	if v, has := body["priority"]; has {
-		n, isInt := toAMQP(v).(int64)
+		n, isInt := jsonInt(v)
 		if !isInt {
 			return badRequest("Validation failed\n\npriority must be an integer\n")
 		}

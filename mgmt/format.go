@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/amqpsim/amqpsim/protocol"
 	"github.com/amqpsim/amqpsim/sim"
 )
 
@@ -46,7 +47,7 @@ func queueJSON(q sim.QueueDetails, now time.Time, detail bool, conns map[uint64]
 	}
 	policyDef := map[string]any{}
 	if q.PolicyDefinition != nil {
-		policyDef = fromTable(q.PolicyDefinition)
+		policyDef = protocol.TableToJSON(q.PolicyDefinition)
 	}
 	var exclusiveTag any
 	for _, c := range q.ConsumerList {
@@ -59,7 +60,7 @@ func queueJSON(q sim.QueueDetails, now time.Time, detail bool, conns map[uint64]
 		capacity = 1.0
 	}
 	m := map[string]any{
-		"arguments": fromTable(args), "auto_delete": q.AutoDelete, "durable": q.Durable, "exclusive": q.Exclusive,
+		"arguments": protocol.TableToJSON(args), "auto_delete": q.AutoDelete, "durable": q.Durable, "exclusive": q.Exclusive,
 		"name": q.Name, "vhost": q.Vhost, "node": cmp.Or(q.Leader, node), "type": q.Type, "state": "running",
 		"backing_queue_status": map[string]any{"avg_ack_egress_rate": 0.0, "avg_ack_ingress_rate": 0.0,
 			"avg_egress_rate": 0.0, "avg_ingress_rate": 0.0, "len": q.Ready, "mode": "default",
@@ -125,7 +126,7 @@ func exchangeJSON(x sim.ExchangeDetails, detail bool) map[string]any {
 		// amqpsim does not keep who declared an exchange.
 		by = "amqpsim"
 	}
-	m := map[string]any{"arguments": fromTable(args), "auto_delete": x.AutoDelete, "durable": x.Durable,
+	m := map[string]any{"arguments": protocol.TableToJSON(args), "auto_delete": x.AutoDelete, "durable": x.Durable,
 		"internal": x.Internal, "name": x.Name, "type": x.Type, "user_who_performed_action": by, "vhost": x.Vhost,
 		"message_stats": noStats}
 	if x.Policy != "" {
@@ -138,7 +139,7 @@ func exchangeJSON(x sim.ExchangeDetails, detail bool) map[string]any {
 }
 
 func bindingJSON(bd sim.BindingDetails) map[string]any {
-	return map[string]any{"arguments": fromTable(bd.Args), "destination": bd.Destination,
+	return map[string]any{"arguments": protocol.TableToJSON(bd.Args), "destination": bd.Destination,
 		"destination_type": bd.DestinationType, "properties_key": propertiesKey(bd.RoutingKey, bd.Args),
 		"routing_key": bd.RoutingKey, "source": bd.Source, "vhost": bd.Vhost}
 }
@@ -200,7 +201,7 @@ func connectionJSON(ci sim.ConnectionInfo, detail bool) map[string]any {
 	name, peerHost, peerPort, host, port := apiName(ci)
 	props := map[string]any{}
 	if ci.ClientProperties != nil {
-		props = fromTable(ci.ClientProperties)
+		props = protocol.TableToJSON(ci.ClientProperties)
 	}
 	var noTLS any // null in a list, "" in one connection's details (recorded)
 	if detail {
@@ -257,7 +258,7 @@ func consumerJSON(c sim.ConsumerStats, vhost string, conn connRef) map[string]an
 		status = "waiting" // a single-active-consumer queue's waiting consumer
 	}
 	return map[string]any{
-		"ack_required": !c.NoAck, "active": c.Active, "activity_status": status, "arguments": fromTable(args),
+		"ack_required": !c.NoAck, "active": c.Active, "activity_status": status, "arguments": protocol.TableToJSON(args),
 		"channel_details": map[string]any{"connection_name": conn.name, "name": fmt.Sprintf("%s (%d)", conn.name, c.Channel),
 			"node": node, "number": int(c.Channel), "peer_host": conn.peerHost, "peer_port": conn.peerPort, "user": conn.user},
 		"consumer_tag": c.Tag, "exclusive": c.Exclusive, "prefetch_count": c.Prefetch,
@@ -270,7 +271,7 @@ func policyJSON(vhost string, p sim.Policy) map[string]any {
 	if applyTo == "" {
 		applyTo = "all"
 	}
-	return map[string]any{"apply-to": applyTo, "definition": fromTable(p.Definition), "name": p.Name,
+	return map[string]any{"apply-to": applyTo, "definition": protocol.TableToJSON(p.Definition), "name": p.Name,
 		"pattern": p.Pattern, "priority": p.Priority, "vhost": vhost}
 }
 

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"net/netip"
 	"net/url"
@@ -12,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/amqpsim/amqpsim/protocol"
 	"github.com/amqpsim/amqpsim/sim"
 )
 
@@ -20,12 +20,6 @@ import (
 type Handler struct {
 	b      *sim.Broker
 	routes []route
-	// NodesChanged, if set, is called after a control of the /api/sim/
-	// family has stopped, killed, started, cut off or healed nodes of the
-	// broker's cluster, before the control answers. amqpsim serve closes
-	// a node's listener there when it is down, and listens again when it
-	// runs, so that a client dialling after the answer sees the change.
-	NodesChanged func()
 }
 
 // NewHandler returns the management API of b.
@@ -374,66 +368,19 @@ func tableField(m map[string]any, k string) (sim.Table, *response) {
 	if !isObj {
 		return nil, &internalError
 	}
-	return toTable(obj), nil
+	t, err := protocol.TableFromJSON(obj)
+	if err != nil {
+		bad := badRequest(err.Error())
+		return nil, &bad
+	}
+	return t, nil
 }
 
-// toTable converts decoded JSON to an AMQP table: integers become int64
-// (RabbitMQ's long), other numbers float64.
-func toTable(m map[string]any) sim.Table {
-	t := sim.Table{}
-	for k, v := range m {
-		t[k] = toAMQP(v)
-	}
-	return t
-}
-
-func toAMQP(v any) any {
-	switch x := v.(type) {
-	case json.Number:
-		if n, err := x.Int64(); err == nil {
-			return n
-		}
-		f, _ := x.Float64()
-		return f
-	case map[string]any:
-		return toTable(x)
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = toAMQP(e)
-		}
-		return out
-	}
-	return v
-}
-
-// fromTable converts an AMQP table to JSON values ([]byte as a string).
-func fromTable(t sim.Table) map[string]any {
-	out := map[string]any{}
-	for k, v := range t {
-		out[k] = fromAMQP(v)
-	}
-	return out
-}
-
-func fromAMQP(v any) any {
-	switch x := v.(type) {
-	case sim.Table:
-		return fromTable(x)
-	case map[string]any:
-		return fromTable(sim.Table(x))
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = fromAMQP(e)
-		}
-		return out
-	case []byte:
-		return string(x)
-	case fmt.Stringer:
-		return x.String()
-	}
-	return v
+// jsonInt reads a decoded JSON integer: RabbitMQ's long.
+func jsonInt(v any) (int64, bool) {
+	n, err := protocol.ValueFromJSON(v)
+	i, isInt := n.(int64)
+	return i, isInt && err == nil
 }
 
 // vhostExists reports whether the broker has the vhost.

@@ -81,14 +81,12 @@ func (r *request) nodeControl(act func(b *sim.Broker, n int) error) response {
 	return r.nodesChanged(err)
 }
 
-// nodesChanged answers a node control: the error, or, once the shell has
-// heard of the change (Handler.NodesChanged), the nodes.
+// nodesChanged answers a node control: the error, or the nodes. What
+// serves the nodes follows the change from the broker's node events
+// (sim.Broker.NodeEvents).
 func (r *request) nodesChanged(err error) response {
 	if err != nil {
 		return response{status: http.StatusBadRequest, body: map[string]string{"error": err.Error()}}
-	}
-	if r.h.NodesChanged != nil {
-		r.h.NodesChanged()
 	}
 	return r.simNodes()
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"unicode/utf8"
 
+	"github.com/amqpsim/amqpsim/protocol"
 	"github.com/amqpsim/amqpsim/sim"
 )
 
@@ -182,13 +183,13 @@ func (r *request) getMessages() response {
 	default:
 		return internalError // rabbit_mgmt_wm_queue_get crashes on another mode (recorded)
 	}
-	count, okCount := toAMQP(body["count"]).(int64)
+	count, okCount := jsonInt(body["count"])
 	if !okCount || count < 0 {
 		return internalError
 	}
 	truncate := int64(-1)
 	if t, has := body["truncate"]; has {
-		n, isInt := toAMQP(t).(int64)
+		n, isInt := jsonInt(t)
 		if !isInt {
 			return internalError
 		}
@@ -283,7 +284,7 @@ func propertiesJSON(p sim.Properties) map[string]any {
 		out["timestamp"] = p.Timestamp.Unix()
 	}
 	if p.Headers != nil {
-		out["headers"] = fromTable(p.Headers)
+		out["headers"] = protocol.TableToJSON(p.Headers)
 	}
 	return out
 }

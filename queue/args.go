@@ -148,6 +148,7 @@ var (
 type declared struct {
 	vhost, name string
 	opts        Options
+	caps        Caps
 }
 
 // Name returns the queue's name.
@@ -160,9 +161,10 @@ func (d *declared) Vhost() string { return d.vhost }
 func (d *declared) Options() Options { return d.opts }
 
 // Resource names the queue as RabbitMQ does in error texts.
-func (d *declared) Resource() string {
-	return fmt.Sprintf("queue '%s' in vhost '%s'", d.name, d.vhost)
-}
+func (d *declared) Resource() string { return ResourceName(d.vhost, d.name) }
+
+// Caps returns the queue's answers about its type, fixed at declare.
+func (d *declared) Caps() Caps { return d.caps }
 
 // argSpec is one argument a queue type checks at declaration.
 type argSpec = struct {

@@ -10,9 +10,8 @@ type classic[T any] struct {
 	declared
 	env Env[T]
 
-	maxPriority  int // 0: not a priority queue
-	singleActive bool
-	limits       Limits
+	maxPriority int // 0: not a priority queue
+	limits      Limits
 
 	levels     []readyList // one per priority 0..maxPriority
 	readyCount int
@@ -49,11 +48,11 @@ func newClassic[T any](env Env[T], d declared) (*classic[T], error) {
 	if err := d.classicRules(); err != nil {
 		return nil, err
 	}
+	d.caps = d.classicCaps()
 	q := &classic[T]{declared: d, env: env, limits: readLimits(d.opts.Args)}
 	if n, ok := protocol.Int(d.opts.Args["x-max-priority"]); ok {
 		q.maxPriority = int(n)
 	}
-	q.singleActive, _ = d.opts.Args["x-single-active-consumer"].(bool)
 	q.levels = make([]readyList, q.maxPriority+1)
 	q.canSend = env.CanSend
 	return q, nil
@@ -82,15 +81,25 @@ func (q *classic[T]) Limits() Limits { return q.limits }
 // length limits drop from the head, expired heads are dropped, and the
 // x-expires timer restarts. Messages already queued keep their expiry.
 func (q *classic[T]) ApplyPolicy(definition protocol.Table) {
-	q.limits = EffectiveLimits(q.opts.Args, definition)
+	// rabbit_amqqueue_process:process_args_policy applies max-length and
+	// max-length-bytes before overflow: the new lengths are enforced
+	// under the overflow in force before the change (a policy that
+	// lowers max-length and sets reject-publish still drops from the
+	// head), then a new drop-head drops at once (init_overflow;
+	// policy-max-length-then-overflow.txt, 3.10.8, 4.0.5 and 4.3.6).
+	l := EffectiveLimits(q.opts.Args, definition)
+	overflow := l.Overflow
+	l.Overflow = q.limits.Overflow
+	q.limits = l
+	q.dropOverLimit()
+	q.limits.Overflow = overflow
 	q.dropOverLimit()
 	q.dropExpired()
 	q.Touch()
 }
-func (q *classic[T]) Ready() int         { return q.readyCount }
-func (q *classic[T]) ReadyBytes() int64  { return q.readyBytes }
-func (q *classic[T]) Unacked() int       { return q.unacked }
-func (q *classic[T]) SingleActive() bool { return q.singleActive }
+func (q *classic[T]) Ready() int        { return q.readyCount }
+func (q *classic[T]) ReadyBytes() int64 { return q.readyBytes }
+func (q *classic[T]) Unacked() int      { return q.unacked }
 
 // Publish is RabbitMQ's deliver_or_enqueue: reject-publish overflow refuses
 // the message, an empty queue hands it straight to a waiting consumer, a

@@ -27,7 +27,7 @@ func (q *classic[T]) ActiveConsumer() *consumer.Consumer[T] { return q.sacActive
 // consumers, no consumer may join beside an exclusive one, and a single
 // active consumer queue refuses exclusive consumers.
 func (q *classic[T]) AdmitConsumer(exclusive bool) error {
-	if q.exclusiveC || (exclusive && (len(q.consumers) > 0 || q.singleActive)) {
+	if q.exclusiveC || (exclusive && (len(q.consumers) > 0 || q.caps.SingleActive)) {
 		return protocol.Errorf(protocol.AccessRefused, protocol.BasicConsume, "%s in exclusive use", q.Resource())
 	}
 	return nil
@@ -41,7 +41,7 @@ func (q *classic[T]) AddConsumer(c *consumer.Consumer[T]) {
 	if c.Exclusive {
 		q.exclusiveC = true
 	}
-	if q.singleActive && q.sacActive == nil {
+	if q.caps.SingleActive && q.sacActive == nil {
 		q.sacActive = c
 	}
 	q.rotation.Add(c)
@@ -86,7 +86,7 @@ func (q *classic[T]) dispatch(dropAfterFetch bool) int {
 	n := 0
 	for q.readyCount > 0 {
 		var c *consumer.Consumer[T]
-		if q.singleActive {
+		if q.caps.SingleActive {
 			if q.sacActive == nil || !q.rotation.Offer(q.sacActive, q.canSend) {
 				break
 			}

@@ -1,7 +1,6 @@
 package queue
 
 import (
-	"fmt"
 	"github.com/amqpsim/amqpsim/consumer"
 	"github.com/amqpsim/amqpsim/protocol"
 )
@@ -60,34 +59,24 @@ func (q *classic[T]) Restart() {
 	q.retain(func(m *Message) bool { return m.Properties != nil && m.Properties.DeliveryMode == 2 })
 }
 
-// HasConsumerTimeout reports true but where only quorum queues have a
-// consumer timeout (Rules.ConsumerTimeoutQuorumOnly).
-func (q *classic[T]) HasConsumerTimeout() bool { return !q.opts.Rules.ConsumerTimeoutQuorumOnly }
-
-// ConfirmsLate reports whether a persistent message goes to a durable
-// queue's store before its confirm.
-func (q *classic[T]) ConfirmsLate(persistent bool) bool { return persistent && q.opts.Durable }
-
-// DeliversAfterConsensus reports false: a classic queue delivers at once.
-func (q *classic[T]) DeliversAfterConsensus() bool { return false }
-
-// ChannelLimited reports true: rabbit_amqqueue_process asks
-// rabbit_limiter:can_send before each delivery.
-func (q *classic[T]) ChannelLimited() bool { return true }
+// classicCaps are a classic queue's answers: it lives on its home node
+// (not replicated, no leader to register with, a delete that waits for no
+// other node); rabbit_amqqueue_process asks rabbit_limiter:can_send
+// before each delivery and delivers at once; a durable queue confirms a
+// persistent message after its write; the channel's consumer timeout
+// applies but where only quorum queues have one
+// (Rules.ConsumerTimeoutQuorumOnly). The declaration that timed out is
+// rabbit_amqqueue's text, measured on a 4.3.6 cluster (docs/cluster.md
+// section 4).
+func (d *declared) classicCaps() Caps {
+	c := Caps{ChannelLimited: true, ConsumerTimeout: !d.opts.Rules.ConsumerTimeoutQuorumOnly,
+		declareTimedOut: declareTimedOutText("Could not declare " + d.Resource())}
+	c.SingleActive, _ = d.opts.Args["x-single-active-consumer"].(bool)
+	if d.opts.Durable {
+		c.LateConfirms = PersistentLate
+	}
+	return c
+}
 
 // Stats counts the consumers as declare-ok does.
 func (q *classic[T]) Stats() Stats { return Stats{Consumers: len(q.consumers)} }
-
-// Replicated reports false: a classic queue lives on its home node.
-func (q *classic[T]) Replicated() bool { return false }
-
-// RegistersEnqueuers reports false: a classic queue has no leader to register with.
-func (q *classic[T]) RegistersEnqueuers() bool { return false }
-
-// DeleteWaitsForMembers reports false: queue.delete does not wait for other nodes.
-func (q *classic[T]) DeleteWaitsForMembers() bool { return false }
-
-// DeclareTimedOut is rabbit_amqqueue's text, measured on a 4.3.6 cluster (docs/cluster.md section 4).
-func (q *classic[T]) DeclareTimedOut(node string) string {
-	return fmt.Sprintf("Could not declare %s on node '%s' because the metadata store operation timed out", q.Resource(), node)
-}

@@ -20,3 +20,19 @@ func TimeoutListLen[T any](q Queue[T], c *consumer.Consumer[T]) int {
 	t := q.(*quorum[T]).timings[c]
 	return len(t.out) - t.head
 }
+
+// joiner is a queue's admission and registration of a consumer, which
+// Consume makes after its checks.
+type joiner[T any] interface {
+	AdmitConsumer(exclusive bool) error
+	AddConsumer(c *consumer.Consumer[T])
+}
+
+// AdmitConsumer is q's, for the tests.
+func AdmitConsumer[T any](q Queue[T], exclusive bool) error {
+	return q.(joiner[T]).AdmitConsumer(exclusive)
+}
+
+// AddConsumer is q's, for the tests: a consumer registered without
+// basic.consume's checks.
+func AddConsumer[T any](q Queue[T], c *consumer.Consumer[T]) { q.(joiner[T]).AddConsumer(c) }

@@ -27,9 +27,10 @@
 // whether a settlement (basic.ack, nack, reject, recover) is one the type
 // takes; CheckDelete applies queue.delete's if-unused and if-empty, Purge
 // is queue.purge, Delete empties a queue the broker deletes; Restart is
-// what a broker restart keeps; HasConsumerTimeout and ChannelLimited say
-// whether the channel's consumer timeout and its channel-wide limiter
-// apply to the queue's deliveries; Stats is what inspection shows. Before
+// what a broker restart keeps; Caps are the type's fixed answers as data
+// (whether the channel's consumer timeout and its channel-wide limiter
+// apply to the queue's deliveries, when it confirms, whether it is
+// replicated on a cluster, ...); Stats is what inspection shows. Before
 // a queue exists, CheckServerNamed and DefinitionArgs answer for the type
 // a declaration names. What differs between releases is data, in Rules:
 // no type compares versions.
@@ -215,11 +216,10 @@ type Env[T any] interface {
 // Queue is the broker's view of one queue, of any type. T is the broker's
 // record of a consumer.
 type Queue[T any] interface {
-	// Name, Vhost and Resource identify the queue; Resource names it as
-	// RabbitMQ's error texts do.
+	// Name and Vhost identify the queue (ResourceName names it as
+	// RabbitMQ's error texts do).
 	Name() string
 	Vhost() string
-	Resource() string
 	// Type is the queue's type, for names (the management API, a
 	// definitions export); the broker asks the methods below for the
 	// type's rules, never the type.
@@ -253,8 +253,6 @@ type Queue[T any] interface {
 	// single active consumer, if the queue has one.
 	Consumers() []*consumer.Consumer[T]
 	ActiveConsumer() *consumer.Consumer[T]
-	// SingleActive reports x-single-active-consumer.
-	SingleActive() bool
 	// Consume is basic.consume: it checks the request as the queue's type
 	// does, in its order (the consumer arguments, x-priority, the
 	// channel's prefetch and channel-wide limit, a stream's offset,
@@ -263,11 +261,6 @@ type Queue[T any] interface {
 	// consumer's x-priority, for the broker to make the consumer, and
 	// registers the consumer join returns.
 	Consume(r ConsumeRequest, join func(priority int) *consumer.Consumer[T]) error
-	// AdmitConsumer checks whether a new consumer may join, with RabbitMQ's
-	// error when it may not; AddConsumer then registers it (a stream's
-	// reading from the next offset). Consume does both.
-	AdmitConsumer(exclusive bool) error
-	AddConsumer(c *consumer.Consumer[T])
 	// RemoveConsumer unregisters a consumer (basic.cancel, channel close).
 	RemoveConsumer(c *consumer.Consumer[T])
 	// Resume lifts the suspension of a channel's consumers of this queue
@@ -310,42 +303,9 @@ type Queue[T any] interface {
 	// keeps the persistent ones (delivery mode 2), a quorum queue and a
 	// stream keep all.
 	Restart()
-	// Replicated reports whether the queue has a member on every node of
-	// a cluster, one of them its Raft leader (a quorum queue, a stream),
-	// rather than one home node (a classic queue): it keeps serving while
-	// a majority of the nodes is reachable.
-	Replicated() bool
-	// RegistersEnqueuers reports whether a channel's first publish to
-	// the queue registers the channel as its enqueuer with a call to its
-	// leader, which the channel waits for (a quorum queue:
-	// rabbit_fifo_client), and DeleteWaitsForMembers whether
-	// queue.delete waits for the members out of its leader's reach
-	// before it is answered (a quorum queue: ra:delete_cluster). The
-	// broker applies both on a cluster (sim's cluster_wait.go).
-	RegistersEnqueuers() bool
-	DeleteWaitsForMembers() bool
-	// DeclareTimedOut is the text of the 541 that a declaration of the
-	// queue gets on a cluster node without a majority, when the metadata
-	// store's write times out; node names the node.
-	DeclareTimedOut(node string) string
-	// HasConsumerTimeout reports whether the channel's consumer timeout
-	// applies to deliveries from the queue, and ChannelLimited whether
-	// the queue asks the channel-wide limiter before each delivery
-	// (rabbit_limiter:can_send, which only classic queues call). Neither
-	// changes over the queue's life.
-	HasConsumerTimeout() bool
-	ChannelLimited() bool
-	// ConfirmsLate reports whether the queue confirms a message it took
-	// only once it is safely stored (persistent: its delivery mode is 2):
-	// a quorum queue and a stream after consensus, a durable classic
-	// queue a persistent message after its write. Such a confirm follows
-	// the channel's other confirms of the same socket read (measured on
-	// 3.10.8, 4.0.5 and 4.3.6; sim/confirms.go). DeliversAfterConsensus
-	// reports whether the queue's deliveries also wait for consensus, so
-	// that an error later in the same read closes the channel first (a
-	// quorum queue's; measured on 3.10.8, 4.0.5 and 4.3.6).
-	ConfirmsLate(persistent bool) bool
-	DeliversAfterConsensus() bool
+	// Caps are the queue's answers about what its type does, fixed at
+	// declare: the broker reads them instead of testing the type.
+	Caps() Caps
 	// Stats is what inspection shows beyond the counts above.
 	Stats() Stats
 	// Touch restarts the x-expires clock: a client used the queue

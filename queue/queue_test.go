@@ -240,7 +240,7 @@ func TestSingleActiveConsumerPromotion(t *testing.T) {
 	q, _ := newQueue(t, protocol.Table{"x-single-active-consumer": true})
 	c1, c2, c3, c4 := cons("c1", 0, false), cons("c2", 0, false), cons("c3", 5, false), cons("c4", 5, false)
 	for _, c := range []*consumer.Consumer[int]{c1, c2, c3, c4} {
-		q.AddConsumer(c)
+		queue.AddConsumer(q, c)
 	}
 	var order []string
 	for _, c := range []*consumer.Consumer[int]{c1, c3, c4, c2} {
@@ -257,8 +257,8 @@ func TestSingleActiveConsumerPromotion(t *testing.T) {
 func TestSingleActiveConsumerDispatch(t *testing.T) {
 	q, e := newQueue(t, protocol.Table{"x-single-active-consumer": true})
 	a, b := cons("a", 0, false), cons("b", 9, false)
-	q.AddConsumer(a)
-	q.AddConsumer(b)
+	queue.AddConsumer(q, a)
+	queue.AddConsumer(q, b)
 	enqueue(q, 0, "m1", "m2")
 	check(t, "deliveries", []string{"a:m1", "a:m2"}, e.delivered)
 	q.RemoveConsumer(b)
@@ -271,25 +271,25 @@ func TestSingleActiveConsumerDispatch(t *testing.T) {
 func TestAdmitConsumer(t *testing.T) {
 	var perr *protocol.Error
 	q, _ := newQueue(t, nil)
-	q.AddConsumer(cons("a", 0, false))
-	if err := q.AdmitConsumer(true); !errors.As(err, &perr) || perr.Code != 403 {
+	queue.AddConsumer(q, cons("a", 0, false))
+	if err := queue.AdmitConsumer(q, true); !errors.As(err, &perr) || perr.Code != 403 {
 		t.Errorf("exclusive beside a consumer: %v", err)
 	}
 	q2, _ := newQueue(t, nil)
-	if err := q2.AdmitConsumer(true); err != nil {
+	if err := queue.AdmitConsumer(q2, true); err != nil {
 		t.Fatal(err)
 	}
 	x := cons("x", 0, true)
-	q2.AddConsumer(x)
-	if err := q2.AdmitConsumer(false); err == nil {
+	queue.AddConsumer(q2, x)
+	if err := queue.AdmitConsumer(q2, false); err == nil {
 		t.Error("consumer admitted beside an exclusive one")
 	}
 	q2.RemoveConsumer(x)
-	if err := q2.AdmitConsumer(false); err != nil {
+	if err := queue.AdmitConsumer(q2, false); err != nil {
 		t.Errorf("after the exclusive consumer left: %v", err)
 	}
 	sac, _ := newQueue(t, protocol.Table{"x-single-active-consumer": true})
-	if err := sac.AdmitConsumer(true); !errors.As(err, &perr) || perr.Text != "ACCESS_REFUSED - queue 'q' in vhost '/' in exclusive use" {
+	if err := queue.AdmitConsumer(sac, true); !errors.As(err, &perr) || perr.Text != "ACCESS_REFUSED - queue 'q' in vhost '/' in exclusive use" {
 		t.Errorf("exclusive on SAC: %v", err)
 	}
 }
@@ -301,7 +301,7 @@ func TestConsumerCountAndHadConsumer(t *testing.T) {
 		t.Fatal("new queue had a consumer")
 	}
 	c := cons("a", 0, false)
-	q.AddConsumer(c)
+	queue.AddConsumer(q, c)
 	q.RemoveConsumer(c)
 	if q.ConsumerCount() != 0 || !q.HadConsumer() {
 		t.Errorf("count=%d had=%t", q.ConsumerCount(), q.HadConsumer())
@@ -315,8 +315,8 @@ func TestDispatchRoundRobinUntilBlocked(t *testing.T) {
 	a := consumer.New(consumer.Settings{Tag: "a", Prefetch: 1}, g, 1)
 	b := consumer.New(consumer.Settings{Tag: "b", Prefetch: 2}, g, 2)
 	enqueue(q, 0, "m1", "m2", "m3", "m4", "m5")
-	q.AddConsumer(a)
-	q.AddConsumer(b)
+	queue.AddConsumer(q, a)
+	queue.AddConsumer(q, b)
 	n := q.Dispatch()
 	check(t, "deliveries", []string{"a:m1", "b:m2", "b:m3"}, e.delivered)
 	if n != 3 || q.Ready() != 2 || q.Unacked() != 3 {
@@ -327,7 +327,7 @@ func TestDispatchRoundRobinUntilBlocked(t *testing.T) {
 // A publish to an empty queue goes straight to a consumer that can take it.
 func TestPublishDeliversAtOnce(t *testing.T) {
 	q, e := newQueue(t, nil)
-	q.AddConsumer(cons("a", 0, false))
+	queue.AddConsumer(q, cons("a", 0, false))
 	enqueue(q, 0, "m1")
 	check(t, "deliveries", []string{"a:m1"}, e.delivered)
 	if q.Ready() != 0 {
@@ -341,7 +341,7 @@ func TestDispatchStopsAtCanSend(t *testing.T) {
 	room := 1
 	e.allow = func(*consumer.Consumer[int]) bool { room--; return room >= 0 }
 	c := cons("a", 0, false)
-	q.AddConsumer(c)
+	queue.AddConsumer(q, c)
 	enqueue(q, 0, "m1", "m2", "m3")
 	q.Dispatch()
 	check(t, "deliveries", []string{"a:m1"}, e.delivered)
@@ -393,7 +393,7 @@ func TestExpiresTimer(t *testing.T) {
 		t.Fatalf("expires timer = %d", due)
 	}
 	c := cons("a", 0, false)
-	q.AddConsumer(c)
+	queue.AddConsumer(q, c)
 	q.Touch()
 	if _, ok := e.timers[queue.ExpiresTimer]; ok {
 		t.Error("x-expires runs with a consumer")

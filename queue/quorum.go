@@ -44,14 +44,13 @@ type quorum[T any] struct {
 	// settled, so declare-ok counts it (quorum-ttl.txt: 2 after two gets
 	// on one channel).
 	gets int
-	// singleActive is x-single-active-consumer: only active takes
-	// messages; the others wait in registration order (3.10) or by
+	// With x-single-active-consumer (Caps.SingleActive) only active
+	// takes messages; the others wait in registration order (3.10) or by
 	// priority (Rules.QuorumSACPriority). quiescing is set while a
 	// waiting consumer of higher priority waits for active to settle
 	// what it holds; active gets no new message meanwhile.
-	singleActive bool
-	active       *consumer.Consumer[T]
-	quiescing    bool
+	active    *consumer.Consumer[T]
+	quiescing bool
 	// rejecting is set while x-overflow reject-publish refuses
 	// publishes; ttlDue is when the TTL timer is set to fire, when ttlSet.
 	rejecting bool
@@ -104,11 +103,11 @@ func newQuorum[T any](env Env[T], d declared) (*quorum[T], error) {
 	if err := d.validateQuorum(); err != nil {
 		return nil, err
 	}
+	d.caps = d.quorumCaps()
 	q := &quorum[T]{declared: d, env: env, limits: readLimits(d.opts.Args),
 		held: map[*consumer.Consumer[T]]int{}, gone: map[*consumer.Consumer[T]]bool{}, keys: map[*consumer.Consumer[T]]uint64{},
 		owner: map[*Message]*consumer.Consumer[T]{}, messages: newQuorumReady(d.opts.Rules.QuorumPriorities)}
 	q.limit, q.hasLimit = q.resolveLimit(nil)
-	q.singleActive, _ = d.opts.Args["x-single-active-consumer"].(bool)
 	q.canSend = env.CanSend
 	q.created = env.Now()
 	q.lastActive = q.created
@@ -267,7 +266,7 @@ func (q *quorum[T]) Dispatch() int {
 			break
 		}
 		var c *consumer.Consumer[T]
-		if q.singleActive {
+		if q.caps.SingleActive {
 			if q.active == nil || q.quiescing || !q.rotation.Offer(q.active, q.canSend) {
 				break
 			}
@@ -299,7 +298,7 @@ func (q *quorum[T]) Dispatch() int {
 // (quorum-ttl.txt: get-ok left=2, then 1 ready). A single active
 // consumer queue refuses basic.get (sacGetRefused).
 func (q *quorum[T]) Get(ackRequired bool, got func(m *Message, redelivered bool)) (bool, error) {
-	if q.singleActive {
+	if q.caps.SingleActive {
 		return false, q.sacGetRefused()
 	}
 	q.lastActive = q.env.Now() // also for get-empty (quorum-expires.txt)

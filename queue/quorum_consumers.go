@@ -16,7 +16,7 @@ import (
 // every unsettled basic.get counts as one.
 func (q *quorum[T]) ConsumerCount() int {
 	n := len(q.consumers)
-	if q.singleActive {
+	if q.caps.SingleActive {
 		n = 0
 		if q.active != nil {
 			n = 1
@@ -36,9 +36,6 @@ func (q *quorum[T]) Consumers() []*consumer.Consumer[T] { return q.consumers }
 // x-single-active-consumer queue, or nil.
 func (q *quorum[T]) ActiveConsumer() *consumer.Consumer[T] { return q.active }
 
-// SingleActive reports x-single-active-consumer.
-func (q *quorum[T]) SingleActive() bool { return q.singleActive }
-
 // AdmitConsumer admits every consumer: a quorum queue ignores
 // basic.consume's exclusive flag (quorum-errors.txt: a second consumer
 // joins an exclusive one).
@@ -56,7 +53,7 @@ func (q *quorum[T]) AddConsumer(c *consumer.Consumer[T]) {
 	q.hadConsumer = true
 	q.keys[c] = q.consumerKey(c)
 	q.startTiming(c, nil)
-	if q.singleActive {
+	if q.caps.SingleActive {
 		q.offerActive(c)
 	}
 	q.rotation.Add(c)

@@ -1,7 +1,6 @@
 package queue
 
 import (
-	"fmt"
 	"github.com/amqpsim/amqpsim/consumer"
 	"github.com/amqpsim/amqpsim/protocol"
 )
@@ -77,38 +76,27 @@ func (q *quorum[T]) Delete() { q.Purge() }
 // queue's Raft log.
 func (q *quorum[T]) Restart() {}
 
-// HasConsumerTimeout reports true before 4.3, whose quorum queue times
-// its deliveries out itself (Rules.QuorumConsumerTimeout,
-// quorum_timeout.go): then the channel's timeout applies to no queue.
-func (q *quorum[T]) HasConsumerTimeout() bool { return !q.opts.Rules.QuorumConsumerTimeout }
-
-// ConfirmsLate reports true: a quorum queue confirms after consensus.
-func (q *quorum[T]) ConfirmsLate(bool) bool { return true }
-
-// DeliversAfterConsensus reports true: rabbit_fifo delivers once the
-// enqueue is committed.
-func (q *quorum[T]) DeliversAfterConsensus() bool { return true }
-
-// ChannelLimited reports false: a quorum queue never asks the channel's
-// limiter (only rabbit_amqqueue_process calls rabbit_limiter:can_send),
-// though the channel still counts its acks against the volume
-// (quorum-global-qos-after-consume.txt).
-func (q *quorum[T]) ChannelLimited() bool { return false }
+// quorumCaps are a quorum queue's answers: a member on every node and a
+// Raft leader, which rabbit_fifo_client registers a channel's first
+// publish with (partition-held-register-*.txt) and queue.delete waits for
+// the members out of its reach for (ra:delete_cluster,
+// partition-quorum-delete-member-cut.txt); it confirms after consensus
+// and rabbit_fifo delivers once the enqueue is committed; it never asks
+// the channel's limiter (only rabbit_amqqueue_process calls
+// rabbit_limiter:can_send), though the channel still counts its acks
+// against the volume (quorum-global-qos-after-consume.txt); the channel's
+// consumer timeout applies before 4.3, whose quorum queue times its
+// deliveries out itself (Rules.QuorumConsumerTimeout, quorum_timeout.go).
+// The declaration that timed out is rabbit_quorum_queue's text, measured
+// on a 4.3.6 cluster (docs/cluster.md section 4).
+func (d *declared) quorumCaps() Caps {
+	c := Caps{Replicated: true, RegistersEnqueuers: true, DeleteWaitsForMembers: true,
+		ConsumerTimeout: !d.opts.Rules.QuorumConsumerTimeout, LateConfirms: AllLate, DeliversAfterConsensus: true,
+		declareTimedOut: declareTimedOutText("Could not declare quorum " + d.Resource())}
+	c.SingleActive, _ = d.opts.Args["x-single-active-consumer"].(bool)
+	return c
+}
 
 // Stats counts the consumers as declare-ok does, and the timed-out
 // deliveries channels still hold.
 func (q *quorum[T]) Stats() Stats { return Stats{Consumers: q.ConsumerCount(), TimedOut: len(q.stale)} }
-
-// Replicated reports true: it has a member on every node and a Raft leader.
-func (q *quorum[T]) Replicated() bool { return true }
-
-// RegistersEnqueuers reports true: rabbit_fifo_client registers a channel with the leader (measured on a 4.3.6 cluster: partition-held-register-*.txt).
-func (q *quorum[T]) RegistersEnqueuers() bool { return true }
-
-// DeleteWaitsForMembers reports true: queue.delete waits for the members out of the leader's reach (measured: partition-quorum-delete-member-cut.txt).
-func (q *quorum[T]) DeleteWaitsForMembers() bool { return true }
-
-// DeclareTimedOut is rabbit_quorum_queue's text, measured on a 4.3.6 cluster (docs/cluster.md section 4).
-func (q *quorum[T]) DeclareTimedOut(node string) string {
-	return fmt.Sprintf("Could not declare quorum %s on node '%s' because the metadata store operation timed out", q.Resource(), node)
-}

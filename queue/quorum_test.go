@@ -118,7 +118,7 @@ func TestQuorumEquivalent(t *testing.T) {
 // A consumer with prefetch 0 gets 2000 credits (simple_prefetch 2000).
 func TestQuorumDefaultCredit(t *testing.T) {
 	q, e := newQuorum(t, nil)
-	q.AddConsumer(cons("a", 0, false))
+	queue.AddConsumer(q, cons("a", 0, false))
 	for i := 0; i < 2001; i++ {
 		q.Publish(&queue.Message{Body: []byte(fmt.Sprint(i))}, 0, false)
 	}
@@ -131,7 +131,7 @@ func TestQuorumDefaultCredit(t *testing.T) {
 func TestQuorumRequeueToBackWithoutLimit(t *testing.T) {
 	q, e := newQuorum(t, nil)
 	c := consumer.New(consumer.Settings{Tag: "a", Prefetch: 1}, &consumer.Group[int]{}, 1)
-	q.AddConsumer(c)
+	queue.AddConsumer(q, c)
 	enqueue(q, 0, "m1", "m2", "m3")
 	q.Dispatch()
 	q.Settle([]queue.Settled[int]{{Message: e.got[0], Consumer: c}}, queue.Requeue)
@@ -217,10 +217,10 @@ func TestQuorumDeliveryLimit(t *testing.T) {
 func TestQuorumConsumerCountKeepsHolder(t *testing.T) {
 	q, e := newQuorum(t, nil)
 	a, b := cons("a", 0, false), cons("b", 0, false)
-	q.AddConsumer(a)
+	queue.AddConsumer(q, a)
 	enqueue(q, 0, "m1", "m2")
 	q.Dispatch()
-	q.AddConsumer(b)
+	queue.AddConsumer(q, b)
 	q.RemoveConsumer(a)
 	if n := q.ConsumerCount(); n != 2 {
 		t.Fatalf("consumers = %d, want 2", n)
@@ -239,9 +239,9 @@ func TestQuorumConsumerCountKeepsHolder(t *testing.T) {
 func TestQuorumPriorityRoundRobin(t *testing.T) {
 	q, e := newQuorum(t, nil)
 	g := &consumer.Group[int]{}
-	q.AddConsumer(consumer.New(consumer.Settings{Tag: "a", Prefetch: 2}, g, 1))
-	q.AddConsumer(consumer.New(consumer.Settings{Tag: "b", Prefetch: 1}, g, 2))
-	q.AddConsumer(consumer.New(consumer.Settings{Tag: "c", Prefetch: 1, Priority: 5}, g, 3))
+	queue.AddConsumer(q, consumer.New(consumer.Settings{Tag: "a", Prefetch: 2}, g, 1))
+	queue.AddConsumer(q, consumer.New(consumer.Settings{Tag: "b", Prefetch: 1}, g, 2))
+	queue.AddConsumer(q, consumer.New(consumer.Settings{Tag: "c", Prefetch: 1, Priority: 5}, g, 3))
 	enqueue(q, 0, "m1", "m2", "m3", "m4", "m5")
 	q.Dispatch()
 	check(t, "deliveries", []string{"c:m1", "a:m2", "b:m3", "a:m4"}, e.delivered)
@@ -301,9 +301,9 @@ func TestQuorumDropHead(t *testing.T) {
 func TestQuorumSingleActiveFIFO(t *testing.T) {
 	q, e := newQuorum(t, protocol.Table{"x-single-active-consumer": true})
 	a, b, c := cons("a", 0, false), cons("b", 0, false), cons("c", 10, false)
-	q.AddConsumer(a)
-	q.AddConsumer(b)
-	q.AddConsumer(c)
+	queue.AddConsumer(q, a)
+	queue.AddConsumer(q, b)
+	queue.AddConsumer(q, c)
 	if q.ConsumerCount() != 1 || q.ActiveConsumer() != a {
 		t.Fatalf("count %d active %v", q.ConsumerCount(), q.ActiveConsumer())
 	}
@@ -383,7 +383,7 @@ func TestQuorumDeadLetterAtLeastOnce(t *testing.T) {
 	e.forward = func(*queue.Message, map[string]bool) bool { calls++; return route }
 	enqueue(q, 0, "m1", "m2")
 	c := consumer.New(consumer.Settings{Tag: "a", Prefetch: 1}, &consumer.Group[int]{}, 1)
-	q.AddConsumer(c)
+	queue.AddConsumer(q, c)
 	q.Dispatch()
 	q.Settle([]queue.Settled[int]{{Message: e.got[0], Consumer: c}}, queue.Reject)
 	if calls != 1 || q.Ready() != 1 {
@@ -418,7 +418,7 @@ func TestQuorumDeadLetterAtLeastOnce(t *testing.T) {
 	}
 	enqueue(q2, 0, "n1")
 	c2 := consumer.New(consumer.Settings{Tag: "b", Prefetch: 1}, &consumer.Group[int]{}, 1)
-	q2.AddConsumer(c2)
+	queue.AddConsumer(q2, c2)
 	q2.Dispatch()
 	q2.Settle([]queue.Settled[int]{{Message: e2.got[0], Consumer: c2}}, queue.Reject)
 	if want := []string{"rejected:n1"}; !slices.Equal(e2.dead, want) {

@@ -294,7 +294,7 @@ func (q *quorum[T]) evaluateTimeouts() {
 	}
 	clear(q.getOut.out[len(live):])
 	q.getOut.out, q.getOut.head = live, 0
-	if q.singleActive && q.active != nil && q.active.Paused() && q.held[q.active] == 0 {
+	if q.caps.SingleActive && q.active != nil && q.active.Paused() && q.held[q.active] == 0 {
 		q.quiescing = false
 		q.active = nil
 		q.activateNext()
@@ -360,7 +360,7 @@ func (q *quorum[T]) settleStale(d Settled[T], how Settlement) bool {
 	if t.stale--; t.stale > 0 {
 		return true
 	}
-	waiting := q.singleActive && q.active != c
+	waiting := q.caps.SingleActive && q.active != c
 	q.rotation.Unpause(c, waiting || !how.Requeues())
 	if waiting {
 		q.activateNext()

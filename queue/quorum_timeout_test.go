@@ -75,7 +75,7 @@ func settle(q testQueue, c *consumer.Consumer[int], how queue.Settlement, ms ...
 func TestQuorumTimeoutPerDelivery(t *testing.T) {
 	q, e := newQuorum43(t, protocol.Table{"x-consumer-timeout": int64(3000)})
 	a := prefetched("A", 2)
-	q.AddConsumer(a)
+	queue.AddConsumer(q, a)
 	enqueue(q, 0, "m1")
 	q.Dispatch()
 	advanceTo(t, q, e, time.Second)
@@ -112,7 +112,7 @@ func TestQuorumTimeoutPerDelivery(t *testing.T) {
 func TestQuorumTimeoutAckResumes(t *testing.T) {
 	q, e := newQuorum43(t, protocol.Table{"x-consumer-timeout": int64(1000), "x-delivery-limit": int64(0)})
 	a := prefetched("A", 2)
-	q.AddConsumer(a)
+	queue.AddConsumer(q, a)
 	enqueue(q, 0, "m1", "m2")
 	q.Dispatch()
 	m1, m2 := e.got[0], e.got[1]
@@ -153,7 +153,7 @@ func TestQuorumTimeoutRequeueWaits(t *testing.T) {
 	} {
 		q, e := newQuorum43(t, protocol.Table{"x-consumer-timeout": int64(2000)})
 		a := prefetched("A", 2)
-		q.AddConsumer(a)
+		queue.AddConsumer(q, a)
 		enqueue(q, 0, "m1")
 		q.Dispatch()
 		advanceTo(t, q, e, time.Second)
@@ -185,7 +185,7 @@ func TestQuorumTimeoutPrecedence(t *testing.T) {
 		t.Fatal(err)
 	}
 	byQueue := prefetched("queue", 1)
-	q.AddConsumer(byQueue)
+	queue.AddConsumer(q, byQueue)
 	enqueue(q, 0, "m1", "m2")
 	q.Dispatch()
 	advanceTo(t, q, e, 8*time.Second)
@@ -194,7 +194,7 @@ func TestQuorumTimeoutPrecedence(t *testing.T) {
 	q2, e2 := newQuorum43(t, nil)
 	e2.consumerTimeout = 4 * time.Second
 	global := prefetched("global", 1)
-	q2.AddConsumer(global)
+	queue.AddConsumer(q2, global)
 	e2.consumerTimeout = time.Hour // read at consume, not later
 	enqueue(q2, 0, "m1")
 	q2.Dispatch()
@@ -216,7 +216,7 @@ func TestQuorumTimeoutGetAndNoAck(t *testing.T) {
 	enqueue(q, 0, "g1", "g2")
 	q.Get(true, func(*queue.Message, bool) {})
 	q.Get(false, func(*queue.Message, bool) {})
-	q.AddConsumer(n)
+	queue.AddConsumer(q, n)
 	advanceTo(t, q, e, time.Second)
 	check(t, "timed out", []string{"get:g1"}, e.timedOut)
 	check(t, "no-ack consumer", []string{"N:g1"}, e.delivered)
@@ -231,8 +231,8 @@ func TestQuorumTimeoutGetAndNoAck(t *testing.T) {
 func TestQuorumTimeoutSingleActive(t *testing.T) {
 	q, e := newQuorum43(t, protocol.Table{"x-consumer-timeout": int64(3000), "x-single-active-consumer": true})
 	a, b := prefetched("A", 1), prefetched("B", 1)
-	q.AddConsumer(a)
-	q.AddConsumer(b)
+	queue.AddConsumer(q, a)
+	queue.AddConsumer(q, b)
 	enqueue(q, 0, "m1", "m2")
 	q.Dispatch()
 	advanceTo(t, q, e, 3*time.Second)
@@ -256,11 +256,11 @@ func TestQuorumTimeoutSingleActive(t *testing.T) {
 func TestQuorumTimeoutCancelledAndClosed(t *testing.T) {
 	q, e := newQuorum43(t, protocol.Table{"x-consumer-timeout": int64(1000)})
 	a, b := prefetched("A", 1), prefetched("B", 2)
-	q.AddConsumer(a)
+	queue.AddConsumer(q, a)
 	enqueue(q, 0, "m1")
 	q.Dispatch()
 	q.RemoveConsumer(a)
-	q.AddConsumer(b)
+	queue.AddConsumer(q, b)
 	advanceTo(t, q, e, 500*time.Millisecond)
 	enqueue(q, 0, "m2")
 	q.Dispatch()
@@ -279,15 +279,15 @@ func TestQuorumTimeoutCancelledAndClosed(t *testing.T) {
 }
 
 // Before 4.3 the queue has no timer: the channel's tick times out its
-// deliveries (HasConsumerTimeout).
+// deliveries (Caps.ConsumerTimeout).
 func TestQuorumNoTimeoutBefore43(t *testing.T) {
 	q, e := newQuorum(t, protocol.Table{"x-consumer-timeout": int64(1000)})
 	e.consumerTimeout = time.Second
-	q.AddConsumer(prefetched("A", 1))
+	queue.AddConsumer(q, prefetched("A", 1))
 	enqueue(q, 0, "m1")
 	q.Dispatch()
-	if _, ok := e.timers[queue.ConsumerTimeoutTimer]; ok || !q.HasConsumerTimeout() {
-		t.Errorf("timer set %t, channel timeout %t", ok, q.HasConsumerTimeout())
+	if _, ok := e.timers[queue.ConsumerTimeoutTimer]; ok || !q.Caps().ConsumerTimeout {
+		t.Errorf("timer set %t, channel timeout %t", ok, q.Caps().ConsumerTimeout)
 	}
 }
 
@@ -297,7 +297,7 @@ func TestQuorumNoTimeoutBefore43(t *testing.T) {
 func TestQuorumTimeoutListStaysShort(t *testing.T) {
 	q, e := newQuorum43(t, nil)
 	a := prefetched("A", 3)
-	q.AddConsumer(a)
+	queue.AddConsumer(q, a)
 	enqueue(q, 0, "old")
 	q.Dispatch()
 	longest := 0

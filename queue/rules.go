@@ -31,7 +31,7 @@ type Rules struct {
 	// ConsumerTimeoutQuorumOnly is 4.3's move of the consumer timeout
 	// into the queue: only quorum queues have one, so the channel's
 	// consumer timeout no longer applies to deliveries from classic
-	// queues and streams (Queue.HasConsumerTimeout), and classic queues
+	// queues and streams (Caps.ConsumerTimeout), and classic queues
 	// refuse the x-consumer-timeout argument (RS@v4.3.5
 	// rabbit_classic_queue:capabilities/0 does not list it;
 	// release-notes/4.3.0.md "Consumer Timeouts are No Longer Evaluated
@@ -39,7 +39,7 @@ type Rules struct {
 	ConsumerTimeoutQuorumOnly bool
 	// QuorumConsumerTimeout is 4.3's consumer timeout inside the quorum
 	// queue (rabbit_fifo machine version 8; quorum_timeout.go), instead
-	// of the channel's 406 at its tick (HasConsumerTimeout is false).
+	// of the channel's 406 at its tick (Caps.ConsumerTimeout is false).
 	// Each delivery that must be acked, to a consumer or a basic.get, is
 	// due back at its checkout plus a timeout fixed then: a consumer's
 	// x-consumer-timeout argument (a consumer argument of quorum queues

@@ -97,6 +97,7 @@ func newStream[T any](env Env[T], d declared) (*stream[T], error) {
 	if err := d.validateStream(); err != nil {
 		return nil, err
 	}
+	d.caps = d.streamCaps()
 	s := &stream[T]{declared: d, env: env, byC: map[*consumer.Consumer[T]]*reader[T]{},
 		filtering: d.opts.Rules.StreamFiltering, epoch: d.opts.Epoch}
 	s.retention.configure(d.opts.Args, nil)
@@ -417,9 +418,6 @@ func (s *stream[T]) Consumers() []*consumer.Consumer[T] {
 
 // ActiveConsumer returns nil: a stream has no single active consumer.
 func (s *stream[T]) ActiveConsumer() *consumer.Consumer[T] { return nil }
-
-// SingleActive reports false.
-func (s *stream[T]) SingleActive() bool { return false }
 
 // AdmitConsumer admits every consumer: a stream ignores basic.consume's
 // exclusive flag (stream-consume-checks.txt).

@@ -1,7 +1,6 @@
 package queue
 
 import (
-	"fmt"
 	"github.com/amqpsim/amqpsim/consumer"
 	"github.com/amqpsim/amqpsim/protocol"
 )
@@ -103,23 +102,22 @@ func (s *stream[T]) Delete() {
 // Restart keeps the log whole.
 func (s *stream[T]) Restart() {}
 
-// HasConsumerTimeout reports true but where only quorum queues have a
-// consumer timeout (Rules.ConsumerTimeoutQuorumOnly).
-func (s *stream[T]) HasConsumerTimeout() bool { return !s.opts.Rules.ConsumerTimeoutQuorumOnly }
-
-// ConfirmsLate reports true: a stream confirms once its writer has
-// replicated the chunk.
-func (s *stream[T]) ConfirmsLate(bool) bool { return true }
-
-// DeliversAfterConsensus reports false: amqpsim delivers a stream's chunk
-// as it is written (3.10.8 delivered before the acks of the double-ack
-// measurement arrived).
-func (s *stream[T]) DeliversAfterConsensus() bool { return false }
-
-// ChannelLimited reports false: a stream's consumers have their own
-// credit (rabbit_stream_queue's), and Consume refuses a channel-wide
-// limit.
-func (s *stream[T]) ChannelLimited() bool { return false }
+// streamCaps are a stream's answers: a member on every node and a leader,
+// but a writer that takes publishes without a registration call and a
+// delete that waits for no member (neither measured on a cluster); it
+// confirms once its writer has replicated the chunk, and amqpsim delivers
+// a chunk as it is written (3.10.8 delivered before the acks of the
+// double-ack measurement arrived); its consumers have their own credit
+// (rabbit_stream_queue's), so it never asks the channel's limiter, and
+// Consume refuses a channel-wide limit; the channel's consumer timeout
+// applies but where only quorum queues have one
+// (Rules.ConsumerTimeoutQuorumOnly). The declaration that timed out is
+// rabbit_stream_queue:declare's text (read from its source; not
+// measured).
+func (d *declared) streamCaps() Caps {
+	return Caps{Replicated: true, ConsumerTimeout: !d.opts.Rules.ConsumerTimeoutQuorumOnly, LateConfirms: AllLate,
+		declareTimedOut: declareTimedOutText("Could not set leader PID for " + d.Resource())}
+}
 
 // Stats counts the registered consumers (declare-ok's count is 0) and
 // describes the log.
@@ -132,18 +130,4 @@ func (s *stream[T]) Stats() Stats {
 		}
 	}
 	return Stats{Consumers: len(s.readers), Stream: st}
-}
-
-// Replicated reports true: it has a member on every node and a Raft leader.
-func (s *stream[T]) Replicated() bool { return true }
-
-// RegistersEnqueuers reports false: a stream's writer takes publishes without a registration call (not measured on a cluster).
-func (s *stream[T]) RegistersEnqueuers() bool { return false }
-
-// DeleteWaitsForMembers reports false: queue.delete does not wait for members (not measured on a cluster).
-func (s *stream[T]) DeleteWaitsForMembers() bool { return false }
-
-// DeclareTimedOut is rabbit_stream_queue:declare's text (read from its source; not measured).
-func (s *stream[T]) DeclareTimedOut(node string) string {
-	return fmt.Sprintf("Could not set leader PID for %s on node '%s' because the metadata store operation timed out", s.Resource(), node)
 }

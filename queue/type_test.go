@@ -73,7 +73,7 @@ func TestTypesAnswerForTheirRules(t *testing.T) {
 			Type: q.Type().String(), Get: get(q), Purge: purge(q), DeleteFlags: errText(del),
 			Nack:     errText(q.CheckSettle(protocol.BasicNack, queue.Requeue)),
 			Recover:  errText(q.CheckSettle(protocol.BasicRecover, queue.Requeue)),
-			TimesOut: q.HasConsumerTimeout(), Limited: q.ChannelLimited(),
+			TimesOut: q.Caps().ConsumerTimeout, Limited: q.Caps().ChannelLimited,
 			ConsumeNoPrefetch: consume(q, queue.ConsumeRequest{}),
 			ConsumeGlobal:     consume(q, queue.ConsumeRequest{Prefetch: 1, GlobalLimit: 5}),
 		}
@@ -121,7 +121,7 @@ func TestTypesAnswerForTheirRules(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			q := typeQueue(t, tc.typ, tc.rules, tc.extra)
-			q.AddConsumer(consumer.New(consumer.Settings{Tag: "x", Prefetch: 1}, &consumer.Group[int]{}, 0))
+			queue.AddConsumer(q, consumer.New(consumer.Settings{Tag: "x", Prefetch: 1}, &consumer.Group[int]{}, 0))
 			if diff := cmp.Diff(tc.want, ask(q)); diff != "" {
 				t.Errorf("answers (-want +got):\n%s", diff)
 			}

@@ -279,7 +279,7 @@
 // whose node stops shows its connection.close 320; one whose node crashed,
 // "c2 <- connection dropped"; a conn to a node that is down, "c2 <-
 // connection refused". A method RabbitMQ answers only later
-// (sim.ErrPending) shows nothing under its step: its close, or "ch1 <-
+// (sim.ErrQueued) shows nothing under its step: its close, or "ch1 <-
 // late answer to ..." when it succeeds, shows under the step during which
 // it arrives, so that "advance 60s" with no result and "advance 40s" with
 // the close record that it came after 60 s and within 100 s. The

@@ -69,7 +69,7 @@ var errRefused = errors.New("refused: closed")
 
 // errPending is returned by a driver for a method the broker has not
 // answered yet and will answer later, if at all, as RabbitMQ answers some
-// methods on a cluster only after a timeout (sim.ErrPending): the step
+// methods on a cluster only after a timeout (sim.ErrQueued): the step
 // shows nothing; the answer, a channel.close or connection.close, shows
 // under the step during which it arrives.
 var errPending = errors.New("pending")

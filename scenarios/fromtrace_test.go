@@ -95,7 +95,7 @@ func TestFromTraceNamesTheRelease(t *testing.T) {
 // A nack injected among them keeps its verdict.
 func TestFromTraceCoalescedConfirms(t *testing.T) {
 	b := sim.New(sim.Config{})
-	conn, err := b.Dial(sim.ConnectOptions{Name: "pub", Batched: true})
+	conn, err := b.Dial(sim.ConnectOptions{Name: "pub", Shell: sim.ShellOptions{Batched: true}})
 	if err != nil {
 		t.Fatal(err)
 	}

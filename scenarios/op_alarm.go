@@ -71,44 +71,12 @@ func (o Alarm) run(r *runner, _ *rchan) ([]string, reply, error) { return nil, r
 // set applies an alarm step to a simulator.
 func (o Alarm) set(b *sim.Broker) { b.SetAlarm(o.alarms(), !o.Clear) }
 
-// alarm runs an alarm step on the in-process simulator, then lets the
-// connections it unblocked run the steps they held.
+// alarm runs an alarm step on the in-process simulator, whose connections
+// hold their calls while an alarm blocks them
+// (sim.ShellOptions.HoldWhenBlocked) and apply them when it clears.
 func (d *simDriver) alarm(o Alarm) error {
 	o.set(d.b)
-	for _, name := range d.connOrder {
-		steps := d.held[name]
-		if len(steps) == 0 || d.conns[name].Blocked() {
-			continue
-		}
-		d.held[name] = nil
-		for i, h := range steps {
-			if err := h(); err != nil && !held(err) {
-				return err
-			}
-			if d.conns[name].Blocked() { // blocked again by a later publish
-				d.held[name] = append(d.held[name], steps[i+1:]...)
-				break
-			}
-		}
-	}
 	return nil
-}
-
-// hold runs f now, or keeps it for when the alarm clears if the
-// connection is blocked, as the node stops reading a blocked client's
-// socket. A publish with a body that blocks the connection is held
-// itself: the node stops after its content header.
-func (d *simDriver) hold(conn string, publish bool, body string, f func() error) error {
-	c := d.conns[conn]
-	if len(d.held[conn]) > 0 || c.Blocked() {
-		d.held[conn] = append(d.held[conn], f)
-		return nil
-	}
-	if publish && c.BlockOnPublish() && body != "" {
-		d.held[conn] = append(d.held[conn], f)
-		return nil
-	}
-	return f()
 }
 
 // alarm runs an alarm step on the simulator behind the wire (whose

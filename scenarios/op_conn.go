@@ -97,7 +97,10 @@ func (o Conn) run(r *runner, _ *rchan) ([]string, reply, error) {
 
 func (d *simDriver) connect(o Conn) error {
 	conn := o.Name
-	c, err := d.b.Dial(sim.ConnectOptions{Name: conn, User: o.User, Password: o.Password, Node: o.Node})
+	// A client across a socket, whose frames wait unread while an alarm
+	// blocks it.
+	c, err := d.b.Dial(sim.ConnectOptions{Name: conn, User: o.User, Password: o.Password, Node: o.Node,
+		Shell: sim.ShellOptions{HoldWhenBlocked: true}})
 	if err != nil {
 		if r := simRefusal(conn, err); r != nil {
 			return r

@@ -150,7 +150,10 @@ func (r *runner) exec(op Op) ([]string, error) {
 	default:
 		return nil, err
 	}
-	evs := r.d.settle(waits(op))
+	// A silent step the broker refused waits too: what the close sets
+	// off (a quorum queue dropping the channel's consumers, the requeue of
+	// its deliveries to others) takes the broker a moment after it.
+	evs := r.d.settle(waits(op) || errors.As(err, &perr))
 	failed := err != nil || r.closesIn(evs, ch)
 	if a, ok := op.(applier); ok && !failed {
 		out = append(out, a.apply(r, ch, rep)...)

@@ -28,26 +28,23 @@ type simDriver struct {
 	// observer is a channel of a connection of the driver's own, for
 	// ShowQueue.
 	observer *sim.Channel
-	// connOf names each channel's connection; held are the steps of
-	// connections an alarm blocked, run when it clears (op_alarm.go).
+	// connOf names each channel's connection.
 	connOf map[string]string
-	held   map[string][]func() error
 	// clustered is set on a cluster (sim.Config.Nodes > 1), where a
 	// connection that ends without a connection.close, and not by the
 	// client, shows as dropped; ended names those that have ended.
 	clustered bool
 	ended     map[string]bool
-	// parked are, by channel, the steps held back behind a call the
-	// broker answers late (sim.ErrPending), in order; resumed names the
-	// channels whose call ended (sim.Push.Resumed) or that closed.
-	parked  map[string][]chanOp
-	resumed []string
+	// awaiting are, by channel, the steps the broker queued (sim.ErrQueued)
+	// whose replies the client waits for, in order: a reply pushed for one
+	// is its late answer.
+	awaiting map[string][]chanOp
 }
 
 func newSimDriver(cfg sim.Config) *simDriver {
 	return &simDriver{b: sim.New(cfg), conns: map[string]*sim.Connection{}, chans: map[string]*sim.Channel{},
-		chanOf: map[string]map[uint16]string{}, connOf: map[string]string{}, held: map[string][]func() error{},
-		clustered: cfg.Nodes > 1, ended: map[string]bool{}, parked: map[string][]chanOp{}}
+		chanOf: map[string]map[uint16]string{}, connOf: map[string]string{},
+		clustered: cfg.Nodes > 1, ended: map[string]bool{}, awaiting: map[string][]chanOp{}}
 }
 
 // collect turns what the broker pushed to connection conn into events.
@@ -55,8 +52,11 @@ func (d *simDriver) collect(conn string, pushes []sim.Push) {
 	chName := func(id uint16) string { return d.chanOf[conn][id] }
 	for _, p := range pushes {
 		e := event{conn: conn}
-		if name := chName(p.Channel); (p.Resumed || p.Method == protocol.ChannelClose) && len(d.parked[name]) > 0 {
-			d.resumed = append(d.resumed, name)
+		if name := chName(p.Channel); isReply(p.Method) && len(d.awaiting[name]) > 0 {
+			op := d.awaiting[name][0]
+			d.awaiting[name] = d.awaiting[name][1:]
+			d.events = append(d.events, event{kind: evLate, conn: conn, ch: name, text: op.String()})
+			continue
 		}
 		switch p.Method {
 		case protocol.BasicDeliver:
@@ -71,7 +71,11 @@ func (d *simDriver) collect(conn string, pushes []sim.Push) {
 			e.kind, e.ch, e.ctag = evCancel, chName(p.Channel), p.ConsumerTag
 		case protocol.ChannelClose:
 			e.kind, e.ch, e.code, e.text, e.method = evChannelClose, chName(p.Channel), p.Err.Code, p.Err.Text, p.Err.Method.String()
+			delete(d.awaiting, e.ch) // the steps it queued are dropped
 		case protocol.ConnectionClose:
+			for _, name := range d.chanOf[conn] {
+				delete(d.awaiting, name)
+			}
 			d.ended[conn] = true
 			if p.Err == nil { // its node crashed (sim.Push.Drop)
 				e.kind = evDropped
@@ -92,27 +96,29 @@ func (d *simDriver) collect(conn string, pushes []sim.Push) {
 func (d *simDriver) finish() error { return nil }
 
 func (d *simDriver) settle(bool) []event {
-	for {
-		for _, name := range d.connOrder {
-			c := d.conns[name]
-			d.collect(name, c.Drain(nil))
-			if d.clustered && !d.ended[name] && c.Err() != nil {
-				d.ended[name] = true
-				d.events = append(d.events, event{kind: evDropped, conn: name})
-			}
-		}
-		if len(d.resumed) == 0 {
-			break
-		}
-		resumed := d.resumed
-		d.resumed = nil
-		for _, ch := range resumed {
-			d.unpark(ch)
+	for _, name := range d.connOrder {
+		c := d.conns[name]
+		d.collect(name, c.Drain(nil))
+		if d.clustered && !d.ended[name] && c.Err() != nil {
+			d.ended[name] = true
+			d.events = append(d.events, event{kind: evDropped, conn: name})
 		}
 	}
 	evs := d.events
 	d.events = nil
 	return evs
+}
+
+// isReply reports whether a push of method m answers a client's method:
+// the replies the broker pushes for the methods it queued, and those it
+// always pushes (basic.get's, tx.commit's).
+func isReply(m protocol.Method) bool {
+	switch m {
+	case protocol.BasicDeliver, protocol.BasicReturn, protocol.BasicAck, protocol.BasicNack, protocol.BasicCancel,
+		protocol.ChannelClose, protocol.ConnectionClose, protocol.ConnectionBlocked, protocol.ConnectionUnblock:
+		return false
+	}
+	return true
 }
 
 // headers is a delivery's headers for the runner: a copy (the broker may
@@ -131,7 +137,7 @@ func simErr(err error) error {
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, sim.ErrPending):
+	case errors.Is(err, sim.ErrQueued):
 		return errPending
 	case errors.Is(err, sim.ErrClosed):
 		return errRefused
@@ -141,69 +147,32 @@ func simErr(err error) error {
 	return err
 }
 
-// do runs a channel operation, or holds it while an alarm blocks the
-// connection (op_alarm.go), or while the channel waits in a call
-// (sim.ErrPending), as a client's frames wait in RabbitMQ's channel
-// process. A step held back that has a reply is pending, one that has none
-// (a publish, an ack) is sent.
+// do runs a channel operation. One the broker queues (sim.ErrQueued: the
+// channel waits in a call, or an alarm blocks the connection, whose calls
+// wait as RabbitMQ's reader stops reading) is pending when the client
+// waits for its reply, which then shows as a late answer; one without a
+// reply (a publish, an ack) counts as sent.
 func (d *simDriver) do(name string, op chanOp) (reply, error) {
-	if len(d.parked[name]) > 0 {
-		d.parked[name] = append(d.parked[name], op)
-		return reply{}, pendingErr(op)
-	}
-	rep, err := d.doNow(name, op)
+	rep, err := op.runSim(d.chans[name])
+	err = simErr(err)
 	if errors.Is(err, errPending) {
-		d.parked[name] = append(d.parked[name], op)
-		return reply{}, pendingErr(op)
+		if !awaitsReply(op) {
+			return reply{}, nil
+		}
+		d.awaiting[name] = append(d.awaiting[name], op)
 	}
 	return rep, err
 }
 
-// pendingErr is what a step held back returns: errPending, or nil for
-// one the client gets no reply to.
-func pendingErr(op chanOp) error {
-	switch op.(type) {
+// awaitsReply reports whether the client waits for a reply to op.
+func awaitsReply(op chanOp) bool {
+	switch op := op.(type) {
 	case Publish, Settle:
-		return nil
+		return false
+	case DeclareQueue:
+		return !op.NoWait
 	}
-	return errPending
-}
-
-// unpark runs the steps held back on channel name, in order, until one is
-// held back again; a step with a reply that then succeeds shows as a late
-// answer.
-func (d *simDriver) unpark(name string) {
-	for len(d.parked[name]) > 0 {
-		op, rest := d.parked[name][0], d.parked[name][1:]
-		_, err := d.doNow(name, op)
-		if errors.Is(err, errPending) {
-			return
-		}
-		d.parked[name] = rest
-		if err == nil && pendingErr(op) != nil {
-			d.events = append(d.events, event{kind: evLate, conn: d.connOf[name], ch: name, text: op.String()})
-		}
-	}
-}
-
-// doNow runs a channel operation, or holds it while an alarm blocks the
-// connection.
-func (d *simDriver) doNow(name string, op chanOp) (reply, error) {
-	var rep reply
-	var err error
-	publish, body := false, ""
-	if p, ok := op.(Publish); ok {
-		publish, body = true, p.Bodies[0]
-	}
-	run := func() error {
-		rep, err = op.runSim(d.chans[name])
-		err = simErr(err)
-		return err
-	}
-	if herr := d.hold(d.connOf[name], publish, body, run); herr != nil && !held(herr) {
-		return rep, herr
-	}
-	return rep, err
+	return true
 }
 
 // admin runs an operator step.
@@ -222,13 +191,6 @@ func firstRunning(b *sim.Broker) int {
 		}
 	}
 	return 0
-}
-
-// held reports whether err is one a held step may end with: the
-// broker's error is among the pushes, and a refused step did nothing.
-func held(err error) bool {
-	var perr errProtocol
-	return errors.Is(err, errRefused) || errors.As(err, &perr)
 }
 
 // wireSim is the simulator behind the in-memory wire driver: a broker, its
@@ -254,18 +216,13 @@ func newWireSim(cfg sim.Config, reads Reads) *wireSim {
 }
 
 // dial connects a client over a new in-memory pipe.
-func (w *wireSim) dial(network, addr string) (net.Conn, error) {
-	return w.connect(w.srv.ServeConn)
-}
+func (w *wireSim) dial(network, addr string) (net.Conn, error) { return w.dialNode(1) }
 
 // dialNode connects a client to node n of a cluster over a new
-// in-memory pipe.
+// in-memory pipe; a node that is down refuses it.
 func (w *wireSim) dialNode(n int) (net.Conn, error) {
-	for _, nd := range w.b.Nodes() {
-		if nd.Number == n && nd.State != sim.NodeRunning {
-			// A node that is down refuses the TCP connection.
-			return nil, fmt.Errorf("dialling node %d: %w", n, sim.ErrNodeDown)
-		}
+	if err := w.srv.Refused(n, fmt.Sprintf("node%d", n)); err != nil {
+		return nil, err
 	}
 	return w.connect(func(server net.Conn) error { return w.srv.ServeConnNode(server, n) })
 }

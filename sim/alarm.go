@@ -45,7 +45,9 @@ func (a Alarm) reason() string {
 // and its held frames are read. Measured on RabbitMQ 3.10.8.
 //
 // The blocking is the shell's (the wire server asks BlockOnPublish and
-// stops reading); publishes through the in-process API are not held.
+// stops reading); publishes through the in-process API are not held,
+// unless the connection asks to be (ShellOptions.HoldWhenBlocked: its
+// calls then wait in order and are applied when the alarm clears).
 //
 // The broker measures no memory and no disk: a caller raises the alarms.
 // `amqpsim serve --memory-high-watermark` and amqptest.WithMemoryWatermark
@@ -115,6 +117,10 @@ func (b *Broker) setAlarm(a Alarm, on bool) {
 		if !c.opts.NoBlockedNotify {
 			c.push(Push{Method: protocol.ConnectionUnblock})
 		}
+		if len(c.held) > 0 {
+			b.unblocked = append(b.unblocked, c)
+			b.mu.due = true
+		}
 	}
 }
 
@@ -137,6 +143,20 @@ func (c *Connection) BlockOnPublish() bool {
 	}
 	c.b.mu.Lock()
 	defer c.b.mu.Unlock()
+	return c.blockOnPublish()
+}
+
+// holdsPublish reports whether a publish of a body of size bytes waits
+// with its connection, which holds its calls while an alarm blocks it
+// (ShellOptions.HoldWhenBlocked): RabbitMQ stops reading after the
+// publish's content header, so a publish with an empty body goes through
+// and the connection blocks behind it. Caller holds the lock.
+func (c *Connection) holdsPublish(size uint64) bool {
+	return c.opts.Shell.HoldWhenBlocked && c.b.alarms.Load() != 0 && c.blockOnPublish() && size > 0
+}
+
+// blockOnPublish is BlockOnPublish; caller holds the lock.
+func (c *Connection) blockOnPublish() bool {
 	alarms := Alarm(c.b.alarms.Load())
 	if alarms == 0 || c.closed != nil {
 		return false

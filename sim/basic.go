@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/amqpsim/amqpsim/channel"
+	"github.com/amqpsim/amqpsim/cluster"
 	"github.com/amqpsim/amqpsim/consumer"
 	"github.com/amqpsim/amqpsim/protocol"
 	"github.com/amqpsim/amqpsim/queue"
@@ -16,11 +17,11 @@ import (
 // per-consumer prefetch (the last basic.qos with global=false) and keeps it.
 // Deliveries are read with Consumer.Next, or drained with the connection's
 // other pushes.
-func (ch *Channel) Consume(queueName string, o ConsumeOptions) (*Consumer, error) {
+func (ch *Channel) Consume(queueName string, o ConsumeOptions, opts ...CallOption) (*Consumer, error) {
 	var cs *Consumer
-	err := ch.do(protocol.BasicConsume, func(e *Event) {
+	err := ch.do(&call{m: protocol.BasicConsume, noWait: noWait(opts), describe: func(e *Event) {
 		e.Queue, e.ConsumerTag, e.NoAck, e.Options = queueName, o.Tag, o.NoAck, o
-	}, func() error {
+	}, apply: func() error {
 		// RabbitMQ checks a client-chosen tag before it looks the queue up
 		// (rabbit_channel, basic.consume): reusing a tag against a missing
 		// queue is 530, not 404 (checked against RabbitMQ 3.10.8).
@@ -79,7 +80,7 @@ func (ch *Channel) Consume(queueName string, o ConsumeOptions) (*Consumer, error
 		q.Touch()
 		ch.b.markDirty(q)
 		return nil
-	})
+	}, reply: func() Push { return Push{Method: protocol.BasicConsumeOk, Delivery: Delivery{ConsumerTag: cs.Tag()}} }})
 	if err != nil {
 		return nil, err
 	}
@@ -89,8 +90,8 @@ func (ch *Channel) Consume(queueName string, o ConsumeOptions) (*Consumer, error
 // Cancel is basic.cancel. The consumer's unacked deliveries stay on the
 // channel, to be settled or requeued when it closes. An unknown tag is not
 // an error. Cancelling the last consumer of an auto-delete queue deletes it.
-func (ch *Channel) Cancel(tag string) error {
-	return ch.do(protocol.BasicCancel, func(e *Event) { e.ConsumerTag = tag }, func() error {
+func (ch *Channel) Cancel(tag string, opts ...CallOption) error {
+	return ch.do(&call{m: protocol.BasicCancel, noWait: noWait(opts), describe: func(e *Event) { e.ConsumerTag = tag }, apply: func() error {
 		if ch.reply != nil && ch.reply.tag == tag {
 			ch.cancelReplyTo()
 			return nil
@@ -110,7 +111,7 @@ func (ch *Channel) Cancel(tag string) error {
 		q.Touch()
 		ch.b.markDirty(q)
 		return nil
-	})
+	}, reply: func() Push { return Push{Method: protocol.BasicCancelOk, Delivery: Delivery{ConsumerTag: tag}} }})
 }
 
 // Publish is basic.publish. A mandatory message that reaches no queue comes
@@ -135,16 +136,40 @@ func (ch *Channel) PublishTooLarge(exchangeName, key string, o PublishOptions, s
 
 // publish is basic.publish of m, whose body has size bytes.
 func (ch *Channel) publish(exchangeName, key string, o PublishOptions, m Message, size uint64) error {
-	if err := ch.begin(); err != nil {
+	ch.b.mu.Lock()
+	if err := ch.closed; err != nil {
+		ch.b.mu.Unlock()
 		return err
 	}
+	if ch.held() || ch.conn.holdsPublish(size) {
+		return ch.hold(ch.publishCall(exchangeName, key, o, m, size))
+	}
+	ch.start()
 	if ch.b.tracing() {
-		e := ch.callEvent(protocol.BasicPublish)
-		e.Exchange, e.RoutingKey, e.Options = exchangeName, key, o
-		e.Body, e.Properties = ownCopy(&m)
-		ch.b.record(e)
+		ch.b.record(ch.publishEvent(exchangeName, key, o, &m))
 	}
 	return ch.end(ch.publishIn(exchangeName, key, o, &m, size))
+}
+
+// publishEvent is the trace event of a publish.
+func (ch *Channel) publishEvent(exchangeName, key string, o PublishOptions, m *Message) Event {
+	e := ch.callEvent(protocol.BasicPublish)
+	e.Exchange, e.RoutingKey, e.Options = exchangeName, key, o
+	e.Body, e.Properties = ownCopy(m)
+	return e
+}
+
+// publishCall is a publish as the channel queues it, with its own copy of
+// the message: the publisher may reuse its buffers once Publish returns.
+func (ch *Channel) publishCall(exchangeName, key string, o PublishOptions, m Message, size uint64) *call {
+	body, props := ownCopy(&m)
+	m.Body = body
+	if props != nil {
+		m.Properties = *props
+	}
+	return &call{m: protocol.BasicPublish,
+		describe: func(e *Event) { *e = ch.publishEvent(exchangeName, key, o, &m) },
+		apply:    func() error { return ch.publishIn(exchangeName, key, o, &m, size) }}
 }
 
 // publishIn is publish within the call.
@@ -341,7 +366,7 @@ func (b *Broker) enqueue(queues []*brokerQueue, x *exchange, key string, m *Mess
 			continue
 		}
 		if b.clustered() {
-			if r := b.reach(q, b.publishingNode()); r == reachStopped || r == reachLost {
+			if r := b.reach(q, b.publishingNode()); r == cluster.StoppedHome || r == cluster.Lost {
 				// A classic queue whose home is out of reach: the
 				// channel nacks the message, and never returns it
 				// (measured on 4.3.6, docs/cluster.md section 2).
@@ -413,7 +438,7 @@ func isZeroProperties(p *protocol.Properties) bool {
 // deliveries like any other. The reply also waits in the outbox, in its
 // place, for Connection.Drain.
 func (ch *Channel) Get(queueName string, noAck bool) (d Delivery, ok bool, err error) {
-	err = ch.do(protocol.BasicGet, func(e *Event) { e.Queue, e.NoAck = queueName, noAck }, func() error {
+	err = ch.do(&call{m: protocol.BasicGet, describe: func(e *Event) { e.Queue, e.NoAck = queueName, noAck }, apply: func() error {
 		if err := ch.checkQueueAccess(protocol.BasicGet, permRead, queueName); err != nil {
 			return err
 		}
@@ -427,7 +452,7 @@ func (ch *Channel) Get(queueName string, noAck bool) (d Delivery, ok bool, err e
 			tag := ch.core.NextTag()
 			if !noAck {
 				ch.core.Record(channel.Delivery[delivery]{Tag: tag, Queue: q.id, At: ch.b.now, Ref: delivery{q: q, m: m}})
-				if q.timed {
+				if q.caps.ConsumerTimeout {
 					ch.armTick()
 				}
 			}
@@ -447,7 +472,7 @@ func (ch *Channel) Get(queueName string, noAck bool) (d Delivery, ok bool, err e
 		ch.pushReply(Push{Method: protocol.BasicGetOk, Delivery: d})
 		ch.delivered(q.Name(), "", false)
 		return nil
-	})
+	}})
 	return d, ok, err
 }
 
@@ -484,17 +509,26 @@ func (ch *Channel) Reject(tag uint64, requeue bool) error {
 // reject); requeue is the method's own flag, for the trace.
 func (ch *Channel) settleCall(m protocol.Method, tag uint64, multiple, requeue bool, how queue.Settlement) error {
 	if err := ch.begin(); err != nil {
+		if err == errHeld {
+			return ch.hold(&call{m: m, describe: func(e *Event) { settleEvent(e, m, tag, multiple, requeue) },
+				apply: func() error { return ch.settle(m, tag, multiple, how) }})
+		}
 		return err
 	}
 	if ch.b.tracing() {
 		e := ch.callEvent(m)
-		e.DeliveryTag, e.Multiple = tag, multiple
-		if m != protocol.BasicAck {
-			e.Requeue = requeue
-		}
+		settleEvent(&e, m, tag, multiple, requeue)
 		ch.b.record(e)
 	}
 	return ch.end(ch.settle(m, tag, multiple, how))
+}
+
+// settleEvent fills in the trace event of a settlement by method m.
+func settleEvent(e *Event, m protocol.Method, tag uint64, multiple, requeue bool) {
+	e.DeliveryTag, e.Multiple = tag, multiple
+	if m != protocol.BasicAck {
+		e.Requeue = requeue
+	}
 }
 
 func rejectSettlement(requeue bool) queue.Settlement {
@@ -515,7 +549,7 @@ func (ch *Channel) RecoverAsync(requeue bool) error {
 }
 
 func (ch *Channel) recover(m protocol.Method, requeue bool) error {
-	return ch.do(m, func(e *Event) { e.Requeue = requeue }, func() error {
+	c := &call{m: m, describe: func(e *Event) { e.Requeue = requeue }, apply: func() error {
 		if !requeue {
 			return protocol.Errorf(protocol.NotImplemented, m, "requeue=false")
 		}
@@ -526,7 +560,11 @@ func (ch *Channel) recover(m protocol.Method, requeue bool) error {
 		}
 		ch.apply(ch.core.TakeAll(), queue.Requeue)
 		return nil
-	})
+	}}
+	if m == protocol.BasicRecover {
+		c.reply = func() Push { return Push{Method: protocol.BasicRecoverOk} }
+	}
+	return ch.do(c)
 }
 
 func (ch *Channel) settle(m protocol.Method, tag uint64, multiple bool, how queue.Settlement) error {
@@ -575,7 +613,7 @@ func (ch *Channel) checkSettle(ds []channel.Delivery[delivery], m protocol.Metho
 func (ch *Channel) apply(ds []channel.Delivery[delivery], how queue.Settlement) {
 	released := ch.core.Released(ds)
 	channel.Groups(ds, func(group []channel.Delivery[delivery]) { ch.settleGroup(group, how) })
-	ch.resume(released)
+	ch.resumeConsumers(released)
 	ch.syncTick()
 }
 

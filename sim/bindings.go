@@ -120,10 +120,10 @@ func containsExchange(xs []*exchange, x *exchange) bool {
 // key (or args, for a headers exchange) go on to exchange destination. As
 // in RabbitMQ 3.10.8, the default exchange cannot be either end (403) and
 // a missing source is reported before a missing destination (404).
-func (ch *Channel) ExchangeBind(destinationName, key, sourceName string, args Table) error {
-	return ch.do(protocol.ExchangeBind, func(e *Event) {
+func (ch *Channel) ExchangeBind(destinationName, key, sourceName string, args Table, opts ...CallOption) error {
+	return ch.do(&call{m: protocol.ExchangeBind, noWait: noWait(opts), describe: func(e *Event) {
 		e.Exchange, e.RoutingKey, e.Target, e.Options = sourceName, key, destinationName, tableOption(args)
-	}, func() error {
+	}, apply: func() error {
 		src, dst, err := ch.exchangeBindingEnds(sourceName, key, destinationName, protocol.ExchangeBind)
 		if err != nil {
 			return err
@@ -135,16 +135,16 @@ func (ch *Channel) ExchangeBind(destinationName, key, sourceName string, args Ta
 		}
 		src.bind(destination{x: dst}, key, args)
 		return nil
-	})
+	}, reply: okReply(protocol.ExchangeBindOk)})
 }
 
 // ExchangeUnbind is exchange.unbind. Removing a binding that does not
 // exist, even between missing exchanges, is not an error (RabbitMQ
 // 3.10.8). An auto-delete source that loses its last binding is deleted.
-func (ch *Channel) ExchangeUnbind(destinationName, key, sourceName string, args Table) error {
-	return ch.do(protocol.ExchangeUnbind, func(e *Event) {
+func (ch *Channel) ExchangeUnbind(destinationName, key, sourceName string, args Table, opts ...CallOption) error {
+	return ch.do(&call{m: protocol.ExchangeUnbind, noWait: noWait(opts), describe: func(e *Event) {
 		e.Exchange, e.RoutingKey, e.Target, e.Options = sourceName, key, destinationName, tableOption(args)
-	}, func() error {
+	}, apply: func() error {
 		v := ch.conn.vhost
 		if err := ch.checkExchangeBinding(sourceName, key, destinationName, protocol.ExchangeUnbind); err != nil {
 			return err
@@ -157,7 +157,7 @@ func (ch *Channel) ExchangeUnbind(destinationName, key, sourceName string, args 
 			ch.b.maybeAutoDeleteExchange(v, src)
 		}
 		return nil
-	})
+	}, reply: okReply(protocol.ExchangeUnbindOk)})
 }
 
 // checkExchangeBinding is rabbit_channel:binding_action's checks for an

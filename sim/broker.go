@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/amqpsim/amqpsim/cluster"
 	"github.com/amqpsim/amqpsim/definitions"
 	"github.com/amqpsim/amqpsim/queue"
 )
@@ -198,11 +199,22 @@ type Broker struct {
 	// nodes are the cluster's nodes, one for a single broker;
 	// publisher is the channel whose publish is being routed, and
 	// heldNow the confirm its held messages wait for (cluster.go).
-	nodes     []node
+	topo      *cluster.Topology
+	multiNode bool // topo has more than one node
 	publisher *Channel
 	heldNow   *waitingConfirm
+	// resumed are the channels whose mailboxes may run, unblocked the
+	// connections whose held calls may (mailbox.go), at the end of the
+	// current step.
+	resumed   []*Channel
+	unblocked []*Connection
 	// recovery is RecoverAfter's timer.
 	recovery *timer
+	// nodeEvents are the last node events, numbered up to nodeSeq;
+	// nodeNext is closed at the next one (cluster_events.go).
+	nodeEvents []NodeEvent
+	nodeSeq    uint64
+	nodeNext   chan struct{}
 
 	// nextMessageID numbers published messages (Event.MessageID).
 	nextMessageID uint64
@@ -282,6 +294,7 @@ func Open(cfg Config) (*Broker, error) {
 		return nil, err
 	}
 	b.mu.init()
+	b.mu.after = b.runMailboxes
 	if cfg.Clock != nil {
 		b.mu.before = b.follow
 	}
@@ -380,6 +393,9 @@ func (b *Broker) advanceTo(end time.Time) bool {
 		b.setNow(t.due)
 		t.fire()
 		b.flush()
+		if b.mu.due {
+			b.runMailboxes() // at the time the wait ended
+		}
 		fired = true
 	}
 	b.setNow(end)

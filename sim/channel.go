@@ -1,8 +1,8 @@
 package sim
 
 import (
+	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/amqpsim/amqpsim/channel"
@@ -35,7 +35,7 @@ type Channel struct {
 	returns, confirms, cancels lane
 	// closed is why the channel closed; closing is set while the broker's
 	// channel.close waits for the client's close-ok
-	// (ConnectOptions.AwaitCloseOk).
+	// (ShellOptions.AwaitCloseOk).
 	closed  error
 	closing bool
 
@@ -46,11 +46,13 @@ type Channel struct {
 	lastCall              int64 // Broker.elapsed
 
 	// waiting is the call the channel is still in on a cluster
-	// (ErrPending; cluster_wait.go); enqueuer are the quorum queues it
+	// (cluster_wait.go), and mailbox the methods that arrived since, to
+	// apply when it resumes (mailbox.go); enqueuer are the quorum queues it
 	// has published to, which know it as an enqueuer; lost holds, per
 	// classic queue the channel lost to a node failure, the last tag of
 	// its deliveries lost with it (cluster.go).
 	waiting  *channelWait
+	mailbox  []*call
 	enqueuer map[*brokerQueue]bool
 	lost     map[*brokerQueue]uint64
 	// callAt is the index in the trace of the current call's event.
@@ -86,68 +88,75 @@ func (ch *Channel) Err() error {
 	return ch.closed
 }
 
-// do runs one AMQP method under the broker lock: it refuses calls on a closed
-// channel, turns a protocol error into the channel or connection close
-// RabbitMQ performs, and dispatches the queues the method touched.
-// describe fills in the call's trace event; it runs only when tracing, so
-// the hot path builds nothing.
-func (ch *Channel) do(m protocol.Method, describe func(e *Event), f func() error) error {
-	if err := ch.begin(); err != nil {
-		return err
-	}
-	if ch.b.tracing() {
-		e := ch.callEvent(m)
-		if describe != nil {
-			describe(&e)
-		}
-		ch.b.record(e)
-	}
-	return ch.end(f())
-}
-
 // begin and end bracket a method call, for the methods of the hot paths
-// (Ack, Publish, ...), which do without do's closures: begin takes the
-// lock and refuses a closed channel, or one whose call RabbitMQ has not
-// answered yet (ErrPending), releasing the lock; then it holds what
-// queues push behind the channel's own pushes. The caller traces the
-// call (callEvent) and passes its result to end, which applies a
-// protocol error, dispatches the queues the call touched, ends the call
-// and releases the lock.
+// (Ack, Publish, ...), which do without a call's closures: begin takes
+// the lock and refuses a closed channel, releasing the lock, or returns
+// errHeld, holding it, when the method must wait (the caller then
+// queues it with hold); otherwise it starts the call (start). The caller
+// traces the call (callEvent) and passes its result to end, which
+// finishes the call (finish) and releases the lock.
 func (ch *Channel) begin() error {
 	ch.b.mu.Lock()
 	if err := ch.closed; err != nil {
 		ch.b.mu.Unlock()
 		return err
 	}
-	if ch.waiting != nil {
-		ch.b.mu.Unlock()
-		return ErrPending
+	if ch.held() {
+		return errHeld
 	}
-	ch.conn.out.beginCall()
-	ch.wake()
-	ch.callAt = len(ch.b.trace)
+	ch.start()
 	return nil
 }
 
+// errHeld is begin's answer for a method that must wait.
+var errHeld = errors.New("sim: held")
+
+// hold queues c, which begin held, and releases the lock.
+func (ch *Channel) hold(c *call) error {
+	err := ch.enqueue(c)
+	ch.b.mu.Unlock()
+	return err
+}
+
+// start starts a method call: what queues push in reaction waits behind
+// the channel's own pushes. Caller holds the lock.
+func (ch *Channel) start() {
+	ch.conn.out.beginCall()
+	ch.wake()
+	ch.callAt = len(ch.b.trace)
+}
+
 func (ch *Channel) end(err error) error {
-	if err == errNotApplied {
-		// The call waits and is made again when the channel resumes:
-		// the trace shows it then, once.
-		if len(ch.b.trace) > ch.callAt && ch.b.trace[ch.callAt].Kind == EventCall {
-			ch.b.trace = slices.Delete(ch.b.trace, ch.callAt, ch.callAt+1)
-		}
-		err = ErrPending
+	if err != nil {
+		ch.failed(err)
 	}
+	ch.b.flush()
+	ch.conn.endCall()
+	ch.b.mu.Unlock()
+	return err
+}
+
+// finish is end without releasing the lock (end repeats it rather than
+// call it: the hot paths' extra call cost 11 instructions a lifecycle):
+// it ends a method call with its result. Caller holds the lock.
+func (ch *Channel) finish(err error) error {
+	if err != nil {
+		ch.failed(err)
+	}
+	ch.b.flush()
+	ch.conn.endCall()
+	return err
+}
+
+// failed applies a call's error: a protocol error closes the channel or
+// the connection.
+func (ch *Channel) failed(err error) {
 	if perr, ok := err.(*protocol.Error); ok {
 		ch.fail(perr)
 		if !perr.Hard {
 			ch.dropLateDeliveries()
 		}
 	}
-	ch.b.flush()
-	ch.conn.endCall()
-	ch.b.mu.Unlock()
-	return err
 }
 
 // callEvent is the trace event of a call of method m.
@@ -200,7 +209,7 @@ func (ch *Channel) failFor(err *protocol.Error, reason string) {
 	ch.b.record(e)
 	ch.shutdown(&closedError{what: fmt.Sprintf("channel %d", ch.id), cause: err})
 	ch.push(Push{Method: protocol.ChannelClose, Err: err})
-	if ch.conn.opts.AwaitCloseOk {
+	if ch.conn.opts.Shell.AwaitCloseOk {
 		ch.closing = true
 		ch.conn.channels[ch.id] = ch
 	}
@@ -212,12 +221,12 @@ func (ch *Channel) failFor(err *protocol.Error, reason string) {
 // and returns nil: RabbitMQ answers that channel.close with close-ok.
 func (ch *Channel) Close() error {
 	ch.b.mu.Lock()
-	closing := ch.closing
-	ch.b.mu.Unlock()
-	if closing {
+	defer ch.b.mu.Unlock()
+	if ch.closing {
+		ch.sendReply(&call{reply: okReply(protocol.ChannelCloseOk)}, false)
 		return nil
 	}
-	return ch.do(protocol.ChannelClose, nil, func() error {
+	return ch.exec(&call{m: protocol.ChannelClose, apply: func() error {
 		ch.shutdown(&closedError{what: fmt.Sprintf("channel %d", ch.id)})
 		// What queues pushed to the channel in reaction to methods of
 		// the same batch reaches RabbitMQ's channel process after this
@@ -225,7 +234,7 @@ func (ch *Channel) Close() error {
 		// (the messages were requeued by the close).
 		ch.dropStaged(false)
 		return nil
-	})
+	}, reply: okReply(protocol.ChannelCloseOk)})
 }
 
 // CloseOk is the client's channel.close-ok to the broker's channel.close:
@@ -242,15 +251,15 @@ func (ch *Channel) CloseOk() error {
 			delete(ch.conn.channels, ch.id)
 		}
 	case ch.closed == nil:
-		err := ch.conn.fail(protocol.Errorf(protocol.CommandInvalid, protocol.ChannelCloseOk, "unimplemented method"))
-		ch.b.flush()
-		return err
+		return ch.exec(&call{m: protocol.ChannelCloseOk, apply: func() error {
+			return protocol.Errorf(protocol.CommandInvalid, protocol.ChannelCloseOk, "unimplemented method")
+		}})
 	}
 	return nil
 }
 
 // Closing reports whether the broker closed the channel and waits for the
-// client's close-ok (ConnectOptions.AwaitCloseOk).
+// client's close-ok (ShellOptions.AwaitCloseOk).
 func (ch *Channel) Closing() bool {
 	ch.b.mu.Lock()
 	defer ch.b.mu.unlockView()
@@ -279,6 +288,13 @@ func (ch *Channel) CloseWithError(err *Error) bool {
 func (ch *Channel) shutdown(err error) {
 	ch.closed = err
 	delete(ch.conn.channels, ch.id)
+	// A call the channel waited in is over; what its mailbox holds meets
+	// the closed channel.
+	if w := ch.waiting; w != nil {
+		ch.b.stop(w.timer)
+		ch.waiting = nil
+	}
+	ch.resume()
 	ds := ch.core.TakeAll()
 	if ch.tx != nil {
 		// The transaction's publishes are lost; the messages it settled
@@ -334,24 +350,24 @@ func (ch *Channel) Qos(prefetchCount, prefetchSize int, global bool) error {
 	if prefetchCount < 0 || prefetchCount > 65535 || prefetchSize < 0 || prefetchSize > 1<<32-1 {
 		return fmt.Errorf("sim: basic.qos prefetch count %d or size %d out of range", prefetchCount, prefetchSize)
 	}
-	return ch.do(protocol.BasicQos, func(e *Event) {
+	return ch.do(&call{m: protocol.BasicQos, describe: func(e *Event) {
 		e.Count, e.Global, e.GlobalDenied = prefetchCount, global, global && ch.b.profile.GlobalQosDenied
-	}, func() error {
+	}, apply: func() error {
 		// With global_qos denied (4.3) the channel rewrites global=true
 		// to false before anything else (Profile.GlobalQosDenied).
 		resume, err := ch.core.Qos(uint16(prefetchCount), uint32(prefetchSize), global && !ch.b.profile.GlobalQosDenied)
 		if err != nil {
 			return err
 		}
-		ch.resume(resume)
+		ch.resumeConsumers(resume)
 		return nil
-	})
+	}, reply: okReply(protocol.BasicQosOk)})
 }
 
-// resume lifts the suspension of the channel's consumers of the queues the
-// limiter released, starting at a seeded random position as RabbitMQ's
-// notify_queues does.
-func (ch *Channel) resume(qs []*brokerQueue) {
+// resumeConsumers lifts the suspension of the channel's consumers of the
+// queues the limiter released, starting at a seeded random position as
+// RabbitMQ's notify_queues does.
+func (ch *Channel) resumeConsumers(qs []*brokerQueue) {
 	if len(qs) == 0 {
 		return
 	}
@@ -370,8 +386,8 @@ func (ch *Channel) resume(qs []*brokerQueue) {
 
 // Confirm is confirm.select: from now on every publish on this channel is
 // confirmed with basic.ack (or basic.nack), tags counting from 1.
-func (ch *Channel) Confirm() error {
-	return ch.do(protocol.ConfirmSelect, nil, func() error {
+func (ch *Channel) Confirm(opts ...CallOption) error {
+	return ch.do(&call{m: protocol.ConfirmSelect, noWait: noWait(opts), apply: func() error {
 		if ch.tx != nil {
 			return protocol.Errorf(protocol.PreconditionFailed, protocol.ConfirmSelect, "cannot switch from tx to confirm mode")
 		}
@@ -380,18 +396,18 @@ func (ch *Channel) Confirm() error {
 			ch.conn.confirmingOrder = append(ch.conn.confirmingOrder, ch)
 		}
 		return nil
-	})
+	}, reply: okReply(protocol.ConfirmSelectOk)})
 }
 
 // Flow is channel.flow. RabbitMQ refuses active=false with 540, closing the
 // connection; active=true is accepted.
 func (ch *Channel) Flow(active bool) error {
-	return ch.do(protocol.ChannelFlow, nil, func() error {
+	return ch.do(&call{m: protocol.ChannelFlow, apply: func() error {
 		if !active {
 			return protocol.Errorf(protocol.NotImplemented, protocol.ChannelFlow, "active=false")
 		}
 		return nil
-	})
+	}, reply: okReply(protocol.ChannelFlowOk)})
 }
 
 // queueName resolves "" to the last queue declared on the channel.

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/amqpsim/amqpsim/cluster"
 	"github.com/amqpsim/amqpsim/protocol"
 )
 
@@ -53,28 +54,17 @@ import (
 //
 // A broker of one node (the default) has none of this.
 
-// NodeState is a node's state.
-type NodeState uint8
+// NodeState is a node's state: NodeRunning, NodeStopped or NodeKilled.
+type NodeState = cluster.State
 
 const (
 	// NodeRunning is a node that runs.
-	NodeRunning NodeState = iota
+	NodeRunning = cluster.Running
 	// NodeStopped is a node stopped gracefully (StopNode).
-	NodeStopped
+	NodeStopped = cluster.Stopped
 	// NodeKilled is a node that crashed (KillNode).
-	NodeKilled
+	NodeKilled = cluster.Killed
 )
-
-// String returns "running", "stopped" or "killed".
-func (s NodeState) String() string {
-	switch s {
-	case NodeStopped:
-		return "stopped"
-	case NodeKilled:
-		return "killed"
-	}
-	return "running"
-}
 
 // NodeInfo describes a node of the cluster.
 type NodeInfo struct {
@@ -93,8 +83,8 @@ const (
 	// LeaderElection is how long a quorum queue or stream is without a
 	// leader after its leader's node crashed or was cut off (measured:
 	// deliveries and confirms stalled 0.37-0.44 s after a kill; a
-	// graceful stop hands leadership over with no gap).
-	LeaderElection = 400 * time.Millisecond
+	// graceful stop hands leadership over with no gap): package cluster's.
+	LeaderElection = cluster.LeaderElection
 	// QueueOperationTimeout is how long an operation on a classic queue
 	// whose home crashed or is cut off waits before its 404: the channel
 	// retries 2000 times, 30 ms apart (rabbit_amqqueue:with/3, 4.3.6),
@@ -109,39 +99,14 @@ const (
 // shell refuses the TCP connection.
 var ErrNodeDown = errors.New("sim: node is down")
 
-// ErrPending is returned by a method RabbitMQ answers only later (see the
-// cluster rules above), and by every method of its channel meanwhile: the
-// channel waits in a call to another node, as RabbitMQ's channel process
-// does. The call ends at a timeout, which pushes its error (a
-// channel.close or connection.close) or nacks what it held, or earlier
-// when the cluster answers it; either way the channel then pushes
-// Push.Resumed, and the methods that returned ErrPending can be called
-// again, in order: the pending one then succeeds, unless the channel
-// closed.
-var ErrPending = errors.New("sim: no answer yet (the channel waits in a call to another node)")
-
-// node is one node of the cluster.
-type node struct {
-	name  string
-	state NodeState
-	// side is the node's side of a partition: nodes on different sides
-	// cannot reach each other.
-	side int
-}
-
-// clusterQueue is what a queue is in a cluster: where it leads, and what
-// waits on its leader.
+// clusterQueue is what a queue is in a cluster: where it stands (package
+// cluster: its leader, a classic queue's home that went down, an
+// election), and what waits on its leader.
 type clusterQueue struct {
-	// leader is the number of the node that leads it (a classic queue's
-	// home).
-	leader int
-	// down is why a classic queue's process is gone (its home stopped or
-	// crashed): NodeRunning when it runs.
-	down NodeState
-	// election is the timer that ends a quorum queue's leader election;
-	// electing is set while it runs.
+	cluster.Queue
+	// election is the timer that ends a replicated queue's leader
+	// election (Electing is set while it runs).
 	election *timer
-	electing bool
 	// held are the publishes waiting for the queue to be reachable from
 	// their node, in order.
 	held []waitingPublish
@@ -177,73 +142,32 @@ func (b *Broker) initNodes() error {
 	if len(b.cfg.NodeNames) > 0 && len(b.cfg.NodeNames) != n {
 		return fmt.Errorf("sim: Config.NodeNames has %d names for %d nodes", len(b.cfg.NodeNames), n)
 	}
-	b.nodes = make([]node, n)
-	for i := range b.nodes {
-		name := fmt.Sprintf("rabbit@node%d", i+1)
+	names := make([]string, n)
+	for i := range names {
+		names[i] = fmt.Sprintf("rabbit@node%d", i+1)
 		if n == 1 {
-			name = "rabbit@localhost"
+			names[i] = "rabbit@localhost"
 		}
 		if len(b.cfg.NodeNames) > 0 {
-			name = b.cfg.NodeNames[i]
+			names[i] = b.cfg.NodeNames[i]
 		}
-		b.nodes[i] = node{name: name}
 	}
+	b.topo, b.multiNode = cluster.New(names), n > 1
 	return nil
 }
 
 // clustered reports whether the broker has more than one node.
-func (b *Broker) clustered() bool { return len(b.nodes) > 1 }
-
-// nodeAt returns node number n, or an error naming the valid numbers.
-func (b *Broker) nodeAt(n int) (*node, error) {
-	if n < 1 || n > len(b.nodes) {
-		return nil, fmt.Errorf("sim: no node %d (the cluster has nodes 1 to %d)", n, len(b.nodes))
-	}
-	return &b.nodes[n-1], nil
-}
-
-// running reports whether node n runs.
-func (b *Broker) running(n int) bool { return b.nodes[n-1].state == NodeRunning }
-
-// reaches reports whether node from can reach node to: both run, on the
-// same side of every partition.
-func (b *Broker) reaches(from, to int) bool {
-	return b.running(from) && b.running(to) && b.nodes[from-1].side == b.nodes[to-1].side
-}
-
-// reachable returns the nodes node from reaches, itself included.
-func (b *Broker) reachable(from int) []int {
-	var out []int
-	for n := 1; n <= len(b.nodes); n++ {
-		if b.reaches(from, n) {
-			out = append(out, n)
-		}
-	}
-	return out
-}
-
-// majority reports whether node from reaches a majority of the cluster.
-func (b *Broker) majority(from int) bool { return 2*len(b.reachable(from)) > len(b.nodes) }
-
-// majoritySide returns the nodes of the side that holds a majority, nil
-// when none does.
-func (b *Broker) majoritySide() []int {
-	for n := 1; n <= len(b.nodes); n++ {
-		if side := b.reachable(n); 2*len(side) > len(b.nodes) {
-			return side
-		}
-	}
-	return nil
-}
+func (b *Broker) clustered() bool { return b.multiNode }
 
 // Nodes returns the cluster's nodes in number order; a broker of one node
 // has one.
 func (b *Broker) Nodes() []NodeInfo {
 	b.mu.Lock()
 	defer b.mu.unlockView()
-	out := make([]NodeInfo, len(b.nodes))
-	for i, nd := range b.nodes {
-		out[i] = NodeInfo{Number: i + 1, Name: nd.name, State: nd.state, Reaches: b.reachable(i + 1)}
+	out := make([]NodeInfo, b.topo.Len())
+	for i := range out {
+		n := i + 1
+		out[i] = NodeInfo{Number: n, Name: b.topo.Name(n), State: b.topo.State(n), Reaches: b.topo.Reachable(n)}
 	}
 	return out
 }
@@ -253,10 +177,10 @@ func (b *Broker) Nodes() []NodeInfo {
 func (b *Broker) NodeName(n int) string {
 	b.mu.Lock()
 	defer b.mu.unlockView()
-	if nd, err := b.nodeAt(n); err == nil {
-		return nd.name
+	if b.topo.Check(n) != nil {
+		return ""
 	}
-	return ""
+	return b.topo.Name(n)
 }
 
 // Node returns the number of the node the connection is attached to.
@@ -280,18 +204,10 @@ func (b *Broker) KillNode(n int) error { return b.downNode(n, NodeKilled) }
 func (b *Broker) downNode(n int, how NodeState) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	nd, err := b.nodeAt(n)
-	if err != nil {
+	if err := b.topo.Down(n, how); err != nil {
 		return err
 	}
-	if nd.state != NodeRunning {
-		return fmt.Errorf("sim: node %d (%s) is %v", n, nd.name, nd.state)
-	}
-	if len(b.nodes) == 1 {
-		return fmt.Errorf("sim: a broker of one node cannot lose it (Restart restarts it)")
-	}
-	nd.state = how
-	b.record(Event{Kind: EventNode, Reason: map[NodeState]string{NodeStopped: "stop", NodeKilled: "kill"}[how], Node: n})
+	b.nodeChanged(NodeEvent{Kind: NodeDown, Node: n, State: how}, map[NodeState]string{NodeStopped: "stop", NodeKilled: "kill"}[how])
 	var forced *protocol.Error
 	if how == NodeStopped {
 		forced = protocol.Errorf(protocol.ConnectionForced, protocol.Method{}, "%s", ShutdownText)
@@ -303,8 +219,8 @@ func (b *Broker) downNode(n int, how NodeState) error {
 	}
 	b.flush()
 	b.eachQueue(func(q *brokerQueue) {
-		if q.cluster.leader == n && !q.Replicated() {
-			q.cluster.down = how
+		if q.cluster.Leader == n && !q.cluster.Replicated {
+			q.cluster.Down = how
 			held := b.loseQueue(q, func(*Channel) bool { return true })
 			if how == NodeStopped {
 				// The queue stops with these still delivered and
@@ -319,7 +235,11 @@ func (b *Broker) downNode(n int, how NodeState) error {
 			}
 		}
 	})
-	b.topologyChanged(how == NodeStopped)
+	change := cluster.KilledNode
+	if how == NodeStopped {
+		change = cluster.StoppedNode
+	}
+	b.topologyChanged(change)
 	return nil
 }
 
@@ -331,28 +251,25 @@ func (b *Broker) downNode(n int, how NodeState) error {
 func (b *Broker) StartNode(n int) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	nd, err := b.nodeAt(n)
-	if err != nil {
+	if err := b.topo.Check(n); err != nil {
 		return err
 	}
-	if nd.state == NodeRunning {
-		return fmt.Errorf("sim: node %d (%s) is running", n, nd.name)
-	}
-	b.startNode(n)
-	return nil
+	return b.startNode(n)
 }
 
-// startNode starts node n, which is down; caller holds the lock.
-func (b *Broker) startNode(n int) {
-	nd := &b.nodes[n-1]
-	crashed := nd.state == NodeKilled
-	nd.state = NodeRunning
-	b.record(Event{Kind: EventNode, Reason: "start", Node: n})
+// startNode starts node n; it fails for one that runs. Caller holds the
+// lock.
+func (b *Broker) startNode(n int) error {
+	crashed := b.topo.State(n) == NodeKilled
+	if err := b.topo.Up(n); err != nil {
+		return err
+	}
+	b.nodeChanged(NodeEvent{Kind: NodeUp, Node: n}, "start")
 	b.eachQueue(func(q *brokerQueue) {
-		if q.cluster.leader != n || q.cluster.down == NodeRunning {
+		if q.cluster.Leader != n || q.cluster.Down == NodeRunning {
 			return
 		}
-		q.cluster.down = NodeRunning
+		q.cluster.Down = NodeRunning
 		if !q.Options().Durable {
 			b.deleteQueue(q)
 			return
@@ -369,7 +286,8 @@ func (b *Broker) startNode(n int) {
 		}
 		q.Touch()
 	})
-	b.topologyChanged(true)
+	b.topologyChanged(cluster.StartedNode)
+	return nil
 }
 
 // Partition cuts the cluster into sides that cannot reach each other: each
@@ -383,28 +301,16 @@ func (b *Broker) startNode(n int) {
 func (b *Broker) Partition(groups ...[]int) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	sides := make([]int, len(b.nodes))
-	for g, group := range groups {
-		for _, n := range group {
-			if _, err := b.nodeAt(n); err != nil {
-				return err
-			}
-			if sides[n-1] != 0 {
-				return fmt.Errorf("sim: node %d is in two groups of the partition", n)
-			}
-			sides[n-1] = g + 1
-		}
-	}
-	for i := range b.nodes {
-		b.nodes[i].side = sides[i]
+	if err := b.topo.Partition(groups); err != nil {
+		return err
 	}
 	kept := make([][]int, len(groups)) // the caller's slices may change
 	for i, g := range groups {
 		kept[i] = slices.Clone(g)
 	}
-	b.record(Event{Kind: EventNode, Reason: "partition", Nodes: kept})
+	b.nodeChanged(NodeEvent{Kind: NodesPartitioned, Sides: kept}, "partition")
 	b.cutLinks()
-	b.topologyChanged(false)
+	b.topologyChanged(cluster.Partitioned)
 	return nil
 }
 
@@ -419,11 +325,9 @@ func (b *Broker) Heal() {
 
 // heal is Heal; caller holds the lock.
 func (b *Broker) heal() {
-	for i := range b.nodes {
-		b.nodes[i].side = 0
-	}
-	b.record(Event{Kind: EventNode, Reason: "heal"})
-	b.topologyChanged(false)
+	b.topo.Heal()
+	b.nodeChanged(NodeEvent{Kind: NodesHealed}, "heal")
+	b.topologyChanged(cluster.Healed)
 }
 
 // RecoverAfter ends every outage once the virtual clock has moved d: the
@@ -435,9 +339,9 @@ func (b *Broker) RecoverAfter(d time.Duration) {
 	defer b.mu.Unlock()
 	if b.recovery == nil {
 		b.recovery = newTimer(func() {
-			for n := 1; n <= len(b.nodes); n++ {
-				if !b.running(n) {
-					b.startNode(n)
+			for n := 1; n <= b.topo.Len(); n++ {
+				if !b.topo.Running(n) {
+					_ = b.startNode(n) // it is down
 				}
 			}
 			b.heal()

@@ -35,7 +35,7 @@ func TestQuorumQueueLosesNothingUnderNodeFaults(t *testing.T) {
 		}
 		setup.Close()
 
-		w := &quorumWorld{t: t, b: b, published: map[string]bool{}, acked: map[string]bool{}, confirmed: map[string]bool{}, nacked: map[string]bool{}}
+		w := &quorumWorld{t: t, b: b, published: map[string]bool{}, queued: map[string]bool{}, acked: map[string]bool{}, confirmed: map[string]bool{}, nacked: map[string]bool{}}
 		t.Repeat(map[string]func(*rapid.T){
 			"publish": func(t *rapid.T) { w.publish(rapid.IntRange(1, 3).Draw(t, "node")) },
 			"consume": func(t *rapid.T) { w.consume(rapid.IntRange(1, 3).Draw(t, "node")) },
@@ -112,6 +112,10 @@ type quorumWorld struct {
 	bodies    map[uint64]string // their bodies
 	next      int
 	published map[string]bool // bodies that reached the broker
+	// queued are the bodies of publishes a busy channel queued
+	// (ErrQueued): applied later, or lost with their connection before;
+	// one that is confirmed reached the broker.
+	queued    map[string]bool
 	acked     map[string]bool // bodies the consumer acked
 	confirmed map[string]bool // bodies whose publish was acked
 	nacked    map[string]bool // bodies whose publish was nacked
@@ -170,16 +174,19 @@ func (w *quorumWorld) publish(n int) {
 	body := fmt.Sprintf("m%d", w.next)
 	m := sim.Message{Body: []byte(body)}
 	m.DeliveryMode = 2
+	// A publish the busy channel queues is applied in order, after the
+	// others (its tag is the next), unless its connection goes first.
 	err := p.ch.Publish("", "qq", sim.PublishOptions{}, m)
 	switch {
-	case errors.Is(err, sim.ErrPending):
-		return // the channel is busy: the publish is dropped
+	case errors.Is(err, sim.ErrQueued):
+		w.queued[body] = true
 	case err != nil:
 		w.t.Fatalf("publish on node %d: %v", n, err)
+	default:
+		w.published[body] = true
 	}
 	p.last++
 	p.tags[p.last] = body
-	w.published[body] = true
 }
 
 func (w *quorumWorld) consume(n int) {
@@ -196,8 +203,12 @@ func (w *quorumWorld) consume(n int) {
 	}
 	_, err := ch.Consume("qq", sim.ConsumeOptions{Tag: "C"})
 	var perr *sim.Error
-	if errors.As(err, &perr) && perr.Code == protocol.InternalError || errors.Is(err, sim.ErrPending) {
-		return // no majority: RabbitMQ's 541, at once or later
+	if errors.As(err, &perr) && perr.Code == protocol.InternalError {
+		return // no majority: RabbitMQ's 541
+	}
+	if errors.Is(err, sim.ErrQueued) {
+		c.Close() // no majority: the consumer gives up rather than wait
+		return
 	}
 	if err != nil {
 		w.t.Fatalf("consume on node %d: %v", n, err)
@@ -222,10 +233,15 @@ func (w *quorumWorld) collect() {
 				}
 				w.nacked[body] = true
 				delete(w.published, body)
+				delete(w.queued, body)
 				delete(p.tags, push.DeliveryTag)
 			case protocol.BasicAck:
 				for tag, body := range p.tags {
 					if tag == push.DeliveryTag || push.Multiple && tag < push.DeliveryTag {
+						if w.queued[body] {
+							delete(w.queued, body)
+							w.published[body] = true
+						}
 						w.confirmed[body] = true
 						delete(p.tags, tag)
 					}
@@ -256,9 +272,6 @@ func (w *quorumWorld) ack() {
 	}
 	last := slices.Max(w.unacked)
 	if err := w.consCh.Ack(last, true); err != nil {
-		if errors.Is(err, sim.ErrPending) {
-			return
-		}
 		w.t.Fatalf("ack: %v", err)
 	}
 	for _, tag := range w.unacked {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/amqpsim/amqpsim/cluster"
 	"github.com/amqpsim/amqpsim/protocol"
 	"github.com/amqpsim/amqpsim/queue"
 )
@@ -31,11 +32,11 @@ func (b *Broker) eachQueue(f func(q *brokerQueue)) {
 // queue sees their channels go down, and they see the queue go.
 func (b *Broker) cutLinks() {
 	b.eachQueue(func(q *brokerQueue) {
-		if q.Replicated() || q.cluster.down != NodeRunning {
+		if q.cluster.Replicated || q.cluster.Down != NodeRunning {
 			return
 		}
-		home := q.cluster.leader
-		b.loseQueue(q, func(ch *Channel) bool { return !b.reaches(ch.conn.node, home) })
+		home := q.cluster.Leader
+		b.loseQueue(q, func(ch *Channel) bool { return !b.topo.Reaches(ch.conn.node, home) })
 	})
 }
 
@@ -92,33 +93,28 @@ func (ch *Channel) lostDelivery(r delivery, tag uint64) bool {
 	return ok && tag <= last
 }
 
-// topologyChanged re-evaluates every queue after nodes went, came back or
-// were cut off: quorum queues and streams whose leader the majority side
-// lost elect one (at once when stepDown: a graceful stop's hand-over, or
-// a node's start, which elects while it boots: the confirms held without
-// a majority arrived from 1.9 s before to 1.8 s after start-node
-// returned, docs/cluster.md section 4),
-// publishes held for them are released where they are reachable again,
-// and every queue dispatches (consumers on unreachable nodes are skipped
-// by CanSend).
-func (b *Broker) topologyChanged(stepDown bool) {
-	majority := b.majoritySide()
+// topologyChanged re-evaluates every queue after a change of the nodes:
+// quorum queues and streams whose leader the majority side lost hand
+// leadership over or elect one (cluster.Topology.Leadership), publishes
+// held for them are released where they are reachable again, and every
+// queue dispatches (consumers on unreachable nodes are skipped by
+// CanSend).
+func (b *Broker) topologyChanged(change cluster.Change) {
 	b.eachQueue(func(q *brokerQueue) {
 		cq := &q.cluster
-		if !q.Replicated() {
+		if !cq.Replicated {
 			b.markDirty(q)
 			return
 		}
-		if majority != nil && !slices.Contains(majority, cq.leader) && !cq.electing {
-			if stepDown {
-				cq.leader = b.pickLeader(majority)
-			} else {
-				cq.electing = true
-				if cq.election == nil {
-					cq.election = newTimer(func() { b.elected(q) })
-				}
-				b.schedule(cq.election, b.now.Add(LeaderElection))
+		switch b.topo.Leadership(cq.Queue, change) {
+		case cluster.HandOver:
+			cq.Leader = b.topo.NewLeader(cq.Leader, b.rng.IntN)
+		case cluster.Elect:
+			cq.Electing = true
+			if cq.election == nil {
+				cq.election = newTimer(func() { b.elected(q) })
 			}
+			b.schedule(cq.election, b.now.Add(LeaderElection))
 		}
 		b.releaseHeld(q)
 		b.resumeReached(q)
@@ -132,13 +128,11 @@ func (b *Broker) topologyChanged(stepDown bool) {
 // if a side still has one.
 func (b *Broker) elected(q *brokerQueue) {
 	cq := &q.cluster
-	cq.electing = false
+	cq.Electing = false
 	if q.deleted {
 		return
 	}
-	if majority := b.majoritySide(); majority != nil && !slices.Contains(majority, cq.leader) {
-		cq.leader = b.pickLeader(majority)
-	}
+	cq.Leader = b.topo.NewLeader(cq.Leader, b.rng.IntN)
 	b.releaseHeld(q)
 	b.resumeReached(q)
 	b.markDirty(q)
@@ -155,67 +149,29 @@ func (b *Broker) elected(q *brokerQueue) {
 func (b *Broker) resumeReached(q *brokerQueue) {
 	for _, cc := range q.Consumers() {
 		ch := cc.Owner().ch
-		if g := ch.groups[q]; g != nil && b.reach(q, ch.conn.node) == reachable {
+		if g := ch.groups[q]; g != nil && b.reach(q, ch.conn.node) == cluster.Reachable {
 			q.Resume(g)
 		}
 	}
 }
 
-// pickLeader chooses the new leader among nodes, from the broker's random
-// source (RabbitMQ's Raft election picks either survivor).
-func (b *Broker) pickLeader(nodes []int) int { return nodes[b.rng.IntN(len(nodes))] }
-
-// queueReach is how a queue answers a client on some node.
-type queueReach uint8
-
-const (
-	reachable       queueReach = iota
-	reachStopped               // a classic queue whose home stopped
-	reachLost                  // a classic queue whose home crashed or is cut off
-	reachElecting              // a replicated queue electing its leader
-	reachNoLeader              // no majority, and no leader on the client's side
-	reachLeaderOnly            // no majority; the leader is on the client's side
-)
-
 // reach returns how q answers a client on node from.
-func (b *Broker) reach(q *brokerQueue, from int) queueReach {
-	if !b.clustered() {
-		return reachable
-	}
-	cq := &q.cluster
-	if !q.Replicated() {
-		switch {
-		case cq.down == NodeStopped:
-			return reachStopped
-		case cq.down == NodeKilled || !b.reaches(from, cq.leader):
-			return reachLost
-		}
-		return reachable
-	}
-	switch {
-	case !b.majority(from):
-		if b.reaches(from, cq.leader) {
-			return reachLeaderOnly
-		}
-		return reachNoLeader
-	case cq.electing || !b.reaches(from, cq.leader):
-		return reachElecting
-	}
-	return reachable
+func (b *Broker) reach(q *brokerQueue, from int) cluster.Reach {
+	return b.topo.Reach(q.cluster.Queue, from)
 }
 
 // checkReach answers method m on q from ch as RabbitMQ does when q's
 // leader is out of ch's reach: nil when it is in reach, an error now, or
-// ErrPending with the error due later.
+// errRetry with the error due later (failLater).
 func (ch *Channel) checkReach(q *brokerQueue, m protocol.Method) error {
 	b := ch.b
 	switch b.reach(q, ch.conn.node) {
-	case reachStopped:
+	case cluster.StoppedHome:
 		return protocol.Errorf(protocol.NotFound, m, "%s process is stopped by supervisor", q.Resource())
-	case reachLost:
+	case cluster.Lost:
 		return ch.failLater(QueueOperationTimeout, q, protocol.Errorf(protocol.NotFound, m,
 			"failed to perform operation on %s due to timeout", q.Resource()))
-	case reachNoLeader:
+	case cluster.NoLeader:
 		switch m {
 		case protocol.BasicGet:
 			return protocol.Errorf(protocol.InternalError, m, "Cannot get a message from queue '%s': nodedown", q.Resource())
@@ -225,11 +181,11 @@ func (ch *Channel) checkReach(q *brokerQueue, m protocol.Method) error {
 		case protocol.QueuePurge:
 			return protocol.Errorf(protocol.InternalError, protocol.Method{}, "INTERNAL_ERROR")
 		}
-	case reachLeaderOnly:
+	case cluster.LeaderOnly:
 		switch m {
 		case protocol.BasicGet:
 			return ch.failLater(QueueOperationTimeout, q, protocol.Errorf(protocol.InternalError, m,
-				"Cannot get a message from queue '%s': {timeout,{'%s_%s','%s'}}", q.Resource(), escapeVhost(q.Vhost()), q.Name(), b.nodes[q.cluster.leader-1].name))
+				"Cannot get a message from queue '%s': {timeout,{'%s_%s','%s'}}", q.Resource(), escapeVhost(q.Vhost()), q.Name(), b.topo.Name(q.cluster.Leader)))
 		case protocol.BasicConsume:
 			return ch.failLater(QueueOperationTimeout, q, protocol.Errorf(protocol.InternalError, m,
 				"failed consuming from %s %s: nodedown", q.Type(), q.Resource()))
@@ -245,7 +201,7 @@ func (ch *Channel) checkReach(q *brokerQueue, m protocol.Method) error {
 // no majority, as the stats query to the leader fails
 // (rabbit_quorum_queue:stat/2 answers 0 and 0; partition-pause-minority.txt).
 func (ch *Channel) queueInfo(q *brokerQueue) QueueInfo {
-	if q.Replicated() && ch.b.reach(q, ch.conn.node) == reachNoLeader {
+	if q.cluster.Replicated && ch.b.reach(q, ch.conn.node) == cluster.NoLeader {
 		return QueueInfo{Name: q.Name()}
 	}
 	return QueueInfo{Name: q.Name(), Ready: q.Ready(), Consumers: q.ConsumerCount()}
@@ -272,11 +228,11 @@ func escapeVhost(v string) string {
 // it.
 func (ch *Channel) checkMetadata(q *brokerQueue) error {
 	b := ch.b
-	if !b.clustered() || b.majority(ch.conn.node) {
+	if !b.clustered() || b.topo.Majority(ch.conn.node) {
 		return nil
 	}
 	return ch.failLater(MetadataTimeout, nil, protocol.Errorf(protocol.InternalError, protocol.QueueDeclare,
-		"%s", q.DeclareTimedOut(ch.b.nodes[ch.conn.node-1].name)))
+		"%s", q.caps.DeclareTimedOut(b.topo.Name(ch.conn.node))))
 }
 
 // failLater makes the channel answer err after d, unless q answers its
@@ -289,10 +245,10 @@ func (ch *Channel) checkMetadata(q *brokerQueue) error {
 func (ch *Channel) failLater(d time.Duration, q *brokerQueue, err *protocol.Error) error {
 	var ends func() bool
 	if q != nil {
-		ends = func() bool { return ch.b.reach(q, ch.conn.node) == reachable }
+		ends = func() bool { return ch.b.reach(q, ch.conn.node) == cluster.Reachable }
 	}
 	ch.wait(d, ends, func() { ch.fail(err) })
-	return errNotApplied
+	return errRetry
 }
 
 // holdPublish keeps a message routed to replicated queue q for when q is
@@ -300,11 +256,11 @@ func (ch *Channel) failLater(d time.Duration, q *brokerQueue, err *protocol.Erro
 // itself, for the management API, which counts as node 1). It reports
 // whether the message was held.
 func (b *Broker) holdPublish(q *brokerQueue, publish func() bool) bool {
-	if !q.Replicated() {
+	if !q.cluster.Replicated {
 		return false
 	}
 	from := b.publishingNode()
-	reached := b.reach(q, from) == reachable
+	reached := b.reach(q, from) == cluster.Reachable
 	b.registerEnqueuer(q, reached)
 	if reached {
 		return false
@@ -336,7 +292,7 @@ func (b *Broker) releaseHeld(q *brokerQueue) {
 	cq := &q.cluster
 	kept := cq.held[:0]
 	for _, h := range cq.held {
-		if b.reach(q, h.node) != reachable {
+		if b.reach(q, h.node) != cluster.Reachable {
 			kept = append(kept, h)
 			continue
 		}
@@ -374,27 +330,18 @@ func (c *waitingConfirm) done(nack bool) {
 	}
 }
 
-// placeQueue gives a new queue its leader: the node of the declaring
-// connection (x-queue-leader-locator client-local, RabbitMQ's default),
-// or with "balanced" the running node that leads fewest queues (measured
-// on 4.3.6: docs/cluster.md section 5). from is 1 for queues made without
-// a connection (definitions, the management API).
+// placeQueue gives a new queue its leader (cluster.Topology.Place): the
+// node of the declaring connection, or with x-queue-leader-locator
+// "balanced" the node that leads fewest queues. from is 1 for queues made
+// without a connection (definitions, the management API).
 func (b *Broker) placeQueue(q *brokerQueue, from int) {
-	q.cluster.leader = from
-	if locator, _ := q.Options().Args["x-queue-leader-locator"].(string); locator != "balanced" || !b.clustered() {
-		return
+	locator, _ := q.Options().Args["x-queue-leader-locator"].(string)
+	var led []int
+	if locator == "balanced" && b.clustered() {
+		led = make([]int, b.topo.Len())
+		b.eachQueue(func(o *brokerQueue) { led[o.cluster.Leader-1]++ })
 	}
-	led := make([]int, len(b.nodes)+1)
-	b.eachQueue(func(o *brokerQueue) { led[o.cluster.leader]++ })
-	best := 0
-	for n := 1; n <= len(b.nodes); n++ {
-		if b.reaches(from, n) && (best == 0 || led[n] < led[best]) {
-			best = n
-		}
-	}
-	if best != 0 {
-		q.cluster.leader = best
-	}
+	q.cluster.Leader = b.topo.Place(from, locator, led)
 }
 
 // QueueLeader returns the name of the node that leads a queue (a classic
@@ -417,12 +364,12 @@ func (b *Broker) QueueLeader(vhost, name string) (leader string, members []strin
 
 // queueNodes returns the names of q's leader and of its members' nodes.
 func (b *Broker) queueNodes(q *brokerQueue) (leader string, members []string) {
-	leader = b.nodes[q.cluster.leader-1].name
-	if !q.Replicated() {
+	leader = b.topo.Name(q.cluster.Leader)
+	if !q.cluster.Replicated {
 		return leader, []string{leader}
 	}
-	for _, nd := range b.nodes {
-		members = append(members, nd.name)
+	for n := 1; n <= b.topo.Len(); n++ {
+		members = append(members, b.topo.Name(n))
 	}
 	return leader, members
 }

@@ -1,22 +1,16 @@
 package sim
 
 import (
-	"errors"
 	"slices"
 	"time"
+
+	"github.com/amqpsim/amqpsim/cluster"
 )
 
 // Calls a channel waits in on a cluster. RabbitMQ's channel process makes
 // some calls to other nodes synchronously; while one waits, the frames the
 // client sends on the channel wait in the process's mailbox, and are
-// applied in order once the call returns. The simulator's channel answers
-// ErrPending meanwhile, and pushes Push.Resumed when the call is over: a
-// shell (package wire) holds the methods back and applies them then, the
-// pending one first, which succeeds when the call did.
-
-// errNotApplied is failLater's ErrPending for a call that did nothing
-// yet: Channel.end drops its trace event, since the call is made again.
-var errNotApplied = errors.New("sim: call not applied yet")
+// applied in order once the call returns (mailbox.go).
 
 // channelWait is the call a channel is in.
 type channelWait struct {
@@ -26,12 +20,16 @@ type channelWait struct {
 	ends func() bool
 	// reached runs when ends ended the wait.
 	reached func()
+	// answer is the call the wait answers when it ends (errAnswerLater):
+	// its reply is pushed then.
+	answer *call
 }
 
 // wait makes the channel wait in a call until d has passed, when timeout
 // runs (it may close the channel), or, when ends is not nil, until a
 // change of the cluster after which ends holds; the wait's reached, when
-// the caller sets it, runs then. Either way the channel then resumes.
+// the caller sets it, runs then. Either way the channel then resumes: it
+// answers the call, and takes the methods queued meanwhile.
 func (ch *Channel) wait(d time.Duration, ends func() bool, timeout func()) *channelWait {
 	w := &channelWait{ends: ends}
 	w.timer = newTimer(func() {
@@ -41,20 +39,21 @@ func (ch *Channel) wait(d time.Duration, ends func() bool, timeout func()) *chan
 		ch.waiting = nil
 		if ch.closed == nil && ch.conn.closed == nil {
 			timeout()
-			ch.resumed()
 		}
+		ch.resumeFrom(w)
 	})
 	ch.waiting = w
 	ch.b.schedule(w.timer, ch.b.now.Add(d))
 	return w
 }
 
-// resumed tells the shell that the channel's call is over: it applies
-// the methods it held back.
-func (ch *Channel) resumed() {
-	if ch.closed == nil && ch.conn.closed == nil {
-		ch.push(Push{Channel: ch.id, Resumed: true})
+// resumeFrom ends wait w, which the channel was in: the call it answers
+// gets its reply, and the mailbox runs at the end of the broker's step.
+func (ch *Channel) resumeFrom(w *channelWait) {
+	if w.answer != nil && ch.closed == nil {
+		ch.sendReply(w.answer, true)
 	}
+	ch.resume()
 }
 
 // endWaits ends the waits of the channels whose call the cluster now
@@ -71,7 +70,7 @@ func (b *Broker) endWaits() {
 			if w.reached != nil {
 				w.reached()
 			}
-			ch.resumed()
+			ch.resumeFrom(w)
 		}
 	}
 }
@@ -101,7 +100,7 @@ const (
 // publishes are only held.
 func (b *Broker) registerEnqueuer(q *brokerQueue, reached bool) {
 	ch := b.publisher
-	if ch == nil || ch.tx != nil || !q.RegistersEnqueuers() || ch.enqueuer[q] {
+	if ch == nil || ch.tx != nil || !q.caps.RegistersEnqueuers || ch.enqueuer[q] {
 		return
 	}
 	if reached {
@@ -109,7 +108,7 @@ func (b *Broker) registerEnqueuer(q *brokerQueue, reached bool) {
 		return
 	}
 	w := ch.wait(EnqueuerRegistrationTimeout,
-		func() bool { return q.deleted || b.reach(q, ch.conn.node) == reachable },
+		func() bool { return q.deleted || b.reach(q, ch.conn.node) == cluster.Reachable },
 		func() { b.dropHeldOf(q, ch) })
 	w.reached = func() { ch.registered(q) }
 }
@@ -136,25 +135,15 @@ func (b *Broker) dropHeldOf(q *brokerQueue, ch *Channel) {
 
 // waitForMembers makes queue.delete of replicated queue q, already
 // deleted, answer late when a member is out of its leader's reach: after
-// QuorumDeleteTimeout, or once every member answers again.
+// QuorumDeleteTimeout, or once every member answers again, with the count
+// of ready messages it had (rabbit_quorum_queue:delete/4's {ok,
+// ReadyMsgs}; measured on 4.3.6, docs/cluster.md).
 func (ch *Channel) waitForMembers(q *brokerQueue) error {
 	b := ch.b
-	if !b.clustered() || !q.DeleteWaitsForMembers() || b.membersReached(q) {
+	reached := func() bool { return b.topo.MembersReached(q.cluster.Leader) }
+	if !b.clustered() || !q.caps.DeleteWaitsForMembers || reached() {
 		return nil
 	}
-	ch.wait(QuorumDeleteTimeout, func() bool { return b.membersReached(q) }, func() {})
-	return ErrPending
-}
-
-// membersReached reports whether every node with a member of replicated
-// queue q reaches its leader: a member on a node that is stopped or
-// crashed is waited for as one cut off is (quorum-delete-member-stopped.txt
-// and -killed.txt, 4.3.6: the leader cannot replicate the delete to it).
-func (b *Broker) membersReached(q *brokerQueue) bool {
-	for n := range b.nodes {
-		if !b.reaches(q.cluster.leader, n+1) {
-			return false
-		}
-	}
-	return true
+	ch.wait(QuorumDeleteTimeout, reached, func() {})
+	return errAnswerLater
 }

@@ -46,7 +46,7 @@ const (
 // confirmStage is when the queue confirms a message it took (persistent
 // when its delivery mode is 2).
 func (q *brokerQueue) confirmStage(persistent bool) confirmStage {
-	if q.ConfirmsLate(persistent) {
+	if q.caps.ConfirmsLate(persistent) {
 		return confirmLate
 	}
 	return confirmQueued
@@ -147,7 +147,7 @@ func coalesce(ch *Channel, m protocol.Method, tags, negative []uint64, unconfirm
 // Idle tells the broker that the client's frames received so far have all
 // been applied: its channels' mailboxes ran empty. They send the publisher
 // confirms they hold, and then what their queues pushed in reaction to
-// those frames. A shell that sets ConnectOptions.Batched calls it whenever
+// those frames. A shell that sets ShellOptions.Batched calls it whenever
 // its reader has nothing more buffered, so that the publishes of one read
 // are confirmed together, and a delivery that an ack released reaches the
 // client after the channel's replies to the frames read with that ack, as
@@ -161,7 +161,7 @@ func (c *Connection) Idle() {
 // endCall ends a client's method call: unless the connection is batched,
 // it is idle.
 func (c *Connection) endCall() {
-	if !c.opts.Batched {
+	if !c.opts.Shell.Batched {
 		c.idle()
 	}
 }

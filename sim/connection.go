@@ -33,45 +33,10 @@ type ConnectOptions struct {
 	// ChannelMax is the negotiated channel_max: the most channels the
 	// connection may have open at once; 0 means 2047, RabbitMQ's default.
 	ChannelMax uint16
-	// Notify, when set, is called whenever the connection's outbox goes
-	// from empty to not empty, under the broker's lock: it must neither
-	// block nor call back into the broker. A shell (the wire server) uses
-	// it to wake the goroutine that drains the outbox with Drain. It
-	// changes nothing else: the broker behaves the same whoever reads.
-	Notify func()
-
-	// The four options below are how RabbitMQ treats a client across a
-	// socket, whose frames arrive in reads and whose pushes wait for a
-	// writer. A shell (the wire server) sets them all; in process they
-	// are off unless set, because there the test plays the client and
-	// reads the outbox itself. Each means the same in both uses, and
-	// these are the only differences between them.
-	//
-	// AwaitCloseOk: the client answers the broker's channel.close with
-	// channel.close-ok (Channel.CloseOk), as AMQP clients do; until then
-	// the channel's number stays taken, a channel.open of it is a second
-	// open (504), and its methods are dropped. Without it the client
-	// answers at once.
-	//
-	// Batched: the shell calls Idle whenever the client's frames run out;
-	// publisher confirms, and what queues push in reaction to the calls,
-	// wait for it (Connection.Idle). Without it each call is its own
-	// batch.
-	//
-	// MaxUnsent bounds the deliveries the connection holds unsent (see
-	// SentWhenWritten): at the bound its consumers get nothing more and
-	// the messages stay queued, as RabbitMQ stops delivering to a channel
-	// whose writer is blocked (flow.go). A shell sets DefaultMaxUnsent,
-	// RabbitMQ's number; 0 or negative means no bound.
-	//
-	// SentWhenWritten: a delivery counts as sent when the shell reports
-	// it written to the socket (Written), not when it is taken from the
-	// outbox (Drain, Consumer.Next): a shell takes pushes to write them
-	// later.
-	AwaitCloseOk    bool
-	Batched         bool
-	MaxUnsent       int
-	SentWhenWritten bool
+	// Shell is how the client reads and writes the connection: the
+	// knobs a shell that serves a socket sets (the wire server sets them
+	// all), none in process unless asked.
+	Shell ShellOptions
 	// ClientProperties, PeerName ("host:port" of the client's end of the
 	// socket), SockName (the broker's end), AuthMechanism, FrameMax and
 	// Heartbeat (the negotiated ones) describe the connection for
@@ -118,8 +83,11 @@ type Connection struct {
 	// queues that found the connection full (flow.go).
 	unsent  int
 	waiting []*brokerQueue
-	// blocked: a resource alarm stopped the connection's publishes.
+	// blocked: a resource alarm stopped the connection's publishes;
+	// held are the calls it holds meanwhile (ConnectOptions.
+	// HoldWhenBlocked, mailbox.go).
 	blocked bool
+	held    []heldCall
 	closed  error
 	// connectedAt is the virtual time it opened.
 	connectedAt time.Time
@@ -148,10 +116,10 @@ func (b *Broker) Dial(o ConnectOptions) (*Connection, error) {
 	if o.Node == 0 {
 		o.Node = 1
 	}
-	if nd, err := b.nodeAt(o.Node); err != nil {
+	if err := b.topo.Check(o.Node); err != nil {
 		return nil, err
-	} else if nd.state != NodeRunning {
-		return nil, fmt.Errorf("%w: node %d (%s) is %v", ErrNodeDown, o.Node, nd.name, nd.state)
+	} else if s := b.topo.State(o.Node); s != NodeRunning {
+		return nil, fmt.Errorf("%w: node %d (%s) is %v", ErrNodeDown, o.Node, b.topo.Name(o.Node), s)
 	}
 	if o.Vhost == "" {
 		o.Vhost = b.cfg.DefaultVhost
@@ -181,7 +149,7 @@ func (b *Broker) Dial(o ConnectOptions) (*Connection, error) {
 	}
 	c := &Connection{b: b, id: b.nextConnID, name: o.Name, vhost: v, user: o.User, tags: slices.Clone(b.users[o.User].tags),
 		opts: o, channels: map[uint16]*Channel{}, connectedAt: b.now, node: o.Node}
-	c.out.notify = o.Notify
+	c.out.notify = o.Shell.Notify
 	b.conns = append(b.conns, c)
 	b.record(connEvent(EventConnectionOpen, c, 0))
 	return c, nil
@@ -247,17 +215,28 @@ func (c *Connection) openChannel(id uint16) (*Channel, error) {
 }
 
 // Close closes the connection as connection.close does: every channel
-// closes, requeueing its unacked deliveries, and exclusive queues go.
+// closes, requeueing its unacked deliveries, and exclusive queues go. A
+// connection that holds its calls while an alarm blocks it
+// (HoldWhenBlocked) holds this one too (ErrQueued).
 func (c *Connection) Close() error {
 	c.b.mu.Lock()
 	defer c.b.mu.Unlock()
 	if err := c.check(); err != nil {
 		return err
 	}
+	if c.holding() {
+		c.held = append(c.held, heldCall{})
+		return ErrQueued
+	}
+	c.close()
+	return nil
+}
+
+// close is Close; caller holds the lock.
+func (c *Connection) close() {
 	c.b.record(connEvent(EventConnectionClose, c, 0))
 	c.shutdown(nil)
 	c.b.flush()
-	return nil
 }
 
 // CloseWithError closes the connection from the broker's side with err, as
@@ -323,6 +302,7 @@ func (c *Connection) shutdown(cause *protocol.Error) {
 		err = &closedError{what: "connection " + c.name, cause: cause}
 	}
 	c.closed = err
+	c.held = nil
 	ids := make([]uint16, 0, len(c.channels))
 	for id, ch := range c.channels {
 		if ch.closed == nil {

@@ -39,11 +39,11 @@ func (c *Consumer) deliver(m *queue.Message, redelivered bool) {
 	if !c.core.NoAck {
 		ch.core.Record(channel.Delivery[delivery]{Tag: tag, Queue: c.q.id, ConsumerTag: c.core.Tag, At: b.now,
 			Ref: delivery{q: c.q, m: m, c: c.core}})
-		if c.q.timed {
+		if c.q.caps.ConsumerTimeout {
 			ch.armTick()
 		}
 	}
-	ch.pushDelivery(c, tag, redelivered, m, c.q.DeliversAfterConsensus())
+	ch.pushDelivery(c, tag, redelivered, m, c.q.caps.DeliversAfterConsensus)
 }
 
 // Next takes the oldest delivery to the consumer not yet taken, if any.
@@ -107,7 +107,7 @@ func (c *Consumer) stats() ConsumerStats {
 	if cc.NoAck {
 		prefetch = 0
 	}
-	active := !c.q.SingleActive() || c.q.ActiveConsumer() == cc
+	active := !c.q.caps.SingleActive || c.q.ActiveConsumer() == cc
 	return ConsumerStats{
 		Tag: cc.Tag, Queue: c.q.Name(), Channel: c.ch.id, Prefetch: prefetch, Outstanding: cc.Outstanding(),
 		NoAck: cc.NoAck, Priority: cc.Priority, Blocked: cc.Blocked(), TimedOut: cc.Paused(), Active: active && !c.cancelled,

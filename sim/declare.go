@@ -12,8 +12,8 @@ import (
 
 // ExchangeDeclare is exchange.declare. kind is direct, fanout, topic or
 // headers.
-func (ch *Channel) ExchangeDeclare(name, kind string, o ExchangeOptions) error {
-	return ch.do(protocol.ExchangeDeclare, func(e *Event) { e.Exchange, e.Target, e.Options = name, kind, o }, func() error {
+func (ch *Channel) ExchangeDeclare(name, kind string, o ExchangeOptions, opts ...CallOption) error {
+	return ch.do(&call{m: protocol.ExchangeDeclare, noWait: noWait(opts), describe: func(e *Event) { e.Exchange, e.Target, e.Options = name, kind, o }, apply: func() error {
 		v := ch.conn.vhost
 		// RabbitMQ checks the type before the name, so "" with an unknown
 		// type is 503 (406 from 3.13), not 403.
@@ -67,13 +67,13 @@ func (ch *Channel) ExchangeDeclare(name, kind string, o ExchangeOptions) error {
 		x.applyPolicy(v.policyFor(name, "exchanges"))
 		v.exchanges[name] = x
 		return nil
-	})
+	}, reply: okReply(protocol.ExchangeDeclareOk)})
 }
 
 // ExchangeDelete is exchange.delete. Deleting a missing exchange is not an
 // error; IfUnused refuses an exchange that has bindings.
-func (ch *Channel) ExchangeDelete(name string, o ExchangeDeleteOptions) error {
-	return ch.do(protocol.ExchangeDelete, func(e *Event) { e.Exchange, e.Options = name, o }, func() error {
+func (ch *Channel) ExchangeDelete(name string, o ExchangeDeleteOptions, opts ...CallOption) error {
+	return ch.do(&call{m: protocol.ExchangeDelete, noWait: noWait(opts), describe: func(e *Event) { e.Exchange, e.Options = name, o }, apply: func() error {
 		v := ch.conn.vhost
 		if name == "" {
 			return protocol.Errorf(protocol.AccessRefused, protocol.ExchangeDelete, "operation not permitted on the default exchange")
@@ -95,14 +95,14 @@ func (ch *Channel) ExchangeDelete(name string, o ExchangeDeleteOptions) error {
 		}
 		ch.b.deleteExchange(v, x)
 		return nil
-	})
+	}, reply: okReply(protocol.ExchangeDeleteOk)})
 }
 
 // QueueDeclare is queue.declare. An empty name makes the broker generate
 // one ("amq.gen-…"); the returned QueueInfo has it.
-func (ch *Channel) QueueDeclare(name string, o QueueOptions) (QueueInfo, error) {
+func (ch *Channel) QueueDeclare(name string, o QueueOptions, opts ...CallOption) (QueueInfo, error) {
 	var info QueueInfo
-	err := ch.do(protocol.QueueDeclare, func(e *Event) { e.Queue, e.Options = name, o }, func() error {
+	err := ch.do(&call{m: protocol.QueueDeclare, noWait: noWait(opts), describe: func(e *Event) { e.Queue, e.Options = name, o }, apply: func() error {
 		v := ch.conn.vhost
 		if isReplyTo(name) {
 			// rabbit_channel answers any declare of the direct reply-to
@@ -201,8 +201,13 @@ func (ch *Channel) QueueDeclare(name string, o QueueOptions) (QueueInfo, error) 
 		info = QueueInfo{Name: name}
 		ch.lastQueue = name
 		return nil
-	})
-	return info, err
+	}, reply: func() Push {
+		return Push{Method: protocol.QueueDeclareOk, Delivery: Delivery{Queue: info.Name, MessageCount: info.Ready}, Consumers: info.Consumers}
+	}})
+	if err != nil {
+		return QueueInfo{}, err
+	}
+	return info, nil
 }
 
 // addQueue adds a queue newQueue made to its vhost, led by node; the
@@ -220,10 +225,10 @@ func (b *Broker) addQueue(v *vhost, q *brokerQueue, node int) {
 
 // QueueBind is queue.bind. An empty queue name means the last queue declared
 // on the channel.
-func (ch *Channel) QueueBind(queueName, key, exchangeName string, args Table) error {
-	return ch.do(protocol.QueueBind, func(e *Event) {
+func (ch *Channel) QueueBind(queueName, key, exchangeName string, args Table, opts ...CallOption) error {
+	return ch.do(&call{m: protocol.QueueBind, noWait: noWait(opts), describe: func(e *Event) {
 		e.Queue, e.RoutingKey, e.Exchange, e.Options = queueName, key, exchangeName, tableOption(args)
-	}, func() error {
+	}, apply: func() error {
 		x, q, err := ch.bindingEnds(queueName, key, exchangeName, protocol.QueueBind)
 		if err != nil {
 			return err
@@ -235,7 +240,7 @@ func (ch *Channel) QueueBind(queueName, key, exchangeName string, args Table) er
 		}
 		x.bind(destination{q: q}, key, args)
 		return nil
-	})
+	}, reply: okReply(protocol.QueueBindOk)})
 }
 
 // QueueUnbind is queue.unbind. Removing a binding that does not exist is not
@@ -243,9 +248,9 @@ func (ch *Channel) QueueBind(queueName, key, exchangeName string, args Table) er
 // 3.10.8, 4.0.5 and 4.3.6: unbind-missing-ends.txt); the permission checks
 // come first.
 func (ch *Channel) QueueUnbind(queueName, key, exchangeName string, args Table) error {
-	return ch.do(protocol.QueueUnbind, func(e *Event) {
+	return ch.do(&call{m: protocol.QueueUnbind, describe: func(e *Event) {
 		e.Queue, e.RoutingKey, e.Exchange, e.Options = queueName, key, exchangeName, tableOption(args)
-	}, func() error {
+	}, apply: func() error {
 		x, q, err := ch.bindingEnds(queueName, key, exchangeName, protocol.QueueUnbind)
 		if err != nil || x == nil || q == nil {
 			return err
@@ -257,7 +262,7 @@ func (ch *Channel) QueueUnbind(queueName, key, exchangeName string, args Table) 
 			ch.b.maybeAutoDeleteExchange(ch.conn.vhost, x)
 		}
 		return nil
-	})
+	}, reply: okReply(protocol.QueueUnbindOk)})
 }
 
 // bindingEnds finds the two ends of a binding with RabbitMQ's errors, in
@@ -300,9 +305,9 @@ func (ch *Channel) bindingEnds(queueName, key, exchangeName string, m protocol.M
 
 // QueuePurge is queue.purge: it removes the ready messages and returns how
 // many; unacked deliveries are untouched.
-func (ch *Channel) QueuePurge(name string) (int, error) {
+func (ch *Channel) QueuePurge(name string, opts ...CallOption) (int, error) {
 	n := 0
-	err := ch.do(protocol.QueuePurge, func(e *Event) { e.Queue = name }, func() error {
+	err := ch.do(&call{m: protocol.QueuePurge, noWait: noWait(opts), describe: func(e *Event) { e.Queue = name }, apply: func() error {
 		if err := ch.checkQueueAccess(protocol.QueuePurge, permRead, name); err != nil {
 			return err
 		}
@@ -313,16 +318,19 @@ func (ch *Channel) QueuePurge(name string) (int, error) {
 		// The queue's type may refuse it (a stream).
 		n, err = q.Purge()
 		return err
-	})
-	return n, err
+	}, reply: countReply(protocol.QueuePurgeOk, &n)})
+	if err != nil {
+		return 0, err
+	}
+	return n, nil
 }
 
 // QueueDelete is queue.delete. It returns the number of ready messages
 // deleted. Deleting a missing queue is not an error. IfEmpty is checked
 // before IfUnused; unacked messages make a queue neither used nor non-empty.
-func (ch *Channel) QueueDelete(name string, o QueueDeleteOptions) (int, error) {
+func (ch *Channel) QueueDelete(name string, o QueueDeleteOptions, opts ...CallOption) (int, error) {
 	n := 0
-	err := ch.do(protocol.QueueDelete, func(e *Event) { e.Queue, e.Options = name, o }, func() error {
+	err := ch.do(&call{m: protocol.QueueDelete, noWait: noWait(opts), describe: func(e *Event) { e.Queue, e.Options = name, o }, apply: func() error {
 		name, err := ch.queueName(name, protocol.QueueDelete)
 		if err != nil {
 			return err
@@ -345,8 +353,11 @@ func (ch *Channel) QueueDelete(name string, o QueueDeleteOptions) (int, error) {
 		}
 		ch.b.deleteQueue(q)
 		return ch.waitForMembers(q)
-	})
-	return n, err
+	}, reply: countReply(protocol.QueueDeleteOk, &n)})
+	if err != nil {
+		return 0, err
+	}
+	return n, nil
 }
 
 // deleteQueue removes a queue with its ready messages and bindings, and

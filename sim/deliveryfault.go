@@ -232,7 +232,7 @@ func (b *Broker) applyFired() {
 				continue // its connection closed meanwhile
 			}
 			ch.shutdown(ch.closed)
-			if ch.conn.opts.AwaitCloseOk {
+			if ch.conn.opts.Shell.AwaitCloseOk {
 				ch.closing = true
 				ch.conn.channels[ch.id] = ch
 			}

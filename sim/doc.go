@@ -25,12 +25,16 @@
 // basic.deliver, basic.return, publisher confirms, basic.cancel,
 // channel.close, connection.close, connection.blocked and unblocked, and
 // the replies that carry content or follow pushes of their own call
-// (basic.get-ok and get-empty, tx.commit-ok). By the time Publish returns,
-// the message sits in a consumer's outbox or in the queue.
+// (basic.get-ok and get-empty, tx.commit-ok). The plain replies go there
+// too where the connection asks (ShellOptions.Replies, as a shell
+// does), and always for a method the channel queued (ErrQueued: it waits
+// in a call, and answers the method once the call ends). By the time
+// Publish returns, the message sits in a consumer's outbox or in the
+// queue.
 //
 // There are two ways to read it, views of the same log: Connection.Drain
 // takes everything in order, as a shell (the wire server) writes it to a
-// socket, after each call it makes and whenever ConnectOptions.Notify
+// socket, after each call it makes and whenever ShellOptions.Notify
 // says there is more; and the in-process readers each take their kind:
 // Consumer.Next and Deliveries a consumer's deliveries, Channel.Returns,
 // Confirms and Cancels a channel's. What one took, the other does not
@@ -40,13 +44,14 @@
 // RabbitMQ's rules on what the outbox holds are the same in both uses:
 // what a queue pushes in reaction to a method follows what the channel
 // sends for it, and the options a client across a socket needs are
-// explicit, with one meaning wherever they are set (ConnectOptions:
-// AwaitCloseOk, Batched with Connection.Idle, MaxUnsent, SentWhenWritten
-// with Connection.Written). The wire server sets them all; an in-process
-// connection none unless asked. They are the only differences, beside
-// one that is the caller's: an alarm holds a publish only where a reader
-// can stop reading, so a shell asks BlockOnPublish, while an in-process
-// Publish returns at once.
+// explicit, with one meaning wherever they are set (ConnectOptions.Shell,
+// ShellOptions: AwaitCloseOk, Batched with Connection.Idle, MaxUnsent,
+// SentWhenWritten with Connection.Written, Replies). The wire server sets
+// them all; an in-process connection none unless asked. They are the only
+// differences, beside one that is the caller's: an alarm holds a publish
+// only where a reader can stop reading, so a shell asks BlockOnPublish,
+// while an in-process Publish returns at once unless the connection
+// holds its calls as a socket's reader would (HoldWhenBlocked).
 //
 // # Trace
 //
@@ -90,7 +95,7 @@
 // headers; acks only return credit; QueueStats.Stream describes the log. Publisher confirms are sent
 // as RabbitMQ 3.10.8 sends them: a message that reached no queue is
 // confirmed at once, the others when the connection is idle
-// (ConnectOptions.Batched, Connection.Idle), coalesced as RabbitMQ's
+// (ShellOptions.Batched, Connection.Idle), coalesced as RabbitMQ's
 // channel coalesces them, classic queues' before those of quorum queues,
 // streams and persistent messages in durable queues.
 //
@@ -101,8 +106,9 @@
 // flags, the consumer-timeout tick, a restart and inspection mean for a
 // queue, and RabbitMQ's refusals with their texts, are the type's answers
 // to the broker's questions (queue.Queue's Consume, Get, CheckSettle,
-// Purge, CheckDelete, Restart, HasConsumerTimeout, ChannelLimited,
-// Stats), as RabbitMQ's channel asks rabbit_queue_type. A new queue type,
+// Purge, CheckDelete, Restart, Stats), or its fixed answers as data
+// (queue.Caps: consumer timeout, channel-wide limit, late confirms,
+// replicated, ...), as RabbitMQ's channel asks rabbit_queue_type. A new queue type,
 // or a release's rule for one, changes package queue only; a test
 // (TestSimDoesNotTestQueueTypes) fails if sim's code compares or asserts
 // a queue's type, or writes a type's name or error text.
@@ -117,8 +123,15 @@
 // KillNode, StartNode, Partition, Heal and RecoverAfter are the faults.
 // What clients then see (closes, cancellations, nacks, held confirms,
 // elections after LeaderElection, errors at once or after a timeout, calls
-// that wait, ErrPending meanwhile, until Push.Resumed) follows the
-// measurements, on the virtual clock.
+// that wait) follows the measurements, on the virtual clock. A channel
+// that waits in a call queues the methods called on it meanwhile
+// (ErrQueued), as RabbitMQ's channel process leaves them in its mailbox,
+// and applies them in order when the call ends, their replies pushed
+// then (mailbox.go). The topology itself (which nodes reach which, where
+// the majority is, how a queue answers a node, who leads after a change
+// and when, where a new queue goes) is package cluster's, pure and tested
+// by tables; sim keeps the reactions. Every change of the nodes is also
+// an output, NodeEvents, which the wire server's listeners follow.
 // A broker of one node has none of it.
 //
 // # RabbitMQ versions

@@ -7,20 +7,20 @@ package sim
 // messages queued and the broker's memory bounded. The simulator counts
 // per connection, not per channel and queue: a connection's unsent
 // deliveries, pushed and not yet sent, which is taken from the outbox,
-// or with ConnectOptions.SentWhenWritten reported written by the shell
+// or with ShellOptions.SentWhenWritten reported written by the shell
 // (Written). A client reading several channels or queues on one
 // connection is held back sooner than by RabbitMQ. The bound is
-// ConnectOptions.MaxUnsent: a shell sets DefaultMaxUnsent; in process,
+// ShellOptions.MaxUnsent: a shell sets DefaultMaxUnsent; in process,
 // where nothing stands between the outbox and its reader, there is none
 // unless set.
 
 // DefaultMaxUnsent is RabbitMQ's bound on unsent deliveries per channel
 // and queue, which a shell applies to the whole connection
-// (ConnectOptions.MaxUnsent).
+// (ShellOptions.MaxUnsent).
 const DefaultMaxUnsent = 200
 
 // maxUnsent returns the connection's bound, or 0 for none.
-func (c *Connection) maxUnsent() int { return max(c.opts.MaxUnsent, 0) }
+func (c *Connection) maxUnsent() int { return max(c.opts.Shell.MaxUnsent, 0) }
 
 // canSend reports whether the connection may be sent another delivery
 // from q; when it may not, q is remembered and dispatched again once the
@@ -67,7 +67,7 @@ func (c *Connection) sent(n int) {
 
 // Written tells the broker that the shell wrote n of the deliveries it
 // drained to the client's socket, so that more can follow (see
-// ConnectOptions.MaxUnsent and SentWhenWritten).
+// ShellOptions.MaxUnsent and SentWhenWritten).
 func (c *Connection) Written(n int) {
 	c.b.mu.Lock()
 	defer c.b.mu.Unlock()

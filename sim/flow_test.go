@@ -11,7 +11,7 @@ import (
 // queued, and each write lets as many more follow.
 func TestFlowShellStopsAtMaxUnsent(t *testing.T) {
 	b := sim.New(sim.Config{})
-	conn, _ := b.Dial(sim.ConnectOptions{MaxUnsent: sim.DefaultMaxUnsent, SentWhenWritten: true})
+	conn, _ := b.Dial(sim.ConnectOptions{Shell: sim.ShellOptions{MaxUnsent: sim.DefaultMaxUnsent, SentWhenWritten: true}})
 	ch, _ := conn.Channel()
 	ch.QueueDeclare("q", sim.QueueOptions{})
 	if _, err := ch.Consume("q", sim.ConsumeOptions{Tag: "c", NoAck: true}); err != nil {
@@ -44,7 +44,7 @@ func TestFlowShellStopsAtMaxUnsent(t *testing.T) {
 // it and reading lets more through.
 func TestFlowInProcessBound(t *testing.T) {
 	b := sim.New(sim.Config{})
-	conn, _ := b.Dial(sim.ConnectOptions{MaxUnsent: 3})
+	conn, _ := b.Dial(sim.ConnectOptions{Shell: sim.ShellOptions{MaxUnsent: 3}})
 	ch, _ := conn.Channel()
 	ch.QueueDeclare("q", sim.QueueOptions{})
 	c, _ := ch.Consume("q", sim.ConsumeOptions{Tag: "c", NoAck: true})

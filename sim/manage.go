@@ -174,9 +174,9 @@ func queueDetails(v *vhost, q *brokerQueue) QueueDetails {
 	}
 	if b := q.b; b.clustered() {
 		d.Leader, d.Members = b.queueNodes(q)
-		for _, m := range d.Members {
-			if i := slices.IndexFunc(b.nodes, func(n node) bool { return n.name == m }); b.running(i + 1) {
-				d.Online = append(d.Online, m)
+		for n := 1; n <= b.topo.Len(); n++ {
+			if name := b.topo.Name(n); slices.Contains(d.Members, name) && b.topo.Running(n) {
+				d.Online = append(d.Online, name)
 			}
 		}
 	}
@@ -184,7 +184,7 @@ func queueDetails(v *vhost, q *brokerQueue) QueueDetails {
 		cs := c.Owner()
 		d.ConsumerList = append(d.ConsumerList, QueueConsumer{ConsumerStats: cs.stats(), ConnectionID: cs.ch.conn.id})
 	}
-	if q.SingleActive() {
+	if q.caps.SingleActive {
 		if a := q.ActiveConsumer(); a != nil {
 			d.ActiveTag = a.Tag
 		}

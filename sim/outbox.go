@@ -36,7 +36,7 @@ type outbox struct {
 	// channel's own pushes.
 	staging bool
 	staged  []stagedItem
-	// notify is ConnectOptions.Notify; busy is pending() > 0, for a look
+	// notify is ShellOptions.Notify; busy is pending() > 0, for a look
 	// without the lock (Connection.HasPending).
 	notify func()
 	busy   atomic.Bool

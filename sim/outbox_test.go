@@ -98,7 +98,7 @@ func TestConfirmsOnePerCall(t *testing.T) {
 // first nack in one multiple ack, the rest one by one, then the nacks.
 func TestConfirmsCoalescedPerBatch(t *testing.T) {
 	b := sim.New(sim.Config{})
-	conn, _ := b.Dial(sim.ConnectOptions{Batched: true})
+	conn, _ := b.Dial(sim.ConnectOptions{Shell: sim.ShellOptions{Batched: true}})
 	ch, _ := conn.Channel()
 	ch.QueueDeclare("q", sim.QueueOptions{})
 	ch.QueueDeclare("full", sim.QueueOptions{Args: sim.Table{"x-max-length": int32(0), "x-overflow": "reject-publish"}})
@@ -159,7 +159,7 @@ func TestOutboxOneMode(t *testing.T) {
 		return out
 	}
 	notified := 0
-	shell := run(sim.ConnectOptions{Notify: func() { notified++ }}, false)
+	shell := run(sim.ConnectOptions{Shell: sim.ShellOptions{Notify: func() { notified++ }}}, false)
 	diff(t, "in process, drained", shell, run(sim.ConnectOptions{}, false))
 	if notified == 0 {
 		t.Error("Notify was never called")

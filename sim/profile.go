@@ -272,13 +272,13 @@ type Profile struct {
 	//     "CQv1 storage is removed", says x-queue-mode is refused at any
 	//     value; 4.3.6 does not refuse it.
 	//   - ImplicitQueueType, ReturnsByConsumerKey (4.0+) and
-	//     ClassicDeliveryCount (4.3+): measured on 4.0.5 and 4.3.6; the
-	//     last block of Version.Profile names the recordings.
+	//     ClassicDeliveryCount (4.3+): measured on 4.0.5 and 4.3.6; their
+	//     rows in Changes name the recordings.
 	//   - StreamQueueTexts, StreamAnySettlement, NoHAFailoverArg,
 	//     StreamChunkExtra, StreamReadBeforeRetention (4.0+),
 	//     MaxAgeNoCrash, MaxAgeComparedInMs and StreamReadAheadCrash
-	//     (4.3+): measured on 4.0.5 and 4.3.6; Profile.streams names the
-	//     recordings.
+	//     (4.3+): measured on 4.0.5 and 4.3.6; their rows in Changes name
+	//     the recordings.
 	Queue queue.Rules
 }
 
@@ -297,249 +297,42 @@ const transientNonExclusiveText = "Feature `transient_nonexcl_queues` is depreca
 var serverVersions = map[Version]string{V3_10: "3.10.8", V3_12: "3.12.0", V3_13: "3.13.7",
 	V4_0: "4.0.5", V4_1: "4.1.8", V4_2: "4.2.0", V4_3: "4.3.6"}
 
-// Profile returns the rules of the release series v.
+// Profile returns the rules of the release series v: 3.10's, with the
+// changes made by v (Changes) applied, oldest first.
 func (v Version) Profile() Profile {
 	if v == (Version{}) {
 		v = DefaultVersion
 	}
 	p := Profile{
 		Version:            v,
+		ServerVersion:      serverVersions[v],
 		MaxMessageSize:     134217728,
 		FrameMaxBeforeTune: 4096,
 		HTTPMaxBody:        8000000,
-		ServerVersion:      serverVersions[v],
+		Mechanisms:         "PLAIN AMQPLAIN",
+		AMQP08:             true,
+		RefusalHeader:      amqp091Header,
 	}
-	p.accessAndHandshake(v)
-	p.streams(v)
-	if v.atLeast(3, 12) {
-		p.QueueConsumerTimeout = true
-		p.Queue.GetCountOnlyReturned = true
-	}
-	if v.atLeast(3, 13) {
-		p.LastDeathHeaders = true
-		p.Queue.StreamFiltering = true
-	}
-	if v.atLeast(4, 0) {
-		p.IgnorePublisherDeaths = true
-		p.MaxMessageSize = 16777216
-		p.HTTPMaxBody = 20000000
-		p.Queue.DefaultDeliveryLimit = 20
-		p.Queue.QuorumPriorities = queue.TwoQuorumPriorities
-		p.Queue.QuorumSACPriority = true
-		p.ConsumerMaxPerChannel = true
-	}
-	if v.atLeast(4, 1) {
-		p.FrameMaxBeforeTune = 8192
-	}
-	if v.atLeast(4, 2) {
-		p.ReplyToMandatoryRouted = true
-		p.Queue.SACGetNamesQueueType = true
-	}
-	if v.atLeast(4, 3) {
-		p.ConsumersNeedVhost = true
-		p.GlobalQosDenied = true
-		p.Queue.ConsumerTimeoutQuorumOnly = true
-		p.Queue.QuorumConsumerTimeout = true
-		p.Queue.QuorumPriorities = queue.StrictQuorumPriorities
-		p.Queue.SplitDeliveryCount = true
-		p.Queue.OnlyQueueVersion2 = true
-	}
-	// Quorum queues and dead-lettering, as the library recorded on 4.0.5
-	// and 4.3.6 shows them. A rule the two releases share starts at 4.0
-	// (3.12, 3.13, 4.1 and 4.2 cannot be run here).
-	if v.atLeast(4, 0) {
-		// Recorded: quorum-redeclare.txt on 4.0.5 and 4.3.6.
-		p.Queue.ImplicitQueueType = true
-		// Recorded: quorum-close-return-order.txt on 4.0.5 and 4.3.6;
-		// rabbit_fifo:apply/3 (#checkout{} with a two-element spec, IsV4)
-		// keys a new consumer by the Raft index, and handle_down/3
-		// returns consumer by consumer in key order.
-		p.Queue.ReturnsByConsumerKey = true
-	}
-	if v.atLeast(4, 3) {
-		// Recorded on 4.3.6 (4.0.5 as 3.10.8): dlx-reject-with-routing-key,
-		// dlx-x-death-counts-cycle, maxlen-drop-head-dlx,
-		// ttl-requeue-keeps-expiry and dlx-reject-counts-delivery (a
-		// channel close counts, basic.nack does not, a quorum queue's
-		// dead letter carries its count, a dead letter handed straight to
-		// a waiting consumer is not redelivered). Source:
-		// rabbitmq-server#15020 ("4.3: Implement AMQP-1.0 delivery-count
-		// for CQs") and #15387 (basic.reject counts, basic.nack does not).
-		p.Queue.ClassicDeliveryCount = true
+	p.Platform, p.Copyright = platform(v)
+	for _, c := range changes {
+		if v.atLeast(c.Since.major, c.Since.minor) {
+			c.apply(&p, v)
+		}
 	}
 	return p
 }
 
-// accessAndHandshake sets the permission, declare and handshake rules of
-// release series v (the fields' comments give the evidence).
-func (p *Profile) accessAndHandshake(v Version) {
-	p.Platform, p.Copyright = "Erlang/OTP 25.2.3", "Copyright (c) 2007-2022 VMware, Inc. or its affiliates."
-	p.Mechanisms = "PLAIN AMQPLAIN"
-	p.AMQP08, p.RefusalHeader = true, amqp091Header
-	if v.atLeast(3, 13) {
-		p.UnknownExchangeTypeChannelError = true
+// platform is what connection.start says release series v runs on and
+// who holds its copyright: what it says it is, not a rule (measured with
+// a raw socket on 3.10.8, 4.0.5 and 4.3.6; see Profile.Platform).
+func platform(v Version) (platform, copyright string) {
+	switch {
+	case v.atLeast(4, 3):
+		return "Erlang/OTP 29.1.2", "Copyright (c) 2007-2026 Broadcom Inc and/or its subsidiaries"
+	case v.atLeast(4, 0):
+		return "Erlang/OTP 27.3.4.1", "Copyright (c) 2007-2024 Broadcom Inc and/or its subsidiaries"
 	}
-	if v.atLeast(4, 0) {
-		p.Platform, p.Copyright = "Erlang/OTP 27.3.4.1", "Copyright (c) 2007-2024 Broadcom Inc and/or its subsidiaries"
-		p.Mechanisms = "PLAIN ANONYMOUS AMQPLAIN"
-		p.AMQP08, p.AMQP10, p.RefusalHeader = false, true, amqp10SASLHeader
-		p.AccessRefusalNamesPermission = true
-	}
-	if v.atLeast(4, 3) {
-		p.Platform, p.Copyright = "Erlang/OTP 29.1.2", "Copyright (c) 2007-2026 Broadcom Inc and/or its subsidiaries"
-		p.Mechanisms = "PLAIN AMQPLAIN ANONYMOUS"
-		p.PassiveDeclareNeedsPermission = true
-		p.Queue.QueueModeUnchecked = true
-	}
-}
-
-// streams sets the stream rules of release series v, as the library
-// recorded on 4.0.5 and 4.3.6 shows them (stream-*.txt). A rule the two
-// releases share starts at 4.0 (3.12, 3.13, 4.1 and 4.2 cannot be run
-// here) unless the source says otherwise.
-func (p *Profile) streams(v Version) {
-	if v.atLeast(4, 0) {
-		// Recorded: stream-consume-checks.txt and stream-offset-errors.txt
-		// on 4.0.5 and 4.3.6 (a client's documentation quotes 3.13.7
-		// with 3.10's text).
-		p.Queue.StreamQueueTexts = true
-		// Recorded: stream-settle.txt on 4.0.5 and 4.3.6.
-		p.Queue.StreamAnySettlement = true
-		// Recorded: stream-consume-args.txt on 4.0.5 and 4.3.6; 4.0
-		// removed classic queue mirroring (release-notes/4.0.1.md).
-		p.Queue.NoHAFailoverArg = true
-		// Recorded: stream-retention-bytes.txt on 4.0.5 and 4.3.6, the
-		// size measured there on the segment files; 3.13's message
-		// containers may have made the change, unmeasured.
-		p.Queue.StreamChunkExtra = 12
-		// Recorded: races/stream-retention-age-at-attach.txt and
-		// races/stream-retention-bytes-at-attach.txt on 4.0.5 and 4.3.6,
-		// the outcome an idle broker gives.
-		p.Queue.StreamReadBeforeRetention = true
-	}
-	if v.atLeast(4, 3) {
-		// Recorded: stream-declare-crash.txt and stream-offset-errors.txt
-		// on 4.3.6 (4.0.5 still crashes). The fix is rabbitmq-server
-		// #16284 (check_max_age/1's regex wants a digit), merged on
-		// 2026-05-01 with no backport label: the 4.1 and 4.2 profiles
-		// (4.1.8, 4.2.0) are taken to predate it.
-		p.Queue.MaxAgeNoCrash = true
-		// Recorded: stream-redeclare.txt on 4.3.6 (4.0.5 compares the
-		// strings). rabbitmq-server#8509 asked for it and was still
-		// discussed in August 2026: 4.1 and 4.2 are taken to compare
-		// strings.
-		p.Queue.MaxAgeComparedInMs = true
-		// Recorded: stream-read-ahead.txt and stream-retention-bytes.txt
-		// on 4.3.6 (4.0.5 reads on), the rule read in osiris 1.13.1;
-		// 4.1 and 4.2 are taken to read on as 4.0.
-		p.Queue.StreamReadAheadCrash = true
-	}
-}
-
-// Change is one rule of Profile that some release changed, named for
-// reports (the upgrade check attributes each difference it finds to the
-// change that, undone, removes it).
-type Change struct {
-	Name  string  // e.g. "global_qos denied"
-	Since Version // the first release with the change
-	Why   string  // what it does to a client, in a sentence
-	// Measured says how the rule was measured on a real broker where no
-	// scenario of the library can show it (a raw socket, a large body),
-	// and which test pins it; "" when a recording does, or nothing.
-	Measured string
-	undo     func(p *Profile, base Profile)
-}
-
-// Undo returns p with this change as it is in base (an older release's
-// profile).
-func (c Change) Undo(p, base Profile) Profile {
-	c.undo(&p, base)
-	return p
-}
-
-// Changes lists the rules the profiles differ by, oldest first.
-func Changes() []Change {
-	return []Change{
-		{"per-queue consumer timeout", V3_12, "x-consumer-timeout and the consumer-timeout policy set a queue's consumer timeout", "",
-			func(p *Profile, b Profile) { p.QueueConsumerTimeout = b.QueueConsumerTimeout }},
-		{"quorum basic.get without x-delivery-count 0", V3_12, "a quorum basic.get carries x-delivery-count only after a return", "",
-			func(p *Profile, b Profile) { p.Queue.GetCountOnlyReturned = b.Queue.GetCountOnlyReturned }},
-		{"x-last-death headers", V3_13, "dead-lettered messages carry x-last-death-reason, -queue and -exchange", "",
-			func(p *Profile, b Profile) { p.LastDeathHeaders = b.LastDeathHeaders }},
-		{"stream filtering", V3_13, "a stream consumer with x-stream-filter gets only the messages whose x-stream-filter-value it names; classic and quorum queues refuse x-stream-filter and x-stream-match-unfiltered", "",
-			func(p *Profile, b Profile) { p.Queue.StreamFiltering = b.Queue.StreamFiltering }},
-		{"unknown exchange type is a channel error", V3_13, "exchange.declare of an unknown type closes the channel with 406, not the connection with 503", "",
-			func(p *Profile, b Profile) { p.UnknownExchangeTypeChannelError = b.UnknownExchangeTypeChannelError }},
-		{"stream consume texts", V4_0, "basic.consume on a stream is refused with texts that name a \"stream queue\"", "",
-			func(p *Profile, b Profile) { p.Queue.StreamQueueTexts = b.Queue.StreamQueueTexts }},
-		{"stream nack, reject and recover", V4_0, "basic.nack, basic.reject and basic.recover of a stream's deliveries settle them as basic.ack does instead of closing the connection", "",
-			func(p *Profile, b Profile) { p.Queue.StreamAnySettlement = b.Queue.StreamAnySettlement }},
-		{"x-cancel-on-ha-failover ignored", V4_0, "basic.consume takes x-cancel-on-ha-failover on any queue and ignores it", "",
-			func(p *Profile, b Profile) { p.Queue.NoHAFailoverArg = b.Queue.NoHAFailoverArg }},
-		{"stream chunks 12 bytes larger", V4_0, "a stream stores each message in 12 more bytes, so its segments fill and x-max-length-bytes deletes them sooner", "",
-			func(p *Profile, b Profile) { p.Queue.StreamChunkExtra = b.Queue.StreamChunkExtra }},
-		{"stream reader starts before retention", V4_0, "a stream consumer whose attach opens a segment reads the segments that retention then deletes", "",
-			func(p *Profile, b Profile) { p.Queue.StreamReadBeforeRetention = b.Queue.StreamReadBeforeRetention }},
-		{"publisher's x-death ignored", V4_0, "an x-death header set by a publisher is overwritten, not extended", "",
-			func(p *Profile, b Profile) { p.IgnorePublisherDeaths = b.IgnorePublisherDeaths }},
-		{"max_message_size 16 MiB", V4_0, "a larger message closes the channel with 406",
-			"measured on 4.0.5 and 4.3.6 with amqp091-go: a 16777217-byte body closes the channel with 406 \"message size 16777217 is larger than configured max size 16777216\", 16777216 bytes go through; 3.10.8 takes both (TestMaxMessageSize40)",
-			func(p *Profile, b Profile) { p.MaxMessageSize = b.MaxMessageSize }},
-		{"quorum delivery limit 20", V4_0, "quorum queues dead-letter or drop a message returned more than 20 times, and requeue to the head", "",
-			func(p *Profile, b Profile) { p.Queue.DefaultDeliveryLimit = b.Queue.DefaultDeliveryLimit }},
-		{"quorum priorities", V4_0, "quorum queues order messages by priority (two levels in 4.0-4.2, 0..31 in 4.3)", "",
-			func(p *Profile, b Profile) { p.Queue.QuorumPriorities = b.Queue.QuorumPriorities }},
-		{"quorum single active consumer by priority", V4_0, "on a quorum single active consumer queue a consumer of higher x-priority takes over once the active one has settled what it holds, and the next active consumer is the waiting one of highest priority, not the first registered", "",
-			func(p *Profile, b Profile) { p.Queue.QuorumSACPriority = b.Queue.QuorumSACPriority }},
-		{"consumer_max_per_channel", V4_0, "with consumer_max_per_channel set, a basic.consume beyond it closes the connection with 530", "",
-			func(p *Profile, b Profile) { p.ConsumerMaxPerChannel = b.ConsumerMaxPerChannel }},
-		{"refusals name the permission", V4_0, "a 403 ACCESS_REFUSED for a missing permission starts with it: \"configure access to queue ...\"", "",
-			func(p *Profile, b Profile) { p.AccessRefusalNamesPermission = b.AccessRefusalNamesPermission }},
-		{"ANONYMOUS mechanism", V4_0, "connection.start offers ANONYMOUS, which logs in as guest",
-			"measured on 3.10.8, 4.0.5 and 4.3.6 with a raw socket (TestMechanismsAnonymous40, TestServerAnonymousLogin40)",
-			func(p *Profile, b Profile) { p.Mechanisms = b.Mechanisms }},
-		{"AMQP 1.0 protocol header", V4_0, "a protocol header other than 0-9-1's is answered with AMQP 1.0's SASL header, and 0-8's no longer starts AMQP 0-8",
-			"measured on 3.10.8, 4.0.5 and 4.3.6 with a raw socket (TestProtocolHeaderAnswers, TestServerProtocolHeaderPerProfile)",
-			func(p *Profile, b Profile) { p.AMQP08, p.AMQP10, p.RefusalHeader = b.AMQP08, b.AMQP10, b.RefusalHeader }},
-		{"x-queue-type defaults to classic", V4_0, "a redeclaration of another queue type without x-queue-type is refused as \"received 'classic' but current is 'quorum'\"", "",
-			func(p *Profile, b Profile) { p.Queue.ImplicitQueueType = b.Queue.ImplicitQueueType }},
-		{"quorum close returns by consumer", V4_0, "a quorum queue takes back a closed channel's messages consumer by consumer in registration order, basic.get ones last (3.10: basic.get ones first, consumers by tag)", "",
-			func(p *Profile, b Profile) { p.Queue.ReturnsByConsumerKey = b.Queue.ReturnsByConsumerKey }},
-		{"management bodies up to 20 MB", V4_0, "the management HTTP API reads request bodies up to 20,000,000 bytes, where 3.10 refuses one over the 8,000,000 bytes it reads at once",
-			"measured on 3.10.8 (8,000,001 bytes taken, 8,100,000 refused); 20,000,000 read in 4.0.5's and 4.3.6's beams (TestBodyOverTheReleaseLimit)",
-			func(p *Profile, b Profile) { p.HTTPMaxBody = b.HTTPMaxBody }},
-		{"frame_max 8192 before tune", V4_1, "frames up to 8192 bytes are accepted before connection.tune-ok", "",
-			func(p *Profile, b Profile) { p.FrameMaxBeforeTune = b.FrameMaxBeforeTune }},
-		{"mandatory reply-to routed", V4_2, "a mandatory publish to a direct reply-to name is not returned", "",
-			func(p *Profile, b Profile) { p.ReplyToMandatoryRouted = b.ReplyToMandatoryRouted }},
-		{"basic.get on quorum SAC text", V4_2, "basic.get on a quorum single active consumer queue is still refused with 405, its text naming the type as <<\"quorum\">>", "",
-			func(p *Profile, b Profile) { p.Queue.SACGetNamesQueueType = b.Queue.SACGetNamesQueueType }},
-		{"x-max-age parse errors refused", V4_3, "an x-max-age or x-stream-offset interval that does not start with a digit is refused with 406 instead of closing the connection with 541", "",
-			func(p *Profile, b Profile) { p.Queue.MaxAgeNoCrash = b.Queue.MaxAgeNoCrash }},
-		{"x-max-age compared in milliseconds", V4_3, "a stream redeclared with an equal x-max-age in other units (\"60m\" for \"1h\") is accepted, and a different one is reported in milliseconds", "",
-			func(p *Profile, b Profile) { p.Queue.MaxAgeComparedInMs = b.Queue.MaxAgeComparedInMs }},
-		{"stream read-ahead crash", V4_3, "a stream consumer that read a segment's first messages and went on into a segment holding only an attach's snapshot closes its connection with 541 at the next publish if it has credit", "",
-			func(p *Profile, b Profile) { p.Queue.StreamReadAheadCrash = b.Queue.StreamReadAheadCrash }},
-		{"global_qos denied", V4_3, "basic.qos global=true sets the per-consumer prefetch instead of a channel-wide limit; permit the feature to keep it", "",
-			func(p *Profile, b Profile) { p.GlobalQosDenied = b.GlobalQosDenied }},
-		{"consumer timeout on quorum queues only", V4_3, "classic queues have no consumer timeout and refuse x-consumer-timeout", "",
-			func(p *Profile, b Profile) { p.Queue.ConsumerTimeoutQuorumOnly = b.Queue.ConsumerTimeoutQuorumOnly }},
-		{"quorum queues time deliveries out", V4_3, "a quorum queue takes back a delivery unacked past the consumer timeout at once, not at a channel tick, and sends the consumer basic.cancel instead of closing the channel; the consumer stays and gets messages again once the client has settled the timed-out tags", "",
-			func(p *Profile, b Profile) { p.Queue.QuorumConsumerTimeout = b.Queue.QuorumConsumerTimeout }},
-		{"basic.reject and basic.nack counted apart", V4_3, "on quorum queues only basic.reject and channel closes count towards the delivery limit and x-delivery-count; x-acquired-count counts every return", "",
-			func(p *Profile, b Profile) { p.Queue.SplitDeliveryCount = b.Queue.SplitDeliveryCount }},
-		{"classic delivery-count", V4_3, "a message a client rejected with basic.reject (not basic.nack), or held on a channel that closed, counts a failed delivery, kept when it is dead-lettered: a classic queue that stores it delivers it as redelivered, even the first time", "",
-			func(p *Profile, b Profile) { p.Queue.ClassicDeliveryCount = b.Queue.ClassicDeliveryCount }},
-		{"x-queue-version 2 only", V4_3, "x-queue-version 1 is refused", "",
-			func(p *Profile, b Profile) { p.Queue.OnlyQueueVersion2 = b.Queue.OnlyQueueVersion2 }},
-		{"passive declare needs a permission", V4_3, "a passive queue.declare or exchange.declare without any permission on the name is refused with 403, naming configure", "",
-			func(p *Profile, b Profile) { p.PassiveDeclareNeedsPermission = b.PassiveDeclareNeedsPermission }},
-		{"x-queue-mode unchecked", V4_3, "x-queue-mode takes any value", "",
-			func(p *Profile, b Profile) { p.Queue.QueueModeUnchecked = b.Queue.QueueModeUnchecked }},
-		{"consumers of a vhost need access", V4_3, "GET /api/consumers/VHOST refuses a user who neither has permissions in the vhost nor the monitoring tag",
-			"read in 4.3.6's rabbit_mgmt_wm_consumers beam; 3.10.8's answer recorded in mgmt/testdata/rabbitmq (TestConsumersOfAVhostNeedAccessFrom43)",
-			func(p *Profile, b Profile) { p.ConsumersNeedVhost = b.ConsumersNeedVhost }},
-	}
+	return "Erlang/OTP 25.2.3", "Copyright (c) 2007-2022 VMware, Inc. or its affiliates."
 }
 
 // DeprecatedFeatures are the deprecated features Config.Permit can

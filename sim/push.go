@@ -21,6 +21,13 @@ import (
 //   - channel.close and connection.close: Err.
 //   - connection.blocked: ReplyText, the reason; connection.unblocked:
 //     nothing more.
+//   - The replies of the channel's methods (queue.declare-ok,
+//     basic.qos-ok, channel.close-ok, ...), where the connection takes
+//     them from the outbox (ShellOptions.Replies) or the channel queued
+//     the method (ErrQueued): queue.declare-ok has Delivery.Queue,
+//     Delivery.MessageCount and Consumers; queue.purge-ok and
+//     queue.delete-ok Delivery.MessageCount; basic.consume-ok and
+//     basic.cancel-ok Delivery.ConsumerTag; the others nothing more.
 type Push struct {
 	Method  protocol.Method
 	Channel uint16 // 0 for connection.close
@@ -35,11 +42,8 @@ type Push struct {
 	// close-ok: a cluster node stopping or crashing (Broker.StopNode,
 	// KillNode).
 	Drop bool
-	// Resumed, on a push with no Method, says that the channel's call
-	// RabbitMQ answers late is over (ErrPending): the shell applies the
-	// methods it held back since, in order, as RabbitMQ's channel
-	// process takes them from its mailbox.
-	Resumed bool
+	// Consumers is queue.declare-ok's consumer count.
+	Consumers int
 }
 
 // Return is basic.return of an unroutable mandatory message.
@@ -70,7 +74,7 @@ type Cancellation struct {
 // Drain takes everything the broker has pushed to the connection and not
 // yet taken, in the order the broker pushed it, and returns it appended to
 // buf: how a shell (the wire server) reads a connection, after each call it
-// makes and whenever ConnectOptions.Notify says there is more, and how a
+// makes and whenever ShellOptions.Notify says there is more, and how a
 // test reads everything a client was sent. The in-process readers
 // (Consumer.Next, Channel.Returns, Confirms and Cancels) take their kind
 // from the same outbox; what one took, the other does not see.
@@ -83,12 +87,12 @@ func (c *Connection) Drain(buf []Push) []Push {
 }
 
 // taken counts the deliveries readers took as sent, unless the shell
-// reports what it wrote instead (ConnectOptions.SentWhenWritten). Caller
+// reports what it wrote instead (ShellOptions.SentWhenWritten). Caller
 // holds the lock.
 func (c *Connection) taken() {
 	n := c.out.deliveriesTaken
 	c.out.deliveriesTaken = 0
-	if !c.opts.SentWhenWritten {
+	if !c.opts.Shell.SentWhenWritten {
 		c.sent(n)
 	}
 }
@@ -96,7 +100,7 @@ func (c *Connection) taken() {
 // HasPending reports whether the connection's outbox holds a push,
 // without taking the broker's lock: a shell looks before it drains, as
 // most calls of a batched connection push nothing until it is idle. A
-// push made meanwhile is announced by ConnectOptions.Notify.
+// push made meanwhile is announced by ShellOptions.Notify.
 func (c *Connection) HasPending() bool { return c.out.busy.Load() }
 
 // Pending returns the number of pushes waiting in the connection's outbox.

@@ -3,6 +3,7 @@ package sim
 import (
 	"time"
 
+	"github.com/amqpsim/amqpsim/cluster"
 	"github.com/amqpsim/amqpsim/consumer"
 	"github.com/amqpsim/amqpsim/protocol"
 	"github.com/amqpsim/amqpsim/queue"
@@ -22,9 +23,9 @@ type brokerQueue struct {
 	// deliveries are then ignored, as RabbitMQ ignores them.
 	deleted bool
 	timers  [5]*timer // by queue.Timer, made on first use
-	// limited is the queue's ChannelLimited and timed its
-	// HasConsumerTimeout, read on the delivery path.
-	limited, timed bool
+	// caps are the queue's answers about its type (queue.Caps), fixed at
+	// declare, read on the delivery path.
+	caps queue.Caps
 	// cluster is where the queue leads and what waits on its leader.
 	cluster clusterQueue
 }
@@ -35,31 +36,35 @@ var _ queue.Env[*Consumer] = (*brokerQueue)(nil)
 // queue.declare and a definitions import alike. Caller holds the lock.
 func (b *Broker) newQueue(vhost, name string, o queue.Options) (*brokerQueue, error) {
 	o.Rules, o.Epoch = b.profile.Queue, b.cfg.Start
-	q := &brokerQueue{b: b, cluster: clusterQueue{leader: 1}}
+	q := &brokerQueue{b: b}
 	qq, err := queue.New[*Consumer](q, vhost, name, o)
 	if err != nil {
 		return nil, err
 	}
 	q.Queue = qq
-	q.limited, q.timed = qq.ChannelLimited(), qq.HasConsumerTimeout()
+	q.caps = qq.Caps()
+	q.cluster.Leader, q.cluster.Replicated = 1, q.caps.Replicated
 	return q, nil
 }
+
+// Resource names the queue as RabbitMQ's error texts do.
+func (q *brokerQueue) Resource() string { return queue.ResourceName(q.Vhost(), q.Name()) }
 
 // Now is the virtual time since the broker started, in nanoseconds.
 func (q *brokerQueue) Now() int64 { return q.b.elapsed }
 
 // CanSend is the channel-wide limiter's can_send for c's channel; a closed
 // channel (its connection is closing) takes nothing, and a queue that is
-// not ChannelLimited asks only for room in the connection's outbox.
+// not ChannelLimited (queue.Caps) asks only for room in the connection's outbox.
 func (q *brokerQueue) CanSend(c *consumer.Consumer[*Consumer]) bool {
 	cs := c.Owner()
 	if cs.ch.closed != nil || cs.ch.conn.closed != nil { // closing (a fired DeliveryFault)
 		return false
 	}
-	if q.cluster.leader != 0 && q.b.clustered() && q.b.reach(q, cs.ch.conn.node) != reachable {
+	if q.b.clustered() && q.b.reach(q, cs.ch.conn.node) != cluster.Reachable {
 		return false // its leader is out of the consumer's reach (cluster.go)
 	}
-	if !q.limited {
+	if !q.caps.ChannelLimited {
 		return cs.ch.conn.canSend(q)
 	}
 	return cs.ch.conn.canSend(q) && cs.ch.core.Allow(q, !c.NoAck)
@@ -167,7 +172,7 @@ func (q *brokerQueue) StopTimer(t queue.Timer) { q.b.stop(q.timers[t]) }
 // timerFired runs a queue timer: the TTL timer drops expired heads and the
 // queue is dispatched; x-expires deletes a queue left without consumers.
 func (q *brokerQueue) timerFired(t queue.Timer) {
-	if q.deleted || q.cluster.down != NodeRunning {
+	if q.deleted || q.cluster.Down != NodeRunning {
 		return
 	}
 	if q.TimerFired(t) {

@@ -19,7 +19,7 @@ import (
 // the phase of the channel's opening and the close comes anywhere in
 // (T, T+tick] after the delivery. That phase, and the tick running on
 // until hibernation after the last ack, are not modelled. From 4.3 no
-// queue's deliveries have the channel's timeout (Queue.HasConsumerTimeout),
+// queue's deliveries have the channel's timeout (queue.Caps.ConsumerTimeout),
 // so the tick never starts: a 4.3 quorum queue times its deliveries out
 // itself (brokerQueue.TimedOut).
 
@@ -84,16 +84,16 @@ func (ch *Channel) onTick() {
 
 // oldestTimed is the delivery the tick checks: the oldest unacked one
 // from a queue whose type the channel's consumer timeout applies to
-// (Queue.HasConsumerTimeout: every queue before 4.3; in 4.3 none, as
+// (queue.Caps.ConsumerTimeout: every queue before 4.3; in 4.3 none, as
 // classic queues and streams have no consumer timeout,
 // queue.Rules.ConsumerTimeoutQuorumOnly, and a quorum queue times its
 // deliveries out itself, queue.Rules.QuorumConsumerTimeout, TimedOut).
 func (ch *Channel) oldestTimed() *channel.Delivery[delivery] {
-	if d := ch.core.Oldest(); d == nil || d.Ref.q.HasConsumerTimeout() {
+	if d := ch.core.Oldest(); d == nil || d.Ref.q.caps.ConsumerTimeout {
 		return d
 	}
 	for _, d := range ch.core.Deliveries() {
-		if d.Ref.q.HasConsumerTimeout() {
+		if d.Ref.q.caps.ConsumerTimeout {
 			return &d
 		}
 	}

@@ -63,7 +63,7 @@ func (tx *txState) held() []channel.Delivery[delivery] {
 // held until TxCommit, and TxRollback discards them. A channel in confirm
 // mode refuses it (406).
 func (ch *Channel) Tx() error {
-	return ch.do(protocol.TxSelect, nil, func() error {
+	return ch.do(&call{m: protocol.TxSelect, apply: func() error {
 		if ch.confirming {
 			return protocol.Errorf(protocol.PreconditionFailed, protocol.TxSelect, "cannot switch from confirm to tx mode")
 		}
@@ -71,7 +71,7 @@ func (ch *Channel) Tx() error {
 			ch.tx = &txState{}
 		}
 		return nil
-	})
+	}, reply: okReply(protocol.TxSelectOk)})
 }
 
 // TxCommit is tx.commit: the held publishes are delivered to the queues
@@ -85,7 +85,7 @@ func (ch *Channel) Tx() error {
 // confirmed (maybe_complete_tx), on 3.10.8, 4.0.5 and 4.3.6 alike
 // (tx-partial-completion.txt).
 func (ch *Channel) TxCommit() error {
-	return ch.do(protocol.TxCommit, nil, func() error {
+	return ch.do(&call{m: protocol.TxCommit, apply: func() error {
 		tx, err := ch.transaction(protocol.TxCommit)
 		if err != nil {
 			return err
@@ -115,7 +115,7 @@ func (ch *Channel) TxCommit() error {
 			for i, p := range tx.publishes {
 				var qs []*brokerQueue
 				for _, q := range p.queues {
-					if q.DeliversAfterConsensus() == late {
+					if q.caps.DeliversAfterConsensus == late {
 						qs = append(qs, q)
 					}
 				}
@@ -147,14 +147,14 @@ func (ch *Channel) TxCommit() error {
 		// once the channel has delivered the held messages.
 		ch.pushReply(Push{Method: protocol.TxCommitOk})
 		return nil
-	})
+	}})
 }
 
 // TxRollback is tx.rollback: the held publishes are discarded and the held
 // settlements undone, their deliveries unacked again; a channel that is
 // not transactional refuses it (406).
 func (ch *Channel) TxRollback() error {
-	return ch.do(protocol.TxRollback, nil, func() error {
+	return ch.do(&call{m: protocol.TxRollback, apply: func() error {
 		tx, err := ch.transaction(protocol.TxRollback)
 		if err != nil {
 			return err
@@ -163,7 +163,7 @@ func (ch *Channel) TxRollback() error {
 		ch.core.Restore(tx.held())
 		ch.armTick()
 		return nil
-	})
+	}, reply: okReply(protocol.TxRollbackOk)})
 }
 
 func (ch *Channel) transaction(m protocol.Method) (*txState, error) {

@@ -28,6 +28,11 @@ type brokerLock struct {
 	// before, when set, runs under the lock at every Lock: the followed
 	// clock's catch-up (clock.go). It reports whether it changed anything.
 	before func() bool
+	// after runs under the lock at the end of a call that may have
+	// changed the broker, when due is set: the mailboxes of the channels
+	// the call resumed (mailbox.go).
+	after func()
+	due   bool
 }
 
 func (l *brokerLock) init() { l.cond.L = &l.mu }
@@ -44,6 +49,9 @@ func (l *brokerLock) Lock() {
 // Unlock releases the lock after a call that may have changed the broker,
 // and wakes every waiter.
 func (l *brokerLock) Unlock() {
+	if l.due {
+		l.after()
+	}
 	l.changes++
 	waiters := l.waiters
 	l.mu.Unlock()

@@ -21,10 +21,16 @@
 // [Server] speaks the protocol to clients the way the simulated RabbitMQ
 // release does (sim.Profile; 4.3 by default) and translates every method
 // into a call on a [sim.Broker], then writes the connection's outbox
-// (sim.Connection.Drain) to the socket; the rules of a client across a
-// socket (awaiting close-ok, batched reads, the 200-unsent bound) are the
-// broker's options, which it sets (sim.ConnectOptions). [Pipe] is the
-// in-memory transport it is usually served over (see package amqptest).
+// (sim.Connection.Drain) to the socket, the replies among the rest: it
+// holds no method back, as a channel that waits queues them itself
+// (sim.ErrQueued). The rules of a client across a socket (awaiting
+// close-ok, batched reads, the 200-unsent bound, replies in the outbox)
+// are the broker's options, which it sets (sim.ShellOptions). On a
+// cluster it is the one place that knows a node is down: it refuses a
+// dial to it ([Server.Refused]) and closes its listener
+// ([Server.ListenNodes]), following the broker's node events. [Pipe] is
+// the in-memory transport it is usually served over (see package
+// amqptest).
 // methods_gen.go is regenerated with "go generate ./wire/".
 //
 //go:generate go run ./internal/gen

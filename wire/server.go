@@ -84,6 +84,7 @@ type Server struct {
 	quit      chan struct{} // closed by Close; ends Serve's back-off sleeps
 	conns     map[*serverConn]struct{}
 	listeners map[net.Listener]struct{}
+	nodes     *nodeListeners // ListenNodes'
 	wg        sync.WaitGroup
 }
 

@@ -43,11 +43,9 @@ type serverConn struct {
 	maxBody uint64
 
 	// Reader-only state, but chans changes only under callMu, which the
-	// writer holds to read it; resumes are the channels a drain found
-	// resumed (under callMu).
+	// writer holds to read it.
 	clientClosed bool // client sent connection.close
 	chans        map[uint16]*chanState
-	resumes      []uint16
 
 	// closing: the server sent connection.close and waits for close-ok.
 	closing   atomic.Bool
@@ -116,14 +114,6 @@ type chanState struct {
 
 	// gone is set once the channel is closed: the reader then forgets it.
 	gone atomic.Bool
-
-	// Under callMu: call is the content of the method being applied;
-	// parked are the methods held back while the broker's channel waits
-	// in a call (sim.ErrPending), in order, and deferred is set by apply
-	// when the broker answered ErrPending.
-	call     callContent
-	parked   []parkedMethod
-	deferred bool
 }
 
 type frameExpect uint8
@@ -378,8 +368,9 @@ func (c *serverConn) handleFrame(f Frame) {
 	}
 	cs := c.chans[f.Channel]
 	if cs != nil && cs.gone.Load() {
-		// Closed by a call, which the writer may have made (unpark):
-		// the map changes only under callMu.
+		// Closed, as a drain found, which the writer may have made (a
+		// close-ok the broker pushed late): the map changes only under
+		// callMu.
 		c.callMu.Lock()
 		delete(c.chans, f.Channel)
 		c.callMu.Unlock()

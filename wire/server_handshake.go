@@ -155,14 +155,19 @@ func (c *serverConn) handshake() bool {
 		NoCancelNotify:  !cancelNotify,
 		NoBlockedNotify: !blockedNotify,
 		ChannelMax:      channelMax,
-		Notify:          c.notify,
 		// A client across a socket, as RabbitMQ treats one: it answers
-		// channel.close, its frames come in reads (batchReader), and its
-		// deliveries wait for the writer (writeLoop reports Written).
-		AwaitCloseOk:    true,
-		Batched:         true,
-		MaxUnsent:       sim.DefaultMaxUnsent,
-		SentWhenWritten: true,
+		// channel.close, its frames come in reads (batchReader), its
+		// deliveries wait for the writer (writeLoop reports Written), and
+		// the replies come in order with the rest of what the broker
+		// sends (writePush).
+		Shell: sim.ShellOptions{
+			Notify:          c.notify,
+			AwaitCloseOk:    true,
+			Batched:         true,
+			MaxUnsent:       sim.DefaultMaxUnsent,
+			SentWhenWritten: true,
+			Replies:         true,
+		},
 		// For inspection (the management API's connection list).
 		ClientProperties: startOk.ClientProperties,
 		PeerName:         c.nc.RemoteAddr().String(),

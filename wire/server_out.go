@@ -75,9 +75,6 @@ func (c *serverConn) call(f func() (outItem, bool)) {
 	}
 	c.inCall.Store(false) // before the drain: a push after it wakes the writer
 	drop := c.drainLocked()
-	c.mu.Unlock()
-	drop = c.resume() || drop
-	c.mu.Lock()
 	queued := len(c.out) > 0
 	c.mu.Unlock()
 	c.callMu.Unlock()
@@ -95,31 +92,9 @@ func (c *serverConn) drain() {
 	c.mu.Lock()
 	drop := c.drainLocked()
 	c.mu.Unlock()
-	if c.resume() || drop {
+	if drop {
 		c.closeTransport()
 	}
-}
-
-// resume applies the methods held back on the channels the drain found
-// resumed or closed by the broker, and drains what they pushed, until no
-// channel is left to resume. It reports whether the transport is to
-// close at once. Caller holds callMu, not mu.
-func (c *serverConn) resume() (drop bool) {
-	for len(c.resumes) > 0 {
-		ids := c.resumes
-		c.resumes = nil
-		for _, id := range ids {
-			c.unpark(id)
-		}
-		// The channels took their mailboxes' methods: what they owe
-		// for them (confirms, deliveries after consensus) goes out, as
-		// when the reader has read everything.
-		c.sc.Idle()
-		c.mu.Lock()
-		drop = c.drainLocked() || drop
-		c.mu.Unlock()
-	}
-	return drop
 }
 
 // drainLocked is drain; caller holds callMu and mu (which the broker never
@@ -134,14 +109,12 @@ func (c *serverConn) drainLocked() (drop bool) {
 	c.pushes = sc.Drain(c.pushes)
 	for i := n; i < len(c.pushes); i++ {
 		p := &c.pushes[i]
-		if p.Resumed || p.Method == protocol.ChannelClose {
-			// The channel's methods held back go on, or meet the
-			// closed channel (resume).
-			if cs, ok := c.chans[p.Channel]; ok && len(cs.parked) > 0 {
-				c.resumes = append(c.resumes, p.Channel)
-			}
-			if p.Resumed {
-				continue
+		if p.Method == protocol.ChannelCloseOk {
+			// The reply to the client's channel.close: the number is
+			// free, unless the broker closed the channel first and
+			// waits for the client's close-ok.
+			if cs, ok := c.chans[p.Channel]; ok && !cs.sim.Closing() {
+				cs.gone.Store(true)
 			}
 		}
 		if p.Method == protocol.ConnectionClose && p.Drop {
@@ -175,7 +148,7 @@ func (c *serverConn) enqueue(it outItem) {
 	c.signal()
 }
 
-// notify is the broker's ConnectOptions.Notify, called under the broker's
+// notify is the broker's ShellOptions.Notify, called under the broker's
 // lock: it wakes the writer to drain the outbox, unless the reader is in a
 // call, which drains it on its way out (the writer would only wait for
 // callMu).
@@ -228,7 +201,54 @@ func (c *serverConn) writePush(p *sim.Push) error {
 	case protocol.ConnectionUnblock:
 		return c.fw.WriteMethod(0, &ConnectionUnblocked{})
 	}
+	if m := replyMethod(p); m != nil {
+		return c.fw.WriteMethod(p.Channel, m)
+	}
 	return fmt.Errorf("wire: no frames for a push of %v", p.Method)
+}
+
+// replyMethod is the method of a reply the broker pushed, nil for a push
+// that is not one.
+func replyMethod(p *sim.Push) Method {
+	switch p.Method {
+	case protocol.ChannelCloseOk:
+		return &ChannelCloseOk{}
+	case protocol.ChannelFlowOk:
+		return &ChannelFlowOk{Active: true} // active=false is refused
+	case protocol.ExchangeDeclareOk:
+		return &ExchangeDeclareOk{}
+	case protocol.ExchangeDeleteOk:
+		return &ExchangeDeleteOk{}
+	case protocol.ExchangeBindOk:
+		return &ExchangeBindOk{}
+	case protocol.ExchangeUnbindOk:
+		return &ExchangeUnbindOk{}
+	case protocol.QueueDeclareOk:
+		return &QueueDeclareOk{Queue: p.Queue, MessageCount: uint32(p.MessageCount), ConsumerCount: uint32(p.Consumers)}
+	case protocol.QueueBindOk:
+		return &QueueBindOk{}
+	case protocol.QueueUnbindOk:
+		return &QueueUnbindOk{}
+	case protocol.QueuePurgeOk:
+		return &QueuePurgeOk{MessageCount: uint32(p.MessageCount)}
+	case protocol.QueueDeleteOk:
+		return &QueueDeleteOk{MessageCount: uint32(p.MessageCount)}
+	case protocol.BasicQosOk:
+		return &BasicQosOk{}
+	case protocol.BasicConsumeOk:
+		return &BasicConsumeOk{ConsumerTag: p.ConsumerTag}
+	case protocol.BasicCancelOk:
+		return &BasicCancelOk{ConsumerTag: p.ConsumerTag}
+	case protocol.BasicRecoverOk:
+		return &BasicRecoverOk{}
+	case protocol.ConfirmSelectOk:
+		return &ConfirmSelectOk{}
+	case protocol.TxSelectOk:
+		return &TxSelectOk{}
+	case protocol.TxRollbackOk:
+		return &TxRollbackOk{}
+	}
+	return nil
 }
 
 // writeLoop is the writer goroutine: it sends queued items in order, in
@@ -311,7 +331,7 @@ func (c *serverConn) writeLoop() {
 		}
 		if delivered > 0 {
 			// The deliveries reached the socket: the broker may send more
-			// (sim.ConnectOptions.MaxUnsent). Before doneWriting, so that
+			// (sim.ShellOptions.MaxUnsent). Before doneWriting, so that
 			// Server.Flushed sees what the bound held back, now pushed.
 			sc.Written(delivered)
 		}

@@ -224,17 +224,15 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	logf := func(format string, args ...any) { fmt.Fprintf(stderr, "amqpsim: "+format+"\n", args...) }
-	nodes := &nodeListeners{b: b, ws: ws, tls: tlsConfig, logf: logf, wg: &wg}
-	if err := nodes.listenAll(addrs); err != nil {
+	// A port per node, closed while the node is down.
+	if err := ws.ListenNodes(addrs, tlsConfig); err != nil {
 		return err
 	}
 	defer ws.Close()
-	defer nodes.close()
 	// The start-up lines name the user, never the password: they end up
 	// in CI logs.
 	for _, n := range b.Nodes() {
-		u := url.URL{Scheme: scheme, User: url.User(o.user), Host: nodes.addr(n.Number), Path: "/"}
+		u := url.URL{Scheme: scheme, User: url.User(o.user), Host: ws.NodeAddr(n.Number), Path: "/"}
 		var node string
 		if o.nodes > 1 {
 			node = fmt.Sprintf("; node %d of %d, %s", n.Number, o.nodes, n.Name)
@@ -250,9 +248,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		// RabbitMQ's listener limits: 5 s for a request's headers, 60 s
 		// idle, each body read and response write bounded, bodies over
 		// the release's limit refused (mgmt.NewServer).
-		h := mgmt.NewHandler(b)
-		h.NodesChanged = nodes.sync
-		hs := mgmt.NewServer(h)
+		hs := mgmt.NewServer(mgmt.NewHandler(b))
+		hs.Handler = nodeControls{hs.Handler, ws}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -1,15 +1,13 @@
 package main
 
 import (
-	"crypto/tls"
-	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"strconv"
+	"strings"
 	"sync"
-	"time"
 
-	"github.com/amqpsim/amqpsim/sim"
 	"github.com/amqpsim/amqpsim/wire"
 )
 
@@ -39,122 +37,35 @@ func nodeAddrs(addr string, n int) ([]string, error) {
 	return out, nil
 }
 
-// nodeListeners serves each node of the broker on a listener of its own,
-// which is closed while the node is down (sim.Broker.StopNode, KillNode):
-// a client then has its connection refused, as by a stopped RabbitMQ
-// node. When the node starts again it listens again on the same address
-// (the port the first listen got, when the flag's was 0).
-type nodeListeners struct {
-	b    *sim.Broker
-	ws   *wire.Server
-	tls  *tls.Config
-	logf func(format string, args ...any)
-	wg   *sync.WaitGroup
-
-	mu sync.Mutex
-	// addrs are the nodes' addresses, by node number - 1; lns their
-	// listeners, nil while the node is down.
-	addrs []string
-	lns   []net.Listener
-	// closed is set by close: nothing listens again.
-	closed bool
+// nodeControls answers the management API's node controls (/api/sim/...)
+// once the wire server's listeners follow the change they made
+// (wire.Server.WaitNodes): a client that dials after the answer finds a
+// stopped node's port closed, a started one's open.
+type nodeControls struct {
+	http.Handler
+	ws *wire.Server
 }
 
-// listenAll listens for every node, on addrs.
-func (l *nodeListeners) listenAll(addrs []string) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.addrs, l.lns = addrs, make([]net.Listener, len(addrs))
-	for i := range addrs {
-		if err := l.listen(i+1, false); err != nil {
-			for _, ln := range l.lns {
-				if ln != nil {
-					ln.Close()
-				}
-			}
-			return err
-		}
+func (h nodeControls) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if strings.HasPrefix(r.URL.Path, "/api/sim/") {
+		w = &waitingWriter{ResponseWriter: w, wait: h.ws.WaitNodes}
 	}
-	return nil
+	h.Handler.ServeHTTP(w, r)
 }
 
-// rebindTries and rebindPause bound the retries of a listen on a port
-// just closed: Go's listeners set SO_REUSEADDR, so the old connections in
-// TIME_WAIT do not hold the port, but another process may take it
-// meanwhile.
-const (
-	rebindTries = 20
-	rebindPause = 50 * time.Millisecond
-)
-
-// listen listens for node n on its address and serves it; retry, for a
-// node that starts again, retries a refused listen for a second. Caller
-// holds l.mu.
-func (l *nodeListeners) listen(n int, retry bool) error {
-	ln, err := net.Listen("tcp", l.addrs[n-1])
-	for try := 1; err != nil && retry && try < rebindTries; try++ {
-		time.Sleep(rebindPause)
-		ln, err = net.Listen("tcp", l.addrs[n-1])
-	}
-	if err != nil {
-		return err
-	}
-	l.addrs[n-1] = ln.Addr().String() // port 0 resolved, for a later listen
-	if l.tls != nil {
-		ln = tls.NewListener(ln, l.tls)
-	}
-	l.lns[n-1] = ln
-	l.wg.Add(1)
-	go func() {
-		defer l.wg.Done()
-		err := l.ws.ServeNode(ln, n)
-		if err != nil && !errors.Is(err, wire.ErrServerClosed) && !errors.Is(err, net.ErrClosed) {
-			l.logf("node %d: %v", n, err)
-		}
-	}()
-	return nil
+// waitingWriter runs wait before the response's first byte.
+type waitingWriter struct {
+	http.ResponseWriter
+	wait func()
+	once sync.Once
 }
 
-// sync closes the listeners of the nodes that are down and listens again
-// for those that run: Handler.NodesChanged, called by the management
-// API's node controls before they answer.
-func (l *nodeListeners) sync() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.closed {
-		return
-	}
-	for _, n := range l.b.Nodes() {
-		ln := l.lns[n.Number-1]
-		switch {
-		case n.State != sim.NodeRunning && ln != nil:
-			ln.Close()
-			l.lns[n.Number-1] = nil
-		case n.State == sim.NodeRunning && ln == nil:
-			if err := l.listen(n.Number, true); err != nil {
-				l.logf("node %d started, but cannot listen on %s again: %v", n.Number, l.addrs[n.Number-1], err)
-			}
-		}
-	}
+func (w *waitingWriter) WriteHeader(code int) {
+	w.once.Do(w.wait)
+	w.ResponseWriter.WriteHeader(code)
 }
 
-// close stops listening for good (the wire server's Close closes the
-// listeners too).
-func (l *nodeListeners) close() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.closed = true
-	for i, ln := range l.lns {
-		if ln != nil {
-			ln.Close()
-			l.lns[i] = nil
-		}
-	}
-}
-
-// addr returns node n's address.
-func (l *nodeListeners) addr(n int) string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.addrs[n-1]
+func (w *waitingWriter) Write(p []byte) (int, error) {
+	w.once.Do(w.wait)
+	return w.ResponseWriter.Write(p)
 }

@@ -1,0 +1,89 @@
+package queue
+
+import "fmt"
+
+// Caps are a queue's answers to the broker's questions about what its type
+// does, as data: fixed at declare by the type, the release's rules and the
+// queue's arguments, read by the broker instead of asked of the type each
+// time (Queue.Caps). The broker never tests a queue's type; it reads these.
+type Caps struct {
+	// SingleActive: x-single-active-consumer; one consumer at a time
+	// takes the deliveries.
+	SingleActive bool
+	// Replicated: a member on every node of a cluster, one of them its
+	// Raft leader (a quorum queue, a stream), rather than one home node
+	// (a classic queue): it keeps serving while a majority of the nodes
+	// is reachable.
+	Replicated bool
+	// RegistersEnqueuers: a channel's first publish to the queue
+	// registers the channel as its enqueuer with a call to its leader,
+	// which the channel waits for (a quorum queue: rabbit_fifo_client;
+	// measured on a 4.3.6 cluster, partition-held-register-*.txt).
+	RegistersEnqueuers bool
+	// DeleteWaitsForMembers: queue.delete waits for the members out of
+	// its leader's reach before it is answered (a quorum queue:
+	// ra:delete_cluster; partition-quorum-delete-member-cut.txt).
+	DeleteWaitsForMembers bool
+	// ConsumerTimeout: the channel's consumer timeout applies to
+	// deliveries from the queue (every type before 4.3; from 4.3 a
+	// classic queue's and a stream's do not, a quorum queue times its
+	// deliveries out itself: Rules.ConsumerTimeoutQuorumOnly,
+	// Rules.QuorumConsumerTimeout).
+	ConsumerTimeout bool
+	// ChannelLimited: the queue asks the channel-wide limiter before each
+	// delivery (rabbit_limiter:can_send, which only classic queues call).
+	ChannelLimited bool
+	// LateConfirms is which messages the queue confirms only once they
+	// are safely stored: such a confirm follows the channel's other
+	// confirms of the same socket read (measured on 3.10.8, 4.0.5 and
+	// 4.3.6; sim/confirms.go).
+	LateConfirms Confirms
+	// DeliversAfterConsensus: the queue's deliveries wait for consensus,
+	// so that an error later in the same read closes the channel first
+	// (a quorum queue's; measured on 3.10.8, 4.0.5 and 4.3.6).
+	DeliversAfterConsensus bool
+	// declareTimedOut is the text of the 541 a declaration of the queue
+	// gets on a cluster node without a majority, around the node's name
+	// (DeclareTimedOut).
+	declareTimedOut [2]string
+}
+
+// Confirms is which messages a queue confirms late (Caps.LateConfirms).
+type Confirms uint8
+
+const (
+	// NoneLate: every confirm as soon as the queue took the message.
+	NoneLate Confirms = iota
+	// PersistentLate: a persistent message's (delivery mode 2), after
+	// its write (a durable classic queue).
+	PersistentLate
+	// AllLate: every message's, after consensus or the writer (a quorum
+	// queue, a stream).
+	AllLate
+)
+
+// ConfirmsLate reports whether the queue confirms a message that is
+// persistent (delivery mode 2), or not, late.
+func (c Caps) ConfirmsLate(persistent bool) bool {
+	return c.LateConfirms == AllLate || c.LateConfirms == PersistentLate && persistent
+}
+
+// DeclareTimedOut returns the text of the 541 that a declaration of the
+// queue gets on cluster node node when the metadata store's write times
+// out, as the type's module words it (measured on a 4.3.6 cluster,
+// docs/cluster.md section 4).
+func (c Caps) DeclareTimedOut(node string) string {
+	return c.declareTimedOut[0] + node + c.declareTimedOut[1]
+}
+
+// declareTimedOutText is the text of a declaration that timed out, what
+// comes before the node's name: "Could not declare quorum queue 'q' in
+// vhost '/' on node '" and the rest.
+func declareTimedOutText(before string) [2]string {
+	return [2]string{before + " on node '", "' because the metadata store operation timed out"}
+}
+
+// ResourceName names queue name of vhost as RabbitMQ's error texts do.
+func ResourceName(vhost, name string) string {
+	return fmt.Sprintf("queue '%s' in vhost '%s'", name, vhost)
+}

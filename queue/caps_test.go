@@ -1,0 +1,64 @@
+package queue_test
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/amqpsim/amqpsim/protocol"
+	"github.com/amqpsim/amqpsim/queue"
+)
+
+// TestCaps: each type's fixed answers, one row a type, release and
+// declaration: what the broker reads instead of asking the type.
+func TestCaps(t *testing.T) {
+	v43 := queue.Rules{ConsumerTimeoutQuorumOnly: true, QuorumConsumerTimeout: true}
+	for _, tc := range []struct {
+		name    string
+		durable bool
+		rules   queue.Rules
+		args    protocol.Table
+		want    queue.Caps
+		// late says which of a transient and a persistent message are
+		// confirmed late; timedOut the declaration that timed out on
+		// node "rabbit@n".
+		late     [2]bool
+		timedOut string
+	}{
+		{"classic", false, queue.Rules{}, nil,
+			queue.Caps{ChannelLimited: true, ConsumerTimeout: true}, [2]bool{false, false},
+			"Could not declare queue 'q' in vhost '/' on node 'rabbit@n' because the metadata store operation timed out"},
+		{"durable classic", true, queue.Rules{}, nil,
+			queue.Caps{ChannelLimited: true, ConsumerTimeout: true, LateConfirms: queue.PersistentLate}, [2]bool{false, true}, ""},
+		{"classic 4.3, single active", false, v43, protocol.Table{"x-single-active-consumer": true},
+			queue.Caps{ChannelLimited: true, SingleActive: true}, [2]bool{false, false}, ""},
+		{"quorum", true, queue.Rules{}, protocol.Table{"x-queue-type": "quorum"},
+			queue.Caps{Replicated: true, RegistersEnqueuers: true, DeleteWaitsForMembers: true, ConsumerTimeout: true,
+				LateConfirms: queue.AllLate, DeliversAfterConsensus: true}, [2]bool{true, true},
+			"Could not declare quorum queue 'q' in vhost '/' on node 'rabbit@n' because the metadata store operation timed out"},
+		{"quorum 4.3, single active", true, v43, protocol.Table{"x-queue-type": "quorum", "x-single-active-consumer": true},
+			queue.Caps{SingleActive: true, Replicated: true, RegistersEnqueuers: true, DeleteWaitsForMembers: true,
+				LateConfirms: queue.AllLate, DeliversAfterConsensus: true}, [2]bool{true, true}, ""},
+		{"stream", true, queue.Rules{}, protocol.Table{"x-queue-type": "stream"},
+			queue.Caps{Replicated: true, ConsumerTimeout: true, LateConfirms: queue.AllLate}, [2]bool{true, true},
+			"Could not set leader PID for queue 'q' in vhost '/' on node 'rabbit@n' because the metadata store operation timed out"},
+		{"stream 4.3", true, v43, protocol.Table{"x-queue-type": "stream"},
+			queue.Caps{Replicated: true, LateConfirms: queue.AllLate}, [2]bool{true, true}, ""},
+	} {
+		q, err := queue.New[int](&env{timers: map[queue.Timer]int64{}}, "/", "q", queue.Options{Durable: tc.durable, Rules: tc.rules, Args: tc.args})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		c := q.Caps()
+		if diff := cmp.Diff(tc.want, c, cmpopts.IgnoreUnexported(queue.Caps{})); diff != "" {
+			t.Errorf("%s: Caps (-want +got):\n%s", tc.name, diff)
+		}
+		if late := [2]bool{c.ConfirmsLate(false), c.ConfirmsLate(true)}; late != tc.late {
+			t.Errorf("%s: ConfirmsLate(transient, persistent) = %v, want %v", tc.name, late, tc.late)
+		}
+		if got := c.DeclareTimedOut("rabbit@n"); tc.timedOut != "" && got != tc.timedOut {
+			t.Errorf("%s: DeclareTimedOut = %q, want %q", tc.name, got, tc.timedOut)
+		}
+	}
+}

@@ -116,7 +116,7 @@ func newGen(seed uint64, o Options) *gen {
 	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	g := &gen{r: r, o: o, seq: map[string]int{}, streamWrite: -1}
 	g.steps = o.Steps/2 + r.IntN(o.Steps+1)
-	g.unit = []time.Duration{2 * time.Second, 3 * time.Second, 4 * time.Second}[r.IntN(3)]
+	g.unit = []time.Duration{3 * time.Second, 4 * time.Second, 5 * time.Second}[r.IntN(3)]
 	if o.Nodes > 1 {
 		g.cluster = newClusterModel(o.Nodes)
 	}

@@ -18,6 +18,10 @@ func (r *Report) Write(w io.Writer) {
 	}
 	tw.Flush()
 	for _, f := range r.Findings {
+		if f.Slow != "" {
+			fmt.Fprintf(w, "\nseed %d on %s: %s\n", f.Seed, f.Release, f.Slow)
+			continue
+		}
 		kind := "divergence"
 		if f.Race {
 			kind = "race in RabbitMQ (set aside)"

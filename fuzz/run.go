@@ -96,7 +96,13 @@ type Finding struct {
 	// Raced, for a race, is the first step RabbitMQ answered differently
 	// in two recordings, with both answers.
 	Raced string
+	// Slow, for a scenario too slow to record, says which step was.
+	Slow string
 }
+
+// diverged reports whether the finding is a divergence, not a race or a
+// recording too slow to trust.
+func (f *Finding) diverged() bool { return !f.Race && f.Slow == "" }
 
 // Failed reports whether the batch found a divergence or could not
 // record a scenario.
@@ -271,7 +277,7 @@ func runOne(ctx context.Context, cfg Config, t target, seed uint64) (*Finding, i
 	s := Generate(seed, cfg.Options)
 	rec, err := record(ctx, s, t)
 	if errors.Is(err, errSlow) {
-		return nil, len(s.Steps), slow, nil
+		return &Finding{Seed: seed, Release: t.release, Slow: err.Error()}, len(s.Steps), slow, nil
 	}
 	if err != nil {
 		return nil, len(s.Steps), "", err
@@ -295,6 +301,7 @@ func runOne(ctx context.Context, cfg Config, t target, seed uint64) (*Finding, i
 
 // record records s on a target.
 func record(ctx context.Context, s *scenarios.Scenario, t target) (*scenarios.Scenario, error) {
+	var slowest string
 	for range slowAttempts {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -303,11 +310,13 @@ func record(ctx context.Context, s *scenarios.Scenario, t target) (*scenarios.Sc
 		if err != nil {
 			return nil, err
 		}
-		if i := slowStep(s, res); i < 0 {
+		i := slowStep(s, res)
+		if i < 0 {
 			return rec, nil
 		}
+		slowest = fmt.Sprintf("line %d (%s) took %v", s.Steps[i].Line, s.Steps[i].Text, res.Steps[i].Took.Round(time.Millisecond))
 	}
-	return nil, errSlow
+	return nil, fmt.Errorf("%w; last: %s", errSlow, slowest)
 }
 
 // slowAttempts is how many times a timed scenario is recorded before the
@@ -457,7 +466,7 @@ func shrinkFindings(ctx context.Context, cfg Config, targets []target, rep *Repo
 	first := map[uint64]*Finding{}
 	var seeds []uint64
 	for _, f := range rep.Findings {
-		if !f.Race && first[f.Seed] == nil {
+		if f.diverged() && first[f.Seed] == nil {
 			first[f.Seed] = f
 			seeds = append(seeds, f.Seed)
 		}
@@ -488,7 +497,7 @@ func shrinkFindings(ctx context.Context, cfg Config, targets []target, rep *Repo
 	}
 	wg.Wait()
 	for _, f := range rep.Findings {
-		if g := first[f.Seed]; g != nil && g != f && !f.Race {
+		if g := first[f.Seed]; g != nil && g != f && f.diverged() {
 			f.Scenario = g.Scenario
 		}
 	}
@@ -502,7 +511,7 @@ func writeFindings(ctx context.Context, cfg Config, targets []target, rep *Repor
 	}
 	done := map[uint64]bool{}
 	for _, f := range rep.Findings {
-		if f.Race || done[f.Seed] {
+		if !f.diverged() || done[f.Seed] {
 			continue
 		}
 		done[f.Seed] = true

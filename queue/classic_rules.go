@@ -54,9 +54,14 @@ func (d *declared) checkDelete(ifUnused, ifEmpty bool, ready, consumers int) (in
 func (q *classic[T]) Delete() { q.Purge() }
 
 // Restart keeps only the persistent messages (delivery mode 2): a
-// transient message lives in memory only.
+// transient message lives in memory only. The queue is a new process: it
+// has no TTL timer, and drops the messages that expired while it was down
+// as it starts (rabbit_amqqueue_process:init_it2 applies the arguments and
+// policy, whose init_ttl runs drop_expired_msgs), dead-lettering them.
 func (q *classic[T]) Restart() {
 	q.retain(func(m *Message) bool { return m.Properties != nil && m.Properties.DeliveryMode == 2 })
+	q.ttlSet = false
+	q.dropExpired()
 }
 
 // classicCaps are a classic queue's answers: it lives on its home node

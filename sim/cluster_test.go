@@ -680,3 +680,43 @@ func TestWaitingCallSucceedsAfterTheHeal(t *testing.T) {
 	}
 	c.b.Heal()
 }
+
+// A durable classic queue whose home is down while a message's TTL passes
+// drops the message when it recovers (rabbit_amqqueue_process drops the
+// expired head at init and sets the TTL timer afresh): dead-lettered when
+// the queue has a dead-letter exchange. Issue 26's trial user found it
+// ready minutes after StartNode.
+func TestClassicTTLPassesWhileHomeIsDown(t *testing.T) {
+	for _, fault := range []string{"stop", "kill"} {
+		t.Run(fault, func(t *testing.T) {
+			c := newCluster(t)
+			_, ch := c.channel("app", 2)
+			_, err := ch.QueueDeclare("dlq", sim.QueueOptions{Durable: true})
+			c.must(err)
+			_, err = ch.QueueDeclare("q", sim.QueueOptions{Durable: true, Args: sim.Table{
+				"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "dlq"}})
+			c.must(err)
+			for _, exp := range []string{"5000", "60000"} {
+				c.must(ch.Publish("", "q", sim.PublishOptions{}, sim.Message{Properties: protocol.Properties{DeliveryMode: 2, Expiration: exp}, Body: []byte(exp)}))
+			}
+			if fault == "stop" {
+				c.must(c.b.StopNode(2))
+			} else {
+				c.must(c.b.KillNode(2))
+			}
+			c.b.Advance(10 * time.Second)
+			c.must(c.b.StartNode(2))
+			st, err := c.b.QueueStats("/", "q")
+			c.must(err)
+			dlq, err := c.b.QueueStats("/", "dlq")
+			c.must(err)
+			if st.Ready != 1 || dlq.Ready != 1 {
+				t.Fatalf("after the restart: q %+v, dlq %+v; want the expired message dead-lettered, the other kept", st, dlq)
+			}
+			c.b.Advance(60 * time.Second)
+			if st, _ = c.b.QueueStats("/", "q"); st.Ready != 0 {
+				t.Fatalf("60 s later: q %+v; want the second message expired too", st)
+			}
+		})
+	}
+}

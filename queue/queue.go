@@ -71,6 +71,14 @@ type Message struct {
 	// header is the broker's own, not a publisher's (RabbitMQ 4.0 reads
 	// only its own).
 	Dead bool
+	// PropertiesSize is the encoded size of the properties RabbitMQ
+	// stores the message with, when they are not Properties: a
+	// dead-lettered message is stored with the properties it was
+	// published with (4.x keeps its deaths as annotations,
+	// rabbit_dead_letter:publish/5). 0 means Properties'
+	// (StoredPropertiesSize). An int32, like size, so that both fit in
+	// the padding beside the flags: a content header fits in a frame.
+	PropertiesSize int32
 	// Failures counts the message's failed deliveries in 4.3, AMQP 1.0's
 	// delivery-count message annotation: basic.reject (with requeue or
 	// without) and a channel that closed holding it count one, basic.nack
@@ -80,6 +88,10 @@ type Message struct {
 	// the new message.
 	Failures int64
 	priority uint8
+	// size is what a quorum queue counts of the message against
+	// x-max-length-bytes, fixed when it enqueues it (quorumSize); a
+	// body is at most 512 MiB (the broker's MaxMessageSizeCap).
+	size int32
 	// deliveryCount is a quorum queue's count of returns (rabbit_fifo's
 	// delivery_count message header); plain is the publisher's
 	// properties when Properties carries the x-delivery-count header a
@@ -90,6 +102,16 @@ type Message struct {
 	acquiredCount int64
 	plain         *protocol.Properties
 	hasPlain      bool
+}
+
+// StoredPropertiesSize returns the encoded size of the properties
+// RabbitMQ stores m with (protocol.Properties.EncodedSize): PropertiesSize
+// when set, else that of Properties.
+func (m *Message) StoredPropertiesSize() int32 {
+	if m.PropertiesSize > 0 {
+		return m.PropertiesSize
+	}
+	return int32(m.Properties.EncodedSize())
 }
 
 // Options are the queue.declare settings that make a queue what it is,
@@ -237,9 +259,11 @@ type Queue[T any] interface {
 	ApplyPolicy(definition protocol.Table)
 
 	// Ready returns the ready messages (queue.declare-ok's count),
-	// ReadyBytes their body bytes, Unacked the messages delivered and not
-	// yet settled, and Messages the ready ones in the order they would be
-	// fetched.
+	// ReadyBytes their bytes as the queue counts them against
+	// x-max-length-bytes (bodies; a 4.3 quorum queue adds their
+	// properties, Rules.QuorumCountsProperties), Unacked the messages
+	// delivered and not yet settled, and Messages the ready ones in the
+	// order they would be fetched.
 	Ready() int
 	ReadyBytes() int64
 	Unacked() int

@@ -75,7 +75,7 @@ type quorum[T any] struct {
 	canSend func(*consumer.Consumer[T]) bool
 	settled []*consumer.Consumer[T]
 	// dlx are the at-least-once dead letters not yet confirmed, dlxBytes
-	// their body bytes; dlxTimer is set while the retry timer runs.
+	// their bytes (quorumSize); dlxTimer is set while the retry timer runs.
 	dlx      []*pendingDL
 	dlxBytes int64
 	dlxTimer bool
@@ -150,7 +150,8 @@ func (q *quorum[T]) Limits() Limits { return q.limits }
 // Ready counts returns and messages: rabbit_fifo's messages_ready.
 func (q *quorum[T]) Ready() int { return q.returns.len() + q.messages.len() }
 
-// ReadyBytes returns the body bytes of the ready messages.
+// ReadyBytes returns the bytes of the ready messages, as the queue counts
+// them against x-max-length-bytes (quorumSize).
 func (q *quorum[T]) ReadyBytes() int64 { return q.readyBytes }
 
 // Unacked counts the messages checked out and not yet settled, basic.get
@@ -186,10 +187,21 @@ func (q *quorum[T]) Publish(m *Message, ttl int64, hasTTL bool) bool {
 	m.Expiry, m.Expires = q.expiryAt(ttl, hasTTL)
 	q.nextSeq++
 	m.Seq = q.nextSeq
+	m.size = q.quorumSize(m)
 	q.messages.pushBack(m)
-	q.readyBytes += int64(len(m.Body))
+	q.readyBytes += int64(m.size)
 	q.ensureTTLTimer()
 	return true
+}
+
+// quorumSize is what the queue counts of m against x-max-length-bytes: its
+// body, and from 4.3 its stored properties (Rules.QuorumCountsProperties).
+func (q *quorum[T]) quorumSize(m *Message) int32 {
+	n := int32(len(m.Body))
+	if q.opts.Rules.QuorumCountsProperties {
+		n += m.StoredPropertiesSize()
+	}
+	return n
 }
 
 // take removes the next ready message: returns first
@@ -200,7 +212,7 @@ func (q *quorum[T]) take() *Message {
 		m = q.messages.popFront()
 	}
 	if m != nil {
-		q.readyBytes -= int64(len(m.Body))
+		q.readyBytes -= int64(m.size)
 	}
 	return m
 }
@@ -396,7 +408,7 @@ func (q *quorum[T]) giveBack(m *Message, toBack, failed bool) {
 		q.deadLetter(publisherCopy(m), "delivery_limit")
 		return
 	}
-	q.readyBytes += int64(len(m.Body))
+	q.readyBytes += int64(m.size)
 	if toBack {
 		q.nextSeq++
 		m.Seq = q.nextSeq

@@ -54,7 +54,7 @@ func (q *quorum[T]) deadLetter(m *Message, reason string) {
 		return
 	}
 	q.dlx = append(q.dlx, p)
-	q.dlxBytes += int64(len(m.Body))
+	q.dlxBytes += int64(m.size)
 	if !q.dlxTimer {
 		q.dlxTimer = true
 		q.env.SetTimer(DeadLetterTimer, q.env.Now()+int64(dlxRetry))
@@ -77,7 +77,7 @@ func (q *quorum[T]) retryDeadLetters() {
 			kept = append(kept, p)
 			continue
 		}
-		q.dlxBytes -= int64(len(p.m.Body))
+		q.dlxBytes -= int64(p.m.size)
 	}
 	clear(q.dlx[len(kept):])
 	q.dlx = kept

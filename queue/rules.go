@@ -24,6 +24,21 @@ type Rules struct {
 	// compared with delivery_count, x-delivery-count shows it and
 	// x-acquired-count shows the other.
 	SplitDeliveryCount bool
+	// QuorumCountsProperties makes a quorum queue count a message's
+	// properties with its body against x-max-length-bytes (and in
+	// ReadyBytes): the encoded size of the property flags and properties
+	// RabbitMQ stores it with (Message.StoredPropertiesSize: without a
+	// publisher's BCC header; a dead-lettered message's as published,
+	// without x-death), 2 bytes for none. The size is fixed at enqueue:
+	// a return keeps it. RS@v4.3.5 rabbit_fifo:maybe_enqueue/8 counts
+	// Size = MetaSize + BodySize from mc_amqpl:size/1 (MetaSize is the
+	// stored properties_bin), where RS@v4.2.9 counts BodySize alone (the
+	// change came with rabbit_fifo v8, rabbitmq-server#13885, first in
+	// v4.3.0). Recorded on 4.3.6, and on 3.10.8 and 4.0.5 counting the
+	// body alone (quorum-max-length-bytes-properties.txt). Classic queues
+	// count the body alone on every release
+	// (rabbit_amqqueue_process:message_properties/3; measured).
+	QuorumCountsProperties bool
 	// OnlyQueueVersion2 refuses x-queue-version 1 (4.3). The version
 	// picks storage only: which one is the default (1 before 4.0, then 2)
 	// changes nothing a client sees.

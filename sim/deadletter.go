@@ -110,6 +110,7 @@ func (b *Broker) deadLetter(q *brokerQueue, m *queue.Message, reason string, too
 		return false
 	}
 	deaths, _ := headers["x-death"].([]any)
+	storedSize := m.StoredPropertiesSize()
 	// The dead-lettered message is a new one: a new identity, shared by
 	// its copies.
 	b.nextMessageID++
@@ -129,8 +130,12 @@ func (b *Broker) deadLetter(q *brokerQueue, m *queue.Message, reason string, too
 			continue
 		}
 		p := props
-		// The failed deliveries go along (4.3's delivery-count annotation).
-		if t.Publish(&queue.Message{ID: id, Exchange: x.name, RoutingKey: routeKeys[0], Properties: &p, Body: body, Dead: true, Failures: m.Failures}, 0, false) {
+		// The failed deliveries go along (4.3's delivery-count
+		// annotation), and the size of the properties RabbitMQ stores,
+		// those published (a 4.3 quorum queue counts them).
+		dl := &queue.Message{ID: id, Exchange: x.name, RoutingKey: routeKeys[0], Properties: &p, Body: body, Dead: true,
+			Failures: m.Failures, PropertiesSize: storedSize}
+		if t.Publish(dl, 0, false) {
 			if took != nil {
 				took[t.Name()] = true
 			}

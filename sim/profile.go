@@ -253,6 +253,11 @@ type Profile struct {
 	//   - SplitDeliveryCount (4.3+): RS@v4.3.5 rabbit_channel:
 	//     handle_method(#'basic.reject'|#'basic.nack') and
 	//     rabbit_fifo:return_one/...; release-notes/4.3.0.md.
+	//   - QuorumCountsProperties (4.3+): RS@v4.3.5 rabbit_fifo:
+	//     maybe_enqueue/8 (Size = MetaSize + BodySize); RS@v4.2.9 and
+	//     RS@v4.1.8 count BodySize alone (TestQuorumCountsProperties43).
+	//     Recorded on 3.10.8, 4.0.5 and 4.3.6
+	//     (quorum-max-length-bytes-properties.txt).
 	//   - OnlyQueueVersion2 (4.3+): RS@v4.3.5
 	//     rabbit_amqqueue:check_queue_version/2; the refusal's text is
 	//     assumed to be 3.10's (not read).

@@ -187,6 +187,8 @@ var changes = []Change{
 		[]setting{to(func(p *Profile) *bool { return &p.Queue.QuorumConsumerTimeout }, true)}},
 	{"basic.reject and basic.nack counted apart", V4_3, "on quorum queues only basic.reject and channel closes count towards the delivery limit and x-delivery-count; x-acquired-count counts every return", "",
 		[]setting{to(func(p *Profile) *bool { return &p.Queue.SplitDeliveryCount }, true)}},
+	{"quorum bytes count properties", V4_3, "a quorum queue counts a message's encoded properties (2 bytes with none) with its body against x-max-length-bytes, so the limit keeps fewer messages", "",
+		[]setting{to(func(p *Profile) *bool { return &p.Queue.QuorumCountsProperties }, true)}},
 	// Recorded on 4.3.6 (4.0.5 as 3.10.8): dlx-reject-with-routing-key,
 	// dlx-x-death-counts-cycle, maxlen-drop-head-dlx,
 	// ttl-requeue-keeps-expiry and dlx-reject-counts-delivery (a

@@ -2,6 +2,7 @@ package sim_test
 
 import (
 	"fmt"
+	"maps"
 	"testing"
 	"time"
 
@@ -168,4 +169,89 @@ func TestClassicDeliveryCount43(t *testing.T) {
 	diff(t, "4.2", plain, dlqDeliveries(t, sim.V4_2))
 	diff(t, "4.3", []dv{{0, "a1", true}, {0, "a2", false}, {0, "a3", true}, {0, "c1", true}, {0, "c2", false}, {0, "d1", true}, {0, "a4", false}},
 		dlqDeliveries(t, sim.V4_3))
+}
+
+// byteLimitKept declares a queue of x-max-length-bytes limit (drop-head),
+// publishes six 2-byte messages with props, and returns the bodies kept.
+func byteLimitKept(t *testing.T, v sim.Version, o sim.QueueOptions, limit int64, props sim.Properties) []string {
+	e := newEnvOn(t, v)
+	o.Args = maps.Clone(o.Args)
+	o.Args["x-max-length-bytes"] = limit
+	e.declare("q", o)
+	e.publishOn(e.ch, "q", props, "m1", "m2", "m3", "m4", "m5", "m6")
+	return e.ready("q")
+}
+
+// 4.3's quorum queue counts each message's encoded properties (property
+// flags, 2 bytes, and the present properties) with its body against
+// x-max-length-bytes: RS@v4.3.5 deps/rabbit/src/rabbit_fifo.erl
+// maybe_enqueue/8, line 2074, "Size = MetaSize + BodySize", MetaSize
+// being mc_amqpl:size/1's byte_size of the stored properties_bin; RS@v4.2.9
+// and RS@v4.1.8 rabbit_fifo:maybe_enqueue/8 count "Size = BodySize" (lines
+// 1710 and 1712), so 4.1 and 4.2 count the body alone as 4.0.5 does. The
+// change came with rabbit_fifo v8 (rabbitmq-server#13885, commit
+// d56a4e676d, first tagged v4.3.0). Recorded on 3.10.8, 4.0.5 and 4.3.6:
+// quorum-max-length-bytes-properties.txt. Classic queues count the body
+// alone on every release (measured on 4.3.6 too).
+func TestQuorumCountsProperties43(t *testing.T) {
+	all := []string{"m1", "m2", "m3", "m4", "m5", "m6"}
+	text := sim.Properties{ContentType: "text/plain"} // 2 + 1 + 10 bytes
+	empty := sim.Properties{Headers: sim.Table{}}     // 2 + 4 bytes, measured on 4.3.6 with a raw socket
+	for _, tc := range []struct {
+		v                             sim.Version
+		none, contentType, emptyTable []string
+		classicContentType            []string
+	}{
+		// 2 bytes each: five under 10, six under 20 and 24.
+		{sim.V3_10, all[1:], all, all, all},
+		{sim.V4_0, all[1:], all, all, all},
+		{sim.V4_1, all[1:], all, all, all},
+		{sim.V4_2, all[1:], all, all, all},
+		// 2+2 bytes each: two under 10; 2+13: one under 20; 2+6: three
+		// under 24.
+		{sim.V4_3, all[4:], all[5:], all[3:], all},
+	} {
+		diff(t, tc.v.String()+" quorum, no properties, 10 bytes", tc.none, byteLimitKept(t, tc.v, quorumQueue, 10, sim.Properties{}))
+		diff(t, tc.v.String()+" quorum, content-type, 20 bytes", tc.contentType, byteLimitKept(t, tc.v, quorumQueue, 20, text))
+		diff(t, tc.v.String()+" quorum, empty headers, 24 bytes", tc.emptyTable, byteLimitKept(t, tc.v, quorumQueue, 24, empty))
+		diff(t, tc.v.String()+" classic, content-type, 20 bytes", tc.classicContentType,
+			byteLimitKept(t, tc.v, sim.QueueOptions{Durable: true, Args: sim.Table{}}, 20, text))
+	}
+}
+
+// A 4.3 quorum queue fixes a message's size when it enqueues it: a return
+// keeps it (x-delivery-count is added on delivery only), and a dead letter
+// counts the properties it was published with, not its x-death headers
+// (rabbit_dead_letter:publish/5 records deaths as annotations; measured on
+// 4.3.6: returns by nack and channel close, dead letters after reject,
+// expiry and drop-head from classic and quorum queues).
+func TestQuorumSizeKeptByReturnsAndDeadLetters43(t *testing.T) {
+	e := newEnvOn(t, sim.V4_3)
+	props := sim.Properties{ContentType: "text/plain", Headers: sim.Table{"k": "value"}}
+	size := int64(2 + (&props).EncodedSize()) // 31
+	e.declare("dlq", sim.QueueOptions{Durable: true, Args: sim.Table{"x-queue-type": "quorum", "x-max-length-bytes": 3 * size}})
+	e.declare("src", sim.QueueOptions{Args: sim.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "dlq"}})
+	e.publishOn(e.ch, "src", props, "d1", "d2", "d3", "d4")
+	for range 4 {
+		d, ok, err := e.ch.Get("src", false)
+		if err != nil || !ok {
+			t.Fatalf("get: %v %v", ok, err)
+		}
+		e.must(e.ch.Reject(d.DeliveryTag, false))
+	}
+	diff(t, "dead letters kept", []string{"d2", "d3", "d4"}, e.ready("dlq"))
+	if st := e.stats("dlq"); st.Bytes != 3*size {
+		t.Errorf("dead letters count %d bytes, want %d (x-death not counted)", st.Bytes, 3*size)
+	}
+
+	e.must(e.ch.Qos(0, 0, false))
+	d, ok, err := e.ch.Get("dlq", false)
+	if err != nil || !ok {
+		t.Fatalf("get: %v %v", ok, err)
+	}
+	e.must(e.ch.Nack(d.DeliveryTag, false, true))
+	diff(t, "after a return", []string{"d2", "d3", "d4"}, e.ready("dlq"))
+	if st := e.stats("dlq"); st.Bytes != 3*size {
+		t.Errorf("after a return: %d bytes, want %d", st.Bytes, 3*size)
+	}
 }

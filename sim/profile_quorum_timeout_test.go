@@ -49,7 +49,9 @@ func TestQuorumTimeoutCancels43(t *testing.T) {
 		t.Fatalf("channel %v, consumer cancelled %t: want both kept", e.ch.Err(), c.Cancelled())
 	}
 	st, _ := e.b.QueueStats("/", "q")
-	diff(t, "queue", sim.QueueStats{Vhost: "/", Name: "q", Ready: 2, Consumers: 1, Bytes: 4, TimedOut: 1}, st)
+	// Two 2-byte bodies and 2 bytes of property flags each
+	// (Rules.QuorumCountsProperties).
+	diff(t, "queue", sim.QueueStats{Vhost: "/", Name: "q", Ready: 2, Consumers: 1, Bytes: 8, TimedOut: 1}, st)
 	cs := e.ch.Stats()
 	if cs.Unacked != 1 || !cs.Consumers[0].TimedOut {
 		t.Errorf("channel stats %+v, want the tag held and the consumer timed out", cs)

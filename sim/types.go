@@ -140,7 +140,11 @@ type QueueStats struct {
 	// their channel closed (QueueDetails.ConsumerList lists the
 	// registered consumers alone).
 	Consumers int
-	Bytes     int64 // body bytes of the ready messages
+	// Bytes is RabbitMQ's message_bytes_ready: the bytes of the ready
+	// messages as the queue counts them against x-max-length-bytes, the
+	// bodies, and from 4.3 a quorum queue's encoded properties too
+	// (queue.Rules.QuorumCountsProperties).
+	Bytes int64
 	// TimedOut counts the deliveries a 4.3 quorum queue timed out and
 	// took back that their channels still hold (the client may still
 	// settle their tags): RabbitMQ counts them in its channels'

@@ -355,6 +355,9 @@ func (g *gen) policy() {
 	if p.operator {
 		keys = []string{"message-ttl", "max-length", "max-length-bytes"}
 	}
+	if g.ccSent { // quorumByteLimit
+		keys = slices.DeleteFunc(keys, func(k string) bool { return k == "max-length-bytes" })
+	}
 	for range 1 + g.r.IntN(2) {
 		switch k := oneOf(g, keys...); k {
 		case "message-ttl":

@@ -45,6 +45,7 @@ type gen struct {
 	// reached a stream (-1: none): its count lags (streamCountLag).
 	streamWrite time.Duration
 	starting    []time.Duration // the timers the next step starts
+	ccSent      bool            // a publish carried CC or BCC (quorumByteLimit)
 	view        view
 	cluster     *clusterModel
 }

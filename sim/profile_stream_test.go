@@ -225,3 +225,30 @@ func TestStreamReadAheadCrash43(t *testing.T) {
 		diff(t, tc.v.String()+" deliveries", []string{"m4", "m5", "m6", "m7", "m8", "m9", "m10"}, got)
 	}
 }
+
+// A 3.10 stream refuses basic.reject with 540, which closes the
+// connection: the refused delivery is not settled, and goes with the
+// channel's other deliveries, so the stream counts none unacked after.
+// (Fuzz seeds 2054 and 2075: the simulator kept counting one.)
+func TestStreamRefusedSettlementLeavesNothingUnacked310(t *testing.T) {
+	e := newEnvOn(t, sim.V3_10)
+	e.declare("s", sim.QueueOptions{Durable: true, Args: streamArgs})
+	e.qos(e.ch, 5, false)
+	if _, err := e.ch.Consume("s", sim.ConsumeOptions{Tag: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, body := range []string{"m1", "m2"} {
+		if err := e.ch.Publish("", "s", sim.PublishOptions{}, sim.Message{Body: []byte(body)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err := e.ch.Reject(2, false)
+	wantErr(t, err, 540, "NOT_IMPLEMENTED - basic.nack and basic.reject not supported by stream queues queue 's' in vhost '/'", protocol.BasicReject)
+	st, err := e.b.QueueStats("/", "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Unacked != 0 {
+		t.Fatalf("after the connection closed: %+v, want nothing unacked", st)
+	}
+}

@@ -138,12 +138,14 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/amqpsim/amqpsim/internal/memwatch"
 	"github.com/amqpsim/amqpsim/mgmt"
 	"github.com/amqpsim/amqpsim/protocol"
+	"github.com/amqpsim/amqpsim/scenarios"
 	"github.com/amqpsim/amqpsim/sim"
 	"github.com/amqpsim/amqpsim/wire"
 )
@@ -253,11 +255,21 @@ type Server struct {
 
 	// io wakes WaitFlushed (flush.go).
 	io ioEvents
-	// faultMu guards refuseUntil, the end of a RefuseDials outage, and
-	// transports, the server's ends of the in-memory connections.
+	// faultMu guards refuseUntil, the end of a RefuseDials outage,
+	// transports, the server's ends of the in-memory connections, and
+	// marks and alarms, the faults injected, for a failure report
+	// (marks.go).
 	faultMu     sync.Mutex
 	refuseUntil time.Time
 	transports  []*faultConn
+	marks       []scenarios.TraceFault
+	alarms      []alarmMark
+
+	// dialsBlocked makes Dial wait until dialRelease closes: the spin
+	// watchdog's stop for a reconnect loop without a back-off (spin.go).
+	dialsBlocked atomic.Bool
+	dialRelease  chan struct{}
+	releaseOnce  sync.Once
 
 	// mgmt is the management API's handler; httpOnce starts httpSrv, its
 	// loopback listener, at the first ManagementURL.
@@ -311,7 +323,8 @@ func start(cfg config) (*Server, error) {
 	ws := wire.NewServer(b)
 	ws.Heartbeat = cfg.heartbeat
 	ws.Logf = cfg.logf
-	s := &Server{cfg: cfg, broker: b, user: bc.DefaultUser, pass: bc.DefaultPass, wire: ws, mgmt: mgmt.NewHandler(b)}
+	s := &Server{cfg: cfg, broker: b, user: bc.DefaultUser, pass: bc.DefaultPass, wire: ws, mgmt: mgmt.NewHandler(b),
+		dialRelease: make(chan struct{})}
 	if cfg.tls {
 		var err error
 		if s.tlsServer, s.tlsClient, err = newTLS(); err != nil {
@@ -367,6 +380,10 @@ func (s *Server) VhostURL(vhost string) string {
 // simulator (network and addr are ignored), or a TCP connection WithTCP.
 // It has the signature of amqp.Config.Dial.
 func (s *Server) Dial(network, addr string) (net.Conn, error) {
+	if s.dialsBlocked.Load() {
+		<-s.dialRelease
+		return nil, errors.New("amqptest: no more dials: the run spun (see its failure)")
+	}
 	node := s.nodeOf(addr)
 	if err := s.refused(addr, node); err != nil {
 		return nil, err
@@ -426,6 +443,7 @@ func (s *Server) Wire() *wire.Server { return s.wire }
 // goroutines. It is idempotent.
 func (s *Server) Close() {
 	s.closeOnce.Do(func() {
+		s.releaseDials()
 		s.dropStalled()
 		s.httpOnce.Do(func() {}) // no listener from now on
 		if s.httpSrv != nil {
@@ -448,6 +466,7 @@ func (s *Server) Close() {
 // close_connection" does. The clients get connection.close.
 func (s *Server) CloseClientConnections(reason string) {
 	for _, c := range s.broker.Connections() {
+		s.markClose(c.Name(), 0, protocol.ConnectionForced, reason)
 		c.CloseWithError(sim.Forced(reason))
 	}
 }
@@ -461,6 +480,7 @@ func (s *Server) CloseChannel(connName string, id uint16, code int, text string)
 	if err != nil {
 		return err
 	}
+	s.markClose(connName, id, code, text)
 	ch.CloseWithError(protocol.Errorf(code, protocol.Method{}, "%s", text))
 	return nil
 }
@@ -475,6 +495,7 @@ func (s *Server) ForceConsumerTimeout(connName string, id uint16) error {
 	if err != nil {
 		return err
 	}
+	s.mark(scenarios.TraceFault{Op: scenarios.Fault{Kind: scenarios.FaultConsumerTimeout}, Conn: connName, Channel: id})
 	return ch.ForceConsumerTimeout()
 }
 

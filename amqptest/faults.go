@@ -8,6 +8,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/amqpsim/amqpsim/scenarios"
 )
 
 // Restart restarts the broker as a RabbitMQ node restart does
@@ -71,6 +73,7 @@ func (s *Server) DropConnection(connName string) error {
 	if !ok {
 		return fmt.Errorf("amqptest: no open connection %q", connName)
 	}
+	s.mark(scenarios.TraceFault{Comment: "connection " + connName + " dropped here (a fault), which the broker takes as its client's close"})
 	if fc, ok := plain(nc).(*faultConn); ok {
 		return fc.drop() // under TLS too: no close_notify, as a cut cable
 	}
@@ -224,5 +227,6 @@ func (fc *faultConn) setStalled(on bool) {
 	}
 }
 
-// faultText is the explanation of the errors amqptest's faults close with.
-const faultText = "fault injected by amqptest"
+// faultText is the explanation of the errors amqptest's faults close with,
+// which a failure report's fault steps close with too.
+const faultText = scenarios.FaultText

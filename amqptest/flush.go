@@ -59,6 +59,13 @@ type ioEvents struct {
 
 func (e *ioEvents) init() { e.cond.L = &e.mu }
 
+// count is the number of events so far.
+func (e *ioEvents) count() uint64 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.events
+}
+
 // signal records an event and wakes WaitFlushed.
 func (e *ioEvents) signal() {
 	e.mu.Lock()

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"testing"
@@ -55,13 +56,21 @@ import (
 //
 // Every wait of a run is bounded (Within, 10 minutes of the bubble's
 // clock by default), and a run that does not finish fails saying what it
-// waited for. A failing run fails the property: rapid shrinks the
+// waited for. A run whose goroutine spins without ever blocking (a
+// reconnect loop without a back-off while dials are refused) stops the
+// bubble's clock, so no bound is reached: a watchdog on the real clock
+// fails it once the process has burnt 3 s of CPU without the run making
+// progress, naming the spinning goroutine with its stack (spin.go). A failing run fails the property: rapid shrinks the
 // schedule towards fewer, earlier, simpler faults and prints the
 // smallest, with what failed in its run. Its draw is logged as a Go
 // literal, which pins it in a test: Faults(rapid.Just(schedule)). The
-// run is also written as a failure report (a scenario file and its SVG
-// diagram, named after the test) when WithFailureReport (in
-// ServerOptions) or $AMQPSIM_REPORT names a directory.
+// failing run is also written as a failure report (a scenario file and
+// its SVG diagram, named after the test) into the directory
+// WithFailureReport (in ServerOptions) or $AMQPSIM_REPORT names, or else
+// the system's temporary directory's amqpsim-reports, with the command
+// that runs it on RabbitMQ (amqpsim confirm), which says whether RabbitMQ
+// answers the run's steps as the simulator did (the failure is then in
+// the consumer) or differently (the simulator's fault).
 //
 // A consumer's goroutines do not run in a fixed order, so one schedule
 // may fail once and pass the next time. So that shrinking converges and
@@ -72,7 +81,13 @@ import (
 // failing, every schedule rapid tries while shrinking. A schedule that
 // failed and then passed all its re-runs fails the property as flaky:
 // "the schedule failed once and passed 10 re-runs: the consumer's outcome
-// depends on goroutine order", with its first failure.
+// depends on goroutine order", with its first failure, the first events
+// where the failing run's trace and a passing re-run's differ (the
+// ordering that mattered), and the confirm command of its report.
+//
+// Rapid replays the fail files it wrote for earlier failures first
+// (testdata/rapid/TEST/); when the property holds, CheckUnderFaults
+// removes those that no longer fail, and logs it.
 //
 // CheckUnderFaults needs a *testing.T, as testing/synctest does, and must
 // not be called inside a bubble. With rapid's own flags (-rapid.checks,
@@ -150,7 +165,10 @@ func ServerOptions(opts ...Option) CheckOption {
 
 // Setup prepares each run's broker before the schedule starts and run
 // consumes: declares the topology and publishes the work, in process
-// (srv.Broker()) or through a client. An error fails the run.
+// (srv.Broker()) or through a client. An error fails the run. In process,
+// a message's properties are protocol.Properties, named as Go names
+// initialisms (MessageID, CorrelationID, UserID, AppID) where amqp091-go's
+// amqp.Publishing has MessageId, CorrelationId, UserId, AppId.
 func Setup(f func(srv *Server) error) CheckOption {
 	return func(c *checkConfig) { c.setup = f }
 }
@@ -214,14 +232,19 @@ func Reruns(n int) CheckOption { return func(c *checkConfig) { c.reruns = n } }
 func MaxUnacked(n int) CheckOption { return func(c *checkConfig) { c.maxUnacked = n } }
 
 // AtMostDeliveries tunes check.AtMostDeliveries: each message may be
-// delivered k times, plus once per fault of the schedule (each may
-// requeue it once). The default k is 1, as is k below 1; a consumer that
-// retries by requeueing, up to a quorum queue's x-delivery-limit say,
-// needs more.
+// delivered k times, plus as many times as the schedule's faults may make
+// a correct consumer see it again (Schedule.Redeliveries: one per fault,
+// as each may requeue it once, and one per publish a FaultNackPublishes
+// nacks, which a consumer that publishes in confirm mode answers by
+// requeueing what it was handling). The default k is 1, as is k below 1;
+// a consumer that retries by requeueing, up to a quorum queue's
+// x-delivery-limit say, needs more.
 func AtMostDeliveries(k int) CheckOption { return func(c *checkConfig) { c.deliveries = k } }
 
 // LintOptions tunes check.Lint, for example to disable a rule. Its
-// ConsumerTimeout defaults to the broker's.
+// ConsumerTimeout defaults to the broker's, and its Redeliveries (how
+// many make a redelivery loop) to check.Lint's 5 plus the schedule's
+// Redeliveries, the redeliveries its faults may cause.
 func LintOptions(o check.Options) CheckOption { return func(c *checkConfig) { c.lint = o } }
 
 // Without switches checks off.
@@ -253,7 +276,15 @@ func checkUnderFaults(t *testing.T, tb rapid.TB, run func(context.Context, *Serv
 		tb.Fatalf("amqptest: CheckUnderFaults starts a fresh broker for every run: WithBroker cannot be one of its ServerOptions")
 		return
 	}
-	h := &history{fails: map[string]int{}, first: map[string]string{}}
+	h := &history{fails: map[string]int{}, first: map[string]*outcome{}}
+	stale := failFiles(tb.Name())
+	defer func() {
+		if !tb.Failed() {
+			if msg := removeStale(stale); msg != "" {
+				tb.Logf("%s", msg)
+			}
+		}
+	}()
 	rapid.Check(tb, func(rt *rapid.T) {
 		sched := c.schedules.Draw(rt, "schedule")
 		// One Fatal for every outcome, so that rapid sees one failure
@@ -267,12 +298,21 @@ func checkUnderFaults(t *testing.T, tb rapid.TB, run func(context.Context, *Serv
 
 // history is what CheckUnderFaults remembers across rapid's tests.
 type history struct {
-	tests int               // rapid's tests so far
-	fails map[string]int    // a schedule's failures so far, by its String
-	first map[string]string // its first failure
+	tests int                 // rapid's tests so far
+	fails map[string]int      // a schedule's failures so far, by its String
+	first map[string]*outcome // its first failure
 	// unstable: a schedule passed after failing, so outcomes depend on
 	// more than the schedule, and every schedule gets the re-runs.
 	unstable bool
+}
+
+// outcome is one run's: its failure, if it failed, with its report's path
+// if one was written; its trace; whether its broker had several nodes.
+type outcome struct {
+	err     error
+	report  string
+	trace   []sim.Event
+	cluster bool
 }
 
 // attempt runs sched, again while it passes if it may fail, and returns
@@ -288,28 +328,40 @@ func (c *checkConfig) attempt(t *testing.T, name string, run func(context.Contex
 		runs = c.reruns
 	}
 	h.tests++
+	var passed *outcome // the first run that passed
 	for range runs {
-		report, err := c.once(t, name, run, sched)
-		if err == nil {
+		o := c.once(t, name, run, sched)
+		if o.err == nil {
 			if known {
 				h.unstable = true
+			}
+			if passed == nil {
+				passed = o
 			}
 			continue
 		}
 		if h.fails[key]++; h.fails[key] == 1 {
-			h.first[key] = err.Error()
+			h.first[key] = o
 		}
-		logf("amqptest: the run failed:\n%v", err)
-		if report != "" {
-			logf("amqptest: the run is in %s (diagram: %s)", report, strings.TrimSuffix(report, ".txt")+".svg")
+		logf("amqptest: the run failed:\n%v", o.err)
+		if o.report != "" {
+			logf("amqptest: the run is in %s (diagram: %s)\n%s", o.report, strings.TrimSuffix(o.report, ".txt")+".svg", confirmHint(o.report, o.cluster))
 		}
 		return "amqptest: the consumer fails under this schedule:\n" + indent(key)
 	}
 	if !known {
 		return ""
 	}
-	return fmt.Sprintf("amqptest: the schedule failed %s and passed %d re-runs: the consumer's outcome depends on goroutine order\n%s\nits first failure:\n%s",
-		times(h.fails[key]), runs, indent(key), indent(h.first[key]))
+	first := h.first[key]
+	msg := fmt.Sprintf("amqptest: the schedule failed %s and passed %d re-runs: the consumer's outcome depends on goroutine order\n%s\nits first failure:\n%s",
+		times(h.fails[key]), runs, indent(key), indent(first.err.Error()))
+	if passed != nil {
+		msg += "\n" + firstDifference(first.trace, passed.trace)
+	}
+	if first.report != "" {
+		msg += fmt.Sprintf("\nthe failing run is in %s\n%s", first.report, confirmHint(first.report, first.cluster))
+	}
+	return msg
 }
 
 // replaying reports whether rapid was told to replay a fail file.
@@ -331,50 +383,61 @@ func times(n int) string {
 
 func indent(s string) string { return "\t" + strings.ReplaceAll(s, "\n", "\n\t") }
 
-// once runs sched once in a bubble of its own and returns its failure,
-// with the path of its report if one was written.
-func (c *checkConfig) once(t *testing.T, name string, run func(context.Context, *Server) error, sched Schedule) (report string, err error) {
+// once runs sched once in a bubble of its own and returns its outcome.
+func (c *checkConfig) once(t *testing.T, name string, run func(context.Context, *Server) error, sched Schedule) (o *outcome) {
+	o = &outcome{}
+	w, end := watchSpin()
+	defer end()
 	defer func() {
 		// A goroutine of the run still blocked when the bubble ends is a
 		// deadlock to synctest, which panics.
 		if r := recover(); r != nil {
-			err = errors.Join(err, fmt.Errorf("goroutines of the run were still blocked after it ended (%v): the consumer did not stop", r))
+			o.err = errors.Join(o.err, fmt.Errorf("goroutines of the run were still blocked after it ended (%v): the consumer did not stop", r))
 		}
 	}()
-	synctest.Test(t, func(*testing.T) { report, err = c.bubble(name, run, sched) })
-	return report, err
+	synctest.Test(t, func(*testing.T) { c.bubble(name, run, sched, w, o) })
+	return o
 }
 
-// bubble is one run, inside its bubble.
-func (c *checkConfig) bubble(name string, run func(context.Context, *Server) error, sched Schedule) (report string, err error) {
+// bubble is one run, inside its bubble. A failing run is written as a
+// report, into WithFailureReport's directory, $AMQPSIM_REPORT, or the
+// system's temporary directory's amqpsim-reports.
+func (c *checkConfig) bubble(name string, run func(context.Context, *Server) error, sched Schedule, w *spinWatch, o *outcome) {
 	var cfg config
-	for _, o := range c.server {
-		o(&cfg)
+	for _, opt := range c.server {
+		opt(&cfg)
 	}
 	if cfg.simConfig.Clock == nil {
 		cfg.simConfig.Clock = time.Now
 	}
 	srv, err := start(cfg)
 	if err != nil {
-		return "", err
+		o.err = err
+		return
 	}
 	defer srv.Close()
-	if err = c.exercise(srv, run, sched); err == nil {
-		err = c.check(srv.broker, sched)
+	defer w.inBubble(srv)()
+	if o.err = c.exercise(srv, run, sched); o.err == nil {
+		o.err = c.check(srv.broker, sched)
 	}
-	if err == nil {
-		return "", nil
+	if d := w.spun(); d != "" {
+		o.err = errors.Join(errors.New(d), o.err)
 	}
-	dir := cmp.Or(cfg.reportDir, os.Getenv(ReportEnv))
-	if dir == "" {
-		return "", err
+	// The broker finishes what the run left it (a dropped connection's
+	// close) before its trace is read.
+	synctest.Wait()
+	o.trace, o.cluster = srv.broker.Trace(), len(srv.broker.Nodes()) > 1
+	if o.err == nil {
+		return
 	}
-	title := fmt.Sprintf("The run of %s under the schedule\n%s\nwhich failed:\n%v", name, sched, err)
+	dir := cmp.Or(cfg.reportDir, os.Getenv(ReportEnv), filepath.Join(os.TempDir(), "amqpsim-reports"))
+	title := fmt.Sprintf("The run of %s under the schedule\n%s\nwhich failed:\n%v", name, sched, o.err)
 	path, rerr := srv.WriteReport(dir, name, title)
 	if rerr != nil {
-		return "", fmt.Errorf("%w\n(no failure report: %v)", err, rerr)
+		o.err = fmt.Errorf("%w\n(no failure report: %v)", o.err, rerr)
+		return
 	}
-	return path, err
+	o.report = path
 }
 
 // exercise runs the consumer under sched until the run is done, and
@@ -408,6 +471,7 @@ func (c *checkConfig) exercise(srv *Server, run func(context.Context, *Server) e
 	// return, for at most the bound.
 	finish := func() error {
 		stop()
+		srv.releaseDials()
 		select {
 		case <-returned.Done():
 			return nil
@@ -481,12 +545,15 @@ func (c *checkConfig) check(b *sim.Broker, sched Schedule) error {
 		}
 	}
 	if !c.off[CheckAtMostDeliveries] {
-		fail(CheckAtMostDeliveries, check.AtMostDeliveries(trace, c.deliveries+len(sched)))
+		fail(CheckAtMostDeliveries, check.AtMostDeliveries(trace, c.deliveries+sched.Redeliveries()))
 	}
 	if !c.off[CheckLint] {
 		o := c.lint
 		if o.ConsumerTimeout == 0 {
 			o.ConsumerTimeout = b.Config().ConsumerTimeout
+		}
+		if o.Redeliveries == 0 {
+			o.Redeliveries = defaultRedeliveryLoop + sched.Redeliveries()
 		}
 		if fs := check.Lint(trace, o); len(fs) > 0 {
 			lines := make([]string, len(fs))
@@ -498,6 +565,9 @@ func (c *checkConfig) check(b *sim.Broker, sched Schedule) error {
 	}
 	return errors.Join(errs...)
 }
+
+// defaultRedeliveryLoop is check.Options' default Redeliveries.
+const defaultRedeliveryLoop = 5
 
 // largestPrefetch is the largest prefetch count a basic.qos set in trace.
 func largestPrefetch(trace []sim.Event) int {

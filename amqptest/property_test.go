@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -142,6 +143,8 @@ type consumer struct {
 	requeue func(d amqp.Delivery) bool
 	// qosLate sets the prefetch after basic.consume, too late for it.
 	qosLate bool
+	// noBackoff reconnects at once after a failure.
+	noBackoff bool
 	// qosAfter, if set, is a prefetch set after basic.consume, which
 	// only later consumers would take: the consumer keeps its 5.
 	qosAfter int
@@ -150,6 +153,9 @@ type consumer struct {
 func (c consumer) run(ctx context.Context, srv *Server) error {
 	for ctx.Err() == nil {
 		c.session(ctx, srv)
+		if c.noBackoff {
+			continue
+		}
 		select {
 		case <-ctx.Done():
 		case <-time.After(time.Second):
@@ -241,7 +247,8 @@ func TestCheckUnderFaultsShrinks(t *testing.T) {
 	if len(tb.errors) != 1 || !strings.Contains(tb.errors[0], want) {
 		t.Errorf("the property's failure, want %q:\n%s", want, tb.output())
 	}
-	for _, want := range []string{"check.NoLoss: event ", "reject-without-dlx", "the run is in " + filepath.Join(dir, "TestDropsRedeliveries.txt")} {
+	for _, want := range []string{"check.NoLoss: event ", "reject-without-dlx", "the run is in " + filepath.Join(dir, "TestDropsRedeliveries.txt"),
+		"amqpsim confirm " + filepath.Join(dir, "TestDropsRedeliveries.txt") + " --url "} {
 		if !strings.Contains(tb.output(), want) {
 			t.Errorf("the output lacks %q:\n%s", want, tb.output())
 		}
@@ -298,6 +305,37 @@ func TestCheckUnderFaultsReproduces(t *testing.T) {
 	}
 }
 
+// TestStaleFailFilesRemoved: once the bug is fixed, the fail file of its
+// failure replays and passes; CheckUnderFaults removes it and says so,
+// and keeps the files of a property that still fails.
+func TestStaleFailFilesRemoved(t *testing.T) {
+	t.Chdir(t.TempDir())
+	bug := consumer{drop: func(d amqp.Delivery) bool { return d.Redelivered }}
+	opts := []CheckOption{Setup(jobs), Drained("jobs"), Faults(Schedules(1, 5, FaultCloseChannel)), Reruns(1)}
+	failing(t, "TestFixed", bug.run, opts...)
+	// Run again, the bug still there: rapid replays the file, which fails
+	// again, and is kept.
+	if tb := failing(t, "TestFixed", bug.run, opts...); !strings.Contains(tb.output(), "failed after 0 tests") {
+		t.Errorf("the fail file did not replay first:\n%s", tb.output())
+	}
+	files, _ := filepath.Glob("testdata/rapid/TestFixed/*.fail")
+	if len(files) != 1 {
+		t.Fatalf("fail files of a failing property: %q, want one", files)
+	}
+	tb := &recordingTB{name: "TestFixed"}
+	checkUnderFaults(t, tb, consumer{}.run, opts)
+	if tb.Failed() {
+		t.Fatalf("the fixed consumer failed:\n%s", tb.output())
+	}
+	if left, _ := filepath.Glob("testdata/rapid/TestFixed/*.fail"); len(left) != 0 {
+		t.Errorf("stale fail files left: %q", left)
+	}
+	if !strings.Contains(tb.output(), "amqptest: removed rapid's fail files of failures that no longer happen") ||
+		!strings.Contains(tb.output(), files[0]) {
+		t.Errorf("the output does not name the removed files:\n%s", tb.output())
+	}
+}
+
 // TestCheckUnderFaultsFlaky: a consumer whose bug shows once and never
 // again fails as flaky, saying so, with the schedule and its failure.
 func TestCheckUnderFaultsFlaky(t *testing.T) {
@@ -312,11 +350,23 @@ func TestCheckUnderFaultsFlaky(t *testing.T) {
 			return drop
 		}}.run(ctx, srv)
 	}
-	tb := failing(t, "TestDropsOnce", bug, Setup(jobs), Drained("jobs"), Faults(rapid.Just(smallest)), Reruns(4))
+	dir := t.TempDir()
+	tb := failing(t, "TestDropsOnce", bug, Setup(jobs), Drained("jobs"), Faults(rapid.Just(smallest)), Reruns(4),
+		ServerOptions(WithFailureReport(dir)))
 	want := "amqptest: the schedule failed once and passed 4 re-runs: the consumer's outcome depends on goroutine order\n" +
 		indent(smallest.String()) + "\nits first failure:\n\tcheck.NoLoss: event "
 	if len(tb.errors) != 1 || !strings.Contains(tb.errors[0], want) {
 		t.Errorf("the property's failure, want %q:\n%s", want, tb.output())
+	}
+	// Where the runs parted: the failing run rejected the redelivered
+	// job, the passing one acked it.
+	for _, want := range []string{"the failing run and a passing re-run first differ at event ",
+		"\tfailing: ", "basic.reject", "\tpassing: ", "basic.ack",
+		"the failing run is in " + filepath.Join(dir, "TestDropsOnce.txt"),
+		"go run github.com/amqpsim/amqpsim/cmd/amqpsim confirm " + filepath.Join(dir, "TestDropsOnce.txt") + " --url "} {
+		if len(tb.errors) != 1 || !strings.Contains(tb.errors[0], want) {
+			t.Errorf("the property's failure lacks %q:\n%s", want, tb.output())
+		}
 	}
 }
 
@@ -379,6 +429,19 @@ func TestCheckUnderFaultsChecks(t *testing.T) {
 	}
 }
 
+// TestNackedPublishesWithinTheBound: a correct consumer that requeues the
+// job it handles when its publish is nacked gets one job again for each
+// publish a FaultNackPublishes nacks (five here, one after the other with
+// a prefetch of 1), which the default AtMostDeliveries bound allows, as
+// it allows one redelivery for each other fault.
+func TestNackedPublishesWithinTheBound(t *testing.T) {
+	sched := Schedule{{AfterDeliveries: 1, Kind: FaultNackPublishes, Count: 5}, {AfterDeliveries: 2, Kind: FaultCloseChannel}}
+	if got := sched.Redeliveries(); got != 6 {
+		t.Errorf("%v allows %d redeliveries, want 6", sched, got)
+	}
+	CheckUnderFaults(t, publishing(1), Setup(jobs), Drained("jobs"), Faults(rapid.Just(sched[:1])))
+}
+
 // TestCheckUnderFaultsWaits: every wait of a run is bounded, and a run
 // that does not finish fails saying what it waited for.
 func TestCheckUnderFaultsWaits(t *testing.T) {
@@ -419,5 +482,89 @@ func TestCheckUnderFaultsRefusesWithBroker(t *testing.T) {
 	checkUnderFaults(t, tb, consumer{}.run, []CheckOption{ServerOptions(WithBroker(sim.New(sim.Config{})))})
 	if !strings.Contains(tb.output(), "WithBroker cannot be one of its ServerOptions") {
 		t.Errorf("output:\n%s", tb.output())
+	}
+}
+
+// TestCheckUnderFaultsSpinning: a consumer that reconnects without a
+// back-off spins while a restart's downtime refuses its dials, and its
+// bubble's clock, which would end the downtime, cannot move. The run
+// fails within seconds of CPU time (the watchdog counts the process's CPU
+// time, so a slow machine only takes longer), naming the goroutine that
+// spun and the back-off it needs; the spin stops, as the server's Dial
+// blocks from then on.
+func TestCheckUnderFaultsSpinning(t *testing.T) {
+	t.Chdir(t.TempDir())
+	// The restart, at the start, lands before the consumer runs.
+	spinning := consumer{noBackoff: true}
+	tb := failing(t, "TestSpins", spinning.run, Setup(jobs), Drained("jobs"), Reruns(1),
+		Faults(rapid.Just(Schedule{{AfterDeliveries: 0, Kind: FaultRestart, Downtime: 5 * time.Second}})))
+	for _, want := range []string{"amqptest: the run made no progress (no frame to or from the broker, no move of its clock) while the process burnt 3s of CPU",
+		"needs a back-off between attempts", "the goroutine that kept running:\ngoroutine ", "amqptest.consumer.run("} {
+		if !strings.Contains(tb.output(), want) {
+			t.Errorf("the output lacks %q:\n%s", want, tb.output())
+		}
+	}
+}
+
+// TestSpinOutsideDialIsFatal: a goroutine that spins without calling the
+// server cannot be stopped, so a second spin of the run kills the test
+// binary, with the diagnosis and the stack (the test runs itself in a
+// child process).
+func TestSpinOutsideDialIsFatal(t *testing.T) {
+	if os.Getenv("AMQPTEST_SPIN_CHILD") == "1" {
+		spin := func(ctx context.Context, srv *Server) error {
+			for ctx.Err() == nil {
+				spinForever()
+			}
+			return nil
+		}
+		CheckUnderFaults(t, spin, Setup(jobs), Drained("jobs"), Reruns(1), Faults(rapid.Just(Schedule{})))
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestSpinOutsideDialIsFatal$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "AMQPTEST_SPIN_CHILD=1")
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		t.Fatalf("the child passed:\n%s", out)
+	}
+	for _, want := range []string{"panic: amqptest: the run made no progress", "needs a back-off",
+		"the spin goes on outside the server's Dial", "amqptest.spinForever("} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("the child's output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// spinForever spins.
+//
+//go:noinline
+func spinForever() {
+	for i := 0; ; i++ {
+		if i < 0 {
+			return
+		}
+	}
+}
+
+// TestSpinMeter: the watchdog calls a run spinning only when it made no
+// progress while the process burnt spinCPU; a run that progresses, or
+// that waits while the process is starved of the CPU, however long in
+// real time, is not.
+func TestSpinMeter(t *testing.T) {
+	var m spinMeter
+	at := func(io uint64, ticks int64, cpu time.Duration) bool { return m.observe(progress{io, ticks}, cpu) }
+	if at(1, 0, 0) || at(2, 0, spinCPU) || at(2, 1, 2*spinCPU) {
+		t.Error("a run that progresses is called spinning")
+	}
+	for range 100 { // a starved process: real time passes, CPU time does not
+		if at(2, 1, 2*spinCPU+time.Millisecond) {
+			t.Fatal("a starved run is called spinning")
+		}
+	}
+	if at(2, 1, 3*spinCPU-time.Millisecond) {
+		t.Error("called spinning before spinCPU")
+	}
+	if !at(2, 1, 3*spinCPU) {
+		t.Error("no progress over spinCPU is not called spinning")
 	}
 }

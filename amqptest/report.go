@@ -3,6 +3,7 @@ package amqptest
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -45,7 +46,7 @@ func (s *Server) reportOnFailure(t testing.TB) {
 			t.Logf("amqptest: no failure report: %v", err)
 			return
 		}
-		t.Logf("amqptest: the run is in %s (diagram: %s)", path, strings.TrimSuffix(path, ".txt")+".svg")
+		t.Logf("amqptest: the run is in %s (diagram: %s)\n%s", path, strings.TrimSuffix(path, ".txt")+".svg", confirmHint(path, len(s.broker.Nodes()) > 1))
 	})
 }
 
@@ -57,8 +58,9 @@ func (s *Server) reportOnFailure(t testing.TB) {
 // servers.
 func (s *Server) WriteReport(dir, name, title string) (string, error) {
 	base := fileName(name)
-	sc, res, err := scenarios.FromTrace(s.broker.Trace(), scenarios.TraceOptions{Name: base, Title: title,
-		Seed: s.broker.Config().Seed, Final: s.broker})
+	trace := s.broker.Trace()
+	sc, res, err := scenarios.FromTrace(trace, scenarios.TraceOptions{Name: base, Title: title,
+		Seed: s.broker.Config().Seed, Final: s.broker, Faults: s.traceFaults(trace)})
 	if err != nil {
 		return "", err
 	}
@@ -89,4 +91,25 @@ func fileName(name string) string {
 		return "run"
 	}
 	return b.String()
+}
+
+// confirmHint is the command that runs a report on RabbitMQ and says
+// whether RabbitMQ answers it as the simulator did (amqpsim confirm):
+// against $AMQP_URL, or a local broker, or, for a report of several
+// nodes, the cluster a command line controls.
+func confirmHint(report string, cluster bool) string {
+	if strings.ContainsAny(report, " \t'\"") {
+		report = strconv.Quote(report)
+	}
+	cmd := "go run github.com/amqpsim/amqpsim/cmd/amqpsim confirm " + report
+	if cluster {
+		return "amqptest: to see whether a real cluster answers the run as the simulator did (CMD controls it: docs/cluster.md):\n\t" +
+			cmd + " --cluster CMD"
+	}
+	url := "amqp://guest:guest@localhost:5672/"
+	if os.Getenv("AMQP_URL") != "" {
+		url = `"$AMQP_URL"`
+	}
+	return "amqptest: to see whether RabbitMQ answers the run as the simulator did (the failure is then in your code):\n\t" +
+		cmd + " --url " + url
 }

@@ -158,14 +158,23 @@ type Fault struct {
 	Count int
 }
 
-// String reads as "after 3 deliveries: restart the broker (down 2s)".
+// String reads as "after 3 deliveries: restart the broker, down for 2s",
+// "at the start: ...", "after 1 delivery: ...".
 func (f Fault) String() string {
-	s := fmt.Sprintf("after %d deliveries: ", f.AfterDeliveries)
+	var s string
+	switch f.AfterDeliveries {
+	case 0:
+		s = "at the start: "
+	case 1:
+		s = "after 1 delivery: "
+	default:
+		s = fmt.Sprintf("after %d deliveries: ", f.AfterDeliveries)
+	}
 	switch f.Kind {
 	case FaultRestart:
 		s += f.Kind.String()
 		if f.Downtime > 0 {
-			s += fmt.Sprintf(" (down %v)", f.Downtime)
+			s += fmt.Sprintf(", down for %v", f.Downtime)
 		}
 	case FaultCloseChannel:
 		s += fmt.Sprintf("close the channel of delivery %d (406)", f.AfterDeliveries)
@@ -178,11 +187,24 @@ func (f Fault) String() string {
 	case FaultNackPublishes:
 		s += fmt.Sprintf("nack the next %d publishes", f.Count)
 	case FaultStopNode, FaultKillNode:
-		s += fmt.Sprintf("%s node %d for %v", strings.Fields(f.Kind.String())[0], f.Node, f.Downtime)
+		verb := strings.Fields(f.Kind.String())[0]
+		if f.Downtime == 0 {
+			s += fmt.Sprintf("%s node %d and start it again at once", verb, f.Node)
+		} else {
+			s += fmt.Sprintf("%s node %d, start it again %v later", verb, f.Node, f.Downtime)
+		}
 	case FaultPartition:
-		s += fmt.Sprintf("cut node %d off for %v", f.Node, f.Downtime)
+		if f.Downtime == 0 {
+			s += fmt.Sprintf("cut node %d off and heal at once", f.Node)
+		} else {
+			s += fmt.Sprintf("cut node %d off, heal %v later", f.Node, f.Downtime)
+		}
 	case FaultPauseNode:
-		s += fmt.Sprintf("hang node %d for %v", f.Node, f.Downtime)
+		if f.Downtime == 0 {
+			s += fmt.Sprintf("hang node %d and resume it at once", f.Node)
+		} else {
+			s += fmt.Sprintf("hang node %d, resume it %v later", f.Node, f.Downtime)
+		}
 	default:
 		s += f.Kind.String()
 	}
@@ -206,6 +228,25 @@ func alarmName(a sim.Alarm) string {
 
 // Schedule is a list of faults in the order of their triggers.
 type Schedule []Fault
+
+// Redeliveries is how many more times the schedule's faults may make a
+// correct consumer get one message: once per fault that closes, drops,
+// restarts, times out, blocks or cuts off (each requeues what a consumer
+// holds, once), and once per publish a FaultNackPublishes nacks (a
+// consumer that publishes in confirm mode and requeues what it was
+// handling when its publish is nacked gets it again for each). It is the
+// allowance CheckUnderFaults adds to AtMostDeliveries.
+func (s Schedule) Redeliveries() int {
+	n := 0
+	for _, f := range s {
+		if f.Kind == FaultNackPublishes {
+			n += max(f.Count, 1)
+		} else {
+			n++
+		}
+	}
+	return n
+}
 
 // String prints one fault per line, or "no faults".
 func (s Schedule) String() string {
@@ -363,7 +404,7 @@ func (s *Server) inject(f Fault) error {
 		if f.Alarm == 0 {
 			return fmt.Errorf("amqptest: %v: no alarm", f)
 		}
-		s.broker.SetAlarmFor(f.Alarm, f.For)
+		s.setAlarmFor(f.Alarm, f.For)
 	case FaultNackPublishes:
 		s.broker.NackPublishes(f.Count)
 	case FaultStopNode, FaultKillNode, FaultPartition, FaultPauseNode:
@@ -400,12 +441,17 @@ func (s *Server) arm(f Fault) (bool, error) {
 		df.Action = sim.FaultConsumerTimeout
 	}
 	err := s.broker.CloseAtDelivery(df)
-	if errors.Is(err, sim.ErrDeliveryPassed) {
-		if !f.Kind.ofDelivery() {
-			return false, nil
-		}
-		df.N, df.FromStart = 1, false
+	if errors.Is(err, sim.ErrDeliveryPassed) && !f.Kind.ofDelivery() {
+		return false, nil
+	}
+	for errors.Is(err, sim.ErrDeliveryPassed) {
+		// The next delivery, counted from the start too, so that a
+		// report arms it at the same delivery.
+		df.N = int(s.broker.Deliveries()) + 1
 		err = s.broker.CloseAtDelivery(df)
+	}
+	if err == nil {
+		s.markArmed(f.Kind, df.N)
 	}
 	return err == nil, err
 }

@@ -25,14 +25,27 @@ func TestScheduleString(t *testing.T) {
 		{AfterDeliveries: 8, Kind: amqptest.FaultAlarm, Alarm: sim.AlarmMemory, For: time.Second},
 		{AfterDeliveries: 9, Kind: amqptest.FaultNackPublishes, Count: 2},
 	}
-	want := "after 0 deliveries: drop every connection\n" +
-		"after 3 deliveries: restart the broker (down 2s)\n" +
+	want := "at the start: drop every connection\n" +
+		"after 3 deliveries: restart the broker, down for 2s\n" +
 		"after 5 deliveries: force-close every connection\n" +
 		"after 6 deliveries: close the channel of delivery 6 (406)\n" +
 		"after 7 deliveries: time out the consumer of delivery 7 (406)\n" +
 		"after 8 deliveries: memory alarm for 1s\n" +
 		"after 9 deliveries: nack the next 2 publishes"
 	if got := s.String(); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	nodes := amqptest.Schedule{
+		{AfterDeliveries: 1, Kind: amqptest.FaultStopNode, Node: 1},
+		{AfterDeliveries: 2, Kind: amqptest.FaultKillNode, Node: 2, Downtime: 3 * time.Second},
+		{AfterDeliveries: 4, Kind: amqptest.FaultPartition, Node: 3},
+		{AfterDeliveries: 5, Kind: amqptest.FaultPartition, Node: 1, Downtime: time.Second},
+	}
+	want = "after 1 delivery: stop node 1 and start it again at once\n" +
+		"after 2 deliveries: kill node 2, start it again 3s later\n" +
+		"after 4 deliveries: cut node 3 off and heal at once\n" +
+		"after 5 deliveries: cut node 1 off, heal 1s later"
+	if got := nodes.String(); got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
 	if got := (amqptest.Schedule{}).String(); got != "no faults" {

@@ -2,6 +2,7 @@ package check
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/amqpsim/amqpsim/protocol"
 	"github.com/amqpsim/amqpsim/sim"
@@ -102,10 +103,17 @@ func AtMostDeliveries(trace []sim.Event, k int) error {
 // no-ack delivery to a client: none was dropped (rejected, expired or
 // pushed out by a length limit from a queue without a dead-letter
 // exchange, or caught in a dead-letter cycle), discarded, or deleted with
-// its queue. Messages still queued at the end are not lost.
+// its queue (a restart deletes the non-durable ones, which it says).
+// Messages still queued at the end are not lost. What the trace does not
+// show as a loss is not checked: a publish the broker nacked (its
+// publisher was told), and the transient messages a restart drops from a
+// durable classic queue.
 func NoLoss(trace []sim.Event) error {
+	restarted := time.Duration(-1) // when the broker last restarted
 	for i, e := range trace {
 		switch e.Kind {
+		case sim.EventRestart:
+			restarted = e.At
 		case sim.EventDeadLetter:
 			if e.Dropped {
 				return fmt.Errorf("event %d (%s): message %q dropped (%s) by a queue without a dead-letter exchange", i, e, e.Body, e.Reason)
@@ -113,6 +121,10 @@ func NoLoss(trace []sim.Event) error {
 		case sim.EventDeadLetterCycle, sim.EventDiscarded:
 			return fmt.Errorf("event %d (%s): message %q dropped", i, e, e.Body)
 		case sim.EventQueueDeleted:
+			if e.Count > 0 && e.At == restarted {
+				return fmt.Errorf("event %d (%s): %d messages deleted with queue %s by the broker's restart, which deletes non-durable queues (declare it durable, and publish persistent messages)",
+					i, e, e.Count, e.Queue)
+			}
 			if e.Count > 0 {
 				return fmt.Errorf("event %d (%s): %d messages deleted with queue %s", i, e, e.Count, e.Queue)
 			}

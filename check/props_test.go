@@ -104,6 +104,14 @@ func TestNoLoss(t *testing.T) {
 			t.Errorf("an empty queue deleted: %v", err)
 		}
 	}
+	// A restart deletes the non-durable q with its messages, and NoLoss
+	// says what did it.
+	restarted := newRun(t, nil)
+	restarted.publish(2)
+	restarted.b.Restart()
+	if err := check.NoLoss(restarted.b.Trace()); err == nil || !strings.Contains(err.Error(), "2 messages deleted with queue q by the broker's restart") {
+		t.Errorf("deleted by a restart: %v", err)
+	}
 }
 
 // The project's own scenario library is a catalogue of RabbitMQ's rules,

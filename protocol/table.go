@@ -121,6 +121,11 @@ func Int(v any) (int64, bool) {
 
 // Properties are the 14 basic content properties. Empty strings and zero
 // numbers are absent properties.
+//
+// The names follow Go's initialisms, where amqp091-go's Publishing and
+// Delivery do not: CorrelationID, MessageID, UserID and AppID here are
+// CorrelationId, MessageId, UserId and AppId there. A test that builds a
+// sim.Message next to an amqp.Publishing spells each its own way.
 type Properties struct {
 	ContentType     string
 	ContentEncoding string

@@ -125,6 +125,9 @@
 //	partition N                                   cut node N off from the other nodes
 //	heal                                          end the partition
 //	leader Q                                      on a cluster: where a queue's leader and members are
+//	fault close-connection C                      a test's fault: 320 CONNECTION_FORCED (rabbitmqctl close_connection on a broker)
+//	fault close-channel CH | fault consumer-timeout CH | fault nack-publishes N | fault restart
+//	                                              faults only the simulator takes (a failure report's; op_fault.go)
 //
 // An alarm blocks a connection as it publishes, and the broker reads
 // nothing more from it until the last alarm clears: on a blocked

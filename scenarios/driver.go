@@ -38,6 +38,9 @@ type driver interface {
 	// fault stops, kills, starts or cuts off nodes of a cluster, or heals
 	// a cut (cluster.go).
 	fault(op faultOp) error
+	// inject injects a fault (op_fault.go); a real broker refuses those
+	// it cannot take with a *NotConfirmableError.
+	inject(o Fault) error
 	// leader returns where a queue's leader and members are (op_leader.go).
 	leader(queue string) (leaderInfo, error)
 	// finish closes everything the driver opened or created.

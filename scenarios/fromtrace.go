@@ -28,6 +28,10 @@ type TraceOptions struct {
 	// directive so that a replay runs on the same profile; zero means
 	// Final's release when Final is set, else sim.DefaultVersion.
 	Version sim.Version
+	// Faults are the faults injected into the run that the trace does
+	// not show as such (see TraceFault), written as steps where they
+	// happened.
+	Faults []TraceFault
 }
 
 // FromTrace writes a simulator run, from its typed trace (sim.Broker.Trace,
@@ -36,20 +40,25 @@ type TraceOptions struct {
 // each step, as its results, what the broker pushed in reaction in that
 // run. The Result is the same run, for Result.SVG and Result.Timeline.
 //
-// What the format has no step for is written as a comment where it
-// happened: a broker restart, a connection dropped or closed by a fault
-// (its connection.close shows as a result), an alarm raised (its
-// connection.blocked shows). Steps name connections after their
-// connection names (a reconnect gets "-2", "-3") and channels as
-// CONN-chN; Broker.Publish, which has no channel, publishes on a
-// connection "direct" of its own; acks name delivery tags (#N). A
-// publisher confirm is written under the publish it confirms, where a
-// replay sends it, also when the broker confirmed several publishes it
-// had read together at once (basic.ack multiple, as the wire server and
-// RabbitMQ do), which a comment then says. The queue.declare-ok, purge-ok
-// and delete-ok counts come from replaying the steps on a fresh
-// simulator, the rest from the trace, so a run without faults replays
-// (Replay) to the results written.
+// Faults are steps where they happened (fromtrace_faults.go): a restart,
+// a node's fault, a nacked publish, and those the test lists in
+// TraceOptions.Faults (amqptest lists the closes it arms at a delivery or
+// makes at once, the alarms it raises, the connections it drops, which
+// are written as their clients' closes, as the broker takes them). Steps
+// name connections after their connection names (a reconnect gets "-2",
+// "-3") and channels as CONN-chN; Broker.Publish, which has no channel,
+// publishes on a connection "direct" of its own, open while it
+// publishes; a publish an alarm blocked is written where it blocked its
+// connection; acks name delivery tags (#N). A publisher confirm is
+// written under the publish it confirms, where a replay sends it, also
+// when the broker confirmed several publishes it had read together at
+// once (basic.ack multiple, as the wire server and RabbitMQ do), which a
+// comment then says. The queue.declare-ok, purge-ok and delete-ok counts
+// come from replaying the steps on a fresh simulator, the rest from the
+// trace, so the report replays (Replay) to the results written, its
+// faults included (amqptest's TestReportReplaysItsFaults), but for a
+// publish an alarm held that the broker never read: its connection
+// closed before the alarm cleared.
 func FromTrace(trace []sim.Event, o TraceOptions) (*Scenario, *Result, error) {
 	if o.Name == "" {
 		o.Name = "run"
@@ -61,6 +70,7 @@ func FromTrace(trace []sim.Event, o TraceOptions) (*Scenario, *Result, error) {
 		}
 	}
 	w := newTraceWriter(trace)
+	w.faults = sortedFaults(o.Faults)
 	w.walk()
 	if o.Final != nil {
 		w.add(ShowHeld{})
@@ -141,6 +151,7 @@ type traceWriter struct {
 	conns          map[string]string  // sim connection name → open scenario connection
 	chans          map[simChan]string // sim connection name and channel number → open scenario channel
 	direct         string             // the channel of Broker.Publish, once opened
+	directConn     string             // its connection
 	queues         []string
 	declared       map[string]bool
 	pending        []string // comments for the next step
@@ -156,6 +167,16 @@ type traceWriter struct {
 	// nodes is the highest cluster node the trace names (sim.Event.Node),
 	// 0 for a broker of one node.
 	nodes int
+	// faults are TraceOptions.Faults by Before, those not written yet
+	// (fromtrace_faults.go).
+	faults []TraceFault
+	// early are the publish calls written where an alarm blocked their
+	// connection, not where the broker read them; heldSteps are their
+	// steps (blocked).
+	early     map[int]bool
+	heldSteps map[int]bool
+	// nacked are the publish calls sim.Broker.NackPublishes nacked.
+	nacked map[int]bool
 }
 
 // simChan names a channel of the traced run.
@@ -167,7 +188,8 @@ type simChan struct {
 func newTraceWriter(trace []sim.Event) *traceWriter {
 	return &traceWriter{trace: trace, evConn: make([]string, len(trace)), evChan: make([]string, len(trace)),
 		used: map[string]bool{}, conns: map[string]string{}, chans: map[simChan]string{}, declared: map[string]bool{},
-		tags: map[string]string{}, confirming: map[string]*confirmTags{}, labels: sim.ConnLabels(trace)}
+		tags: map[string]string{}, confirming: map[string]*confirmTags{}, labels: sim.ConnLabels(trace),
+		early: map[int]bool{}, heldSteps: map[int]bool{}}
 }
 
 // tag returns the name the file gives consumer tag t: t itself when it
@@ -188,6 +210,9 @@ func (w *traceWriter) tag(t string) string {
 // the same publish of another body and the broker pushed nothing in
 // reaction: "publish ch1 jobs m1 m2 m3".
 func (w *traceWriter) add(op Op) {
+	if w.direct != "" && !w.ofDirect(op) {
+		w.closeDirect()
+	}
 	if p, ok := op.(Publish); ok && len(w.steps) > 0 && len(w.pending) == 0 {
 		last := w.steps[len(w.steps)-1]
 		if lp, ok := last.op.(Publish); ok && len(last.events) == 0 && samePublish(lp, p) {
@@ -250,7 +275,9 @@ func (w *traceWriter) name(base string) string {
 
 // walk turns every event into a step, a result of one, or a comment.
 func (w *traceWriter) walk() {
+	w.nacked = nackedPublishes(w.trace)
 	for i, e := range w.trace {
+		w.faultsBefore(i)
 		w.evConn[i] = w.conns[e.Conn]
 		w.evChan[i] = w.chans[simChan{e.Conn, e.Channel}]
 		switch e.Kind {
@@ -295,8 +322,17 @@ func (w *traceWriter) walk() {
 			case protocol.ChannelClose:
 				delete(w.chans, simChan{e.Conn, e.Channel})
 			}
+		case sim.EventBlocked:
+			w.blocked(i)
+			w.attach(i)
 		case sim.EventCall:
+			if w.early[i] {
+				continue
+			}
 			w.moveTo(e.At)
+			if w.nacked[i] {
+				w.add(Fault{Kind: FaultNackPublishes, Count: 1})
+			}
 			if op := w.call(e, w.evChan[i]); op != nil {
 				w.add(op)
 				w.published(e, w.evChan[i])
@@ -310,8 +346,10 @@ func (w *traceWriter) walk() {
 			w.moveTo(e.At)
 			if w.direct == "" {
 				conn := w.name("direct")
-				w.direct = w.name(conn + "-ch1")
-				w.pending = append(w.pending, "Broker.Publish, which has no channel, publishes on a connection of its own")
+				if conn == "direct" {
+					w.pending = append(w.pending, "Broker.Publish, which has no channel, publishes on a connection of its own, open while it publishes")
+				}
+				w.directConn, w.direct = conn, w.name(conn+"-ch1")
 				w.add(Conn{Name: conn})
 				w.add(OpenChannel{Conn: conn, Name: w.direct})
 			}
@@ -321,12 +359,13 @@ func (w *traceWriter) walk() {
 			w.add(publishOp(w.direct, e))
 		case sim.EventRestart:
 			w.moveTo(e.At)
-			w.pending = append(w.pending, "the broker restarted here (a fault): every connection closed with 320, transient queues and messages lost")
+			w.add(Fault{Kind: FaultRestart})
 			w.attach(i)
 		default:
 			w.attach(i)
 		}
 	}
+	w.faultsBefore(len(w.trace))
 	if len(w.pending) > 0 && len(w.steps) > 0 {
 		// Comments after the last step stay with it.
 		last := w.steps[len(w.steps)-1]
@@ -430,6 +469,11 @@ func (w *traceWriter) confirm(i int) bool {
 	for _, t := range tags {
 		ct.confirmed[t] = true
 		at := ct.steps[t-1]
+		if w.heldSteps[at] {
+			// A publish an alarm held is confirmed once the broker reads
+			// it, after the clear, in a replay too.
+			at = last
+		}
 		moved = moved || at != last
 		w.steps[at].confirms = append(w.steps[at].confirms, traceConfirm{conn: conn, ch: ch, tag: t, nack: e.Method == protocol.BasicNack})
 	}
@@ -450,6 +494,32 @@ func (w *traceWriter) confirm(i int) bool {
 			what, ch, how))
 	}
 	return true
+}
+
+// ofDirect reports whether op is a step of Broker.Publish's connection,
+// or an advance among them.
+func (w *traceWriter) ofDirect(op Op) bool {
+	switch o := op.(type) {
+	case Publish:
+		return o.Channel == w.direct
+	case Conn:
+		return o.Name == w.directConn
+	case OpenChannel:
+		return o.Name == w.direct
+	case Advance:
+		return true
+	}
+	return false
+}
+
+// closeDirect closes the connection of Broker.Publish's steps once they
+// are done: the run had no such connection, which a fault (a restart, a
+// node's stop, every connection closed) would close in a replay. The
+// next Broker.Publish opens another.
+func (w *traceWriter) closeDirect() {
+	conn := w.directConn
+	w.direct, w.directConn = "", ""
+	w.steps = append(w.steps, &traceStep{op: Close{Name: conn}})
 }
 
 // forget drops a closed connection's names.

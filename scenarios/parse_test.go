@@ -109,7 +109,7 @@ func genOp(t *rapid.T) Op {
 	}
 	b := rapid.Bool()
 	ch := ident.Draw(t, "ch")
-	switch rapid.IntRange(0, 37).Draw(t, "kind") {
+	switch rapid.IntRange(0, 38).Draw(t, "kind") {
 	case 0:
 		return Conn{Name: ident.Draw(t, "c")}
 	case 1:
@@ -218,6 +218,22 @@ func genOp(t *rapid.T) Op {
 	case 37:
 		re := rapid.SampledFrom([]string{"", ".*", "^a", "^{username}$", "{vhost}", "a b"})
 		return SetTopicPermissions{User: ident.Draw(t, "u"), Exchange: name.Draw(t, "x"), Write: re.Draw(t, "w"), Read: re.Draw(t, "r")}
+	case 38:
+		k := rapid.SampledFrom(faultKinds).Draw(t, "fault")
+		if _, armed := armedActions[k]; armed && (k == FaultCloseEveryConnection || rapid.Bool().Draw(t, "armed")) {
+			return Fault{Kind: k, AtDelivery: rapid.IntRange(1, 99).Draw(t, "at")}
+		}
+		switch k {
+		case FaultNackPublishes:
+			return Fault{Kind: k, Count: rapid.IntRange(1, 9).Draw(t, "count")}
+		case FaultRestart:
+			return Fault{Kind: k}
+		case FaultConsumerTimeout:
+			return Fault{Kind: k, Name: ch}
+		default:
+			return Fault{Kind: k, Name: ch, Code: rapid.SampledFrom([]int{0, 404, 541}).Draw(t, "code"),
+				Text: rapid.SampledFrom([]string{"", "gone", "a b"}).Draw(t, "text")}
+		}
 	}
 	return ShowHeld{}
 }
@@ -235,4 +251,25 @@ func TestOpStringRoundTrips(t *testing.T) {
 			t.Fatalf("%q read back differently (-want +got):\n%s", text, d)
 		}
 	})
+}
+
+func TestFaultStepErrors(t *testing.T) {
+	for _, c := range []struct{ line, want string }{
+		{"fault", "expected 1 word(s) after fault"},
+		{"fault explode", `unknown fault "explode" (expected close-channel, close-connection`},
+		{"fault close-channel", "expected a name after fault close-channel"},
+		{"fault nack-publishes 0", "expected a count of 1 or more"},
+		{"fault restart now", `unexpected "now" after fault restart`},
+		{"fault close-every-connection", "is only armed: add at-delivery=N"},
+		{"fault nack-publishes at-delivery=3", "only close-channel, close-connection, close-every-connection and consumer-timeout take at-delivery="},
+		{"fault close-channel ch1 at-delivery=3", "an armed fault names no channel or connection"},
+		{"fault close-channel at-delivery=3 text=x", "an armed fault closes with its default text"},
+		{"fault consumer-timeout ch1 code=404", "only a close takes code="},
+		{"fault close-channel ch1 code=999", "unknown reply code 999"},
+	} {
+		_, err := parseOp(c.line)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want one containing %q", c.line, err, c.want)
+		}
+	}
 }

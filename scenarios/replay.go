@@ -156,6 +156,7 @@ func Record(s *Scenario, o RecordOptions) (*Scenario, *Result, error) {
 		}
 	}
 	res, err := newRunner(d, s).run()
+	res.Broker = d.version
 	if err != nil {
 		return nil, res, err
 	}

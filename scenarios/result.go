@@ -23,6 +23,9 @@ type Result struct {
 	End       time.Duration // the clock when the last step ran
 	// Trace is the simulator's trace of the run (Replay only).
 	Trace []sim.Event
+	// Broker is the version of the broker a recording ran on ("4.3.6";
+	// Record only).
+	Broker string
 }
 
 // StepInfo is a step as it ran.

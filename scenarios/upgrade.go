@@ -383,10 +383,50 @@ func (r *UpgradeReport) String() string {
 				fmt.Fprintf(&b, "        %s (from %s)\n", ch.Why, ch.Since)
 			}
 		}
+		if doc := ConsumerDoc(k); doc != "" {
+			fmt.Fprintf(&b, "        for a consumer: %s\n", doc)
+		}
 	}
 	if len(r.Unreproduced) > 0 {
 		fmt.Fprintf(&b, "  note: %d scenarios do not replay exactly on %s, so their differences are suspect: %s\n",
 			len(r.Unreproduced), r.From, strings.Join(r.Unreproduced, ", "))
+	}
+	return b.String()
+}
+
+// consumerChanges are the changes (sim.Change names) that
+// docs/upgrading-consumers.md has a row for: what a consumer's code has
+// to answer when it moves from 3.x to 4.3 (TestUpgradingConsumersDoc).
+var consumerChanges = []string{"publisher's x-death ignored", "x-last-death headers", "classic delivery-count",
+	"global_qos denied", "consumer timeout on quorum queues only", "quorum queues time deliveries out",
+	"basic.reject and basic.nack counted apart", "quorum delivery limit 20", "x-queue-type defaults to classic",
+	"stream nack, reject and recover", "max_message_size 16 MiB"}
+
+// ConsumerDoc returns the row of docs/upgrading-consumers.md for the
+// change named change (a sim.Change), with its recording and the fix a
+// consumer needs, or "" when the page has none.
+func ConsumerDoc(change string) string {
+	if !slices.Contains(consumerChanges, change) {
+		return ""
+	}
+	return "docs/upgrading-consumers.md#" + anchor(change)
+}
+
+// anchor is a change's anchor in docs/upgrading-consumers.md: its name in
+// lower case, each run of other characters than letters and digits a '-'.
+func anchor(name string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(strings.ReplaceAll(name, "'", "")) {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			if dash && b.Len() > 0 {
+				b.WriteByte('-')
+			}
+			b.WriteRune(r)
+			dash = false
+			continue
+		}
+		dash = true
 	}
 	return b.String()
 }

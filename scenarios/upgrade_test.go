@@ -146,6 +146,7 @@ publish ch1 orders m1 m2
 	// upgrade check 3.10 -> 4.3: 1 of 1 scenarios answer differently, 1 steps (0 follow from an earlier difference)
 	//      1  global_qos denied  (1 file: orders)
 	//         basic.qos global=true sets the per-consumer prefetch instead of a channel-wide limit; permit the feature to keep it (from 4.3)
+	//         for a consumer: docs/upgrading-consumers.md#global-qos-denied
 }
 
 // Recording a file whose rabbitmq line names another release than the

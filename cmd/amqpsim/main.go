@@ -6,6 +6,7 @@
 //	amqpsim replay [flags] [FILE|DIR...] replay scenarios on the simulator
 //	amqpsim upgrade-check --to V [FILE|DIR...] where another release answers differently
 //	amqpsim record [flags] FILE|DIR...   record scenarios against a broker
+//	amqpsim confirm REPORT --url URL     does RabbitMQ answer a failure report as the simulator did?
 //	amqpsim tune   [flags]               choose a prefetch by simulation
 //	amqpsim tune calibrate --url URL     measure a broker's costs for tune
 //
@@ -33,6 +34,7 @@ var commands = []command{
 	{"replay", "replay scenarios on the simulator", runReplay},
 	{"upgrade-check", "report where another RabbitMQ release answers scenarios differently", runUpgradeCheck},
 	{"record", "record scenarios against a broker", runRecord},
+	{"confirm", "run a failure report on RabbitMQ: is the failure in your code or in the simulator?", runConfirm},
 	{"fuzz", "record random scenarios on brokers and replay them on the simulator", runFuzz},
 	{"tune", "choose a prefetch by simulation", runTune},
 }

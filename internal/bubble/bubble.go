@@ -22,16 +22,7 @@ func Subtest(f func(t *testing.T)) func(t *testing.T) {
 // their own; after synctest.Wait the count is exact. It panics outside a
 // bubble.
 func Goroutines() (int, string) {
-	buf := make([]byte, 1<<16)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			buf = buf[:n]
-			break
-		}
-		buf = make([]byte, 2*len(buf))
-	}
-	dump := string(buf)
+	dump := Dump()
 	first, _, _ := strings.Cut(dump, "\n") // the caller's goroutine comes first
 	i := strings.Index(first, "synctest bubble ")
 	if i < 0 {
@@ -45,4 +36,17 @@ func Goroutines() (int, string) {
 		}
 	}
 	return n, dump
+}
+
+// Dump returns the stacks of every goroutine (runtime.Stack), the
+// caller's first.
+func Dump() string {
+	buf := make([]byte, 1<<16)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			return string(buf[:n])
+		}
+		buf = make([]byte, 2*len(buf))
+	}
 }

@@ -17,14 +17,15 @@ func (g *gen) topicPattern() string {
 	switch n := g.r.IntN(100); {
 	case n < 8:
 		return oneOf(g, "#", "*", "", "#.#", "*.#", "#.*", "a..b", ".a", "a.", ".", "#.a.#")
-	case n < 12:
-		// Many wildcards: RabbitMQ 4.x limits the '#' words of a pattern.
+	case n < 10:
+		// Many wildcards: RabbitMQ 4.3 limits the '#' words of a pattern
+		// (and closes the channel: rarely, or little else happens).
 		var w []string
 		for range 3 + g.r.IntN(4) {
 			w = append(w, "#", oneOf(g, "a", "b"))
 		}
 		return strings.Join(w, ".")
-	case n < 15:
+	case n < 13:
 		w := make([]string, 20+g.r.IntN(20))
 		for i := range w {
 			w[i] = oneOf(g, "a", "b", "*")

@@ -151,6 +151,9 @@ func (g *gen) run() {
 		}
 		g.try("consume")
 		g.try("publish")
+		if g.chance(60) {
+			g.try("settle")
+		}
 	}
 	for attempts := 0; len(g.ops) < g.steps && attempts < 20*g.steps; attempts++ {
 		a := g.pick()

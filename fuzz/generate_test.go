@@ -131,8 +131,8 @@ func TestGeneratedScenariosAreMostlyMeaningful(t *testing.T) {
 	// (sim.Profile.TopicMaxHashWords), which the generator writes on
 	// purpose; the refusal closes the channel, and of these 200
 	// scenarios 99 settle a delivery (100 did before the limit).
-	if settling < n*45/100 {
-		t.Errorf("%d of %d scenarios settle a delivery, want at least 45%%", settling, n)
+	if settling < n/2 {
+		t.Errorf("%d of %d scenarios settle a delivery, want at least half", settling, n)
 	}
 }
 

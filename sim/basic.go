@@ -646,10 +646,24 @@ func (ch *Channel) settleGroup(group []channel.Delivery[delivery], how queue.Set
 		}
 		settled = append(settled, queue.Settled[*Consumer]{Message: d.Ref.m, Consumer: d.Ref.c, Tag: d.Tag})
 	}
+	// A queue dispatches before what a reject or nack dead-letters
+	// reaches another queue: its next delivery reaches the channel in one
+	// hop, a dead letter in two (the queue publishes it, its target
+	// delivers it), so 3.10.8, 4.0.5 and 4.3.6 give the reject's next
+	// delivery the lower tag (dlx-reject-next-delivery-first.txt).
+	var held []deadLetter
+	if !how.Requeues() {
+		b.deadLetters = &held
+	}
 	q.Settle(settled, how)
+	b.deadLetters = nil
 	zero(settled)
 	b.settled = settled[:0]
 	b.markDirty(q)
+	b.flush()
+	for _, d := range held {
+		b.deadLetter(d.q, d.m, d.reason, nil)
+	}
 	b.flush()
 }
 

@@ -230,6 +230,9 @@ type Broker struct {
 	routed    []*brokerQueue
 	routeKeys []string
 	settled   []queue.Settled[*Consumer]
+	// deadLetters, when set, collects the dead letters of a settlement
+	// until its queue has dispatched (settleGroup).
+	deadLetters *[]deadLetter
 	// router is route's state; routeMark numbers the routes, which mark
 	// the queues and exchanges they reach.
 	router    router

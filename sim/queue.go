@@ -84,8 +84,22 @@ func (q *brokerQueue) Deliver(c *consumer.Consumer[*Consumer], m *queue.Message,
 	c.Owner().deliver(m, redelivered)
 }
 
-// DeadLetter dead-letters m, which left the queue for reason.
-func (q *brokerQueue) DeadLetter(m *queue.Message, reason string) { q.b.deadLetter(q, m, reason, nil) }
+// DeadLetter dead-letters m, which left the queue for reason; during a
+// settlement it waits until the queue has dispatched (settleGroup).
+func (q *brokerQueue) DeadLetter(m *queue.Message, reason string) {
+	if d := q.b.deadLetters; d != nil {
+		*d = append(*d, deadLetter{q, m, reason})
+		return
+	}
+	q.b.deadLetter(q, m, reason, nil)
+}
+
+// deadLetter is a dead letter held back until its queue has dispatched.
+type deadLetter struct {
+	q      *brokerQueue
+	m      *queue.Message
+	reason string
+}
 
 // ForwardDeadLetter dead-letters m at least once.
 func (q *brokerQueue) ForwardDeadLetter(m *queue.Message, reason string, took map[string]bool) bool {

@@ -52,18 +52,22 @@ import (
 //     process); a message that reaches an empty queue with consumers is
 //     offered to them at once, before the queue is dispatched.
 type model struct {
-	now    time.Duration // virtual time since the start
-	seq    uint64        // timer scheduling order (breaks ties of equal due times)
-	qids   int           // queues created so far
-	rng    *rand.Rand
-	conns  []*mConn // by connection handle
-	chans  []*mChan // by channel handle; nil if the open failed
-	cons   []*mCons // by consumer handle; nil if the consume failed
-	connBy map[string]*mConn
-	chanBy map[string]int
-	queues map[string]*mQueue
-	dirty  []*mQueue
-	blocks int // blocking clock: orders consumers blocked at different times
+	// heldDead, while a settlement's group is settled, collects what its
+	// rejects dead-letter: the queue dispatches first (recorded in
+	// scenarios/library/dlx-reject-next-delivery-first.txt).
+	heldDead *[]heldDead
+	now      time.Duration // virtual time since the start
+	seq      uint64        // timer scheduling order (breaks ties of equal due times)
+	qids     int           // queues created so far
+	rng      *rand.Rand
+	conns    []*mConn // by connection handle
+	chans    []*mChan // by channel handle; nil if the open failed
+	cons     []*mCons // by consumer handle; nil if the consume failed
+	connBy   map[string]*mConn
+	chanBy   map[string]int
+	queues   map[string]*mQueue
+	dirty    []*mQueue
+	blocks   int // blocking clock: orders consumers blocked at different times
 
 	// mutant deliberately breaks the model, to show how a failure is
 	// reported (TestModelFailureIsReadable).

@@ -186,6 +186,10 @@ func (m *model) settle(ch *mChan, ds []mEntry, requeue, reject bool) {
 		if q.deleted {
 			continue // settling a deleted queue's deliveries does nothing
 		}
+		var held []heldDead
+		if !requeue {
+			m.heldDead = &held
+		}
 		for _, d := range g.ds {
 			q.unacked--
 			if q.quorum {
@@ -211,11 +215,16 @@ func (m *model) settle(ch *mChan, ds []mEntry, requeue, reject bool) {
 		if reopened {
 			m.unblock(q, ch)
 		}
+		m.heldDead = nil
 		if requeue {
 			m.dropOverLimit(q)
 			m.dropExpired(q)
 		}
 		m.markDirty(q)
+		m.flush()
+		for _, h := range held {
+			m.deadLetter(h.q, h.msg, h.reason)
+		}
 		m.flush()
 	}
 	m.resume(ch, released)

@@ -143,6 +143,10 @@ func (m *model) deadLetter(q *mQueue, msg *mMsg, reason string) {
 	if !q.args.DLX {
 		return
 	}
+	if m.heldDead != nil {
+		*m.heldDead = append(*m.heldDead, heldDead{q, msg, reason})
+		return
+	}
 	key := msg.key
 	if q.args.DLRK != "" {
 		key = q.args.DLRK
@@ -180,6 +184,13 @@ func (m *model) deadLetter(q *mQueue, msg *mMsg, reason string) {
 		m.cover["dead-lettered into another queue"]++
 	}
 	m.enqueue(t, dead, 0, false)
+}
+
+// heldDead is a dead letter held back until its queue has dispatched.
+type heldDead struct {
+	q      *mQueue
+	msg    *mMsg
+	reason string
 }
 
 // touchExpires restarts the queue's x-expires timer if it has no consumers,

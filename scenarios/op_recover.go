@@ -39,8 +39,10 @@ func (o Recover) runAMQP(_ *amqpDriver, ch *amqp.Channel) (reply, error) {
 	return reply{}, ch.Recover(o.Requeue)
 }
 
-// apply ends everything the channel held: the broker redelivers it.
+// apply ends everything the channel held, except what a transaction's
+// settlement staged (RabbitMQ's channel no longer counts it as unacked):
+// the broker redelivers it.
 func (o Recover) apply(r *runner, ch *rchan, _ reply) []string {
-	r.endHeld(ch, func(*Holding) bool { return true }, "recovered")
+	r.endHeld(ch, func(h *Holding) bool { return h.staged == "" }, "recovered")
 	return nil
 }

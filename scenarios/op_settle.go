@@ -129,30 +129,29 @@ func (o Settle) runAMQP(_ *amqpDriver, ch *amqp.Channel) (reply, error) {
 	return reply{}, o.call(ch.Ack, ch.Nack, ch.Reject)
 }
 
-// apply ends what the settlement settled, or, in a transaction, keeps it
+// apply ends what the settlement settled, or, in a transaction, stages it
 // for the commit.
 func (o Settle) apply(r *runner, ch *rchan, _ reply) []string {
 	s, _ := o.resolve(ch)
-	if ch.tx { // applied at commit, undone by rollback
-		ch.txSettles = append(ch.txSettles, s)
-		return nil
-	}
-	r.settleHeld(ch, s)
-	return nil
-}
-
-// settleHeld ends the holdings an ack, nack or reject settled.
-func (r *runner) settleHeld(ch *rchan, o Settle) {
 	how := "acked"
-	if o.Method != "ack" {
-		how = o.Method + " drop"
-		if o.Requeue {
-			how = o.Method + " requeue"
+	if s.Method != "ack" {
+		how = s.Method + " drop"
+		if s.Requeue {
+			how = s.Method + " requeue"
 		}
 	}
-	match := func(h *Holding) bool { return h.Tag == o.Tag }
-	if o.Multiple {
-		match = func(h *Holding) bool { return o.Tag == 0 || h.Tag <= o.Tag }
+	match := func(h *Holding) bool { return h.staged == "" && h.Tag == s.Tag }
+	if s.Multiple {
+		match = func(h *Holding) bool { return h.staged == "" && (s.Tag == 0 || h.Tag <= s.Tag) }
+	}
+	if ch.tx { // ended at commit, given back to the channel by rollback
+		for _, h := range ch.held {
+			if match(h) {
+				h.staged = how
+			}
+		}
+		return nil
 	}
 	r.endHeld(ch, match, how)
+	return nil
 }

@@ -63,12 +63,19 @@ func (o Tx) apply(r *runner, ch *rchan, _ reply) []string {
 	case TxSelect:
 		ch.tx = true
 	case TxCommit:
-		for _, s := range ch.txSettles {
-			r.settleHeld(ch, s)
+		kept := ch.held[:0]
+		for _, h := range ch.held {
+			if h.staged != "" {
+				h.Until, h.UntilAt, h.How = r.step, r.now, h.staged
+			} else {
+				kept = append(kept, h)
+			}
 		}
-		ch.txSettles = nil
+		ch.held = kept
 	case TxRollback:
-		ch.txSettles = nil
+		for _, h := range ch.held {
+			h.staged = ""
+		}
 	}
 	return nil
 }

@@ -71,6 +71,10 @@ type Holding struct {
 	How         string
 
 	orphan bool // its queue was deleted: it no longer counts as the queue's
+	// staged is how a settlement inside a transaction ends it at tx.commit
+	// ("" if none): RabbitMQ's channel has already let go of it, so
+	// basic.recover leaves it alone, but its queue counts it until the commit.
+	staged string
 }
 
 // Mismatch is a step whose results differ from the scenario's expectation.

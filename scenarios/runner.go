@@ -38,8 +38,7 @@ type rchan struct {
 	prefetch  int
 	global    int
 	confirm   bool
-	tx        bool     // tx.select was accepted
-	txSettles []Settle // settlements held until tx.commit
+	tx        bool // tx.select was accepted
 	published uint64
 	pending   map[uint64]bool // published, not yet confirmed
 	lastQueue string

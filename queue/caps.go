@@ -1,6 +1,11 @@
 package queue
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+
+	"github.com/amqpsim/amqpsim/protocol"
+)
 
 // Caps are a queue's answers to the broker's questions about what its type
 // does, as data: fixed at declare by the type, the release's rules and the
@@ -52,6 +57,10 @@ type Caps struct {
 	// partition-quorum-declared-during-cut.txt; sim's
 	// cluster_consumers.go).
 	RaftConsumers bool
+	// unsupportedPolicies are the policy keys the type does not support:
+	// a policy that sets any of them does not apply to the queue at all,
+	// and the next policy that matches may (TakesPolicy).
+	unsupportedPolicies []string
 	// declareTimedOut is the text of the 541 a declaration of the queue
 	// gets on a cluster node without a majority, around the node's name
 	// (DeclareTimedOut).
@@ -76,6 +85,22 @@ const (
 // persistent (delivery mode 2), or not, late.
 func (c Caps) ConfirmsLate(persistent bool) bool {
 	return c.LateConfirms == AllLate || c.LateConfirms == PersistentLate && persistent
+}
+
+// TakesPolicy reports whether a policy with definition can apply to the
+// queue: not if it sets a key the queue's type does not support, such as
+// delivery-limit on a classic queue or max-length on a stream
+// (rabbit_policy:matches/2 asks rabbit_queue_type:is_policy_applicable/2,
+// which checks the keys against the type's unsupported_policies; measured
+// on 3.10.8, 4.0.5 and 4.3.6, policy-unsupported-key.txt). Exchanges take
+// every policy.
+func (c Caps) TakesPolicy(definition protocol.Table) bool {
+	for k := range definition {
+		if slices.Contains(c.unsupportedPolicies, k) {
+			return false
+		}
+	}
+	return true
 }
 
 // DeclareTimedOut returns the text of the 541 that a declaration of the

@@ -62,3 +62,43 @@ func TestCaps(t *testing.T) {
 		}
 	}
 }
+
+// TestTakesPolicy: a policy setting a key the type does not support does
+// not apply to the queue (rabbit_queue_type:is_policy_applicable/2; each
+// type's unsupported_policies, RS@v3.10.8 and v4.3.5).
+func TestTakesPolicy(t *testing.T) {
+	v312 := queue.Rules{ClassicRefusesMemoryPolicies: true}
+	for _, tc := range []struct {
+		typ   string
+		rules queue.Rules
+		key   string
+		takes bool
+	}{
+		{"classic", queue.Rules{}, "max-length", true},
+		{"classic", queue.Rules{}, "delivery-limit", false},
+		{"classic", queue.Rules{}, "max-age", false},
+		{"classic", queue.Rules{}, "max-in-memory-length", true},
+		{"classic", v312, "max-in-memory-length", false},
+		{"classic", v312, "max-in-memory-bytes", false},
+		{"quorum", v312, "delivery-limit", true},
+		{"quorum", v312, "max-in-memory-length", true},
+		{"quorum", queue.Rules{}, "stream-max-segment-size-bytes", false},
+		{"stream", queue.Rules{}, "max-length-bytes", true},
+		{"stream", queue.Rules{}, "max-age", true},
+		{"stream", queue.Rules{}, "message-ttl", false},
+		{"stream", queue.Rules{}, "overflow", false},
+		{"stream", queue.Rules{}, "dead-letter-exchange", false},
+	} {
+		q, err := queue.New[int](&env{timers: map[queue.Timer]int64{}}, "/", "q",
+			queue.Options{Durable: true, Rules: tc.rules, Args: protocol.Table{"x-queue-type": tc.typ}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The key alone, and beside one every type takes.
+		for _, def := range []protocol.Table{{tc.key: int32(1)}, {tc.key: int32(1), "max-length-bytes": int32(9)}} {
+			if got := q.Caps().TakesPolicy(def); got != tc.takes {
+				t.Errorf("%s %+v: TakesPolicy(%v) = %v, want %v", tc.typ, tc.rules, def, got, tc.takes)
+			}
+		}
+	}
+}

@@ -1,6 +1,8 @@
 package queue
 
 import (
+	"slices"
+
 	"github.com/amqpsim/amqpsim/consumer"
 	"github.com/amqpsim/amqpsim/protocol"
 )
@@ -73,10 +75,22 @@ func (q *classic[T]) Restart() {
 // (Rules.ConsumerTimeoutQuorumOnly). The declaration that timed out is
 // rabbit_amqqueue's text, measured on a 4.3.6 cluster (docs/cluster.md
 // section 4).
+// classicUnsupportedPolicies are, of the policy keys amqpsim models, those
+// RS@v3.10.8 rabbit_classic_queue:capabilities/0 lists as unsupported: the
+// stream and quorum ones; from 3.12 also the quorum memory limits.
+var (
+	classicUnsupportedPolicies    = []string{"max-age", "stream-max-segment-size-bytes", "delivery-limit"}
+	classicUnsupportedPolicies312 = append(slices.Clip(classicUnsupportedPolicies), "max-in-memory-length", "max-in-memory-bytes")
+)
+
 func (d *declared) classicCaps() Caps {
 	c := Caps{ChannelLimited: true, ConsumerTimeout: !d.opts.Rules.ConsumerTimeoutQuorumOnly,
 		declareTimedOut: declareTimedOutText("Could not declare " + d.Resource())}
 	c.SingleActive, _ = d.opts.Args["x-single-active-consumer"].(bool)
+	c.unsupportedPolicies = classicUnsupportedPolicies
+	if d.opts.Rules.ClassicRefusesMemoryPolicies {
+		c.unsupportedPolicies = classicUnsupportedPolicies312
+	}
 	if d.opts.Durable {
 		c.LateConfirms = PersistentLate
 	}

@@ -92,7 +92,10 @@ func (q *quorum[T]) Restart() {}
 func (d *declared) quorumCaps() Caps {
 	c := Caps{Replicated: true, RegistersEnqueuers: true, DeleteWaitsForMembers: true,
 		ConsumerTimeout: !d.opts.Rules.QuorumConsumerTimeout, LateConfirms: AllLate, DeliversAfterConsensus: true, RaftConsumers: true,
-		declareTimedOut: declareTimedOutText("Could not declare quorum " + d.Resource())}
+		declareTimedOut: declareTimedOutText("Could not declare quorum " + d.Resource()),
+		// Of the keys amqpsim models, rabbit_quorum_queue's
+		// unsupported_policies has the stream ones (RS@v3.10.8, v4.3.5).
+		unsupportedPolicies: []string{"max-age", "stream-max-segment-size-bytes"}}
 	c.SingleActive, _ = d.opts.Args["x-single-active-consumer"].(bool)
 	return c
 }

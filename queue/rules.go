@@ -210,6 +210,12 @@ type Rules struct {
 	// waiting consumer of an empty queue does not either
 	// (dlx-reject-counts-delivery.txt).
 	ClassicDeliveryCount bool
+	// ClassicRefusesMemoryPolicies adds max-in-memory-length and
+	// max-in-memory-bytes (quorum queue keys) to the policy keys a classic
+	// queue does not support, so that a policy setting either no longer
+	// applies to it (Caps.TakesPolicy): RS@v3.12.14
+	// rabbit_classic_queue:capabilities/0 lists them, RS@v3.11.28 does not.
+	ClassicRefusesMemoryPolicies bool
 }
 
 // QuorumPriorities names a quorum queue's treatment of message priorities.

@@ -116,7 +116,12 @@ func (s *stream[T]) Restart() {}
 // measured).
 func (d *declared) streamCaps() Caps {
 	return Caps{Replicated: true, ConsumerTimeout: !d.opts.Rules.ConsumerTimeoutQuorumOnly, LateConfirms: AllLate,
-		declareTimedOut: declareTimedOutText("Could not set leader PID for " + d.Resource())}
+		declareTimedOut: declareTimedOutText("Could not set leader PID for " + d.Resource()),
+		// Of the keys amqpsim models, rabbit_stream_queue's
+		// unsupported_policies has the classic and quorum ones
+		// (RS@v3.10.8, v4.3.5).
+		unsupportedPolicies: []string{"expires", "message-ttl", "dead-letter-exchange", "dead-letter-routing-key",
+			"max-length", "max-in-memory-length", "max-in-memory-bytes", "overflow", "delivery-limit"}}
 }
 
 // Stats counts the registered consumers (declare-ok's count is 0) and

@@ -64,7 +64,7 @@ func (ch *Channel) ExchangeDeclare(name, kind string, o ExchangeOptions, opts ..
 			}
 		}
 		x := newExchange(name, kind, o)
-		x.applyPolicy(v.policyFor(name, "exchanges"))
+		x.applyPolicy(v.exchangePolicy(name))
 		v.exchanges[name] = x
 		return nil
 	}, reply: okReply(protocol.ExchangeDeclareOk)})
@@ -220,7 +220,7 @@ func (b *Broker) addQueue(v *vhost, q *brokerQueue, node int) {
 	b.nextQueueID++
 	q.id = b.nextQueueID
 	v.queues[q.Name()] = q
-	if def := v.policyFor(q.Name(), "queues"); def != nil {
+	if def := v.queuePolicy(q); def != nil {
 		q.ApplyPolicy(def)
 	}
 	q.Touch()

@@ -131,7 +131,7 @@ func (b *Broker) applyImport(p *importPlan) {
 	}
 	for _, e := range p.exchanges {
 		v := b.vhosts[e.vhost]
-		e.x.applyPolicy(v.policyFor(e.x.name, "exchanges"))
+		e.x.applyPolicy(v.exchangePolicy(e.x.name))
 		v.exchanges[e.x.name] = e.x
 	}
 	for _, e := range p.queues {

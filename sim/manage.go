@@ -34,7 +34,7 @@ func (b *Broker) Exchanges(vhostName string) ([]ExchangeDetails, error) {
 	for _, x := range sortedExchanges(v) {
 		d := ExchangeDetails{Vhost: v.name, Name: x.name, Type: x.kind, Durable: x.durable, AutoDelete: x.autoDelete,
 			Internal: x.internal, Args: x.args}
-		if p := v.bestPolicy(x.name, "exchanges"); p != nil {
+		if p := v.bestExchangePolicy(x.name); p != nil {
 			d.Policy = p.Name
 		}
 		out = append(out, d)
@@ -156,13 +156,13 @@ func queueDetails(v *vhost, q *brokerQueue) QueueDetails {
 	o := q.Options()
 	d := QueueDetails{QueueStats: queueStats(q), Type: q.Type().String(), Durable: o.Durable, Exclusive: o.Exclusive,
 		AutoDelete: o.AutoDelete, Args: o.Args}
-	if p := v.bestPolicy(q.Name(), "queues"); p != nil {
+	if p := v.bestPolicy(q); p != nil {
 		d.Policy = p.Name
 	}
-	if p := v.bestOperatorPolicy(q.Name()); p != nil {
+	if p := v.bestOperatorPolicy(q); p != nil {
 		d.OperatorPolicy = p.Name
 	}
-	d.PolicyDefinition = v.policyFor(q.Name(), "queues")
+	d.PolicyDefinition = v.queuePolicy(q)
 	if q.owner != nil {
 		d.OwnerID = q.owner.id
 	}

@@ -167,18 +167,18 @@ func (b *Broker) Policies(vhostName string) []Policy {
 	return sortedPolicies(v.policies)
 }
 
-// policyFor returns the definition of the policy that applies to the
-// queue or exchange name (kind "queues" or "exchanges"), or nil. For a
-// queue, the operator policy that applies, if any, is merged in:
+// queuePolicy returns the definition of the policy that applies to queue
+// q, or nil, with the operator policy that applies, if any, merged in:
 // rabbit_policy:merge_operator_definitions takes, for a key both set, the
 // smaller value (every operator policy key is a limit), and an operator
-// key alone as it is.
-func (v *vhost) policyFor(name, kind string) Table {
-	def := pickPolicy(v.policies, name, kind)
-	if kind != "queues" {
-		return def
+// key alone as it is. A policy that sets a key q's type does not support
+// does not apply to it (queue.Caps.TakesPolicy).
+func (v *vhost) queuePolicy(q *brokerQueue) Table {
+	var def Table
+	if p := v.bestPolicy(q); p != nil {
+		def = p.Definition
 	}
-	op := pickPolicy(v.opPolicies, name, kind)
+	op := v.bestOperatorPolicy(q)
 	if op == nil {
 		return def
 	}
@@ -186,7 +186,7 @@ func (v *vhost) policyFor(name, kind string) Table {
 	if merged == nil {
 		merged = Table{}
 	}
-	for k, ov := range op {
+	for k, ov := range op.Definition {
 		pv, has := merged[k]
 		pn, pok := protocol.Int(pv)
 		on, ook := protocol.Int(ov)
@@ -197,27 +197,39 @@ func (v *vhost) policyFor(name, kind string) Table {
 	return merged
 }
 
-// pickPolicy returns the definition of the highest-priority policy of
-// policies that applies to name, or nil.
-func pickPolicy(policies map[string]*policy, name, kind string) Table {
-	if p := bestOf(policies, name, kind); p != nil {
+// exchangePolicy returns the definition of the policy that applies to the
+// exchange name, or nil.
+func (v *vhost) exchangePolicy(name string) Table {
+	if p := bestOf(v.policies, name, "exchanges", nil); p != nil {
 		return p.Definition
 	}
 	return nil
 }
 
-// bestPolicy returns the (user) policy that applies to the queue or
-// exchange name, or nil; bestOperatorPolicy the operator policy.
-func (v *vhost) bestPolicy(name, kind string) *policy { return bestOf(v.policies, name, kind) }
+// bestPolicy returns the (user) policy that applies to queue q, or nil;
+// bestOperatorPolicy the operator policy; bestExchangePolicy the policy
+// that applies to the exchange name.
+func (v *vhost) bestPolicy(q *brokerQueue) *policy {
+	return bestOf(v.policies, q.Name(), "queues", q.Caps().TakesPolicy)
+}
 
-func (v *vhost) bestOperatorPolicy(name string) *policy { return bestOf(v.opPolicies, name, "queues") }
+func (v *vhost) bestOperatorPolicy(q *brokerQueue) *policy {
+	return bestOf(v.opPolicies, q.Name(), "queues", q.Caps().TakesPolicy)
+}
+
+func (v *vhost) bestExchangePolicy(name string) *policy {
+	return bestOf(v.policies, name, "exchanges", nil)
+}
 
 // bestOf returns the highest-priority policy of policies that applies to
-// name, or nil.
-func bestOf(policies map[string]*policy, name, kind string) *policy {
+// name and whose definition takes accepts (nil: any), or nil. RabbitMQ
+// filters the policies that cannot apply before it sorts by priority, so a
+// lower-priority policy applies where a higher one cannot
+// (rabbit_policy:match_all/2).
+func bestOf(policies map[string]*policy, name, kind string, takes func(Table) bool) *policy {
 	var best *policy
 	for _, p := range policies {
-		if (p.ApplyTo != "all" && p.ApplyTo != kind) || !p.re.match(name) {
+		if (p.ApplyTo != "all" && p.ApplyTo != kind) || !p.re.match(name) || takes != nil && !takes(p.Definition) {
 			continue
 		}
 		if best == nil || p.Priority > best.Priority || p.Priority == best.Priority && p.Name < best.Name {
@@ -232,11 +244,11 @@ func bestOf(policies map[string]*policy, name, kind string) *policy {
 func (b *Broker) applyPolicies(v *vhost) {
 	for _, n := range slices.Sorted(maps.Keys(v.queues)) {
 		q := v.queues[n]
-		q.ApplyPolicy(v.policyFor(n, "queues"))
+		q.ApplyPolicy(v.queuePolicy(q))
 		b.markDirty(q)
 	}
 	for _, x := range sortedExchanges(v) {
-		x.applyPolicy(v.policyFor(x.name, "exchanges"))
+		x.applyPolicy(v.exchangePolicy(x.name))
 	}
 	b.flush()
 }

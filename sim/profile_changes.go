@@ -76,6 +76,10 @@ var changes = []Change{
 		[]setting{to(func(p *Profile) *bool { return &p.QueueConsumerTimeout }, true)}},
 	{"quorum basic.get without x-delivery-count 0", V3_12, "a quorum basic.get carries x-delivery-count only after a return", "",
 		[]setting{to(func(p *Profile) *bool { return &p.Queue.GetCountOnlyReturned }, true)}},
+	// Read from the source (RS@v3.12.14 rabbit_classic_queue:capabilities/0;
+	// not measured: 3.12 cannot be run here); 4.0.5 and 4.3.6 answer so.
+	{"classic queues refuse memory-limit policies", V3_12, "a policy setting max-in-memory-length or max-in-memory-bytes no longer applies to classic queues", "",
+		[]setting{to(func(p *Profile) *bool { return &p.Queue.ClassicRefusesMemoryPolicies }, true)}},
 	{"x-last-death headers", V3_13, "dead-lettered messages carry x-last-death-reason, -queue and -exchange", "",
 		[]setting{to(func(p *Profile) *bool { return &p.LastDeathHeaders }, true)}},
 	{"stream filtering", V3_13, "a stream consumer with x-stream-filter gets only the messages whose x-stream-filter-value it names; classic and quorum queues refuse x-stream-filter and x-stream-match-unfiltered", "",

@@ -115,7 +115,7 @@ func (ch *Channel) timeoutOf(q *brokerQueue) (time.Duration, bool) {
 		return global, global >= 0
 	}
 	arg, hasArg := q.Options().Args["x-consumer-timeout"]
-	pol, hasPol := v.policyFor(q.Name(), "queues")["consumer-timeout"]
+	pol, hasPol := v.queuePolicy(q)["consumer-timeout"]
 	var val any
 	switch {
 	case hasArg && hasPol:

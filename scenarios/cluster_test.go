@@ -54,12 +54,6 @@ var awaitingModel = map[string]string{
 		"passive declare counts 0 (the stats query to a leader out of reach fails) and the get fails at once " +
 		"with 541 nodedown. Needs a per-side view of the leader (the stale one on the minority side, with its " +
 		"counts) and a get that waits QueueOperationTimeout there.",
-	"partition-metadata-writes": "RabbitMQ: on the minority side exchange.declare, queue.bind and queue.delete " +
-		"fail with 541 22-42 s after they are sent (30 s; each its own text) and exchange.delete 22-72 s after, " +
-		"each closing its connection; after the heal a passive declare of the queue whose delete timed out gets " +
-		"no answer. The simulator gates only queue.declare on the metadata store's majority: the others succeed " +
-		"at once, and the queue is gone. Needs each metadata write to wait MetadataTimeout on a node without a " +
-		"majority, and a queue whose delete timed out to make calls wait.",
 	"partition-stream": "RabbitMQ: a stream led by node 1, with a consumer and a publisher on node 3, cut off: " +
 		"the publish from node 3 is never confirmed nor stored; node 3's consumer gets nothing more, not even " +
 		"after the heal (m3, published on node 1 during the cut, and m4 after it); a consumer that attaches on " +

@@ -170,6 +170,9 @@ func (ch *Channel) ExchangeBind(destinationName, key, sourceName string, args Ta
 		if err := ch.b.validateBinding(src.kind, key, args, protocol.ExchangeBind); err != nil {
 			return err
 		}
+		if err := ch.checkBindingWrite(protocol.ExchangeBind); err != nil {
+			return err
+		}
 		src.bind(destination{x: dst}, key, args)
 		return nil
 	}, reply: okReply(protocol.ExchangeBindOk)})
@@ -184,6 +187,9 @@ func (ch *Channel) ExchangeUnbind(destinationName, key, sourceName string, args 
 	}, apply: func() error {
 		v := ch.conn.vhost
 		if err := ch.checkExchangeBinding(sourceName, key, destinationName, protocol.ExchangeUnbind); err != nil {
+			return err
+		}
+		if err := ch.checkBindingWrite(protocol.ExchangeUnbind); err != nil {
 			return err
 		}
 		src, dst := v.exchanges[sourceName], v.exchanges[destinationName]

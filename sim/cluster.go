@@ -43,9 +43,10 @@ import (
 //     basic.get, basic.consume and queue.purge fail with 541
 //     INTERNAL_ERROR, which closes the connection (at once, or after a
 //     timeout when the leader is on the client's own side).
-//   - The metadata store (Khepri) needs a majority too: a new queue
-//     declared on a node without one fails with 541 after
-//     MetadataTimeout.
+//   - The metadata store (Khepri) needs a majority too: a write from a
+//     node without one (declaring a new queue or exchange, binding,
+//     unbinding, deleting a queue or an exchange) fails with 541 after
+//     MetadataTimeout (cluster_metadata.go).
 //   - A partition is, for each side, the other side's nodes gone without
 //     their connections closing; Heal brings them back with nothing
 //     closed or redelivered. RabbitMQ 4.3 has no partition handling
@@ -96,8 +97,10 @@ const (
 	// retries 2000 times, 30 ms apart (rabbit_amqqueue:with/3, 4.3.6),
 	// 65-88 s as measured.
 	QueueOperationTimeout = 65 * time.Second
-	// MetadataTimeout is how long a metadata write (declaring a new
-	// queue) waits without a majority before its 541 (30.0 s measured).
+	// MetadataTimeout is how long a write to the metadata store waits
+	// without a majority before its 541: Khepri's default timeout
+	// (rabbit_khepri, khepri_default_timeout 30000; 30.0 s measured,
+	// cluster_metadata.go).
 	MetadataTimeout = 30 * time.Second
 )
 

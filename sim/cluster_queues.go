@@ -242,25 +242,6 @@ func escapeVhost(v string) string {
 	return v
 }
 
-// checkMetadata refuses, after MetadataTimeout, a new queue declared on a
-// node that does not reach a majority of the cluster (Khepri's write
-// times out).
-//
-// Whether RabbitMQ's metadata store commits the write once a majority is
-// back varies: it did in 4 of 4 declares after two nodes stopped in a
-// first measurement, in 1 of 3 in the recordings of
-// metadata-no-majority.txt, and in none of 3 on a partition's minority
-// side (partition-metadata-minority.txt). The simulator does not commit
-// it.
-func (ch *Channel) checkMetadata(q *brokerQueue) error {
-	b := ch.b
-	if !b.clustered() || b.topo.Majority(ch.conn.node) {
-		return nil
-	}
-	return ch.failLater(MetadataTimeout, nil, protocol.Errorf(protocol.InternalError, protocol.QueueDeclare,
-		"%s", q.caps.DeclareTimedOut(b.topo.Name(ch.conn.node))))
-}
-
 // failLater makes the channel answer err after d, unless q answers its
 // node again before (nil q: never): the channel waits in the call until
 // then (channel.wait), as RabbitMQ's channel process does, retrying the

@@ -63,6 +63,9 @@ func (ch *Channel) ExchangeDeclare(name, kind string, o ExchangeOptions, opts ..
 				return err
 			}
 		}
+		if err := ch.checkExchangeDeclare(name); err != nil {
+			return err
+		}
 		x := newExchange(name, kind, o)
 		x.applyPolicy(v.exchangePolicy(name))
 		v.exchanges[name] = x
@@ -84,6 +87,9 @@ func (ch *Channel) ExchangeDelete(name string, o ExchangeDeleteOptions, opts ...
 			return protocol.Errorf(protocol.AccessRefused, protocol.ExchangeDelete, "deletion of system %s not allowed", exchangeResource(name, v.name))
 		}
 		if err := ch.checkAccess(protocol.ExchangeDelete, permConfigure, "exchange", name); err != nil {
+			return err
+		}
+		if err := ch.checkExchangeDelete(name); err != nil {
 			return err
 		}
 		x, ok := v.exchanges[name]
@@ -236,6 +242,9 @@ func (ch *Channel) QueueBind(queueName, key, exchangeName string, args Table, op
 		if err != nil {
 			return err
 		}
+		if err := ch.checkBindingWrite(protocol.QueueBind); err != nil {
+			return err
+		}
 		x.bind(destination{q: q}, key, args)
 		return nil
 	}, reply: okReply(protocol.QueueBindOk)})
@@ -250,7 +259,10 @@ func (ch *Channel) QueueUnbind(queueName, key, exchangeName string, args Table) 
 		e.Queue, e.RoutingKey, e.Exchange, e.Options = queueName, key, exchangeName, tableOption(args)
 	}, apply: func() error {
 		x, q, err := ch.bindingEnds(queueName, key, exchangeName, nil, protocol.QueueUnbind)
-		if err != nil || x == nil || q == nil {
+		if err != nil {
+			return err
+		}
+		if err := ch.checkBindingWrite(protocol.QueueUnbind); err != nil || x == nil || q == nil {
 			return err
 		}
 		if x.unbind(destination{q: q}, key, args) {
@@ -359,6 +371,9 @@ func (ch *Channel) QueueDelete(name string, o QueueDeleteOptions, opts ...CallOp
 		// The queue's type applies if-unused and if-empty, and says what
 		// delete-ok counts.
 		if n, err = q.CheckDelete(o.IfUnused, o.IfEmpty); err != nil {
+			return err
+		}
+		if err := ch.checkQueueDelete(q); err != nil {
 			return err
 		}
 		ch.b.deleteQueue(q)

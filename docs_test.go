@@ -71,7 +71,8 @@ func TestClusterTimings(t *testing.T) {
 	timings := map[string]time.Duration{"LeaderElection": sim.LeaderElection,
 		"QueueOperationTimeout": sim.QueueOperationTimeout, "MetadataTimeout": sim.MetadataTimeout,
 		"EnqueuerRegistrationTimeout": sim.EnqueuerRegistrationTimeout, "QuorumDeleteTimeout": sim.QuorumDeleteTimeout,
-		"HungElection": sim.HungElection}
+		"QuorumCommandTimeout": sim.QuorumCommandTimeout,
+		"HungElection":         sim.HungElection}
 	_, section, _ := strings.Cut(readFile(t, filepath.Join("docs", "cluster.md")), "\n## Simulated\n")
 	section, _, _ = strings.Cut(section, "\n## ")
 	row := regexp.MustCompile("^\\| `sim\\.(\\w+)` \\| ([^|]+) \\|")

@@ -249,6 +249,14 @@ type Queue struct {
 	// (measured on 4.3.6, partition-quorum-declared-during-cut.txt). They
 	// cannot lead.
 	Absent uint64
+	// Stale is the node that led a replicated queue when a partition cut
+	// it off from the side that elected another leader, while it runs on
+	// that side of the cut; 0 otherwise. The nodes of its side still see
+	// it lead: its Raft member stays leader in its own term, unable to
+	// commit, and their copy of the metadata store still names it
+	// (measured on 4.3.6, partition-stale-leader.txt). Succeed sets it,
+	// Unstale clears it.
+	Stale int
 }
 
 // MemberAbsent reports whether q's member on node n never started.
@@ -272,7 +280,8 @@ const (
 	// NoLeader: no majority on the client's side, and the leader across
 	// the cut.
 	NoLeader
-	// LeaderOnly: no majority on the client's side, the leader with it.
+	// LeaderOnly: no majority on the client's side, the leader with it,
+	// or a stale leader (Queue.Stale).
 	LeaderOnly
 	// HungHome: a classic queue whose home is hung: it answers nothing
 	// until its node runs again.
@@ -284,6 +293,35 @@ var reachNames = [...]string{Reachable: "reachable", StoppedHome: "stopped home"
 
 // String names the reach.
 func (r Reach) String() string { return reachNames[r] }
+
+// LeaderSeenFrom returns the node that node from sees lead replicated
+// queue q: a stale leader on its side of the cut, or its leader.
+func (t *Topology) LeaderSeenFrom(q Queue, from int) int {
+	if q.Stale != 0 && t.Reaches(from, q.Stale) {
+		return q.Stale
+	}
+	return q.Leader
+}
+
+// Succeed returns q led by leader, the node its election chose: its
+// leader until then, if it runs cut off from leader, goes on leading
+// for the nodes of its side (Stale).
+func (t *Topology) Succeed(q Queue, leader int) Queue {
+	if leader != q.Leader && t.Running(q.Leader) && !t.Reaches(q.Leader, leader) {
+		q.Stale = q.Leader
+	}
+	q.Leader = leader
+	return q
+}
+
+// Unstale returns q without its stale leader once that node no longer
+// runs cut off from the leader: the cut healed, or the node went down.
+func (t *Topology) Unstale(q Queue) Queue {
+	if q.Stale != 0 && (!t.Running(q.Stale) || t.Reaches(q.Stale, q.Leader)) {
+		q.Stale = 0
+	}
+	return q
+}
 
 // Reach returns how q answers a client on node from (docs/cluster.md
 // sections 2 to 4).
@@ -304,7 +342,7 @@ func (t *Topology) Reach(q Queue, from int) Reach {
 	}
 	switch {
 	case !t.Majority(from):
-		if t.Reaches(from, q.Leader) {
+		if t.Reaches(from, t.LeaderSeenFrom(q, from)) {
 			return LeaderOnly
 		}
 		return NoLeader

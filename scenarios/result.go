@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -106,12 +107,35 @@ func equalLines(a, b []string) bool {
 		return false
 	}
 	for i := range a {
-		if a[i] != b[i] {
+		if !sameLine(a[i], b[i]) {
 			return false
 		}
 	}
 	return true
 }
+
+// sameLine reports whether result lines a and b say the same, but for
+// what a recording cannot reproduce of a reply text. RabbitMQ lays out an
+// Erlang term in a text by the column it starts at (a newline and
+// indentation, written \n and spaces), and cuts a text at 255 bytes
+// ("..."); the names in the text, which the recorder prefixes, shift
+// both. So the layout is not compared, and a text cut short matches one
+// that goes on from where it was cut.
+func sameLine(a, b string) bool {
+	if a == b {
+		return true
+	}
+	a, b = termLayout.ReplaceAllString(a, ""), termLayout.ReplaceAllString(b, "")
+	if a == b {
+		return true
+	}
+	stemA, cutA := strings.CutSuffix(a, "...")
+	stemB, cutB := strings.CutSuffix(b, "...")
+	return cutA && strings.HasPrefix(b, stemA) || cutB && strings.HasPrefix(a, stemB)
+}
+
+// termLayout is the layout of an Erlang term in a rendered reply text.
+var termLayout = regexp.MustCompile(`\\n *`)
 
 // Diff renders the mismatches readably: for each step, its file and line,
 // the step, and a go-cmp diff of the expected (-) and the observed (+)

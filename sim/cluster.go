@@ -47,6 +47,9 @@ import (
 //     node without one (declaring a new queue or exchange, binding,
 //     unbinding, deleting a queue or an exchange) fails with 541 after
 //     MetadataTimeout (cluster_metadata.go).
+//   - A quorum queue's leader cut off from the majority goes on leading
+//     for its side of the cut: declares there answer the counts it had,
+//     and basic.get fails with 541 after QuorumCommandTimeout.
 //   - A partition is, for each side, the other side's nodes gone without
 //     their connections closing; Heal brings them back with nothing
 //     closed or redelivered. RabbitMQ 4.3 has no partition handling
@@ -102,6 +105,11 @@ const (
 	// (rabbit_khepri, khepri_default_timeout 30000; 30.0 s measured,
 	// cluster_metadata.go).
 	MetadataTimeout = 30 * time.Second
+	// QuorumCommandTimeout is how long a command to a quorum queue's
+	// leader that cannot commit it waits (a basic.get): net_ticktime
+	// plus 5 s (rabbit_fifo_client:init/2; 50-80 s measured,
+	// partition-stale-leader.txt; 65 s in docs/cluster.md section 4).
+	QuorumCommandTimeout = 65 * time.Second
 )
 
 // ErrNodeDown is the error of a Dial to a node that is not running: a
@@ -124,6 +132,9 @@ type clusterQueue struct {
 	// suspects are the consumers kept since their node crashed
 	// (cluster_consumers.go).
 	suspects []*suspect
+	// staleInfo is what a stale leader (cluster.Queue.Stale) reports to
+	// its side: the counts at its last commit.
+	staleInfo QueueInfo
 }
 
 // waitingPublish is a message routed to a quorum queue or stream that its

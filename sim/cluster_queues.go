@@ -111,9 +111,10 @@ func (b *Broker) topologyChanged(change cluster.Change) {
 			b.markDirty(q)
 			return
 		}
+		cq.Queue = b.topo.Unstale(cq.Queue)
 		switch b.topo.Leadership(cq.Queue, change) {
 		case cluster.HandOver:
-			cq.Leader = b.topo.NewLeader(cq.Queue, b.leaderPick(q))
+			b.succeed(q)
 		case cluster.Elect:
 			cq.Electing = true
 			if cq.election == nil {
@@ -140,11 +141,23 @@ func (b *Broker) elected(q *brokerQueue) {
 	if q.deleted {
 		return
 	}
-	cq.Leader = b.topo.NewLeader(cq.Queue, b.leaderPick(q))
+	b.succeed(q)
 	b.releaseHeld(q)
 	b.resumeReached(q)
 	b.markDirty(q)
 	b.endWaits()
+}
+
+// succeed gives replicated queue q the leader its election chose. A
+// leader cut off goes on leading for its side of the cut
+// (cluster.Queue.Stale), with the counts it had: nothing it leads can
+// change while it cannot commit.
+func (b *Broker) succeed(q *brokerQueue) {
+	cq := &q.cluster
+	cq.Queue = b.topo.Succeed(cq.Queue, b.topo.NewLeader(cq.Queue, b.leaderPick(q)))
+	if cq.Stale != 0 {
+		cq.staleInfo = QueueInfo{Name: q.Name(), Ready: q.Ready(), Consumers: q.ConsumerCount()}
+	}
 }
 
 // leaderPick is the pick of q's next election's leader
@@ -210,8 +223,10 @@ func (ch *Channel) checkReach(q *brokerQueue, m protocol.Method) error {
 	case cluster.LeaderOnly:
 		switch m {
 		case protocol.BasicGet:
-			return ch.failLater(QueueOperationTimeout, q, protocol.Errorf(protocol.InternalError, m,
-				"Cannot get a message from queue '%s': {timeout,{'%s_%s','%s'}}", q.Resource(), escapeVhost(q.Vhost()), q.Name(), b.topo.Name(q.cluster.Leader)))
+			// The leader it sees cannot commit the dequeue: the call
+			// times out (rabbit_fifo_client).
+			return ch.failLater(QuorumCommandTimeout, q, protocol.Errorf(protocol.InternalError, m,
+				"%s", getTimedOutText(q.Resource(), raftName(q), b.topo.Name(b.topo.LeaderSeenFrom(q.cluster.Queue, ch.conn.node)))))
 		case protocol.BasicConsume:
 			return ch.failLater(QueueOperationTimeout, q, protocol.Errorf(protocol.InternalError, m,
 				"failed consuming from %s %s: nodedown", q.Type(), q.Resource()))
@@ -225,21 +240,30 @@ func (ch *Channel) checkReach(q *brokerQueue, m protocol.Method) error {
 // queueInfo is what declare-ok reports of q on the channel's node: its
 // counts, or none where a replicated queue's leader is out of reach with
 // no majority, as the stats query to the leader fails
-// (rabbit_quorum_queue:stat/2 answers 0 and 0; partition-pause-minority.txt).
+// (rabbit_quorum_queue:stat/2 answers 0 and 0; partition-pause-minority.txt),
+// or those a stale leader on its side had at the cut
+// (partition-stale-leader.txt).
 func (ch *Channel) queueInfo(q *brokerQueue) QueueInfo {
-	if q.cluster.Replicated && ch.b.reach(q, ch.conn.node) == cluster.NoLeader {
-		return QueueInfo{Name: q.Name()}
+	b := ch.b
+	if cq := &q.cluster; cq.Replicated {
+		switch {
+		case b.reach(q, ch.conn.node) == cluster.NoLeader:
+			return QueueInfo{Name: q.Name()}
+		case b.topo.LeaderSeenFrom(cq.Queue, ch.conn.node) == cq.Stale:
+			return cq.staleInfo
+		}
 	}
 	return QueueInfo{Name: q.Name(), Ready: q.Ready(), Consumers: q.ConsumerCount()}
 }
 
-// escapeVhost is how a quorum queue's Raft cluster name writes its vhost
-// ("/" is "%2F").
-func escapeVhost(v string) string {
+// raftName is a quorum queue's Raft cluster name: its vhost, with "/"
+// written "%2F", and its name (rabbit_quorum_queue:make_ra_name/1).
+func raftName(q *brokerQueue) string {
+	v := q.Vhost()
 	if v == "/" {
-		return "%2F"
+		v = "%2F"
 	}
-	return v
+	return v + "_" + q.Name()
 }
 
 // failLater makes the channel answer err after d, unless q answers its

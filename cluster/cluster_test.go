@@ -326,3 +326,61 @@ func TestChangesRefused(t *testing.T) {
 		t.Errorf("Up(1): %v, running %v", err, top.Running(1))
 	}
 }
+
+// TestStaleLeader: a leader that an election replaces while it runs cut
+// off goes on leading for its side (Stale): the nodes there see it and
+// reach it (LeaderOnly), the others see the new leader; a leader replaced
+// after a stop or a crash, or one on the new leader's side, is not stale;
+// the heal or its node going down ends it (partition-stale-leader.txt).
+func TestStaleLeader(t *testing.T) {
+	for _, tc := range []struct {
+		setup
+		old, elected int
+		stale        int
+		seen         []int           // by node: the leader it sees
+		reach        []cluster.Reach // by node
+	}{
+		{cut3, 3, 1, 3, []int{1, 1, 3}, []cluster.Reach{cluster.Reachable, cluster.Reachable, cluster.LeaderOnly}},
+		{kill1, 1, 2, 0, []int{2, 2, 2}, []cluster.Reach{cluster.Reachable, cluster.Reachable, cluster.Reachable}},
+		{stop1, 1, 3, 0, []int{3, 3, 3}, []cluster.Reach{cluster.Reachable, cluster.Reachable, cluster.Reachable}},
+		{hung2, 2, 1, 0, []int{1, 1, 1}, []cluster.Reach{cluster.Reachable, cluster.Reachable, cluster.Reachable}},
+	} {
+		top := tc.topology(t, 3)
+		q := top.Succeed(cluster.Queue{Replicated: true, Leader: tc.old}, tc.elected)
+		if q.Leader != tc.elected || q.Stale != tc.stale {
+			t.Errorf("%v: Succeed(%d → %d) = leader %d, stale %d; want stale %d", tc.setup, tc.old, tc.elected, q.Leader, q.Stale, tc.stale)
+		}
+		var seen []int
+		var reach []cluster.Reach
+		for n := 1; n <= 3; n++ {
+			seen = append(seen, top.LeaderSeenFrom(q, n))
+			if top.Running(n) {
+				reach = append(reach, top.Reach(q, n))
+			} else {
+				reach = append(reach, cluster.Reachable)
+			}
+		}
+		if diff := cmp.Diff(tc.seen, seen); diff != "" {
+			t.Errorf("%v: the leader each node sees (-want +got):\n%s", tc.setup, diff)
+		}
+		if diff := cmp.Diff(tc.reach, reach); diff != "" {
+			t.Errorf("%v: reach (-want +got):\n%s", tc.setup, diff)
+		}
+		if got := top.Unstale(q).Stale; got != tc.stale {
+			t.Errorf("%v: Unstale with the cut on: stale %d, want %d", tc.setup, got, tc.stale)
+		}
+	}
+	top := cut3.topology(t, 3)
+	q := top.Succeed(cluster.Queue{Replicated: true, Leader: 3}, 1)
+	top.Heal()
+	if got := top.Unstale(q).Stale; got != 0 {
+		t.Errorf("after the heal: stale %d, want 0", got)
+	}
+	top = cut3.topology(t, 3)
+	if err := top.Down(3, cluster.Killed); err != nil {
+		t.Fatal(err)
+	}
+	if got := top.Unstale(q).Stale; got != 0 {
+		t.Errorf("after node 3 crashed: stale %d, want 0", got)
+	}
+}

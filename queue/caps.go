@@ -29,6 +29,14 @@ type Caps struct {
 	// its leader's reach before it is answered (a quorum queue:
 	// ra:delete_cluster; partition-quorum-delete-member-cut.txt).
 	DeleteWaitsForMembers bool
+	// LosesCutOffSide: on a cluster, a node cut off from the queue's
+	// leader and from the majority loses the queue: what its channels
+	// publish to it is lost, never confirmed, and its consumers of the
+	// queue at the cut read nothing more, even after the heal (a stream:
+	// its publishers write to the leader's writer, which does not retry
+	// them, and its readers follow their node's replica, which the cut
+	// stops; measured on a 4.3.6 cluster, partition-stream.txt).
+	LosesCutOffSide bool
 	// ConsumerTimeout: the channel's consumer timeout applies to
 	// deliveries from the queue (every type before 4.3; from 4.3 a
 	// classic queue's and a stream's do not, a quorum queue times its

@@ -41,10 +41,10 @@ func TestCaps(t *testing.T) {
 			queue.Caps{SingleActive: true, Replicated: true, RegistersEnqueuers: true, DeleteWaitsForMembers: true,
 				LateConfirms: queue.AllLate, DeliversAfterConsensus: true, RaftConsumers: true}, [2]bool{true, true}, ""},
 		{"stream", true, queue.Rules{}, protocol.Table{"x-queue-type": "stream"},
-			queue.Caps{Replicated: true, ConsumerTimeout: true, LateConfirms: queue.AllLate}, [2]bool{true, true},
+			queue.Caps{Replicated: true, LosesCutOffSide: true, ConsumerTimeout: true, LateConfirms: queue.AllLate}, [2]bool{true, true},
 			"Could not set leader PID for queue 'q' in vhost '/' on node 'rabbit@n' because the metadata store operation timed out"},
 		{"stream 4.3", true, v43, protocol.Table{"x-queue-type": "stream"},
-			queue.Caps{Replicated: true, LateConfirms: queue.AllLate}, [2]bool{true, true}, ""},
+			queue.Caps{Replicated: true, LosesCutOffSide: true, LateConfirms: queue.AllLate}, [2]bool{true, true}, ""},
 	} {
 		q, err := queue.New[int](&env{timers: map[queue.Timer]int64{}}, "/", "q", queue.Options{Durable: tc.durable, Rules: tc.rules, Args: tc.args})
 		if err != nil {

@@ -115,7 +115,7 @@ func (s *stream[T]) Restart() {}
 // rabbit_stream_queue:declare's text (read from its source; not
 // measured).
 func (d *declared) streamCaps() Caps {
-	return Caps{Replicated: true, ConsumerTimeout: !d.opts.Rules.ConsumerTimeoutQuorumOnly, LateConfirms: AllLate,
+	return Caps{Replicated: true, LosesCutOffSide: true, ConsumerTimeout: !d.opts.Rules.ConsumerTimeoutQuorumOnly, LateConfirms: AllLate,
 		declareTimedOut: declareTimedOutText("Could not set leader PID for " + d.Resource()),
 		// Of the keys amqpsim models, rabbit_stream_queue's
 		// unsupported_policies has the classic and quorum ones

@@ -112,6 +112,9 @@ func (b *Broker) topologyChanged(change cluster.Change) {
 			return
 		}
 		cq.Queue = b.topo.Unstale(cq.Queue)
+		if change == cluster.Partitioned {
+			b.strandReaders(q)
+		}
 		switch b.topo.Leadership(cq.Queue, change) {
 		case cluster.HandOver:
 			b.succeed(q)
@@ -304,6 +307,10 @@ func (b *Broker) holdPublish(q *brokerQueue, publish func() bool) bool {
 		}
 		b.heldNow.waiting++
 		h.confirm = b.heldNow
+	}
+	if q.caps.LosesCutOffSide && b.reach(q, from) == cluster.NoLeader {
+		// Lost: its confirm is never sent (cluster_streams.go).
+		return true
 	}
 	q.cluster.held = append(q.cluster.held, h)
 	return true

@@ -23,6 +23,10 @@ type Consumer struct {
 	// suspected: its node crashed, and its queue keeps it, with its
 	// deliveries, until the node is back (cluster_consumers.go).
 	suspected bool
+	// stranded: its node was cut off from its queue's leader, which the
+	// queue does not survive there (cluster_streams.go); it reads nothing
+	// more.
+	stranded bool
 	// inTransit are messages its queue checked out to it that never
 	// reached it: its node has no member of the queue to deliver them.
 	inTransit []*queue.Message

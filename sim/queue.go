@@ -65,8 +65,8 @@ func (q *brokerQueue) CanSend(c *consumer.Consumer[*Consumer]) bool {
 	if cs.ch.closed != nil || cs.ch.conn.closed != nil { // closing (a fired DeliveryFault)
 		return false
 	}
-	if q.b.clustered() && q.b.reach(q, cs.ch.conn.node) != cluster.Reachable {
-		return false // its leader is out of the consumer's reach (cluster.go)
+	if q.b.clustered() && (cs.stranded || q.b.reach(q, cs.ch.conn.node) != cluster.Reachable) {
+		return false // its leader is out of the consumer's reach (cluster.go), for good if stranded
 	}
 	if !q.caps.ChannelLimited {
 		return cs.ch.conn.canSend(q)

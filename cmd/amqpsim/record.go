@@ -96,12 +96,14 @@ func runRecord(args []string, stdout, stderr io.Writer) error {
 			took := time.Since(start).Round(10 * time.Millisecond)
 			release := res.Scenario.Version
 			if *check {
-				status := "same   "
-				if res.Diff() != "" {
+				status, diff := "same   ", res.Diff()
+				if diff != "" {
 					status = "DIFFERS"
 					differ++
 				}
 				fmt.Fprintf(stdout, "[%d/%d] %s %s on %s (%d steps, %s)\n", i+1, len(list), status, s.Path, release, len(s.Steps), took)
+				// What differs, so that a race is seen as it happens.
+				fmt.Fprint(stdout, diff)
 				continue
 			}
 			if err := os.WriteFile(s.Path, rec.Format(), 0o644); err != nil {

@@ -16,9 +16,10 @@ import (
 // lookup, an exclusivity check answer at once
 // (partition-metadata-writes.txt, 4.3.6).
 
-// metadataWrite makes a method that writes to the metadata store writes
-// times fail on a node without a majority: the channel waits writes ×
-// MetadataTimeout, then closes the connection with 541 and text. It is
+// metadataWrite fails method m, which makes writes writes to the metadata
+// store one after the other, on a node without a majority: the channel
+// waits writes × MetadataTimeout, then closes the connection with 541 and
+// text. It is
 // nil on a node with a majority, and on a broker of one node. A heal
 // before the timeout (a write Khepri could then commit) is not measured:
 // the write fails all the same.

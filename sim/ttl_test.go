@@ -76,12 +76,6 @@ func checkDeadLettered(t *testing.T, h sim.Table, deaths []sim.Table, others sim
 	diff(t, "other headers", others, rest)
 }
 
-// publishExp publishes body to queue q with an expiration property.
-func (e *env) publishExp(q, body, expiration string) {
-	e.t.Helper()
-	e.must(e.b.Publish("/", "", q, sim.Message{Properties: sim.Properties{Expiration: expiration}, Body: []byte(body)}))
-}
-
 // dl is a queue argument table dead-lettering to queue target through the
 // default exchange, plus kv.
 func dl(target string, kv ...any) sim.Table {

@@ -50,12 +50,6 @@ func death(count int64, reason, queue, exchange string, keys ...any) sim.Table {
 	return sim.Table{"count": count, "reason": reason, "queue": queue, "exchange": exchange, "routing-keys": keys}
 }
 
-// withExp adds original-expiration to an entry.
-func withExp(d sim.Table, exp string) sim.Table {
-	d["original-expiration"] = exp
-	return d
-}
-
 // firstDeath is the x-first-death-* headers.
 func firstDeath(reason, queue, exchange string) sim.Table {
 	return sim.Table{"x-first-death-reason": reason, "x-first-death-queue": queue, "x-first-death-exchange": exchange}
@@ -74,16 +68,6 @@ func checkDeadLettered(t *testing.T, h sim.Table, deaths []sim.Table, others sim
 		others = sim.Table{}
 	}
 	diff(t, "other headers", others, rest)
-}
-
-// dl is a queue argument table dead-lettering to queue target through the
-// default exchange, plus kv.
-func dl(target string, kv ...any) sim.Table {
-	t := sim.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": target}
-	for i := 0; i < len(kv); i += 2 {
-		t[kv[i].(string)] = kv[i+1]
-	}
-	return t
 }
 
 // maxGets bounds getAll: the tests queue a few messages, so a queue that

@@ -38,48 +38,6 @@ func TestStreamQueueTexts40(t *testing.T) {
 	}
 }
 
-// From 4.0 basic.nack, basic.reject and basic.recover of a stream's
-// deliveries give credit back as basic.ack does, and nothing is delivered
-// again (stream-settle.txt on 4.0.5 and 4.3.6); 3.10 closes the
-// connection.
-func TestStreamAnySettlement40(t *testing.T) {
-	e := newEnvOn(t, sim.V3_10)
-	e.declare("s", sim.QueueOptions{Durable: true, Args: streamArgs})
-	e.publish("s", "m1")
-	e.qos(e.ch, 1, false)
-	c := e.consume(e.ch, "s", "a", sim.ConsumeOptions{Args: sim.Table{"x-stream-offset": "first"}})
-	d, _ := c.Next()
-	wantErr(t, e.ch.Reject(d.DeliveryTag, true), 540,
-		"NOT_IMPLEMENTED - basic.nack and basic.reject not supported by stream queues queue 's' in vhost '/'", protocol.BasicReject)
-
-	for _, v := range []sim.Version{sim.V4_0, sim.V4_3} {
-		e := newEnvOn(t, v)
-		e.declare("s", sim.QueueOptions{Durable: true, Args: streamArgs})
-		e.publish("s", "m1", "m2", "m3", "m4")
-		e.qos(e.ch, 1, false)
-		c := e.consume(e.ch, "s", "a", sim.ConsumeOptions{Args: sim.Table{"x-stream-offset": "first"}})
-		var got []string
-		for i, settle := range []func(tag uint64) error{
-			func(tag uint64) error { return e.ch.Nack(tag, false, true) },
-			func(tag uint64) error { return e.ch.Reject(tag, false) },
-			func(uint64) error { return e.ch.Recover(true) },
-		} {
-			d, ok := c.Next()
-			if !ok {
-				t.Fatalf("%v: nothing delivered after settlement %d", v, i)
-			}
-			got = append(got, string(d.Body))
-			e.must(settle(d.DeliveryTag))
-		}
-		d, _ := c.Next()
-		got = append(got, string(d.Body))
-		diff(t, v.String()+" deliveries", []string{"m1", "m2", "m3", "m4"}, got)
-		if st := e.stats("s"); st.Unacked != 1 {
-			t.Errorf("%v: %d unacked, want 1 (m4)", v, st.Unacked)
-		}
-	}
-}
-
 // A 3.13+ broker knows x-stream-filter and x-stream-match-unfiltered as
 // consumer arguments of streams, so classic and quorum queues refuse them
 // (measured on 4.0.5 and 4.3.6; stream-consume-args.txt has the quorum

@@ -206,3 +206,6 @@ func asError(err error) *sim.Error {
 	}
 	return nil
 }
+
+// quorumQueue declares a quorum queue.
+var quorumQueue = sim.QueueOptions{Durable: true, Args: sim.Table{"x-queue-type": "quorum"}}

@@ -298,34 +298,6 @@ func TestQuorumDefaultDeliveryLimit40(t *testing.T) {
 	}
 }
 
-// Where a requeued quorum message goes: 3.10 without a delivery limit
-// re-enqueues it at the back (quorum-requeue-positions.txt); 4.0's default
-// limit puts it in returns, served first; with -1 it goes to the back
-// again (semantics doc §3; RS@v4.0.9 rabbit_fifo:return/8).
-func TestQuorumRequeuePosition40(t *testing.T) {
-	for _, tc := range []struct {
-		v    sim.Version
-		args sim.Table
-		want []string
-	}{
-		{sim.V3_10, nil, []string{"m2", "m1"}},
-		{sim.V4_0, nil, []string{"m1", "m2"}},
-		{sim.V4_0, sim.Table{"x-delivery-limit": int64(-1)}, []string{"m2", "m1"}},
-	} {
-		e := newEnvOn(t, tc.v)
-		args := sim.Table{"x-queue-type": "quorum"}
-		for k, v := range tc.args {
-			args[k] = v
-		}
-		e.declare("q", sim.QueueOptions{Durable: true, Args: args})
-		e.publish("q", "m1", "m2")
-		d, _, err := e.ch.Get("q", false)
-		e.must(err)
-		e.must(e.ch.Nack(d.DeliveryTag, false, true))
-		diff(t, tc.v.String()+" ready after the nack", tc.want, e.ready("q"))
-	}
-}
-
 // publishPriorities publishes body=priority pairs to q.
 func publishPriorities(e *env, q string, ps ...int) {
 	e.t.Helper()

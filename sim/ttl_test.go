@@ -94,46 +94,21 @@ func (e *env) getAll(q string) []sim.Delivery {
 // parse_expiration is Erlang's string:to_integer and the reason is printed
 // with ~p, which breaks a tuple past column 78 and prints a non-printable
 // Latin-1 string as a list of bytes. The publish closes the channel with
-// class 60 method 40.
+// class 60 method 40. The values here have bytes beyond ASCII, which a
+// scenario file cannot keep (the others: publish-expiration-texts.txt).
+// Pinned to 3.10: RabbitMQ 4.0.5 and 4.3.6 print "1é"'s leftover as
+// "Ã©" (recorded), which the simulator does not.
 func TestExpirationInvalidTexts(t *testing.T) {
 	pre := "PRECONDITION_FAILED - invalid expiration "
 	for _, tc := range []struct{ exp, text string }{
-		{"abc", "'abc': no_integer"},
-		{"-1", "'-1': {value_negative,-1}"},
-		{"1.5", `'1.5': {leftover_string,".5"}`},
-		{" 5", "' 5': no_integer"},
-		{"0x10", `'0x10': {leftover_string,"x10"}`},
-		{"1e3", `'1e3': {leftover_string,"e3"}`},
-		{"315360000001", "'315360000001': {value_too_large,315360000001}"},
-		{"9999999999999999999", "'9999999999999999999': {value_too_large,\n                                           9999999999999999999}"},
-		{"99999999999999999999", "'99999999999999999999': {value_too_large,\n                                            99999999999999999999}"},
-		{"999999999999999999999", "'999999999999999999999': {value_too_large,\n                                             999999999999999999999}"},
-		{"-999999999999999999", "'-999999999999999999': {value_negative,-999999999999999999}"},
-		{"-9999999999999999999", "'-9999999999999999999': {value_negative,\n                                            -9999999999999999999}"},
-		{"-99999999999999999999", "'-99999999999999999999': {value_negative,\n                                             -99999999999999999999}"},
-		{"-", "'-': no_integer"},
-		{"5 ", `'5 ': {leftover_string," "}`},
 		{"1é", `'1é': {leftover_string,"é"}`},
-		{"1\"x", `'1"x': {leftover_string,"\"x"}`},
-		{`1\x`, `'1\x': {leftover_string,"\\x"}`},
-		{"1\x01", "'1\x01': {leftover_string,[1]}"},
-		{"1a\x01", "'1a\x01': {leftover_string,[97,1]}"},
-		{"1\t", "'1\t': {leftover_string,\"\\t\"}"},
-		{"1\n", "'1\n': {leftover_string,\"\\n\"}"},
-		{"1\x1b", "'1\x1b': {leftover_string,\"\\e\"}"},
-		{"1\x7f", "'1\x7f': {leftover_string,[127]}"},
 		{"1\xe9", "'1\xe9': {leftover_string,\"\xe9\"}"},
 		{"1\xa0", "'1\xa0': {leftover_string,\"\xa0\"}"},
 		{"1\x9f", "'1\x9f': {leftover_string,[159]}"},
-		{"1" + strings.Repeat("a", 17), "'1aaaaaaaaaaaaaaaaa': {leftover_string,\"aaaaaaaaaaaaaaaaa\"}"},
-		{"1" + strings.Repeat("a", 18), "'1aaaaaaaaaaaaaaaaaa': {leftover_string,\n                                           \"aaaaaaaaaaaaaaaaaa\"}"},
 		{"1" + strings.Repeat("\xe9", 18), "'1" + strings.Repeat("\xe9", 18) + "': {leftover_string,\n                                           \"" + strings.Repeat("\xe9", 18) + "\"}"},
-		{"12345678901234567" + strings.Repeat("\x01", 8), "'12345678901234567\x01\x01\x01\x01\x01\x01\x01\x01': {leftover_string,\n                                                 [1,1,1,1,1,1,1,1]}"},
-		{"1" + strings.Repeat("a", 40), "'1" + strings.Repeat("a", 40) + "': {leftover_string,\n" + strings.Repeat(" ", 65) + `"` + strings.Repeat("a", 40) + `"}`},
-		{"999999999999999999999999999999999999999999999999999999999999", "'999999999999999999999999999999999999999999999999999999999999': {value_too_large,\n                                                                                    999999999999999999999999999999999999999999999..."},
 	} {
 		t.Run(tc.exp, func(t *testing.T) {
-			e := newEnv(t)
+			e := newEnvOn(t, sim.V3_10)
 			e.declare("q", sim.QueueOptions{})
 			ch2 := e.channel(e.conn)
 			err := ch2.Publish("", "q", sim.PublishOptions{}, sim.Message{Properties: sim.Properties{Expiration: tc.exp}, Body: []byte("x")})

@@ -10,8 +10,9 @@ import (
 	"github.com/amqpsim/amqpsim/sim"
 )
 
-// The TTL tests pin the simulator to RabbitMQ 3.10.8 observed through
-// amqp091-go v1.16.0; queue names drop the measurement's unique prefix.
+// TTL's conversations are library scenarios (scenarios/library/ttl-*.txt,
+// publish-expiration-texts.txt); this file keeps the expiration texts a
+// scenario file cannot hold, and the x-death helpers other tests share.
 
 // deathsOf returns a message's x-death entries with their "time" removed,
 // and the times. Timestamps cannot be compared with the broker's literally;

@@ -651,12 +651,10 @@ func (ch *Channel) settleGroup(group []channel.Delivery[delivery], how queue.Set
 	// hop, a dead letter in two (the queue publishes it, its target
 	// delivers it), so 3.10.8, 4.0.5 and 4.3.6 give the reject's next
 	// delivery the lower tag (dlx-reject-next-delivery-first.txt).
-	var held []deadLetter
-	if !how.Requeues() {
-		b.deadLetters = &held
-	}
+	b.holdDeadLetters = !how.Requeues()
 	q.Settle(settled, how)
-	b.deadLetters = nil
+	held := b.deadLetters
+	b.holdDeadLetters, b.deadLetters = false, nil
 	zero(settled)
 	b.settled = settled[:0]
 	b.markDirty(q)

@@ -230,9 +230,13 @@ type Broker struct {
 	routed    []*brokerQueue
 	routeKeys []string
 	settled   []queue.Settled[*Consumer]
-	// deadLetters, when set, collects the dead letters of a settlement
-	// until its queue has dispatched (settleGroup).
-	deadLetters *[]deadLetter
+	// holdDeadLetters is set during a settlement that may dead-letter:
+	// deadLetters collects its dead letters until its queue has
+	// dispatched (settleGroup). A slice of the broker's, not a pointer to
+	// the caller's, so that a settlement without dead letters allocates
+	// nothing.
+	holdDeadLetters bool
+	deadLetters     []deadLetter
 	// router is route's state; routeMark numbers the routes, which mark
 	// the queues and exchanges they reach.
 	router    router

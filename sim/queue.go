@@ -87,8 +87,8 @@ func (q *brokerQueue) Deliver(c *consumer.Consumer[*Consumer], m *queue.Message,
 // DeadLetter dead-letters m, which left the queue for reason; during a
 // settlement it waits until the queue has dispatched (settleGroup).
 func (q *brokerQueue) DeadLetter(m *queue.Message, reason string) {
-	if d := q.b.deadLetters; d != nil {
-		*d = append(*d, deadLetter{q, m, reason})
+	if q.b.holdDeadLetters {
+		q.b.deadLetters = append(q.b.deadLetters, deadLetter{q, m, reason})
 		return
 	}
 	q.b.deadLetter(q, m, reason, nil)

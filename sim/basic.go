@@ -155,14 +155,14 @@ func (ch *Channel) publish(exchangeName, key string, o PublishOptions, m Message
 func (ch *Channel) publishEvent(exchangeName, key string, o PublishOptions, m *Message) Event {
 	e := ch.callEvent(protocol.BasicPublish)
 	e.Exchange, e.RoutingKey, e.Options = exchangeName, key, o
-	e.Body, e.Properties = ownCopy(m)
+	e.Body, e.Properties = ch.b.ownCopy(m)
 	return e
 }
 
 // publishCall is a publish as the channel queues it, with its own copy of
 // the message: the publisher may reuse its buffers once Publish returns.
 func (ch *Channel) publishCall(exchangeName, key string, o PublishOptions, m Message, size uint64) *call {
-	body, props := ownCopy(&m)
+	body, props := ch.b.ownCopy(&m)
 	m.Body = body
 	if props != nil {
 		m.Properties = *props
@@ -311,7 +311,7 @@ func (b *Broker) publishAlone(vhostName, exchangeName, key string, m *Message) e
 	}
 	if b.tracing() {
 		e := Event{Kind: EventPublish, Vhost: v.name, Exchange: exchangeName, RoutingKey: key}
-		e.Body, e.Properties = ownCopy(m)
+		e.Body, e.Properties = b.ownCopy(m)
 		b.record(e)
 	}
 	_, _, _, err = b.publish(v, x, key, m, ttl, hasTTL)
@@ -357,7 +357,7 @@ func (b *Broker) enqueue(queues []*brokerQueue, x *exchange, key string, m *Mess
 	if len(queues) == 0 {
 		return 0, false, confirmAtOnce
 	}
-	body, props := ownCopy(m)
+	body, props := b.ownCopy(m)
 	if props != nil {
 		delete(props.Headers, "BCC")
 	}
@@ -416,15 +416,40 @@ func (b *Broker) newMessage() *queue.Message {
 // ownCopy returns the broker's copies of a published message's body and
 // properties (nil when it has none), for the queues and the trace: the
 // publisher may reuse its buffer and its headers map once Publish returns.
-func ownCopy(m *Message) ([]byte, *protocol.Properties) {
-	body := make([]byte, len(m.Body))
-	copy(body, m.Body)
+// Caller holds the lock.
+func (b *Broker) ownCopy(m *Message) ([]byte, *protocol.Properties) {
+	body := b.copyBody(m.Body)
 	if isZeroProperties(&m.Properties) {
 		return body, nil
 	}
 	p := m.Properties
 	p.Headers = maps.Clone(p.Headers)
 	return body, &p
+}
+
+// Bodies of at most smallBody bytes are copied into blocks of bodyBlock.
+const (
+	smallBody = 512
+	bodyBlock = 8192
+)
+
+// copyBody returns the broker's copy of body. A small body is carved from
+// a block, as newMessage carves message records: one allocation serves
+// many publishes, and a block stays alive while any of its bodies does.
+// The copy's capacity is its length, so that an append to it cannot
+// reach the next body. Caller holds the lock.
+func (b *Broker) copyBody(body []byte) []byte {
+	n := len(body)
+	if n == 0 || n > smallBody {
+		return append(make([]byte, 0, n), body...)
+	}
+	if n > len(b.bodyBlock) {
+		b.bodyBlock = make([]byte, bodyBlock)
+	}
+	c := b.bodyBlock[:n:n]
+	b.bodyBlock = b.bodyBlock[n:]
+	copy(c, body)
+	return c
 }
 
 // isZeroProperties reports whether p has no property. An empty headers

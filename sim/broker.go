@@ -160,8 +160,10 @@ type Broker struct {
 	seq     uint64   // timer creation order
 	dueIn   dueCache // scheduleIn's last due time
 
-	// msgBlock is the unused rest of the block newMessage carves from.
-	msgBlock []queue.Message
+	// msgBlock is the unused rest of the block newMessage carves from;
+	// bodyBlock that of the block ownCopy carves small bodies from.
+	msgBlock  []queue.Message
+	bodyBlock []byte
 	// lastVhost is the vhost lookupVhost last found (DeleteVhost forgets it).
 	lastVhost *vhost
 	// maxMessageSize is MaxMessageSize, fixed by the configuration.

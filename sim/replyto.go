@@ -80,7 +80,7 @@ func (b *Broker) deliverReply(key string, x *exchange, m *Message) (routed bool)
 		return false
 	}
 	b.nextMessageID++
-	body, props := ownCopy(m)
+	body, props := b.ownCopy(m)
 	qm := &queue.Message{ID: b.nextMessageID, Exchange: x.name, RoutingKey: key, Properties: props, Body: body}
 	ch.pushDelivery(ch.reply.cons, ch.core.NextTag(), false, qm, false)
 	return b.profile.ReplyToMandatoryRouted

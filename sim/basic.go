@@ -69,7 +69,7 @@ func (ch *Channel) Consume(queueName string, o ConsumeOptions, opts ...CallOptio
 			if !o.NoAck {
 				s.Prefetch = ch.core.Prefetch()
 			}
-			cs = &Consumer{ch: ch, q: q, tag: tag, queue: q.Name(), args: o.Args}
+			cs = &Consumer{ch: ch, q: q, tag: tag, queue: q.Name(), args: o.Args, followsClock: ch.b.cfg.Clock != nil}
 			cs.core = consumer.New(s, g, cs)
 			ch.consumers[tag] = cs
 			ch.order = append(ch.order, cs)

@@ -41,7 +41,7 @@ func (ch *Channel) consumeReplyTo(o ConsumeOptions) (*Consumer, error) {
 		tag = ch.b.randomName("amq.ctag-")
 	}
 	name := ch.b.randomName(ReplyTo+".") + "." + ch.b.randomName("")
-	cs := &Consumer{ch: ch, tag: tag, queue: ReplyTo}
+	cs := &Consumer{ch: ch, tag: tag, queue: ReplyTo, followsClock: ch.b.cfg.Clock != nil}
 	ch.reply = &replyConsumer{tag: tag, name: name, cons: cs}
 	ch.b.replies[name] = ch
 	return cs, nil

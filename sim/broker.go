@@ -599,14 +599,10 @@ func (b *Broker) randomName(prefix string) string {
 // message dead-lettered into it later in the flush (another queue's expired
 // head) must still be dispatched.
 func (b *Broker) markDirty(q *brokerQueue) {
-	if q.deleted {
+	if q.deleted || q.dirty {
 		return
 	}
-	for _, d := range b.dirty[b.flushed:] {
-		if d == q {
-			return
-		}
-	}
+	q.dirty = true
 	b.dirty = append(b.dirty, q)
 }
 
@@ -619,6 +615,7 @@ func (b *Broker) flush() {
 		for b.flushed < len(b.dirty) {
 			q := b.dirty[b.flushed]
 			b.flushed++
+			q.dirty = false
 			if !q.deleted {
 				q.Dispatch()
 			}

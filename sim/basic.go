@@ -9,6 +9,7 @@ import (
 	"github.com/amqpsim/amqpsim/channel"
 	"github.com/amqpsim/amqpsim/cluster"
 	"github.com/amqpsim/amqpsim/consumer"
+	"github.com/amqpsim/amqpsim/internal/scratch"
 	"github.com/amqpsim/amqpsim/protocol"
 	"github.com/amqpsim/amqpsim/queue"
 )
@@ -334,7 +335,7 @@ func (b *Broker) publish(v *vhost, x *exchange, key string, m *Message, ttl time
 	b.routeKeys = routingKeys(key, m.Headers, b.routeKeys[:0])
 	b.routed, err = b.route(v, x, b.routeKeys, m.Headers, b.routed[:0])
 	if err != nil {
-		zero(b.routed)
+		scratch.Zero(b.routed)
 		return 0, false, confirmAtOnce, err
 	}
 	var id uint64
@@ -342,7 +343,7 @@ func (b *Broker) publish(v *vhost, x *exchange, key string, m *Message, ttl time
 		id = b.newMessageID()
 	}
 	routed, rejected, stage = b.enqueue(b.routed, x, key, m, ttl, hasTTL, id)
-	zero(b.routed)
+	scratch.Zero(b.routed)
 	if replied {
 		routed++
 	}
@@ -616,7 +617,7 @@ func (ch *Channel) settle(m protocol.Method, tag uint64, multiple bool, how queu
 		return nil
 	}
 	ch.apply(ds, how)
-	zero(ds)
+	scratch.Zero(ds)
 	ch.settled = ds[:0]
 	return nil
 }
@@ -680,7 +681,7 @@ func (ch *Channel) settleGroup(group []channel.Delivery[delivery], how queue.Set
 	q.Settle(settled, how)
 	held := b.deadLetters
 	b.holdDeadLetters, b.deadLetters = false, nil
-	zero(settled)
+	scratch.Zero(settled)
 	b.settled = settled[:0]
 	b.markDirty(q)
 	b.flush()

@@ -15,6 +15,7 @@ import (
 
 	"github.com/amqpsim/amqpsim/cluster"
 	"github.com/amqpsim/amqpsim/definitions"
+	"github.com/amqpsim/amqpsim/internal/scratch"
 	"github.com/amqpsim/amqpsim/queue"
 )
 
@@ -414,17 +415,6 @@ func (b *Broker) advanceTo(end time.Time) bool {
 	return fired
 }
 
-// zero clears s element by element: on the short scratch slices of the
-// hot paths this is cheaper than clear, which calls into the runtime (and
-// through a bulk write barrier while the GC runs). The indexed loop keeps
-// the compiler from turning it back into clear.
-func zero[T any](s []T) {
-	var z T
-	for i := 0; i < len(s); i++ {
-		s[i] = z
-	}
-}
-
 // setNow moves the clock to t; caller holds the lock.
 func (b *Broker) setNow(t time.Time) {
 	b.now = t
@@ -620,7 +610,7 @@ func (b *Broker) flush() {
 				q.Dispatch()
 			}
 		}
-		zero(b.dirty)
+		scratch.Zero(b.dirty)
 		b.dirty, b.flushed = b.dirty[:0], 0
 		if len(b.fired) == 0 {
 			break

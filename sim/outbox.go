@@ -4,6 +4,7 @@ import (
 	"slices"
 	"sync/atomic"
 
+	"github.com/amqpsim/amqpsim/internal/scratch"
 	"github.com/amqpsim/amqpsim/protocol"
 	"github.com/amqpsim/amqpsim/queue"
 )
@@ -181,7 +182,7 @@ func reuse[T any](s []T) []T {
 	if cap(s) > keepCap {
 		return nil
 	}
-	zero(s)
+	scratch.Zero(s)
 	return s[:0]
 }
 

@@ -627,7 +627,8 @@ func (ch *Channel) settle(m protocol.Method, tag uint64, multiple bool, how queu
 // deleted queue's deliveries are ignored, as their settlement is, and so
 // are those the channel lost with their queue's node.
 func (ch *Channel) checkSettle(ds []channel.Delivery[delivery], m protocol.Method, how queue.Settlement) error {
-	for _, d := range ds {
+	for i := range ds {
+		d := &ds[i] // a Delivery is large: not copied per iteration
 		if q := d.Ref.q; !q.deleted && !ch.lostDelivery(d.Ref, d.Tag) {
 			if err := q.CheckSettle(m, how); err != nil {
 				return err
@@ -666,7 +667,8 @@ func (ch *Channel) settleGroup(group []channel.Delivery[delivery], how queue.Set
 		return
 	}
 	settled := b.settled[:0]
-	for _, d := range group {
+	for i := range group {
+		d := &group[i] // a Delivery is large: not copied per iteration
 		if ch.lostDelivery(d.Ref, d.Tag) {
 			continue // the queue took it back when the channel lost it
 		}

@@ -165,6 +165,9 @@ func (o *outbox) beginCall() { o.staging = true }
 
 func (o *outbox) endCall() {
 	o.staging = false
+	if len(o.staged) == 0 && cap(o.staged) <= keepCap {
+		return // most calls: nothing to append, clear or release
+	}
 	for i := range o.staged {
 		o.add(o.staged[i].outItem, o.staged[i].lane)
 	}

@@ -95,6 +95,7 @@ type guser struct {
 type gpolicy struct {
 	name, pattern string
 	operator      bool
+	priority      int
 	def           map[string]any
 }
 

@@ -357,9 +357,12 @@ func slowStep(s *scenarios.Scenario, res *scenarios.Result) int {
 // timed reports whether a scenario starts timers the broker's clock runs
 // (a message TTL, a queue expiry, directly or by a policy) or looks at a
 // stream's count, which a 5 s tick refreshes.
-func timed(s *scenarios.Scenario) bool {
-	for _, st := range s.Steps {
-		switch o := st.Op.(type) {
+func timed(s *scenarios.Scenario) bool { return timedOps(opsOf(s)) }
+
+// timedOps is timed of a scenario's operations.
+func timedOps(ops []scenarios.Op) bool {
+	for _, op := range ops {
+		switch o := op.(type) {
 		case scenarios.DeclareQueue:
 			for _, k := range []string{"x-message-ttl", "x-expires"} {
 				if _, ok := o.Args[k]; ok {

@@ -170,3 +170,22 @@ func TestRunAgreesWithTheSimulatedCluster(t *testing.T) {
 		t.Fatalf("%+v, want 30 agreed: %s", *rr, rep.Findings[0].Diff)
 	}
 }
+
+// Shrinking removes steps but not the advances the generator placed for
+// the timers: without them a broker's clock alone could make a candidate
+// diverge (a message expiring while rabbitmqctl sets a policy: seed 5070
+// shrank so on a loaded machine). With no timer left they go too.
+func TestShrinkKeepsTheAdvances(t *testing.T) {
+	publish := scenarios.Publish{Channel: "ch1", Key: "q1", Bodies: []string{"m1"}}
+	expiring := publish
+	expiring.Props.Expiration = "5000"
+	wait := scenarios.Advance{D: 5500 * time.Millisecond}
+	policy := scenarios.SetPolicy{Name: "p1", Pattern: "^q1$", Definition: map[string]any{"max-length": int32(1)}}
+	ops := []scenarios.Op{expiring, wait, policy}
+	if got := without(ops, [2]int{0, 2}); len(got) != 2 || !isAdvance(got[0]) || !timedOps(ops) {
+		t.Errorf("without the first two steps: %v, want the advance and the policy", got)
+	}
+	if timedOps([]scenarios.Op{publish, wait, policy}) {
+		t.Error("a scenario without expirations or TTLs counts as timed")
+	}
+}

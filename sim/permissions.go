@@ -354,13 +354,17 @@ type topicPermission struct {
 
 // SetTopicPermissions sets a user's topic permissions on one exchange of a
 // vhost, replacing any, as rabbitmqctl set_topic_permissions does. It
-// fails for a missing user or vhost and an invalid expression.
+// fails for a missing user or vhost and an invalid expression, and from
+// 4.3 for a missing exchange (Profile.TopicPermissionsNeedExchange).
 func (b *Broker) SetTopicPermissions(tp TopicPermissions) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	v, err := b.userVhost(tp.Vhost, tp.User)
 	if err != nil {
 		return err
+	}
+	if _, ok := v.exchanges[tp.Exchange]; !ok && b.profile.TopicPermissionsNeedExchange {
+		return fmt.Errorf("sim: exchange %q does not exist in vhost %q", tp.Exchange, tp.Vhost)
 	}
 	ctp, err := compileTopicPermission(tp)
 	if err != nil {

@@ -366,7 +366,7 @@ func BenchmarkPublishChecked(b *testing.B) {
 // list_topic_permissions); AllTopicPermissions lists what is left, by
 // vhost, user and exchange.
 func TestClearTopicPermissions(t *testing.T) {
-	b := New(Config{})
+	b := New(Config{Version: V4_0}) // 4.3 sets them only on an exchange that exists
 	b.AddVhost("v")
 	if err := b.SetPermissions("v", "guest", FullPermissions); err != nil {
 		t.Fatal(err)
@@ -452,6 +452,29 @@ func TestPermissionPatternsMatchBytes(t *testing.T) {
 		})
 		if c.allowed != (err == nil) {
 			t.Errorf("publish to %s with key %q: %v, allowed %t", c.exchange, c.key, err, c.allowed)
+		}
+	}
+}
+
+// TestTopicPermissionsNeedTheExchangeFrom43: rabbitmqctl
+// set_topic_permissions on an exchange that does not exist fails on 4.3.6
+// ("Exchange X does not exist", exit status 69) and succeeds on 3.10.8
+// and 4.0.5 (measured on the three); an exchange that exists, the default
+// one included, takes them on every release.
+func TestTopicPermissionsNeedTheExchangeFrom43(t *testing.T) {
+	for _, tc := range []struct {
+		v       Version
+		refused bool
+	}{{V3_10, false}, {V4_0, false}, {V4_3, true}} {
+		b := New(Config{Version: tc.v})
+		err := b.SetTopicPermissions(TopicPermissions{User: "guest", Vhost: "/", Exchange: "missing", Write: "^a", Read: "^a"})
+		if (err != nil) != tc.refused {
+			t.Errorf("%v: a missing exchange: err %v, want refused %v", tc.v, err, tc.refused)
+		}
+		for _, x := range []string{"", "amq.topic"} {
+			if err := b.SetTopicPermissions(TopicPermissions{User: "guest", Vhost: "/", Exchange: x, Write: "^a", Read: "^a"}); err != nil {
+				t.Errorf("%v: exchange %q: %v", tc.v, x, err)
+			}
 		}
 	}
 }

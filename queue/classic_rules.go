@@ -56,15 +56,37 @@ func (d *declared) checkDelete(ifUnused, ifEmpty bool, ready, consumers int) (in
 func (q *classic[T]) Delete() { q.Purge() }
 
 // Restart keeps only the persistent messages (delivery mode 2): a
-// transient message lives in memory only. The queue is a new process: it
-// has no TTL timer, and drops the messages that expired while it was down
-// as it starts (rabbit_amqqueue_process:init_it2 applies the arguments and
-// policy, whose init_ttl runs drop_expired_msgs), dead-lettering them.
-func (q *classic[T]) Restart() {
+// transient message lives in memory only. After a crash every message is
+// possibly delivered: it is redelivered at its next fetch, and in 4.3
+// (Rules.ClassicDeliveryCount) it counts a failed delivery if it had none
+// (rabbit_variable_queue:annotate_delivery_count/3: a seq_id below
+// redeliver_seq_id), which a dead letter of it carries
+// (classic-ttl-passes-while-home-killed.txt). The queue is a new process:
+// it has no TTL timer, and drops the messages that expired while it was
+// down as it starts (rabbit_amqqueue_process:init_it2 applies the
+// arguments and policy, whose init_ttl runs drop_expired_msgs),
+// dead-lettering them.
+func (q *classic[T]) Restart(crashed bool) {
+	if crashed {
+		for _, m := range q.Messages() {
+			m.Delivered = true
+			if q.opts.Rules.ClassicDeliveryCount && m.Failures == 0 {
+				m.Failures = 1
+			}
+		}
+	}
 	q.retain(func(m *Message) bool { return m.Properties != nil && m.Properties.DeliveryMode == 2 })
 	q.ttlSet = false
 	q.dropExpired()
 }
+
+// classicUnsupportedPolicies are, of the policy keys amqpsim models, those
+// RS@v3.10.8 rabbit_classic_queue:capabilities/0 lists as unsupported: the
+// stream and quorum ones; from 3.12 also the quorum memory limits.
+var (
+	classicUnsupportedPolicies    = []string{"max-age", "stream-max-segment-size-bytes", "delivery-limit"}
+	classicUnsupportedPolicies312 = append(slices.Clip(classicUnsupportedPolicies), "max-in-memory-length", "max-in-memory-bytes")
+)
 
 // classicCaps are a classic queue's answers: it lives on its home node
 // (not replicated, no leader to register with, a delete that waits for no
@@ -75,14 +97,6 @@ func (q *classic[T]) Restart() {
 // (Rules.ConsumerTimeoutQuorumOnly). The declaration that timed out is
 // rabbit_amqqueue's text, measured on a 4.3.6 cluster (docs/cluster.md
 // section 4).
-// classicUnsupportedPolicies are, of the policy keys amqpsim models, those
-// RS@v3.10.8 rabbit_classic_queue:capabilities/0 lists as unsupported: the
-// stream and quorum ones; from 3.12 also the quorum memory limits.
-var (
-	classicUnsupportedPolicies    = []string{"max-age", "stream-max-segment-size-bytes", "delivery-limit"}
-	classicUnsupportedPolicies312 = append(slices.Clip(classicUnsupportedPolicies), "max-in-memory-length", "max-in-memory-bytes")
-)
-
 func (d *declared) classicCaps() Caps {
 	c := Caps{ChannelLimited: true, ConsumerTimeout: !d.opts.Rules.ConsumerTimeoutQuorumOnly,
 		declareTimedOut: declareTimedOutText("Could not declare " + d.Resource())}

@@ -325,8 +325,9 @@ type Queue[T any] interface {
 	// Restart drops the ready messages a broker restart does not keep of
 	// a durable queue, keeping the others in their order: a classic queue
 	// keeps the persistent ones (delivery mode 2), a quorum queue and a
-	// stream keep all.
-	Restart()
+	// stream keep all. crashed says the node was killed, not stopped: a
+	// classic queue's messages are then possibly delivered.
+	Restart(crashed bool)
 	// Caps are the queue's answers about what its type does, fixed at
 	// declare: the broker reads them instead of testing the type.
 	Caps() Caps

@@ -186,6 +186,11 @@ func (q *quorum[T]) Publish(m *Message, ttl int64, hasTTL bool) bool {
 		return false
 	}
 	m.Expiry, m.Expires = q.expiryAt(ttl, hasTTL)
+	if r := q.opts.Rules; r.QuorumReadsDeliveryCount && r.SplitDeliveryCount {
+		// The dead letter's delivery-count annotation becomes the
+		// message's delivery_count (before 4.3 handOut reads Failures).
+		m.deliveryCount = m.Failures
+	}
 	q.nextSeq++
 	m.Seq = q.nextSeq
 	m.size = q.quorumSize(m)
@@ -232,11 +237,21 @@ func (q *quorum[T]) take() *Message {
 // (Rules.GetCountOnlyReturned); in 4.3 (Rules.SplitDeliveryCount) the
 // header shows delivery_count, x-acquired-count the returns, and
 // redelivered is acquired_count > 0.
+//
+// A message stored with a dead letter's delivery count
+// (Rules.QuorumReadsDeliveryCount) has a delivery_count and no
+// acquired_count until its first return: rabbit_fifo_client then takes
+// the delivery_count as the acquired count.
 func (q *quorum[T]) handOut(m *Message, get bool) (out *Message, redelivered bool) {
 	r := q.opts.Rules
-	acquired := m.deliveryCount
+	dc, acquired := m.deliveryCount, m.deliveryCount
 	if r.SplitDeliveryCount {
 		acquired = m.acquiredCount
+		if acquired == 0 {
+			acquired = m.deliveryCount
+		}
+	} else if acquired == 0 && r.QuorumReadsDeliveryCount {
+		dc, acquired = m.Failures, m.Failures
 	}
 	redelivered = acquired > 0
 	zeroOnGet := get && !r.GetCountOnlyReturned
@@ -247,8 +262,8 @@ func (q *quorum[T]) handOut(m *Message, get bool) (out *Message, redelivered boo
 	if !m.hasPlain {
 		c.plain, c.hasPlain = m.Properties, true
 	}
-	c.Properties = q.copies.withCounts(c.plain, countKey{dc: m.deliveryCount, hasDC: m.deliveryCount > 0 || zeroOnGet,
-		ac: m.acquiredCount, hasAC: r.SplitDeliveryCount && m.acquiredCount > 0})
+	c.Properties = q.copies.withCounts(c.plain, countKey{dc: dc, hasDC: dc > 0 || zeroOnGet,
+		ac: acquired, hasAC: r.SplitDeliveryCount && acquired > 0})
 	return c, redelivered
 }
 
@@ -485,6 +500,12 @@ func (q *quorum[T]) Return(ms []*Message) {
 		} else {
 			q.getDone()
 			q.settledOut(nil, m)
+		}
+		if r := q.opts.Rules; r.QuorumReadsDeliveryCount && !r.SplitDeliveryCount {
+			// Before 4.3 a closed channel's return is the one return
+			// that counts in delivery_count (return_all/6 with
+			// DelivFailed true; the dead letter carries it).
+			m.Failures++
 		}
 		q.giveBack(m, false, true)
 	}

@@ -34,16 +34,25 @@ func (q *quorum[T]) atLeastOnce() bool {
 }
 
 // deadLetter dead-letters m (the publisher's copy) for reason, at most or
-// at least once as the queue's strategy says. In 4.3 the dead letter
-// carries the message's failed deliveries, delivery_count, as its
-// delivery-count annotation (Message.Failures), added to the count the
-// message came with (which the queue itself does not show: amqpsim does
-// not model a quorum queue reading the annotation at enqueue).
+// at least once as the queue's strategy says. From 4.0 the dead letter
+// carries the message's delivery_count header as its delivery-count
+// annotation (Message.Failures; Rules.QuorumReadsDeliveryCount): in 4.3
+// its failed deliveries, the count it came with included; before, the
+// count it came with and its closed channels' returns (kept in Failures),
+// and one for a #discard{} (reason rejected).
 func (q *quorum[T]) deadLetter(m *Message, reason string) {
-	if q.opts.Rules.SplitDeliveryCount && m.deliveryCount > 0 {
-		c := *m
-		c.Failures += m.deliveryCount
-		m = &c
+	if r := q.opts.Rules; r.QuorumReadsDeliveryCount {
+		failures := m.Failures
+		if r.SplitDeliveryCount {
+			failures = m.deliveryCount
+		} else if reason == "rejected" {
+			failures++
+		}
+		if failures != m.Failures {
+			c := *m
+			c.Failures = failures
+			m = &c
+		}
 	}
 	if !q.atLeastOnce() {
 		q.env.DeadLetter(m, reason)

@@ -74,7 +74,7 @@ func (q *quorum[T]) Delete() { q.Purge() }
 
 // Restart keeps every message, persistent or not: they are all in the
 // queue's Raft log.
-func (q *quorum[T]) Restart() {}
+func (q *quorum[T]) Restart(bool) {}
 
 // quorumCaps are a quorum queue's answers: a member on every node and a
 // Raft leader, which rabbit_fifo_client registers a channel's first

@@ -216,6 +216,19 @@ type Rules struct {
 	// applies to it (Caps.TakesPolicy): RS@v3.12.14
 	// rabbit_classic_queue:capabilities/0 lists them, RS@v3.11.28 does not.
 	ClassicRefusesMemoryPolicies bool
+	// QuorumReadsDeliveryCount: a quorum queue's dead letter carries the
+	// message's delivery_count header as its delivery-count annotation
+	// (Message.Failures), and a quorum queue that stores a message with
+	// one sets its delivery_count from it, with no acquired_count: its
+	// first delivery is redelivered, with x-delivery-count (and in 4.3
+	// x-acquired-count) that count (rabbit_fifo:maybe_set_msg_delivery_count/2
+	// and rabbit_fifo_client:add_delivery_count_header/2, RS@v4.0.5 and
+	// v4.3.5). Before 4.3 a #discard{} (basic.nack or basic.reject
+	// without requeue) and a closed channel's return count in
+	// delivery_count; in 4.3 a failed delivery does (SplitDeliveryCount). Recorded on 3.10.8, 4.0.5 and
+	// 4.3.6 (quorum-dead-letter-delivery-count.txt; found by amqpsim fuzz,
+	// seed 5042).
+	QuorumReadsDeliveryCount bool
 }
 
 // QuorumPriorities names a quorum queue's treatment of message priorities.

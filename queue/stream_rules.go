@@ -100,7 +100,7 @@ func (s *stream[T]) Delete() {
 }
 
 // Restart keeps the log whole.
-func (s *stream[T]) Restart() {}
+func (s *stream[T]) Restart(bool) {}
 
 // streamCaps are a stream's answers: a member on every node and a leader,
 // but a writer that takes publishes without a registration call and a

@@ -132,6 +132,27 @@ func TestTypesAnswerForTheirRules(t *testing.T) {
 // A restart keeps a classic queue's persistent messages only, and every
 // message of a quorum queue and a stream; delete-ok's count is a
 // classic or quorum queue's ready messages and a stream's 0.
+// TestClassicRestartAfterACrash: a classic queue whose node crashed
+// recovers its messages as possibly delivered: redelivered at their next
+// fetch, and in 4.3 counting one failed delivery, which a dead letter
+// carries (classic-ttl-passes-while-home-killed.txt); a clean stop keeps
+// their flags.
+func TestClassicRestartAfterACrash(t *testing.T) {
+	for _, tc := range []struct {
+		crashed, deliveryCount bool
+		failures               int64
+	}{{false, true, 0}, {true, false, 0}, {true, true, 1}} {
+		q := typeQueue(t, "", queue.Rules{ClassicDeliveryCount: tc.deliveryCount}, nil)
+		q.Publish(&queue.Message{Body: []byte("p"), Properties: &protocol.Properties{DeliveryMode: 2}}, 0, false)
+		q.Restart(tc.crashed)
+		m := q.Messages()[0]
+		if m.Delivered != tc.crashed || m.Failures != tc.failures {
+			t.Errorf("crashed %v, ClassicDeliveryCount %v: delivered %v, failures %d; want %v, %d",
+				tc.crashed, tc.deliveryCount, m.Delivered, m.Failures, tc.crashed, tc.failures)
+		}
+	}
+}
+
 func TestTypesRestartAndDelete(t *testing.T) {
 	for _, tc := range []struct {
 		typ                 string
@@ -143,7 +164,7 @@ func TestTypesRestartAndDelete(t *testing.T) {
 		if n, err := q.CheckDelete(false, false); n != tc.ready || err != nil {
 			t.Errorf("%s: delete-ok counts %d (%v), want %d", q.Type(), n, err, tc.ready)
 		}
-		q.Restart()
+		q.Restart(false)
 		if n := len(q.Messages()); n != tc.afterRestart {
 			t.Errorf("%s: %d messages after a restart, want %d", q.Type(), n, tc.afterRestart)
 		}

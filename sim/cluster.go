@@ -303,12 +303,7 @@ func (b *Broker) startNode(n int) error {
 		// transient messages are gone, and after a crash every message
 		// is marked redelivered (measured on 4.3.6, docs/cluster.md
 		// section 2); after a clean stop each keeps its flag.
-		q.Restart()
-		if crashed {
-			for _, m := range q.Messages() {
-				m.Delivered = true
-			}
-		}
+		q.Restart(crashed)
 		q.Touch()
 	})
 	b.topologyChanged(cluster.StartedNode)

@@ -86,6 +86,10 @@ var changes = []Change{
 		[]setting{to(func(p *Profile) *bool { return &p.Queue.StreamFiltering }, true)}},
 	{"unknown exchange type is a channel error", V3_13, "exchange.declare of an unknown type closes the channel with 406, not the connection with 503", "",
 		[]setting{to(func(p *Profile) *bool { return &p.UnknownExchangeTypeChannelError }, true)}},
+	// 3.13 not read; RS@v4.0.5 rabbit_fifo sets delivery_count from the
+	// annotation at enqueue.
+	{"quorum queues read a dead letter's delivery count", V4_0, "a message dead-lettered by basic.nack or basic.reject, or after a channel that held it closed (in 4.3: after a failed delivery), reaches a quorum queue counted: its first delivery there is redelivered, with x-delivery-count", "",
+		[]setting{to(func(p *Profile) *bool { return &p.Queue.QuorumReadsDeliveryCount }, true)}},
 	// Stream rules, as the library recorded on 4.0.5 and 4.3.6 shows them
 	// (stream-*.txt). A rule the two releases share starts at 4.0 (3.12,
 	// 3.13, 4.1 and 4.2 cannot be run here) unless the source says

@@ -48,7 +48,7 @@ func (b *Broker) Restart() {
 			}
 			// The queue's type drops what a restart does not keep (a
 			// classic queue's transient messages).
-			q.Restart()
+			q.Restart(false)
 			// The recovered queue is a new process: its init runs
 			// process_args_policy, whose init_exp restarts x-expires
 			// from now (rabbit_amqqueue_process).

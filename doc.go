@@ -30,7 +30,8 @@
 //
 // Beside them: internal/bubble (helpers for tests in a testing/synctest
 // bubble, and for the programs that run one), internal/memwatch (the memory watermark sampler that raises the
-// memory alarm for serve and amqptest), wire/internal/gen (generates
+// memory alarm for serve and amqptest), internal/scratch (the clearing of
+// the hot paths' reused scratch slices), wire/internal/gen (generates
 // wire's codec from the spec XML), scripts/serve-flood (floods serve and
 // reports its memory), scripts/frame-watch (a proxy that reports frames on
 // a channel after its close-ok), scripts/scale (measures amqpsim's cost as

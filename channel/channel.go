@@ -115,7 +115,7 @@ func (c *Channel[Q, R]) Settle(m protocol.Method, tag uint64, multiple bool, buf
 	if multiple {
 		return c.ledger.takeThrough(i, buf), nil
 	}
-	return append(buf, c.ledger.take(i)), nil
+	return c.ledger.take(i, buf), nil
 }
 
 // Restore puts settled deliveries back in the ledger, in tag order, as

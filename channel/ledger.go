@@ -44,24 +44,28 @@ func (l *ledger[R]) find(tag uint64) (int, bool) {
 	return 0, false
 }
 
-// hole turns entries[i] into a hole and returns its delivery.
-func (l *ledger[R]) hole(i int) Delivery[R] {
-	d := l.entries[i].Delivery
-	l.entries[i] = entry[R]{Delivery: Delivery[R]{Tag: d.Tag}} // a hole keeps its tag for the search
+// hole appends entries[i]'s delivery to out and turns the entry into a
+// hole. It appends rather than returns: a Delivery is large, and copied
+// once this way.
+func (l *ledger[R]) hole(i int, out []Delivery[R]) []Delivery[R] {
+	e := &l.entries[i]
+	out = append(out, e.Delivery)
+	*e = entry[R]{Delivery: Delivery[R]{Tag: e.Tag}} // a hole keeps its tag for the search
 	l.live--
-	return d
+	return out
 }
 
-func (l *ledger[R]) take(i int) Delivery[R] {
-	d := l.hole(i)
+// take appends the delivery of entries[i] to out and removes it.
+func (l *ledger[R]) take(i int, out []Delivery[R]) []Delivery[R] {
+	out = l.hole(i, out)
 	l.trim()
-	return d
+	return out
 }
 
 func (l *ledger[R]) takeThrough(i int, out []Delivery[R]) []Delivery[R] {
 	for j := l.start; j <= i; j++ {
 		if l.entries[j].live {
-			out = append(out, l.hole(j))
+			out = l.hole(j, out)
 		}
 	}
 	l.trim()

@@ -2,6 +2,7 @@ package queue
 
 import (
 	"github.com/amqpsim/amqpsim/consumer"
+	"github.com/amqpsim/amqpsim/internal/scratch"
 	"github.com/amqpsim/amqpsim/protocol"
 )
 
@@ -194,7 +195,7 @@ func (q *classic[T]) Settle(ds []Settled[T], how Settlement) {
 		}
 	}
 	q.rotation.Credit(settled)
-	clear(settled)
+	scratch.Zero(settled)
 	q.settled = settled[:0]
 	if how.Requeues() {
 		q.dropOverLimit()

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/amqpsim/amqpsim/consumer"
+	"github.com/amqpsim/amqpsim/internal/scratch"
 	"github.com/amqpsim/amqpsim/protocol"
 )
 
@@ -389,7 +390,7 @@ func (q *quorum[T]) Settle(ds []Settled[T], how Settlement) {
 		}
 	}
 	q.rotation.Credit(settled)
-	clear(settled)
+	scratch.Zero(settled)
 	q.settled = settled[:0]
 	q.maybeHandOver()
 	q.evaluateLimit()

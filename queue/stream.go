@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/amqpsim/amqpsim/consumer"
+	"github.com/amqpsim/amqpsim/internal/scratch"
 	"github.com/amqpsim/amqpsim/protocol"
 )
 
@@ -375,7 +376,7 @@ func (s *stream[T]) Settle(ds []Settled[T], _ Settlement) {
 		}
 	}
 	s.rotation.Credit(settled)
-	clear(settled)
+	scratch.Zero(settled)
 	s.settled = settled[:0]
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/amqpsim/amqpsim/channel"
 	"github.com/amqpsim/amqpsim/cluster"
 	"github.com/amqpsim/amqpsim/consumer"
+	"github.com/amqpsim/amqpsim/internal/scratch"
 	"github.com/amqpsim/amqpsim/protocol"
 	"github.com/amqpsim/amqpsim/queue"
 )
@@ -69,7 +70,7 @@ func (ch *Channel) Consume(queueName string, o ConsumeOptions, opts ...CallOptio
 			if !o.NoAck {
 				s.Prefetch = ch.core.Prefetch()
 			}
-			cs = &Consumer{ch: ch, q: q, tag: tag, queue: q.Name(), args: o.Args}
+			cs = &Consumer{ch: ch, q: q, tag: tag, queue: q.Name(), args: o.Args, followsClock: ch.b.cfg.Clock != nil}
 			cs.core = consumer.New(s, g, cs)
 			ch.consumers[tag] = cs
 			ch.order = append(ch.order, cs)
@@ -155,14 +156,14 @@ func (ch *Channel) publish(exchangeName, key string, o PublishOptions, m Message
 func (ch *Channel) publishEvent(exchangeName, key string, o PublishOptions, m *Message) Event {
 	e := ch.callEvent(protocol.BasicPublish)
 	e.Exchange, e.RoutingKey, e.Options = exchangeName, key, o
-	e.Body, e.Properties = ownCopy(m)
+	e.Body, e.Properties = ch.b.ownCopy(m)
 	return e
 }
 
 // publishCall is a publish as the channel queues it, with its own copy of
 // the message: the publisher may reuse its buffers once Publish returns.
 func (ch *Channel) publishCall(exchangeName, key string, o PublishOptions, m Message, size uint64) *call {
-	body, props := ownCopy(&m)
+	body, props := ch.b.ownCopy(&m)
 	m.Body = body
 	if props != nil {
 		m.Properties = *props
@@ -311,7 +312,7 @@ func (b *Broker) publishAlone(vhostName, exchangeName, key string, m *Message) e
 	}
 	if b.tracing() {
 		e := Event{Kind: EventPublish, Vhost: v.name, Exchange: exchangeName, RoutingKey: key}
-		e.Body, e.Properties = ownCopy(m)
+		e.Body, e.Properties = b.ownCopy(m)
 		b.record(e)
 	}
 	_, _, _, err = b.publish(v, x, key, m, ttl, hasTTL)
@@ -334,7 +335,7 @@ func (b *Broker) publish(v *vhost, x *exchange, key string, m *Message, ttl time
 	b.routeKeys = routingKeys(key, m.Headers, b.routeKeys[:0])
 	b.routed, err = b.route(v, x, b.routeKeys, m.Headers, b.routed[:0])
 	if err != nil {
-		zero(b.routed)
+		scratch.Zero(b.routed)
 		return 0, false, confirmAtOnce, err
 	}
 	var id uint64
@@ -342,7 +343,7 @@ func (b *Broker) publish(v *vhost, x *exchange, key string, m *Message, ttl time
 		id = b.newMessageID()
 	}
 	routed, rejected, stage = b.enqueue(b.routed, x, key, m, ttl, hasTTL, id)
-	zero(b.routed)
+	scratch.Zero(b.routed)
 	if replied {
 		routed++
 	}
@@ -357,7 +358,7 @@ func (b *Broker) enqueue(queues []*brokerQueue, x *exchange, key string, m *Mess
 	if len(queues) == 0 {
 		return 0, false, confirmAtOnce
 	}
-	body, props := ownCopy(m)
+	body, props := b.ownCopy(m)
 	if props != nil {
 		delete(props.Headers, "BCC")
 	}
@@ -416,15 +417,40 @@ func (b *Broker) newMessage() *queue.Message {
 // ownCopy returns the broker's copies of a published message's body and
 // properties (nil when it has none), for the queues and the trace: the
 // publisher may reuse its buffer and its headers map once Publish returns.
-func ownCopy(m *Message) ([]byte, *protocol.Properties) {
-	body := make([]byte, len(m.Body))
-	copy(body, m.Body)
+// Caller holds the lock.
+func (b *Broker) ownCopy(m *Message) ([]byte, *protocol.Properties) {
+	body := b.copyBody(m.Body)
 	if isZeroProperties(&m.Properties) {
 		return body, nil
 	}
 	p := m.Properties
 	p.Headers = maps.Clone(p.Headers)
 	return body, &p
+}
+
+// Bodies of at most smallBody bytes are copied into blocks of bodyBlock.
+const (
+	smallBody = 512
+	bodyBlock = 8192
+)
+
+// copyBody returns the broker's copy of body. A small body is carved from
+// a block, as newMessage carves message records: one allocation serves
+// many publishes, and a block stays alive while any of its bodies does.
+// The copy's capacity is its length, so that an append to it cannot
+// reach the next body. Caller holds the lock.
+func (b *Broker) copyBody(body []byte) []byte {
+	n := len(body)
+	if n == 0 || n > smallBody {
+		return append(make([]byte, 0, n), body...)
+	}
+	if n > len(b.bodyBlock) {
+		b.bodyBlock = make([]byte, bodyBlock)
+	}
+	c := b.bodyBlock[:n:n]
+	b.bodyBlock = b.bodyBlock[n:]
+	copy(c, body)
+	return c
 }
 
 // isZeroProperties reports whether p has no property. An empty headers
@@ -591,7 +617,7 @@ func (ch *Channel) settle(m protocol.Method, tag uint64, multiple bool, how queu
 		return nil
 	}
 	ch.apply(ds, how)
-	zero(ds)
+	scratch.Zero(ds)
 	ch.settled = ds[:0]
 	return nil
 }
@@ -601,7 +627,8 @@ func (ch *Channel) settle(m protocol.Method, tag uint64, multiple bool, how queu
 // deleted queue's deliveries are ignored, as their settlement is, and so
 // are those the channel lost with their queue's node.
 func (ch *Channel) checkSettle(ds []channel.Delivery[delivery], m protocol.Method, how queue.Settlement) error {
-	for _, d := range ds {
+	for i := range ds {
+		d := &ds[i] // a Delivery is large: not copied per iteration
 		if q := d.Ref.q; !q.deleted && !ch.lostDelivery(d.Ref, d.Tag) {
 			if err := q.CheckSettle(m, how); err != nil {
 				return err
@@ -640,7 +667,8 @@ func (ch *Channel) settleGroup(group []channel.Delivery[delivery], how queue.Set
 		return
 	}
 	settled := b.settled[:0]
-	for _, d := range group {
+	for i := range group {
+		d := &group[i] // a Delivery is large: not copied per iteration
 		if ch.lostDelivery(d.Ref, d.Tag) {
 			continue // the queue took it back when the channel lost it
 		}
@@ -651,13 +679,11 @@ func (ch *Channel) settleGroup(group []channel.Delivery[delivery], how queue.Set
 	// hop, a dead letter in two (the queue publishes it, its target
 	// delivers it), so 3.10.8, 4.0.5 and 4.3.6 give the reject's next
 	// delivery the lower tag (dlx-reject-next-delivery-first.txt).
-	var held []deadLetter
-	if !how.Requeues() {
-		b.deadLetters = &held
-	}
+	b.holdDeadLetters = !how.Requeues()
 	q.Settle(settled, how)
-	b.deadLetters = nil
-	zero(settled)
+	held := b.deadLetters
+	b.holdDeadLetters, b.deadLetters = false, nil
+	scratch.Zero(settled)
 	b.settled = settled[:0]
 	b.markDirty(q)
 	b.flush()

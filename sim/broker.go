@@ -15,6 +15,7 @@ import (
 
 	"github.com/amqpsim/amqpsim/cluster"
 	"github.com/amqpsim/amqpsim/definitions"
+	"github.com/amqpsim/amqpsim/internal/scratch"
 	"github.com/amqpsim/amqpsim/queue"
 )
 
@@ -160,8 +161,10 @@ type Broker struct {
 	seq     uint64   // timer creation order
 	dueIn   dueCache // scheduleIn's last due time
 
-	// msgBlock is the unused rest of the block newMessage carves from.
-	msgBlock []queue.Message
+	// msgBlock is the unused rest of the block newMessage carves from;
+	// bodyBlock that of the block ownCopy carves small bodies from.
+	msgBlock  []queue.Message
+	bodyBlock []byte
 	// lastVhost is the vhost lookupVhost last found (DeleteVhost forgets it).
 	lastVhost *vhost
 	// maxMessageSize is MaxMessageSize, fixed by the configuration.
@@ -230,9 +233,13 @@ type Broker struct {
 	routed    []*brokerQueue
 	routeKeys []string
 	settled   []queue.Settled[*Consumer]
-	// deadLetters, when set, collects the dead letters of a settlement
-	// until its queue has dispatched (settleGroup).
-	deadLetters *[]deadLetter
+	// holdDeadLetters is set during a settlement that may dead-letter:
+	// deadLetters collects its dead letters until its queue has
+	// dispatched (settleGroup). A slice of the broker's, not a pointer to
+	// the caller's, so that a settlement without dead letters allocates
+	// nothing.
+	holdDeadLetters bool
+	deadLetters     []deadLetter
 	// router is route's state; routeMark numbers the routes, which mark
 	// the queues and exchanges they reach.
 	router    router
@@ -406,17 +413,6 @@ func (b *Broker) advanceTo(end time.Time) bool {
 	}
 	b.setNow(end)
 	return fired
-}
-
-// zero clears s element by element: on the short scratch slices of the
-// hot paths this is cheaper than clear, which calls into the runtime (and
-// through a bulk write barrier while the GC runs). The indexed loop keeps
-// the compiler from turning it back into clear.
-func zero[T any](s []T) {
-	var z T
-	for i := 0; i < len(s); i++ {
-		s[i] = z
-	}
 }
 
 // setNow moves the clock to t; caller holds the lock.
@@ -593,14 +589,10 @@ func (b *Broker) randomName(prefix string) string {
 // message dead-lettered into it later in the flush (another queue's expired
 // head) must still be dispatched.
 func (b *Broker) markDirty(q *brokerQueue) {
-	if q.deleted {
+	if q.deleted || q.dirty {
 		return
 	}
-	for _, d := range b.dirty[b.flushed:] {
-		if d == q {
-			return
-		}
-	}
+	q.dirty = true
 	b.dirty = append(b.dirty, q)
 }
 
@@ -613,11 +605,12 @@ func (b *Broker) flush() {
 		for b.flushed < len(b.dirty) {
 			q := b.dirty[b.flushed]
 			b.flushed++
+			q.dirty = false
 			if !q.deleted {
 				q.Dispatch()
 			}
 		}
-		zero(b.dirty)
+		scratch.Zero(b.dirty)
 		b.dirty, b.flushed = b.dirty[:0], 0
 		if len(b.fired) == 0 {
 			break

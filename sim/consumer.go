@@ -18,8 +18,13 @@ type Consumer struct {
 	// for the reply consumer), which never change.
 	tag, queue string
 	// lane indexes its deliveries in the outbox, for Next.
-	lane      lane
-	cancelled bool
+	lane lane
+	// followsClock is set when the broker follows a clock (Config.Clock),
+	// whose due timers fire when a caller takes the lock: Next must lock
+	// even when its lane is empty. A copy of the configuration's, to keep
+	// Next small enough to inline.
+	followsClock bool
+	cancelled    bool
 	// suspected: its node crashed, and its queue keeps it, with its
 	// deliveries, until the node is back (cluster_consumers.go).
 	suspected bool
@@ -58,26 +63,33 @@ func (c *Consumer) deliver(m *queue.Message, redelivered bool) {
 
 // Next takes the oldest delivery to the consumer not yet taken, if any.
 func (c *Consumer) Next() (d Delivery, ok bool) {
-	b := c.ch.b
-	if c.lane.waiting.Load() == 0 && b.cfg.Clock == nil {
-		// Nothing waits, and without a followed clock nothing arrives
-		// but by a call, which would have counted it: no need to lock.
-		return d, false
+	// Small enough to inline: a reader that polls its consumers pays no
+	// call for one with nothing. Without a followed clock nothing arrives
+	// but by a call, which would have counted it: no need to lock.
+	if c.lane.waiting.Load() != 0 || c.followsClock {
+		ok = c.take(&d)
 	}
+	return
+}
+
+// take is Next when the lane may hold a delivery: it fills d, which is
+// zero, in place (a Delivery is large).
+func (c *Consumer) take(d *Delivery) bool {
+	b := c.ch.b
 	b.mu.Lock()
 	if c.ch.conn.hung() {
 		b.mu.unlockView() // its node sends nothing (cluster_pause.go)
-		return d, false
+		return false
 	}
 	it, ok := c.ch.conn.out.next(&c.lane)
 	if !ok {
 		b.mu.unlockView() // nothing changed
-		return d, false
+		return false
 	}
 	c.ch.conn.taken()
-	d.set(c.tag, it.tag, it.redelivered, c.queue, it.msg) // in place: a Delivery is large
+	d.set(c.tag, it.tag, it.redelivered, c.queue, it.msg)
 	b.mu.Unlock()
-	return d, true
+	return true
 }
 
 // Deliveries returns every delivery not yet read, oldest first, and marks

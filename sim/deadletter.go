@@ -45,7 +45,8 @@ func (b *Broker) deadLetter(q *brokerQueue, m *queue.Message, reason string, too
 	}
 	// The routing keys of the death are the publish key and the CC header's
 	// keys; with x-dead-letter-routing-key the message is routed by that
-	// key alone and loses its CC header.
+	// key alone, and before 3.13 loses its CC header
+	// (Profile.DeadLetterKeepsCC).
 	deathKeys := []any{m.RoutingKey}
 	if cc, ok := headers["CC"].([]any); ok {
 		for _, k := range cc {
@@ -87,7 +88,7 @@ func (b *Broker) deadLetter(q *brokerQueue, m *queue.Message, reason string, too
 		headers["x-last-death-queue"] = q.Name()
 		headers["x-last-death-exchange"] = m.Exchange
 	}
-	if l.HasDeadLetterRoutingKey {
+	if l.HasDeadLetterRoutingKey && !b.profile.DeadLetterKeepsCC {
 		delete(headers, "CC")
 	}
 	props.Headers = headers

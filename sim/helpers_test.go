@@ -62,6 +62,14 @@ func (e *env) publish(q string, bodies ...string) {
 	}
 }
 
+// publishOn publishes bodies to queue q on ch with props.
+func (e *env) publishOn(ch *sim.Channel, q string, props sim.Properties, bodies ...string) {
+	e.t.Helper()
+	for _, b := range bodies {
+		e.must(ch.Publish("", q, sim.PublishOptions{}, sim.Message{Properties: props, Body: []byte(b)}))
+	}
+}
+
 // consume starts a consumer, failing the test on error.
 func (e *env) consume(ch *sim.Channel, q, tag string, o sim.ConsumeOptions) *sim.Consumer {
 	e.t.Helper()
@@ -198,3 +206,6 @@ func asError(err error) *sim.Error {
 	}
 	return nil
 }
+
+// quorumQueue declares a quorum queue.
+var quorumQueue = sim.QueueOptions{Durable: true, Args: sim.Table{"x-queue-type": "quorum"}}

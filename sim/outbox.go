@@ -4,6 +4,7 @@ import (
 	"slices"
 	"sync/atomic"
 
+	"github.com/amqpsim/amqpsim/internal/scratch"
 	"github.com/amqpsim/amqpsim/protocol"
 	"github.com/amqpsim/amqpsim/queue"
 )
@@ -164,6 +165,9 @@ func (o *outbox) beginCall() { o.staging = true }
 
 func (o *outbox) endCall() {
 	o.staging = false
+	if len(o.staged) == 0 && cap(o.staged) <= keepCap {
+		return // most calls: nothing to append, clear or release
+	}
 	for i := range o.staged {
 		o.add(o.staged[i].outItem, o.staged[i].lane)
 	}
@@ -181,7 +185,7 @@ func reuse[T any](s []T) []T {
 	if cap(s) > keepCap {
 		return nil
 	}
-	zero(s)
+	scratch.Zero(s)
 	return s[:0]
 }
 

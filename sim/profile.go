@@ -119,6 +119,13 @@ type Profile struct {
 	// which fixed the x-death count of TTL expiry
 	// (release-notes/3.13.3.md).
 	LastDeathHeaders bool
+	// DeadLetterKeepsCC keeps a dead letter's CC header when
+	// x-dead-letter-routing-key replaces its routing keys (3.13+: RS@v3.13.7
+	// rabbit_dead_letter:publish/5 sets the keys as an annotation; RS@v3.10.8
+	// deletes the header). The CC keys route it only without a
+	// dead-letter routing key, on every release (recorded:
+	// dlx-routing-key-keeps-cc.txt on 3.10.8, 4.0.5 and 4.3.6).
+	DeadLetterKeepsCC bool
 	// IgnorePublisherDeaths drops an x-death header a publisher set
 	// instead of extending it (4.0+; release-notes/4.0.1.md "AMQP 0.9.1
 	// x-death header", RS@v4.0.9 mc_amqpl:init/1 keeps x-death as an

@@ -82,6 +82,8 @@ var changes = []Change{
 		[]setting{to(func(p *Profile) *bool { return &p.Queue.ClassicRefusesMemoryPolicies }, true)}},
 	{"x-last-death headers", V3_13, "dead-lettered messages carry x-last-death-reason, -queue and -exchange", "",
 		[]setting{to(func(p *Profile) *bool { return &p.LastDeathHeaders }, true)}},
+	{"dead letters keep CC", V3_13, "a message dead-lettered with x-dead-letter-routing-key keeps its CC header (it still routes by that key alone)", "",
+		[]setting{to(func(p *Profile) *bool { return &p.DeadLetterKeepsCC }, true)}},
 	{"stream filtering", V3_13, "a stream consumer with x-stream-filter gets only the messages whose x-stream-filter-value it names; classic and quorum queues refuse x-stream-filter and x-stream-match-unfiltered", "",
 		[]setting{to(func(p *Profile) *bool { return &p.Queue.StreamFiltering }, true)}},
 	{"unknown exchange type is a channel error", V3_13, "exchange.declare of an unknown type closes the channel with 406, not the connection with 503", "",

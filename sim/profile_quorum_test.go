@@ -1,107 +1,16 @@
 package sim_test
 
 import (
-	"fmt"
 	"maps"
 	"testing"
 	"time"
 
-	"github.com/amqpsim/amqpsim/protocol"
 	"github.com/amqpsim/amqpsim/sim"
 )
 
 // The rules of this file were measured on RabbitMQ 4.0.5 and 4.3.6
 // (scenarios/library, each file recorded on 3.10.8 too); sim/profile.go
 // sets them in one block of Version.Profile.
-
-// 4.0+ takes a declaration without x-queue-type as one of type classic
-// before it compares, so a mismatch names both types
-// (quorum-redeclare.txt, recorded on 4.0.5 and 4.3.6; 3.10 wrote "received
-// none but current is the value 'quorum' of type 'longstr'").
-func TestImplicitQueueTypeText40(t *testing.T) {
-	const pre = "PRECONDITION_FAILED - inequivalent arg 'x-queue-type' for queue '%s' in vhost '/': "
-	for _, tc := range []struct {
-		v                   sim.Version
-		toQuorum, toClassic string
-	}{
-		{sim.V3_10, "received none but current is the value 'quorum' of type 'longstr'", "received the value 'quorum' of type 'longstr' but current is none"},
-		{sim.V4_0, "received 'classic' but current is 'quorum'", "received 'quorum' but current is 'classic'"},
-		{sim.V4_3, "received 'classic' but current is 'quorum'", "received 'quorum' but current is 'classic'"},
-	} {
-		e := newEnvOn(t, tc.v)
-		e.declare("q", quorumQueue)
-		_, err := e.ch.QueueDeclare("q", sim.QueueOptions{Durable: true})
-		wantErr(t, err, 406, fmt.Sprintf(pre, "q")+tc.toQuorum, protocol.QueueDeclare)
-
-		ch := e.channel(e.conn)
-		e.ch = ch
-		e.declare("c", sim.QueueOptions{Durable: true})
-		_, err = ch.QueueDeclare("c", quorumQueue)
-		wantErr(t, err, 406, fmt.Sprintf(pre, "c")+tc.toClassic, protocol.QueueDeclare)
-
-		// classic named or not is the same type, and so is quorum.
-		ch = e.channel(e.conn)
-		if _, err := ch.QueueDeclare("c", sim.QueueOptions{Durable: true, Args: sim.Table{"x-queue-type": "classic"}}); err != nil {
-			t.Errorf("%v: classic redeclared as x-queue-type=classic: %v", tc.v, err)
-		}
-		if _, err := ch.QueueDeclare("q", quorumQueue); err != nil {
-			t.Errorf("%v: quorum redeclared: %v", tc.v, err)
-		}
-	}
-}
-
-// closeReturnOrder holds m1 (a basic.get), m2 (consumer Z, registered
-// first), m3 (consumer A) and m4, m5 (basic.gets) on one channel, closes
-// it, and returns the order in which a new consumer gets them back.
-func closeReturnOrder(t *testing.T, v sim.Version) []string {
-	e := newEnvOn(t, v)
-	e.declare("q", quorumQueue)
-	ch2 := e.channel(e.conn)
-	e.qos(ch2, 1, false)
-	get := func() {
-		if _, ok, err := ch2.Get("q", false); err != nil || !ok {
-			t.Fatalf("%v: get: %v %v", v, ok, err)
-		}
-	}
-	e.publish("q", "m1")
-	get()
-	e.consume(ch2, "q", "Z", sim.ConsumeOptions{})
-	e.consume(ch2, "q", "A", sim.ConsumeOptions{})
-	e.publish("q", "m2", "m3", "m4")
-	get()
-	e.publish("q", "m5")
-	get()
-	e.must(ch2.Close())
-	return bodies(e.consume(e.ch, "q", "B", sim.ConsumeOptions{}).Deliveries())
-}
-
-// A quorum queue takes back a closed channel's messages consumer by
-// consumer: from 4.0 in registration order (rabbit_fifo keys a consumer by
-// the Raft index of its checkout), the basic.get ones ({Tag, Pid} keys)
-// last; in 3.10 the basic.get ones first, then by consumer tag
-// (quorum-close-return-order.txt on 3.10.8, 4.0.5 and 4.3.6).
-func TestQuorumCloseReturnsByConsumerKey40(t *testing.T) {
-	diff(t, "3.10", []string{"m1", "m4", "m5", "m3", "m2"}, closeReturnOrder(t, sim.V3_10))
-	diff(t, "4.0", []string{"m2", "m3", "m1", "m4", "m5"}, closeReturnOrder(t, sim.V4_0))
-	diff(t, "4.3", []string{"m2", "m3", "m1", "m4", "m5"}, closeReturnOrder(t, sim.V4_3))
-
-	// A consumer registered again under the tag of a cancelled one that
-	// still holds a message keeps its key (consumer_key_from_id/2), so it
-	// comes back before a consumer registered in between.
-	e := newEnvOn(t, sim.V4_0)
-	e.declare("q", quorumQueue)
-	ch2 := e.channel(e.conn)
-	e.qos(ch2, 1, false)
-	e.consume(ch2, "q", "A", sim.ConsumeOptions{})
-	e.publish("q", "a1")
-	e.must(ch2.Cancel("A"))
-	e.consume(ch2, "q", "B", sim.ConsumeOptions{})
-	e.publish("q", "b1")
-	e.consume(ch2, "q", "A", sim.ConsumeOptions{})
-	e.publish("q", "a2")
-	e.must(ch2.Close())
-	diff(t, "re-registered", []string{"a1", "a2", "b1"}, bodies(e.consume(e.ch, "q", "C", sim.ConsumeOptions{}).Deliveries()))
-}
 
 // dlqDeliveries dead-letters messages of a classic queue a and a quorum
 // queue c to the classic queue dlq, after basic.reject or basic.nack
@@ -216,42 +125,5 @@ func TestQuorumCountsProperties43(t *testing.T) {
 		diff(t, tc.v.String()+" quorum, empty headers, 24 bytes", tc.emptyTable, byteLimitKept(t, tc.v, quorumQueue, 24, empty))
 		diff(t, tc.v.String()+" classic, content-type, 20 bytes", tc.classicContentType,
 			byteLimitKept(t, tc.v, sim.QueueOptions{Durable: true, Args: sim.Table{}}, 20, text))
-	}
-}
-
-// A 4.3 quorum queue fixes a message's size when it enqueues it: a return
-// keeps it (x-delivery-count is added on delivery only), and a dead letter
-// counts the properties it was published with, not its x-death headers
-// (rabbit_dead_letter:publish/5 records deaths as annotations; measured on
-// 4.3.6: returns by nack and channel close, dead letters after reject,
-// expiry and drop-head from classic and quorum queues).
-func TestQuorumSizeKeptByReturnsAndDeadLetters43(t *testing.T) {
-	e := newEnvOn(t, sim.V4_3)
-	props := sim.Properties{ContentType: "text/plain", Headers: sim.Table{"k": "value"}}
-	size := int64(2 + (&props).EncodedSize()) // 31
-	e.declare("dlq", sim.QueueOptions{Durable: true, Args: sim.Table{"x-queue-type": "quorum", "x-max-length-bytes": 3 * size}})
-	e.declare("src", sim.QueueOptions{Args: sim.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "dlq"}})
-	e.publishOn(e.ch, "src", props, "d1", "d2", "d3", "d4")
-	for range 4 {
-		d, ok, err := e.ch.Get("src", false)
-		if err != nil || !ok {
-			t.Fatalf("get: %v %v", ok, err)
-		}
-		e.must(e.ch.Reject(d.DeliveryTag, false))
-	}
-	diff(t, "dead letters kept", []string{"d2", "d3", "d4"}, e.ready("dlq"))
-	if st := e.stats("dlq"); st.Bytes != 3*size {
-		t.Errorf("dead letters count %d bytes, want %d (x-death not counted)", st.Bytes, 3*size)
-	}
-
-	e.must(e.ch.Qos(0, 0, false))
-	d, ok, err := e.ch.Get("dlq", false)
-	if err != nil || !ok {
-		t.Fatalf("get: %v %v", ok, err)
-	}
-	e.must(e.ch.Nack(d.DeliveryTag, false, true))
-	diff(t, "after a return", []string{"d2", "d3", "d4"}, e.ready("dlq"))
-	if st := e.stats("dlq"); st.Bytes != 3*size {
-		t.Errorf("after a return: %d bytes, want %d", st.Bytes, 3*size)
 	}
 }

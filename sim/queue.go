@@ -22,7 +22,10 @@ type brokerQueue struct {
 	// deleted is set when the queue is deleted; settlements of its old
 	// deliveries are then ignored, as RabbitMQ ignores them.
 	deleted bool
-	timers  [5]*timer // by queue.Timer, made on first use
+	// dirty is set while the queue waits in the broker's dirty list for
+	// its dispatch (markDirty), so that marking it again is one test.
+	dirty  bool
+	timers [5]*timer // by queue.Timer, made on first use
 	// caps are the queue's answers about its type (queue.Caps), fixed at
 	// declare, read on the delivery path.
 	caps queue.Caps
@@ -87,8 +90,8 @@ func (q *brokerQueue) Deliver(c *consumer.Consumer[*Consumer], m *queue.Message,
 // DeadLetter dead-letters m, which left the queue for reason; during a
 // settlement it waits until the queue has dispatched (settleGroup).
 func (q *brokerQueue) DeadLetter(m *queue.Message, reason string) {
-	if d := q.b.deadLetters; d != nil {
-		*d = append(*d, deadLetter{q, m, reason})
+	if q.b.holdDeadLetters {
+		q.b.deadLetters = append(q.b.deadLetters, deadLetter{q, m, reason})
 		return
 	}
 	q.b.deadLetter(q, m, reason, nil)

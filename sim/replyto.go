@@ -41,7 +41,7 @@ func (ch *Channel) consumeReplyTo(o ConsumeOptions) (*Consumer, error) {
 		tag = ch.b.randomName("amq.ctag-")
 	}
 	name := ch.b.randomName(ReplyTo+".") + "." + ch.b.randomName("")
-	cs := &Consumer{ch: ch, tag: tag, queue: ReplyTo}
+	cs := &Consumer{ch: ch, tag: tag, queue: ReplyTo, followsClock: ch.b.cfg.Clock != nil}
 	ch.reply = &replyConsumer{tag: tag, name: name, cons: cs}
 	ch.b.replies[name] = ch
 	return cs, nil
@@ -80,7 +80,7 @@ func (b *Broker) deliverReply(key string, x *exchange, m *Message) (routed bool)
 		return false
 	}
 	b.nextMessageID++
-	body, props := ownCopy(m)
+	body, props := b.ownCopy(m)
 	qm := &queue.Message{ID: b.nextMessageID, Exchange: x.name, RoutingKey: key, Properties: props, Body: body}
 	ch.pushDelivery(ch.reply.cons, ch.core.NextTag(), false, qm, false)
 	return b.profile.ReplyToMandatoryRouted

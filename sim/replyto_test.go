@@ -4,7 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/amqpsim/amqpsim/protocol"
 	"github.com/amqpsim/amqpsim/sim"
 )
 
@@ -41,26 +40,6 @@ func TestReplyToRoundTrip(t *testing.T) {
 	if _, ok := replies.Next(); ok {
 		t.Error("a bogus reply name was delivered")
 	}
-}
-
-// RabbitMQ's errors: a reply consumer must not ack, there is one per
-// channel, and a request asking for a reply needs it.
-func TestReplyToErrors(t *testing.T) {
-	e := newEnv(t)
-	_, err := e.ch.Consume(sim.ReplyTo, sim.ConsumeOptions{Tag: "c"})
-	wantErr(t, err, 406, "PRECONDITION_FAILED - reply consumer cannot acknowledge", protocol.BasicConsume)
-	ch := e.channel(e.conn)
-	e.consume(ch, sim.ReplyTo, "c1", sim.ConsumeOptions{NoAck: true})
-	_, err = ch.Consume(sim.ReplyTo, sim.ConsumeOptions{Tag: "c2", NoAck: true})
-	wantErr(t, err, 406, "PRECONDITION_FAILED - reply consumer already set", protocol.BasicConsume)
-	ch3 := e.channel(e.conn)
-	wantErr(t, ch3.Publish("", "q", sim.PublishOptions{}, sim.Message{Properties: sim.Properties{ReplyTo: sim.ReplyTo}}),
-		406, "PRECONDITION_FAILED - fast reply consumer does not exist", protocol.BasicPublish)
-	ch4 := e.channel(e.conn)
-	e.consume(ch4, sim.ReplyTo, "c3", sim.ConsumeOptions{NoAck: true})
-	e.must(ch4.Cancel("c3"))
-	wantErr(t, ch4.Publish("", "q", sim.PublishOptions{}, sim.Message{Properties: sim.Properties{ReplyTo: sim.ReplyTo}}),
-		406, "PRECONDITION_FAILED - fast reply consumer does not exist", protocol.BasicPublish)
 }
 
 // A reply is the broker's own copy, as a queued message is: the publisher

@@ -128,9 +128,11 @@ func (ch *Channel) TxCommit() error {
 		}
 		enqueue(false)
 		for _, s := range tx.settles {
-			// rabbit_channel's commit settles each group from the highest
-			// tag down (lists:reverse(lists:sort(Acked))).
-			slices.SortFunc(s.ds, func(x, y channel.Delivery[delivery]) int { return cmp.Compare(y.Tag, x.Tag) })
+			// rabbit_channel's commit sorts each settlement's tags from
+			// the highest down (lists:reverse(lists:sort(Acked))), and
+			// foreach_per_queue's fold reverses them again: each queue
+			// settles in tag order (tx-commit-dead-letter-order.txt).
+			slices.SortFunc(s.ds, func(x, y channel.Delivery[delivery]) int { return cmp.Compare(x.Tag, y.Tag) })
 			ch.apply(s.ds, s.how)
 		}
 		enqueue(true)

@@ -123,14 +123,16 @@ func TestUpgradeCheck(t *testing.T) {
 // On the built-in library, recorded on 3.10.8, 4.0.5 and 4.3.6, the
 // check from 3.10 to 4.3 is read off the recordings, and to 3.12, which
 // is not recorded, predicted: it changes only the quorum basic.get header
-// (quorum-get.txt) and the ignored x-consumer-timeout, which 3.12's
-// channel tick then honours (consumer-timeout-argument-ignored.txt,
+// (quorum-get.txt), the ignored x-consumer-timeout, which 3.12's channel
+// tick then honours (consumer-timeout-argument-ignored.txt,
 // quorum-consumer-timeout-releases.txt; the other quorum-consumer-timeout
-// files end before a tick).
+// files end before a tick), and the memory-limit policy keys classic
+// queues no longer take (policy-unsupported-key.txt).
 func TestUpgradeCheckLibrary(t *testing.T) {
 	code, out, errOut := runCmd("upgrade-check", "--to", "3.12", "--summary")
-	if code != 1 || !strings.Contains(out, ": 3 of ") || !strings.Contains(out, "quorum basic.get without x-delivery-count 0  (1 file: quorum-get)") ||
-		!strings.Contains(out, "per-queue consumer timeout  (2 files: consumer-timeout-argument-ignored, quorum-consumer-timeout-releases)") {
+	if code != 1 || !strings.Contains(out, ": 4 of ") || !strings.Contains(out, "quorum basic.get without x-delivery-count 0  (1 file: quorum-get)") ||
+		!strings.Contains(out, "per-queue consumer timeout  (2 files: consumer-timeout-argument-ignored, quorum-consumer-timeout-releases)") ||
+		!strings.Contains(out, "classic queues refuse memory-limit policies  (1 file: policy-unsupported-key)") {
 		t.Errorf("3.12: exit %d\n%s%s", code, out, errOut)
 	}
 	_, out, _ = runCmd("upgrade-check", "--to", "4.3", "--summary")

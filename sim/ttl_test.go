@@ -12,7 +12,7 @@ import (
 
 // TTL's conversations are library scenarios (scenarios/library/ttl-*.txt,
 // publish-expiration-texts.txt); this file keeps the expiration texts a
-// scenario file cannot hold, and the x-death helpers other tests share.
+// scenario file cannot hold, and the helpers other tests share.
 
 // deathsOf returns a message's x-death entries with their "time" removed,
 // and the times. Timestamps cannot be compared with the broker's literally;
@@ -44,31 +44,6 @@ func deathsOf(t *testing.T, h sim.Table) ([]sim.Table, []time.Time) {
 		times = append(times, ts)
 	}
 	return out, times
-}
-
-// death is an x-death entry as RabbitMQ 3.10.8 sent it, without its time.
-func death(count int64, reason, queue, exchange string, keys ...any) sim.Table {
-	return sim.Table{"count": count, "reason": reason, "queue": queue, "exchange": exchange, "routing-keys": keys}
-}
-
-// firstDeath is the x-first-death-* headers.
-func firstDeath(reason, queue, exchange string) sim.Table {
-	return sim.Table{"x-first-death-reason": reason, "x-first-death-queue": queue, "x-first-death-exchange": exchange}
-}
-
-// checkDeadLettered compares a dead-lettered message's headers with the
-// broker's, field by field: x-death entries (time aside) and every other
-// header.
-func checkDeadLettered(t *testing.T, h sim.Table, deaths []sim.Table, others sim.Table) {
-	t.Helper()
-	got, _ := deathsOf(t, h)
-	diff(t, "x-death", deaths, got)
-	rest := maps.Clone(h)
-	delete(rest, "x-death")
-	if others == nil {
-		others = sim.Table{}
-	}
-	diff(t, "other headers", others, rest)
 }
 
 // maxGets bounds getAll: the tests queue a few messages, so a queue that

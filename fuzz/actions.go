@@ -51,7 +51,7 @@ var actions = []action{
 	{"permissions", func(g *gen) int { return when(len(g.liveUsers()) > 0 && !g.expiring(), 3) }, (*gen).permissions},
 	{"direct-reply-to", func(g *gen) int { return chanWhen(g, true, 1) }, (*gen).directReplyTo},
 	{"closed-channel", func(g *gen) int { return when(g.anyClosedChan(), 1) }, (*gen).onClosedChannel},
-	{"node-fault", func(g *gen) int { return when(g.cluster != nil, 5) }, (*gen).nodeFault},
+	{"node-fault", func(g *gen) int { return when(g.cluster != nil && !g.expiring(), 5) }, (*gen).nodeFault},
 }
 
 // pick chooses an action by weight.

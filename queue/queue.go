@@ -79,13 +79,14 @@ type Message struct {
 	// (StoredPropertiesSize). An int32, like size, so that both fit in
 	// the padding beside the flags: a content header fits in a frame.
 	PropertiesSize int32
-	// Failures counts the message's failed deliveries in 4.3, AMQP 1.0's
-	// delivery-count message annotation: basic.reject (with requeue or
-	// without) and a channel that closed holding it count one, basic.nack
-	// does not. A classic queue counts them (Rules.ClassicDeliveryCount),
-	// a quorum queue's dead letter carries its own count
-	// (Rules.SplitDeliveryCount), and dead-lettering copies the count to
-	// the new message.
+	// Failures is the message's delivery-count annotation, AMQP 1.0's
+	// count of failed deliveries, which a dead letter carries to its next
+	// queue. In 4.3 basic.reject (with requeue or without) and a channel
+	// that closed holding it count one, basic.nack does not: a classic
+	// queue counts them (Rules.ClassicDeliveryCount), a quorum queue
+	// keeps them in its delivery_count (Rules.SplitDeliveryCount). From
+	// 4.0 a quorum queue reads it at enqueue and, before 4.3, counts its
+	// closed channels' returns in it (Rules.QuorumReadsDeliveryCount).
 	Failures int64
 	priority uint8
 	// size is what a quorum queue counts of the message against

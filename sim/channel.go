@@ -1,8 +1,10 @@
 package sim
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/amqpsim/amqpsim/channel"
@@ -298,8 +300,11 @@ func (ch *Channel) shutdown(err error) {
 	ds := ch.suspect(ch.core.TakeAll())
 	if ch.tx != nil {
 		// The transaction's publishes are lost; the messages it settled
-		// are still unacked at their queues, which take them back.
+		// are still unacked at their queues, which take them back with
+		// the others in delivery order (a quorum queue returns a
+		// consumer's messages by id: fuzz seed 9112).
 		ds = append(ds, ch.tx.held()...)
+		slices.SortFunc(ds, func(a, b channel.Delivery[delivery]) int { return cmp.Compare(a.Tag, b.Tag) })
 		ch.tx = nil
 	}
 	var touched []*brokerQueue

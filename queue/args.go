@@ -138,6 +138,10 @@ func checkString(allowed []string, bad func(s string) string) argCheck {
 var (
 	checkOverflow = checkString([]string{"drop-head", "reject-publish", "reject-publish-dlx"},
 		func(string) string { return "invalid_overflow" })
+	// checkDLXStrategy is rabbit_amqqueue:check_dlxstrategy_arg/2
+	// (RS@v3.10.8, v4.0.5; fuzz seed 9228 recorded its type refusal).
+	checkDLXStrategy = checkString([]string{"at-most-once", "at-least-once"},
+		func(string) string { return "invalid_dlx_strategy" })
 	checkQueueMode = checkString([]string{"default", "lazy"},
 		func(s string) string { return fmt.Sprintf("\"unsupported queue mode '%s'\"", s) })
 	checkQueueType = checkString([]string{"classic", "quorum", "stream"},

@@ -9,8 +9,8 @@ import (
 // quorumArgs are the arguments a RabbitMQ 3.10.8 quorum queue accepts
 // (rabbit_quorum_queue:capabilities/0, queue_arguments) with the value
 // checks rabbit_amqqueue:declare_args/0 has for them, in declare_args'
-// order; x-delivery-limit and x-dead-letter-strategy have no check (the
-// broker accepts x-delivery-limit=lots: quorum-declare-checks.txt). The
+// order; x-delivery-limit has no check (the broker accepts
+// x-delivery-limit=lots: quorum-declare-checks.txt). The
 // list is also what a redeclaration compares (quorum-redeclare.txt,
 // quorum-declare-order.txt).
 var quorumArgs = []argSpec{
@@ -28,7 +28,7 @@ var quorumArgs = []argSpec{
 	{"x-quorum-initial-group-size", checkPositiveInt},
 	{"x-queue-leader-locator", nil},
 	{"x-delivery-limit", func(any, protocol.Table) string { return "" }},
-	{"x-dead-letter-strategy", func(any, protocol.Table) string { return "" }},
+	{"x-dead-letter-strategy", checkDLXStrategy},
 }
 
 // notQuorum are the arguments of classic queues and streams a RabbitMQ

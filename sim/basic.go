@@ -605,11 +605,15 @@ func (ch *Channel) settle(m protocol.Method, tag uint64, multiple bool, how queu
 	// acks): nothing is settled, and the deliveries stay the channel's,
 	// to go back to their queues with the rest when the error closes it
 	// (a stream's count of unacked deliveries leaked one per refused
-	// delivery: fuzz seeds 2054 and 2075).
-	if err := ch.checkSettle(ds, m, how); err != nil {
-		ch.core.Restore(ds)
-		clear(ds)
-		return err
+	// delivery: fuzz seeds 2054 and 2075). A transaction only stages the
+	// settlement: the queue hears of it at the commit (fuzz seed 9325,
+	// tx-stream-nack-staged.txt).
+	if ch.tx == nil {
+		if err := ch.checkSettle(ds, m, how); err != nil {
+			ch.core.Restore(ds)
+			clear(ds)
+			return err
+		}
 	}
 	if ch.tx != nil {
 		ch.tx.settles = append(ch.tx.settles, heldSettle{ds: slices.Clone(ds), how: how})

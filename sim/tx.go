@@ -90,6 +90,16 @@ func (ch *Channel) TxCommit() error {
 		if err != nil {
 			return err
 		}
+		// The queues hear of the staged settlements now, and a type may
+		// refuse one (a 3.10 stream takes only acks): the transaction
+		// stays, and the error's close gives its deliveries back. Read,
+		// not measured: the error names tx.commit, the method the channel
+		// was in.
+		for _, s := range tx.settles {
+			if err := ch.checkSettle(s.ds, protocol.TxCommit, s.how); err != nil {
+				return err
+			}
+		}
 		ch.tx = &txState{}
 		// The publishes reach the queues that deliver at once first, then
 		// the settlements are applied, then the publishes reach the queues

@@ -606,8 +606,7 @@ func (ch *Channel) settle(m protocol.Method, tag uint64, multiple bool, how queu
 	// to go back to their queues with the rest when the error closes it
 	// (a stream's count of unacked deliveries leaked one per refused
 	// delivery: fuzz seeds 2054 and 2075). A transaction only stages the
-	// settlement: the queue hears of it at the commit (fuzz seed 9325,
-	// tx-stream-nack-staged.txt).
+	// settlement: the queue's type is asked at the commit (TxCommit).
 	if ch.tx == nil {
 		if err := ch.checkSettle(ds, m, how); err != nil {
 			ch.core.Restore(ds)

@@ -91,10 +91,9 @@ func (ch *Channel) TxCommit() error {
 			return err
 		}
 		// The queues hear of the staged settlements now, and a type may
-		// refuse one (a 3.10 stream takes only acks): the transaction
-		// stays, and the error's close gives its deliveries back. Read,
-		// not measured: the error names tx.commit, the method the channel
-		// was in.
+		// refuse one (a 3.10 stream takes only acks, 540 naming tx.commit:
+		// tx-stream-nack-staged.txt): the transaction stays, and the
+		// error's close gives its deliveries back.
 		for _, s := range tx.settles {
 			if err := ch.checkSettle(s.ds, protocol.TxCommit, s.how); err != nil {
 				return err

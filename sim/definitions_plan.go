@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/amqpsim/amqpsim/definitions"
@@ -126,9 +127,29 @@ func (pl *planner) planTopicPermissions(defs *definitions.File) error {
 		if err != nil {
 			return fmt.Errorf("topic_permissions[%d] %q: %v", i, dt.User, simError(err))
 		}
+		// 4.3 imports the exchanges first, then sets the topic
+		// permissions as rabbitmqctl does, refusing a missing exchange
+		// (Profile.TopicPermissionsNeedExchange; rabbitmqctl
+		// import_definitions on 4.3.6: "{no_such_exchange,<<"X">>}").
+		if pl.b.profile.TopicPermissionsNeedExchange && !pl.fileOrBrokerExchange(defs, dt.Vhost, dt.Exchange) {
+			return fmt.Errorf("topic_permissions[%d] %q: {no_such_exchange,<<\"%s\">>}", i, dt.User, dt.Exchange)
+		}
 		pl.p.topicPerms = append(pl.p.topicPerms, ct)
 	}
 	return nil
+}
+
+// fileOrBrokerExchange reports whether the broker has the exchange, or the
+// file adds it or the vhost it creates has it from the start; it answers
+// before planExchanges has seen the file's exchanges.
+func (pl *planner) fileOrBrokerExchange(defs *definitions.File, vhost, name string) bool {
+	if pl.hasExchange(vhost, name) {
+		return true
+	}
+	if pl.b.vhosts[vhost] == nil && slices.ContainsFunc(standardExchanges, func(x struct{ name, kind string }) bool { return x.name == name }) {
+		return true
+	}
+	return slices.ContainsFunc(defs.Exchanges, func(x definitions.Exchange) bool { return x.Vhost == vhost && x.Name == name })
 }
 
 // planParameters takes the operator policies, the only component amqpsim

@@ -72,17 +72,20 @@ func newExchange(name, kind string, o ExchangeOptions) *exchange {
 	return x
 }
 
+// standardExchanges are the exchanges every vhost has.
+var standardExchanges = []struct{ name, kind string }{
+	{"", "direct"}, {"amq.direct", "direct"}, {"amq.fanout", "fanout"},
+	{"amq.topic", "topic"}, {"amq.headers", "headers"}, {"amq.match", "headers"},
+	{"amq.rabbitmq.trace", "topic"},
+}
+
 func (b *Broker) addVhost(name string) {
 	if _, ok := b.vhosts[name]; ok {
 		return
 	}
 	v := &vhost{name: name, exchanges: map[string]*exchange{}, queues: map[string]*brokerQueue{}, policies: map[string]*policy{}, opPolicies: map[string]*policy{},
 		perms: map[string]*permission{}, topicPerms: map[string]map[string]*topicPermission{}}
-	for _, x := range []struct{ name, kind string }{
-		{"", "direct"}, {"amq.direct", "direct"}, {"amq.fanout", "fanout"},
-		{"amq.topic", "topic"}, {"amq.headers", "headers"}, {"amq.match", "headers"},
-		{"amq.rabbitmq.trace", "topic"},
-	} {
+	for _, x := range standardExchanges {
 		v.exchanges[x.name] = newExchange(x.name, x.kind, ExchangeOptions{Durable: true, Internal: x.name == "amq.rabbitmq.trace"})
 	}
 	v.direct = v.exchanges[""]

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/amqpsim/amqpsim/definitions"
 )
 
 // TestPermissionCache pins RabbitMQ 3.10.8's per-channel cache of
@@ -261,6 +263,19 @@ func TestTopicPermissionsNeedTheExchangeFrom43(t *testing.T) {
 			if err := b.SetTopicPermissions(TopicPermissions{User: "guest", Vhost: "/", Exchange: x, Write: "^a", Read: "^a"}); err != nil {
 				t.Errorf("%v: exchange %q: %v", tc.v, x, err)
 			}
+		}
+		// A definitions import sets them the same way, after the file's
+		// exchanges (rabbitmqctl import_definitions on the three: 4.3.6
+		// answers {no_such_exchange,<<"missing">>}).
+		missing := &definitions.File{TopicPermissions: []definitions.TopicPermission{{User: "guest", Vhost: "/", Exchange: "missing", Write: "^a", Read: "^a"}}}
+		if err := b.ImportDefinitions(missing); (err != nil) != tc.refused {
+			t.Errorf("%v: an import for a missing exchange: err %v, want refused %v", tc.v, err, tc.refused)
+		}
+		withIt := &definitions.File{Exchanges: []definitions.Exchange{{Name: "tx-new", Vhost: "/", Type: "topic"}},
+			Vhosts:           []definitions.Vhost{{Name: "fresh"}},
+			TopicPermissions: []definitions.TopicPermission{{User: "guest", Vhost: "/", Exchange: "tx-new"}, {User: "guest", Vhost: "fresh", Exchange: "amq.topic"}}}
+		if err := b.ImportDefinitions(withIt); err != nil {
+			t.Errorf("%v: an import for its own exchange and a new vhost's amq.topic: %v", tc.v, err)
 		}
 	}
 }

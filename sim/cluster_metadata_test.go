@@ -11,9 +11,9 @@ import (
 // TestMetadataWritesOnTheMinority: on a node cut off from the majority,
 // every method that writes to the metadata store waits for Khepri's
 // timeout, then closes its connection with 541 and its own text
-// (partition-metadata-writes.txt; exchange.bind, exchange.unbind and an
-// unbind of a missing binding from RS@v4.3.5 rabbit_channel
-// binding_action and rabbit_db_binding); exchange.delete times out twice.
+// (partition-metadata-writes.txt; exchange.bind, exchange.unbind, a bind
+// that exists and an unbind of a missing binding:
+// partition-metadata-binds.txt); exchange.delete times out twice.
 // The same methods answer at once on the majority side, and declarations
 // of what exists, which only read, answer at once on the minority.
 func TestMetadataWritesOnTheMinority(t *testing.T) {

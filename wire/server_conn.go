@@ -86,10 +86,20 @@ type serverConn struct {
 	// paused: the reader is blocked by an alarm; the heartbeat monitor
 	// does not count its silence.
 	paused atomic.Bool
+	// crashed: the connection's cluster node crashed, so its transport
+	// is reset, not closed (closeTransport).
+	crashed atomic.Bool
 }
 
-// closeTransport closes the socket.
+// closeTransport closes the socket, or resets it once the connection's
+// node crashed: the reader, the writer and the close timer may close it
+// before the call that saw the crash does, and the client must still
+// read a reset, not an end of file.
 func (c *serverConn) closeTransport() {
+	if c.crashed.Load() {
+		c.resetTransport()
+		return
+	}
 	c.cancelGone()
 	c.nc.Close()
 }

@@ -122,10 +122,14 @@ func (c *serverConn) drainLocked() (drop bool) {
 			// The connection's cluster node stopped (the close, then the
 			// socket closes without waiting for close-ok) or crashed
 			// (the socket closes, nothing written).
-			c.closing.Store(true)
 			if p.Err == nil {
+				// Before closing: whoever closes the transport from
+				// now on resets it (closeTransport).
+				c.crashed.Store(true)
 				drop = true
-			} else {
+			}
+			c.closing.Store(true)
+			if p.Err != nil {
 				c.out = append(c.out, outItem{kind: outPush, ch: p.Channel, push: i, final: true})
 			}
 			continue

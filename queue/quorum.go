@@ -364,7 +364,8 @@ func (q *quorum[T]) deliverOut() {
 // first, and the get-ok's message_count is what is ready after the take.
 // Expired head messages go before the take; what expired behind the taken
 // one goes at the next dispatch, after the count was taken
-// (quorum-ttl.txt: get-ok left=2, then 1 ready). A single active
+// (quorum-ttl.txt: get-ok left=2, then 1 ready), except for a no-ack get,
+// whose settlement expires them first. A single active
 // consumer queue refuses basic.get (sacGetRefused).
 func (q *quorum[T]) Get(ackRequired bool, got func(m *Message, redelivered bool)) (bool, error) {
 	if q.caps.SingleActive {
@@ -381,6 +382,11 @@ func (q *quorum[T]) Get(ackRequired bool, got func(m *Message, redelivered bool)
 		q.unacked++
 		q.gets++
 		q.gotOut(out)
+	} else {
+		// {dequeue, settled} settles the message at once, and the
+		// settlement's checkout expires the new head before the count
+		// is taken (quorum-get-noack-expires.txt).
+		q.expire()
 	}
 	q.evaluateLimit()
 	got(out, redelivered)

@@ -663,9 +663,30 @@ func (ch *Channel) checkSettle(ds []channel.Delivery[delivery], m protocol.Metho
 // settled in RabbitMQ's groups (channel.Groups), each group's queue giving
 // credit back and dispatching before the next group is settled. Last, the
 // queues the limiter released resume.
+//
+// A quorum queue's settlements wait for consensus, a classic queue's do
+// not: the channel sends each queue its part at once, and what the classic
+// queues deliver back reaches it first (recorded on 3.10.8, 4.0.5 and
+// 4.3.6: settle-classic-before-quorum.txt). So the groups of the queues
+// that deliver after consensus settle last, each still dispatching before
+// the next (each is a command of its own, checked out on its own).
 func (ch *Channel) apply(ds []channel.Delivery[delivery], how queue.Settlement) {
 	released := ch.core.Released(ds)
-	channel.Groups(ds, func(group []channel.Delivery[delivery]) { ch.settleGroup(group, how) })
+	late := false
+	channel.Groups(ds, func(group []channel.Delivery[delivery]) {
+		if group[0].Ref.q.caps.DeliversAfterConsensus {
+			late = true
+		} else {
+			ch.settleGroup(group, how)
+		}
+	})
+	if late {
+		channel.Groups(ds, func(group []channel.Delivery[delivery]) {
+			if group[0].Ref.q.caps.DeliversAfterConsensus {
+				ch.settleGroup(group, how)
+			}
+		})
+	}
 	ch.resumeConsumers(released)
 	ch.syncTick()
 }

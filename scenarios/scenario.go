@@ -23,7 +23,8 @@ type Scenario struct {
 	Name string // the file name without ".txt"
 	Path string // where it was read from, for messages
 	// Source is the source directive of the release whose expectations
-	// Steps hold: "rabbitmq 3.10.8 2026-11-30", "hand-written", or "".
+	// Steps hold: "rabbitmq 3.10.8 2026-11-30", "hand-written 4.2",
+	// "hand-written", or "".
 	Source string
 	Seed   uint64 // the seed directive: sim.Config.Seed for the replay
 	// Version is the RabbitMQ profile the expectations in Steps are of,
@@ -38,15 +39,17 @@ type Scenario struct {
 	Cluster *ClusterSpec
 	Steps   []*Step
 	items   []item // every line in order
-	// recordings are the file's "source rabbitmq" directives, in file
-	// order: the releases whose answers it holds (Releases).
+	// recordings are the file's "source rabbitmq" and "source
+	// hand-written VERSION" directives, in file order: the releases
+	// whose answers it holds (Releases).
 	recordings []recording
 }
 
-// recording is one "source rabbitmq VERSION DATE" directive.
+// recording is one "source rabbitmq VERSION DATE" or "source
+// hand-written VERSION" directive.
 type recording struct {
 	version sim.Version
-	source  string // "rabbitmq 4.0.5 2026-12-01"
+	source  string // "rabbitmq 4.0.5 2026-12-01" or "hand-written 4.2"
 }
 
 // Step is one operation line and the result lines indented under it.
@@ -56,7 +59,7 @@ type Step struct {
 	Op     Op
 	Expect []string // the expected result lines of the scenario's Version, without indentation
 	// byRelease holds every recorded release's result lines, in a file
-	// with source rabbitmq directives; Expect is Version's.
+	// with a source line per release; Expect is Version's.
 	byRelease map[sim.Version][]string
 }
 
@@ -131,7 +134,7 @@ func Parse(name string, src []byte) (*Scenario, error) {
 				switch d {
 				case "source":
 					if rest == "" {
-						fail(n, len(text)+2, `expected "source rabbitmq VERSION DATE" or "source hand-written"`)
+						fail(n, len(text)+2, `expected "source rabbitmq VERSION DATE", "source hand-written" or "source hand-written VERSION"`)
 					}
 					msg, err := s.addSource(rest)
 					if msg != "" {

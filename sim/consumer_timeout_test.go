@@ -12,7 +12,7 @@ import (
 // The consumer timeout as RabbitMQ 3.10.8 answers it, measured with
 // consumer_timeout 3000 and channel_tick_interval 1000 (and 24000/12000
 // for the tick phase) set with rabbitmqctl eval application:set_env, is
-// in scenarios/testdata/settings, whose config directive sets them. This
+// in scenarios/testdata/measured, whose config directive sets them. This
 // file keeps what a scenario cannot show: the order of the broker's timers
 // and the x-death time, and the reason the trace gives. The tests run on
 // the 3.10 profile (timeoutEnv): the queues they time out are classic,

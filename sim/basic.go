@@ -493,7 +493,12 @@ func (ch *Channel) Get(queueName string, noAck bool) (d Delivery, ok bool, err e
 			return err
 		}
 		// The queue's type may refuse basic.get (a stream, a quorum
-		// single active consumer queue).
+		// single active consumer queue). What a quorum queue's no-ack
+		// get expires behind the taken message is dead-lettered after
+		// get-ok: the reply leaves the queue before the dead letters
+		// reach their queues (a classic queue drops them first).
+		b := ch.b
+		b.holdDeadLetters = noAck && q.caps.DeliversAfterConsensus
 		ok, err = q.Get(!noAck, func(m *queue.Message, redelivered bool) {
 			tag := ch.core.NextTag()
 			if !noAck {
@@ -504,6 +509,13 @@ func (ch *Channel) Get(queueName string, noAck bool) (d Delivery, ok bool, err e
 			}
 			d = makeDelivery("", tag, redelivered, q.Name(), m)
 		})
+		held := b.deadLetters
+		b.holdDeadLetters, b.deadLetters = false, nil
+		defer func() {
+			for _, dl := range held {
+				b.deadLetter(dl.q, dl.m, dl.reason, nil)
+			}
+		}()
 		if err != nil {
 			return err
 		}
@@ -511,7 +523,7 @@ func (ch *Channel) Get(queueName string, noAck bool) (d Delivery, ok bool, err e
 			ch.pushReply(Push{Method: protocol.BasicGetEmpty})
 			return nil
 		}
-		ch.b.markDirty(q)
+		b.markDirty(q)
 		// The count is taken after the expired messages behind the head
 		// were dropped.
 		d.MessageCount = q.Ready()

@@ -175,8 +175,17 @@ func (m *model) getQuorum(ch *mChan, q *mQueue, o scenarios.Get, r *result) {
 	}
 	if o.NoAck {
 		// {dequeue, settled}: the settlement's checkout expires the new
-		// head before the count (quorum-get-noack-expires.txt).
+		// head before the count (quorum-get-noack-expires.txt); its dead
+		// letters reach their queues after get-ok.
+		var held []heldDead
+		m.heldDead = &held
 		m.expireQuorum(q)
+		m.heldDead = nil
+		defer func() {
+			for _, h := range held {
+				m.deadLetter(h.q, h.msg, h.reason)
+			}
+		}()
 	}
 	d := withDeliveryCount(delivery("", ch.lastTag, redelivered, q.name, msg), msg, true)
 	d.MessageCount = len(q.ready)

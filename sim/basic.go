@@ -648,7 +648,13 @@ func (ch *Channel) checkSettle(ds []channel.Delivery[delivery], m protocol.Metho
 // queues the limiter released resume.
 func (ch *Channel) apply(ds []channel.Delivery[delivery], how queue.Settlement) {
 	released := ch.core.Released(ds)
-	channel.Groups(ds, func(group []channel.Delivery[delivery]) { ch.settleGroup(group, how) })
+	if len(ds) == 1 {
+		// One delivery is one group: an ack of one delivery, the common
+		// case, needs no sort and no closure.
+		ch.settleGroup(ds, how)
+	} else {
+		channel.Groups(ds, func(group []channel.Delivery[delivery]) { ch.settleGroup(group, how) })
+	}
 	ch.resumeConsumers(released)
 	ch.syncTick()
 }
@@ -690,6 +696,9 @@ func (ch *Channel) settleGroup(group []channel.Delivery[delivery], how queue.Set
 	b.settled = settled[:0]
 	b.markDirty(q)
 	b.flush()
+	if len(held) == 0 {
+		return
+	}
 	for _, d := range held {
 		b.deadLetter(d.q, d.m, d.reason, nil)
 	}

@@ -22,10 +22,12 @@ type vhost struct {
 	perms      map[string]*permission
 	topicPerms map[string]map[string]*topicPermission
 	// direct is the default exchange, which is never deleted; routed is
-	// the queue the default exchange last routed to, unless deleted since:
-	// lookups the publish path makes without the maps.
-	direct *exchange
-	routed *brokerQueue
+	// the queue the default exchange last routed to, unless deleted since,
+	// and routedName its name (a queue's name never changes): lookups the
+	// publish path makes without the maps, or a call to the queue.
+	direct     *exchange
+	routed     *brokerQueue
+	routedName string
 }
 
 // exchange is one exchange and the bindings it is the source of.

@@ -81,8 +81,8 @@ func (c *Consumer) take(d *Delivery) bool {
 		b.mu.unlockView() // its node sends nothing (cluster_pause.go)
 		return false
 	}
-	it, ok := c.ch.conn.out.next(&c.lane)
-	if !ok {
+	var it outItem
+	if !c.ch.conn.out.next(&c.lane, &it) {
 		b.mu.unlockView() // nothing changed
 		return false
 	}

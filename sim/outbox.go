@@ -222,11 +222,13 @@ func (l *lane) valid(o *outbox) {
 	}
 }
 
-// next takes the oldest push of lane l.
-func (o *outbox) next(l *lane) (outItem, bool) {
+// next takes the oldest push of lane l into it, and reports whether there
+// was one. It fills it in place rather than return it: an item is large
+// enough that each copy shows on the delivery path.
+func (o *outbox) next(l *lane, it *outItem) bool {
 	l.valid(o)
 	if l.read == len(l.seqs) {
-		return outItem{}, false
+		return false
 	}
 	seq := l.seqs[l.read]
 	l.read++
@@ -244,7 +246,7 @@ func (o *outbox) next(l *lane) (outItem, bool) {
 	if !ok {
 		panic("sim: outbox: a lane's push is not waiting")
 	}
-	it := o.log[i]
+	*it = o.log[i]
 	o.log[i] = outItem{seq: seq, taken: true}
 	o.taken++
 	if it.method == protocol.BasicDeliver {
@@ -254,7 +256,7 @@ func (o *outbox) next(l *lane) (outItem, bool) {
 	if o.pending() == 0 {
 		o.busy.Store(false)
 	}
-	return it, true
+	return true
 }
 
 // find returns the index of the item with sequence number seq, which is

@@ -236,11 +236,9 @@ func (ch *Channel) takeLane(l *lane) []Push {
 	ch.b.mu.Lock()
 	defer ch.b.mu.Unlock()
 	var out []Push
-	for {
-		it, ok := ch.conn.out.next(l)
-		if !ok {
-			return out
-		}
+	var it outItem
+	for ch.conn.out.next(l, &it) {
 		out = append(out, it.push())
 	}
+	return out
 }

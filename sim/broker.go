@@ -620,10 +620,15 @@ func (b *Broker) flush() {
 	}
 }
 
-func (b *Broker) lookupVhost(name string) (*vhost, error) {
-	if v := b.lastVhost; v != nil && v.name == name {
-		return v, nil
+func (b *Broker) lookupVhost(name string) (v *vhost, err error) {
+	if v = b.lastVhost; v == nil || v.name != name {
+		v, err = b.findVhost(name) // out of line: the same vhost as last time costs no call
 	}
+	return
+}
+
+// findVhost is lookupVhost of a vhost other than the last one.
+func (b *Broker) findVhost(name string) (*vhost, error) {
 	v, ok := b.vhosts[name]
 	if !ok {
 		return nil, fmt.Errorf("%w %q", ErrNoVhost, name)

@@ -100,8 +100,15 @@ func exchangeResource(name, vhost string) string {
 
 func (v *vhost) exchange(name string, m protocol.Method) (*exchange, error) {
 	if name == "" {
+		// The default exchange, the most published to: small enough to
+		// inline, this costs such a publish no call.
 		return v.direct, nil
 	}
+	return v.namedExchange(name, m)
+}
+
+// namedExchange is exchange of a name that is not the default exchange's.
+func (v *vhost) namedExchange(name string, m protocol.Method) (*exchange, error) {
 	x, ok := v.exchanges[name]
 	if !ok {
 		return nil, protocol.Errorf(protocol.NotFound, m, "no %s", exchangeResource(name, v.name))

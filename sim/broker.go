@@ -598,9 +598,15 @@ func (b *Broker) markDirty(q *brokerQueue) {
 
 // flush dispatches every dirty queue; caller holds the lock.
 func (b *Broker) flush() {
-	if len(b.dirty) == 0 && len(b.fired) == 0 {
-		return
+	if len(b.dirty) > 0 || len(b.fired) > 0 {
+		// Out of line: a call with nothing to dispatch, as many are, pays
+		// no call for flush.
+		b.dispatchDirty()
 	}
+}
+
+// dispatchDirty is flush when there is something to dispatch.
+func (b *Broker) dispatchDirty() {
 	for {
 		for b.flushed < len(b.dirty) {
 			q := b.dirty[b.flushed]

@@ -165,9 +165,15 @@ func (o *outbox) beginCall() { o.staging = true }
 
 func (o *outbox) endCall() {
 	o.staging = false
-	if len(o.staged) == 0 && cap(o.staged) <= keepCap {
-		return // most calls: nothing to append, clear or release
+	if len(o.staged) > 0 || cap(o.staged) > keepCap {
+		// Most calls have nothing to append, clear or release: small
+		// enough to inline, endCall then costs them no call.
+		o.appendStaged()
 	}
+}
+
+// appendStaged is endCall when something was staged.
+func (o *outbox) appendStaged() {
 	for i := range o.staged {
 		o.add(o.staged[i].outItem, o.staged[i].lane)
 	}

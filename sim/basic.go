@@ -632,7 +632,7 @@ func (ch *Channel) settle(m protocol.Method, tag uint64, multiple bool, how queu
 func (ch *Channel) checkSettle(ds []channel.Delivery[delivery], m protocol.Method, how queue.Settlement) error {
 	for i := range ds {
 		d := &ds[i] // a Delivery is large: not copied per iteration
-		if q := d.Ref.q; !q.deleted && !ch.lostDelivery(d.Ref, d.Tag) {
+		if q := d.Ref.q; q.caps.RefusesSettlements && !q.deleted && !ch.lostDelivery(d.Ref, d.Tag) {
 			if err := q.CheckSettle(m, how); err != nil {
 				return err
 			}

@@ -248,13 +248,21 @@ func (o *outbox) next(l *lane, it *outItem) bool {
 		n := copy(l.seqs, l.seqs[l.read:])
 		l.seqs, l.read = l.seqs[:n], 0
 	}
-	i, ok := o.find(seq)
-	if !ok {
-		panic("sim: outbox: a lane's push is not waiting")
+	if h := o.head; h < len(o.log) && o.log[h].seq == seq && !o.log[h].taken {
+		// The oldest push, the common case: the head moves past it,
+		// with no search and no mark.
+		*it = o.log[h]
+		o.log[h] = outItem{}
+		o.head++
+	} else {
+		i, ok := o.find(seq)
+		if !ok {
+			panic("sim: outbox: a lane's push is not waiting")
+		}
+		*it = o.log[i]
+		o.log[i] = outItem{seq: seq, taken: true}
+		o.taken++
 	}
-	*it = o.log[i]
-	o.log[i] = outItem{seq: seq, taken: true}
-	o.taken++
 	if it.method == protocol.BasicDeliver {
 		o.deliveriesTaken++
 	}
@@ -269,9 +277,6 @@ func (o *outbox) next(l *lane, it *outItem) bool {
 // in the log.
 func (o *outbox) find(seq uint64) (int, bool) {
 	live := o.log[o.head:]
-	if len(live) > 0 && live[0].seq == seq { // the common case: the oldest
-		return o.head, !live[0].taken
-	}
 	i, ok := slices.BinarySearchFunc(live, seq, func(it outItem, s uint64) int {
 		switch {
 		case it.seq < s:

@@ -607,7 +607,7 @@ func (ch *Channel) settle(m protocol.Method, tag uint64, multiple bool, how queu
 	// (a stream's count of unacked deliveries leaked one per refused
 	// delivery: fuzz seeds 2054 and 2075). A transaction only stages the
 	// settlement: the queue's type is asked at the commit (TxCommit).
-	if ch.tx == nil {
+	if ch.tx == nil && mayRefuse(ds) {
 		if err := ch.checkSettle(ds, m, how); err != nil {
 			ch.core.Restore(ds)
 			clear(ds)
@@ -623,6 +623,19 @@ func (ch *Channel) settle(m protocol.Method, tag uint64, multiple bool, how queu
 	scratch.Zero(ds)
 	ch.settled = ds[:0]
 	return nil
+}
+
+// mayRefuse reports whether a queue of deliveries ds may refuse their
+// settlement (queue.Caps.RefusesSettlements), so that checkSettle must
+// ask: small enough to inline, this costs the settlements no queue can
+// refuse, most of them, no call.
+func mayRefuse(ds []channel.Delivery[delivery]) bool {
+	for i := range ds {
+		if ds[i].Ref.q.caps.RefusesSettlements {
+			return true
+		}
+	}
+	return false
 }
 
 // checkSettle asks the queues of deliveries ds, in order, whether their

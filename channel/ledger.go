@@ -74,6 +74,13 @@ func (l *ledger[R]) take(i int, out []Delivery[R]) []Delivery[R] {
 	l.entries[i] = entry[R]{}
 	l.live--
 	l.start++
+	if l.live == 0 {
+		// Emptied, as a ledger settled in order mostly is: what is
+		// left are holes, which hold nothing but their tags, and there
+		// is nothing to trim.
+		l.entries, l.start = l.entries[:0], 0
+		return out
+	}
 	l.trim()
 	return out
 }

@@ -266,7 +266,13 @@ func (o *outbox) next(l *lane, it *outItem) bool {
 	if it.method == protocol.BasicDeliver {
 		o.deliveriesTaken++
 	}
-	o.compact()
+	if o.head == len(o.log) {
+		// Emptied, as a log read as fast as it is written mostly is:
+		// compact would only find that.
+		o.log, o.head = shrink(o.log), 0
+	} else {
+		o.compact()
+	}
 	if o.pending() == 0 {
 		o.busy.Store(false)
 	}

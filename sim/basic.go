@@ -747,9 +747,18 @@ func (cfg Config) maxMessageSize(p *Profile) uint64 {
 // bytes over the limit is refused with 406. RabbitMQ drops "configured"
 // from the text when the limit is the 512 MiB cap; amqpsim keeps it.
 func (b *Broker) checkMessageSize(size uint64) error {
-	if max := b.MaxMessageSize(); size > max {
-		return protocol.Errorf(protocol.PreconditionFailed, protocol.BasicPublish,
-			"message size %d is larger than configured max size %d", size, max)
+	if size > b.maxMessageSize {
+		return messageTooLarge(size, b.maxMessageSize)
 	}
 	return nil
+}
+
+// messageTooLarge is checkMessageSize's refusal. It is kept out of line
+// (the compiler would inline it) so that checkMessageSize inlines into
+// every publish.
+//
+//go:noinline
+func messageTooLarge(size, max uint64) error {
+	return protocol.Errorf(protocol.PreconditionFailed, protocol.BasicPublish,
+		"message size %d is larger than configured max size %d", size, max)
 }

@@ -88,6 +88,12 @@ func (g *gen) consume() {
 	if ch.closed || !g.open(ch) { // the qos above closed it
 		return
 	}
+	if q.kind == "stream" && !q.deleted && g.streamWrite >= 0 {
+		// A reader's attach can open a segment, whose snapshot chunk
+		// the count includes, and start retention: a change of the
+		// count, as a write is (seed 13286).
+		g.streamWrite = g.clock.now
+	}
 	g.add(op)
 }
 

@@ -69,6 +69,11 @@ type Caps struct {
 	// partition-quorum-declared-during-cut.txt; sim's
 	// cluster_consumers.go).
 	RaftConsumers bool
+	// StoresAMQP10: the publishing channel converts each message to AMQP
+	// 1.0 sections before the queue stores it (a stream), and a header
+	// value the conversion has no clause for crashes that channel
+	// (Rules.ConversionCrashes).
+	StoresAMQP10 bool
 	// unsupportedPolicies are the policy keys the type does not support:
 	// a policy that sets any of them does not apply to the queue at all,
 	// and the next policy that matches may (TakesPolicy).

@@ -41,10 +41,10 @@ func TestCaps(t *testing.T) {
 			queue.Caps{SingleActive: true, Replicated: true, RegistersEnqueuers: true, DeleteWaitsForMembers: true,
 				LateConfirms: queue.AllLate, DeliversAfterConsensus: true, RaftConsumers: true}, [2]bool{true, true}, ""},
 		{"stream", true, queue.Rules{}, protocol.Table{"x-queue-type": "stream"},
-			queue.Caps{Replicated: true, LosesCutOffSide: true, ConsumerTimeout: true, LateConfirms: queue.AllLate, RefusesSettlements: true}, [2]bool{true, true},
+			queue.Caps{Replicated: true, LosesCutOffSide: true, ConsumerTimeout: true, LateConfirms: queue.AllLate, RefusesSettlements: true, StoresAMQP10: true}, [2]bool{true, true},
 			"Could not set leader PID for queue 'q' in vhost '/' on node 'rabbit@n' because the metadata store operation timed out"},
 		{"stream 4.3", true, v43, protocol.Table{"x-queue-type": "stream"},
-			queue.Caps{Replicated: true, LosesCutOffSide: true, LateConfirms: queue.AllLate}, [2]bool{true, true}, ""},
+			queue.Caps{Replicated: true, LosesCutOffSide: true, LateConfirms: queue.AllLate, StoresAMQP10: true}, [2]bool{true, true}, ""},
 	} {
 		q, err := queue.New[int](&env{timers: map[queue.Timer]int64{}}, "/", "q", queue.Options{Durable: tc.durable, Rules: tc.rules, Args: tc.args})
 		if err != nil {
@@ -99,6 +99,35 @@ func TestTakesPolicy(t *testing.T) {
 			if got := q.Caps().TakesPolicy(def); got != tc.takes {
 				t.Errorf("%s %+v: TakesPolicy(%v) = %v, want %v", tc.typ, tc.rules, def, got, tc.takes)
 			}
+		}
+	}
+}
+
+// A decimal header crashes the conversion a stream's publisher makes at
+// the top level on every release, and inside an x- header's array or
+// table from 3.13 (stream-decimal-header.txt).
+func TestConversionCrashes(t *testing.T) {
+	dec := protocol.Decimal{Scale: 1, Value: 15}
+	for _, tc := range []struct {
+		name           string
+		h              protocol.Table
+		on310, from313 bool
+	}{
+		{"none", nil, false, false},
+		{"plain values", protocol.Table{"a": "x", "b": int32(1), "x-c": 1.5}, false, false},
+		{"top-level decimal", protocol.Table{"d": dec}, true, true},
+		{"top-level x- decimal", protocol.Table{"x-d": dec}, true, true},
+		{"decimal in an array", protocol.Table{"a": []any{dec}}, false, false},
+		{"decimal in a table", protocol.Table{"t": protocol.Table{"k": dec}}, false, false},
+		{"decimal in an x- array", protocol.Table{"x-a": []any{int32(1), dec}}, false, true},
+		{"decimal deep in an x- table", protocol.Table{"x-t": protocol.Table{"k": []any{protocol.Table{"j": dec}}}}, false, true},
+		{"x- array without a decimal", protocol.Table{"x-a": []any{"s", protocol.Table{"k": int64(2)}}}, false, false},
+	} {
+		if got := (queue.Rules{}).ConversionCrashes(tc.h); got != tc.on310 {
+			t.Errorf("%s: 3.10 crashes %t, want %t", tc.name, got, tc.on310)
+		}
+		if got := (queue.Rules{StreamConvertsXContainers: true}).ConversionCrashes(tc.h); got != tc.from313 {
+			t.Errorf("%s: 3.13 crashes %t, want %t", tc.name, got, tc.from313)
 		}
 	}
 }

@@ -75,6 +75,13 @@ type quorum[T any] struct {
 	owner   map[*Message]*consumer.Consumer[T] // who holds each checked-out message
 	canSend func(*consumer.Consumer[T]) bool
 	settled []*consumer.Consumer[T]
+	// out is what the running Dispatch checked out (deliverOut);
+	// requeued is set when a settlement requeued messages at the tail
+	// (giveBack's toBack): 3.10 sends each as a #requeue{} command of its
+	// own, checked out on its own, so what the next Dispatch checks out
+	// goes in checkout order (quorum-delivery-groups.txt).
+	out      []checkedOut[T]
+	requeued bool
 	// dlx are the at-least-once dead letters not yet confirmed, dlxBytes
 	// their bytes (quorumSize); dlxTimer is set while the retry timer runs.
 	dlx      []*pendingDL
@@ -311,11 +318,45 @@ func (q *quorum[T]) Dispatch() int {
 			q.owner[m] = c
 			q.checkedOut(c, m)
 		}
-		q.env.Deliver(c, m, redelivered)
+		q.out = append(q.out, checkedOut[T]{c, m, redelivered})
 		n++
 	}
+	q.deliverOut()
 	q.evaluateLimit()
 	return n
+}
+
+// checkedOut is a message Dispatch checked out to a consumer.
+type checkedOut[T any] struct {
+	c           *consumer.Consumer[T]
+	m           *Message
+	redelivered bool
+}
+
+// deliverOut delivers what one Dispatch checked out, grouped by consumer
+// in registration order: rabbit_fifo's checkout collects each consumer's
+// messages in a map and sends each consumer one delivery effect, in the
+// order of its keys, so a channel numbers a consumer's messages together
+// and an earlier consumer's first (recorded on 3.10.8, 4.0.5 and 4.3.6:
+// quorum-delivery-groups.txt, where a consumer registered later takes a
+// returned message first and still gets the higher tag).
+func (q *quorum[T]) deliverOut() {
+	out := q.out
+	q.out = nil // a delivery may dispatch again (re-entrant): it gets its own slice
+	grouped := !q.requeued
+	q.requeued = false
+	if grouped && len(out) > 1 && slices.ContainsFunc(out[1:], func(o checkedOut[T]) bool { return o.c != out[0].c }) {
+		slices.SortStableFunc(out, func(a, b checkedOut[T]) int {
+			return cmp.Compare(slices.Index(q.consumers, a.c), slices.Index(q.consumers, b.c))
+		})
+	}
+	for _, o := range out {
+		q.env.Deliver(o.c, o.m, o.redelivered)
+	}
+	clear(out)
+	if q.out == nil {
+		q.out = out[:0]
+	}
 }
 
 // Get is basic.get, a one-shot consumer of one message
@@ -323,7 +364,8 @@ func (q *quorum[T]) Dispatch() int {
 // first, and the get-ok's message_count is what is ready after the take.
 // Expired head messages go before the take; what expired behind the taken
 // one goes at the next dispatch, after the count was taken
-// (quorum-ttl.txt: get-ok left=2, then 1 ready). A single active
+// (quorum-ttl.txt: get-ok left=2, then 1 ready), except for a no-ack get,
+// whose settlement expires them first. A single active
 // consumer queue refuses basic.get (sacGetRefused).
 func (q *quorum[T]) Get(ackRequired bool, got func(m *Message, redelivered bool)) (bool, error) {
 	if q.caps.SingleActive {
@@ -340,6 +382,11 @@ func (q *quorum[T]) Get(ackRequired bool, got func(m *Message, redelivered bool)
 		q.unacked++
 		q.gets++
 		q.gotOut(out)
+	} else {
+		// {dequeue, settled} settles the message at once, and the
+		// settlement's checkout expires the new head before the count
+		// is taken (quorum-get-noack-expires.txt).
+		q.expire()
 	}
 	q.evaluateLimit()
 	got(out, redelivered)
@@ -393,7 +440,11 @@ func (q *quorum[T]) Settle(ds []Settled[T], how Settlement) {
 	scratch.Zero(settled)
 	q.settled = settled[:0]
 	q.maybeHandOver()
-	q.evaluateLimit()
+	// The length limits are evaluated by the Dispatch that follows, after
+	// the returned messages went out: rabbit_fifo's return and discard
+	// run checkout, which evaluates them last (s13038: a 4.3 quorum queue
+	// over x-max-length-bytes delivers the returned messages it would
+	// otherwise drop; quorum-return-before-limit.txt).
 }
 
 // byTag orders settlements by delivery tag.
@@ -426,6 +477,7 @@ func (q *quorum[T]) giveBack(m *Message, toBack, failed bool) {
 	}
 	q.readyBytes += int64(m.size)
 	if toBack {
+		q.requeued = true
 		q.nextSeq++
 		m.Seq = q.nextSeq
 		q.messages.pushBack(m)

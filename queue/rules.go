@@ -176,6 +176,11 @@ type Rules struct {
 	// recorded on 3.10.8). RS@v3.13.7 rabbit_stream_queue.erl:consume/3
 	// (filter_spec) and capabilities/0.
 	StreamFiltering bool
+	// StreamConvertsXContainers: converting a message for a stream
+	// converts its x- headers' arrays and tables too (3.13's mc_amqpl
+	// stores x- headers as message annotations, recursively), where 3.10
+	// leaves out every array and table header (ConversionCrashes).
+	StreamConvertsXContainers bool
 	// QueueModeUnchecked takes any x-queue-mode, of any type, on a
 	// classic queue (4.3, where classic queues have one storage); a
 	// redeclaration still compares it and quorum queues and streams

@@ -1,6 +1,9 @@
 package queue
 
 import (
+	"slices"
+	"strings"
+
 	"github.com/amqpsim/amqpsim/consumer"
 	"github.com/amqpsim/amqpsim/protocol"
 )
@@ -115,7 +118,7 @@ func (s *stream[T]) Restart(bool) {}
 // rabbit_stream_queue:declare's text (read from its source; not
 // measured).
 func (d *declared) streamCaps() Caps {
-	return Caps{Replicated: true, LosesCutOffSide: true, ConsumerTimeout: !d.opts.Rules.ConsumerTimeoutQuorumOnly, LateConfirms: AllLate,
+	return Caps{Replicated: true, LosesCutOffSide: true, ConsumerTimeout: !d.opts.Rules.ConsumerTimeoutQuorumOnly, LateConfirms: AllLate, StoresAMQP10: true,
 		RefusesSettlements: !d.opts.Rules.StreamAnySettlement,
 		declareTimedOut:    declareTimedOutText("Could not set leader PID for " + d.Resource()),
 		// Of the keys amqpsim models, rabbit_stream_queue's
@@ -136,4 +139,45 @@ func (s *stream[T]) Stats() Stats {
 		}
 	}
 	return Stats{Consumers: len(s.readers), Stream: st}
+}
+
+// ConversionCrashes says whether converting headers h to AMQP 1.0, as the
+// publishing channel does for a stream (Caps.StoresAMQP10), crashes the
+// channel: from_091 has no clause for a decimal value
+// (RS@v3.10.8 rabbit_msg_record.erl, RS@v3.13.7 and v4.3.5 mc_amqpl.erl).
+// A decimal at the top level crashes on every release; an array or a
+// table is left out up to 3.12, and from 3.13 (StreamConvertsXContainers)
+// an x- header's array or table is converted, so a decimal anywhere inside
+// one crashes (stream-decimal-header.txt, recorded on 3.10.8, 4.0.5 and
+// 4.3.6). The connection then closes with 541 INTERNAL_ERROR.
+func (r Rules) ConversionCrashes(h protocol.Table) bool {
+	for k, v := range h {
+		switch v := v.(type) {
+		case protocol.Decimal:
+			return true
+		case []any, protocol.Table:
+			if r.StreamConvertsXContainers && strings.HasPrefix(k, "x-") && holdsDecimal(v) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// holdsDecimal says whether an array or table value holds a decimal at
+// any depth.
+func holdsDecimal(v any) bool {
+	switch v := v.(type) {
+	case protocol.Decimal:
+		return true
+	case []any:
+		return slices.ContainsFunc(v, holdsDecimal)
+	case protocol.Table:
+		for _, e := range v {
+			if holdsDecimal(e) {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -342,8 +342,11 @@ func (b *Broker) publish(v *vhost, x *exchange, key string, m *Message, ttl time
 	if len(b.routed) > 0 {
 		id = b.newMessageID()
 	}
-	routed, rejected, stage = b.enqueue(b.routed, x, key, m, ttl, hasTTL, id)
+	routed, rejected, stage, crashed := b.enqueue(b.routed, x, key, m, ttl, hasTTL, id)
 	scratch.Zero(b.routed)
+	if crashed {
+		return 0, false, confirmAtOnce, channelCrash()
+	}
 	if replied {
 		routed++
 	}
@@ -353,17 +356,31 @@ func (b *Broker) publish(v *vhost, x *exchange, key string, m *Message, ttl time
 // enqueue puts m, the message id (newMessageID), into the queues routing
 // chose, skipping deleted ones; the body is copied once and shared, and
 // BCC is removed. It returns how many queues took it, whether any refused
-// it, and the stage of its confirm.
-func (b *Broker) enqueue(queues []*brokerQueue, x *exchange, key string, m *Message, ttl time.Duration, hasTTL bool, id uint64) (routed int, rejected bool, stage confirmStage) {
+// it, and the stage of its confirm; or crashed when converting m for a
+// stream crashes the publishing channel (Rules.ConversionCrashes), after
+// the classic and quorum queues took it, as rabbit_queue_type:deliver
+// hands a message to the types in that order.
+func (b *Broker) enqueue(queues []*brokerQueue, x *exchange, key string, m *Message, ttl time.Duration, hasTTL bool, id uint64) (routed int, rejected bool, stage confirmStage, crashed bool) {
 	if len(queues) == 0 {
-		return 0, false, confirmAtOnce
+		return 0, false, confirmAtOnce, false
 	}
+	crashed = slices.ContainsFunc(queues, func(q *brokerQueue) bool { return q.caps.StoresAMQP10 }) &&
+		b.profile.Queue.ConversionCrashes(m.Headers)
 	body, props := b.ownCopy(m)
 	if props != nil {
 		delete(props.Headers, "BCC")
 	}
-	for _, q := range queues {
-		if q.deleted {
+	// Each queue's process takes the message in the reverse of routing's
+	// order: rabbit_classic_queue:deliver's qpids and delegate's
+	// grouping by node each build their list by prepending, and quorum
+	// queues' commands go out in the order of rabbit_queue_type's
+	// grouping, which prepends too. The queue that takes it first delivers
+	// first, so its consumer's delivery tag is the lower one on a channel
+	// that consumes from both (recorded, cc-delivery-order.txt; RabbitMQ's
+	// schedulers can still swap two classic queues now and then).
+	for i := len(queues) - 1; i >= 0; i-- {
+		q := queues[i]
+		if q.deleted || crashed && q.caps.StoresAMQP10 {
 			continue
 		}
 		if b.clustered() {
@@ -389,7 +406,7 @@ func (b *Broker) enqueue(queues []*brokerQueue, x *exchange, key string, m *Mess
 		stage = max(stage, q.confirmStage(m.DeliveryMode == 2))
 		b.markDirty(q)
 	}
-	return routed, rejected, stage
+	return routed, rejected, stage, crashed
 }
 
 // newMessageID returns the id of a new published message: every copy of
@@ -665,17 +682,45 @@ func (ch *Channel) checkSettle(ds []channel.Delivery[delivery], m protocol.Metho
 // settled in RabbitMQ's groups (channel.Groups), each group's queue giving
 // credit back and dispatching before the next group is settled. Last, the
 // queues the limiter released resume.
+//
+// A quorum queue's settlements wait for consensus, a classic queue's do
+// not: the channel sends each queue its part at once, and what the classic
+// queues deliver back reaches it first (recorded on 3.10.8, 4.0.5 and
+// 4.3.6: settle-classic-before-quorum.txt). So the groups of the queues
+// that deliver after consensus settle last, each still dispatching before
+// the next (each is a command of its own, checked out on its own).
 func (ch *Channel) apply(ds []channel.Delivery[delivery], how queue.Settlement) {
 	released := ch.core.Released(ds)
 	if len(ds) == 1 {
-		// One delivery is one group: an ack of one delivery, the common
-		// case, needs no sort and no closure.
+		// One delivery is one group, whatever its queue's type: an ack of
+		// one delivery, the common case, needs no sort and no closure.
 		ch.settleGroup(ds, how)
 	} else {
-		channel.Groups(ds, func(group []channel.Delivery[delivery]) { ch.settleGroup(group, how) })
+		ch.settleGroups(ds, how)
 	}
 	ch.resumeConsumers(released)
 	ch.syncTick()
+}
+
+// settleGroups is apply's settlement of several deliveries: their groups
+// in RabbitMQ's order, those of the queues that deliver after consensus
+// last.
+func (ch *Channel) settleGroups(ds []channel.Delivery[delivery], how queue.Settlement) {
+	late := false
+	channel.Groups(ds, func(group []channel.Delivery[delivery]) {
+		if group[0].Ref.q.caps.DeliversAfterConsensus {
+			late = true
+		} else {
+			ch.settleGroup(group, how)
+		}
+	})
+	if late {
+		channel.Groups(ds, func(group []channel.Delivery[delivery]) {
+			if group[0].Ref.q.caps.DeliversAfterConsensus {
+				ch.settleGroup(group, how)
+			}
+		})
+	}
 }
 
 // settleGroup settles one group of deliveries of one queue and dispatches

@@ -130,6 +130,12 @@ func (b *Broker) deadLetter(q *brokerQueue, m *queue.Message, reason string, too
 		if took != nil && took[t.Name()] {
 			continue
 		}
+		if took == nil && t.caps.StoresAMQP10 && !b.profile.StreamTakesDeadLetters {
+			// 3.10's rabbit_stream_queue:deliver ignores a delivery
+			// without a queue state, which is how an at-most-once dead
+			// letter comes (dlx-to-stream.txt).
+			continue
+		}
 		p := props
 		// The failed deliveries go along (4.3's delivery-count
 		// annotation), and the size of the properties RabbitMQ stores,

@@ -126,6 +126,13 @@ type Profile struct {
 	// dead-letter routing key, on every release (recorded:
 	// dlx-routing-key-keeps-cc.txt on 3.10.8, 4.0.5 and 4.3.6).
 	DeadLetterKeepsCC bool
+	// StreamTakesDeadLetters: a stream takes an at-most-once dead letter
+	// (a classic queue's, a quorum queue's without at-least-once); 3.10
+	// drops it, as rabbit_stream_queue:deliver ignored a delivery without
+	// a queue state until 3.12.0 (RS commit 4f15ecaed5, "Streams: make
+	// at-most-once dead lettering to work"; dlx-to-stream.txt, recorded on
+	// 3.10.8, 4.0.5 and 4.3.6).
+	StreamTakesDeadLetters bool
 	// IgnorePublisherDeaths drops an x-death header a publisher set
 	// instead of extending it (4.0+; release-notes/4.0.1.md "AMQP 0.9.1
 	// x-death header", RS@v4.0.9 mc_amqpl:init/1 keeps x-death as an

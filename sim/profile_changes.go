@@ -78,6 +78,8 @@ var changes = []Change{
 		[]setting{to(func(p *Profile) *bool { return &p.Queue.GetCountOnlyReturned }, true)}},
 	// Read from the source (RS@v3.12.14 rabbit_classic_queue:capabilities/0;
 	// not measured: 3.12 cannot be run here); 4.0.5 and 4.3.6 answer so.
+	{"dead letters reach streams", V3_12, "a stream takes the messages dead-lettered to it at most once (by a classic queue, or a quorum queue without at-least-once); 3.10 drops them", "",
+		[]setting{to(func(p *Profile) *bool { return &p.StreamTakesDeadLetters }, true)}},
 	{"classic queues refuse memory-limit policies", V3_12, "a policy setting max-in-memory-length or max-in-memory-bytes no longer applies to classic queues", "",
 		[]setting{to(func(p *Profile) *bool { return &p.Queue.ClassicRefusesMemoryPolicies }, true)}},
 	{"x-last-death headers", V3_13, "dead-lettered messages carry x-last-death-reason, -queue and -exchange", "",
@@ -86,6 +88,8 @@ var changes = []Change{
 		[]setting{to(func(p *Profile) *bool { return &p.DeadLetterKeepsCC }, true)}},
 	{"stream filtering", V3_13, "a stream consumer with x-stream-filter gets only the messages whose x-stream-filter-value it names; classic and quorum queues refuse x-stream-filter and x-stream-match-unfiltered", "",
 		[]setting{to(func(p *Profile) *bool { return &p.Queue.StreamFiltering }, true)}},
+	{"stream conversion of x- arrays and tables", V3_13, "publishing to a stream a message whose x- header holds an array or a table with a decimal inside crashes the channel (541 INTERNAL_ERROR); 3.12 left such headers out", "",
+		[]setting{to(func(p *Profile) *bool { return &p.Queue.StreamConvertsXContainers }, true)}},
 	{"unknown exchange type is a channel error", V3_13, "exchange.declare of an unknown type closes the channel with 406, not the connection with 503", "",
 		[]setting{to(func(p *Profile) *bool { return &p.UnknownExchangeTypeChannelError }, true)}},
 	// 3.13 not read; RS@v4.0.5 rabbit_fifo sets delivery_count from the

@@ -120,8 +120,12 @@ func (ch *Channel) TxCommit() error {
 				ids[i] = ch.b.newMessageID()
 			}
 		}
+		crashed := false
 		enqueue := func(late bool) {
 			for i, p := range tx.publishes {
+				if crashed {
+					return
+				}
 				var qs []*brokerQueue
 				for _, q := range p.queues {
 					if q.caps.DeliversAfterConsensus == late {
@@ -129,7 +133,8 @@ func (ch *Channel) TxCommit() error {
 					}
 				}
 				ch.b.publisher = ch
-				routed, rejected, stage := ch.b.enqueue(qs, p.x, p.key, &p.msg, p.ttl, p.hasTTL, ids[i])
+				routed, rejected, stage, crash := ch.b.enqueue(qs, p.x, p.key, &p.msg, p.ttl, p.hasTTL, ids[i])
+				crashed = crash
 				ch.b.publisher = nil
 				o := &outcomes[i]
 				o.routed, o.rejected, o.stage = o.routed+routed, o.rejected || rejected, max(o.stage, stage)
@@ -145,6 +150,9 @@ func (ch *Channel) TxCommit() error {
 			ch.apply(s.ds, s.how)
 		}
 		enqueue(true)
+		if crashed { // a message a stream could not take: the channel dies, confirming nothing
+			return channelCrash()
+		}
 		partial := false
 		for i, p := range tx.publishes {
 			o := outcomes[i]

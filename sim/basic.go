@@ -364,7 +364,9 @@ func (b *Broker) enqueue(queues []*brokerQueue, x *exchange, key string, m *Mess
 	if len(queues) == 0 {
 		return 0, false, confirmAtOnce, false
 	}
-	crashed = slices.ContainsFunc(queues, func(q *brokerQueue) bool { return q.caps.StoresAMQP10 }) &&
+	// Only a header converts badly: a message without any, as most are,
+	// looks no further.
+	crashed = len(m.Headers) > 0 && slices.ContainsFunc(queues, func(q *brokerQueue) bool { return q.caps.StoresAMQP10 }) &&
 		b.profile.Queue.ConversionCrashes(m.Headers)
 	body, props := b.ownCopy(m)
 	if props != nil {

@@ -288,13 +288,7 @@ func (ch *Channel) published(exchangeName, key string, o PublishOptions, m *Mess
 // gets for a body larger than MaxMessageSize.
 func (b *Broker) Publish(vhostName, exchangeName, key string, m Message) error {
 	b.mu.Lock()
-	err := b.publishAlone(vhostName, exchangeName, key, &m)
-	b.mu.Unlock()
-	return err
-}
-
-// publishAlone is Publish; caller holds the lock.
-func (b *Broker) publishAlone(vhostName, exchangeName, key string, m *Message) error {
+	defer b.mu.Unlock()
 	v, err := b.lookupVhost(vhostName)
 	if err != nil {
 		return err
@@ -312,10 +306,10 @@ func (b *Broker) publishAlone(vhostName, exchangeName, key string, m *Message) e
 	}
 	if b.tracing() {
 		e := Event{Kind: EventPublish, Vhost: v.name, Exchange: exchangeName, RoutingKey: key}
-		e.Body, e.Properties = b.ownCopy(m)
+		e.Body, e.Properties = b.ownCopy(&m)
 		b.record(e)
 	}
-	_, _, _, err = b.publish(v, x, key, m, ttl, hasTTL)
+	_, _, _, err = b.publish(v, x, key, &m, ttl, hasTTL)
 	b.flush()
 	return err
 }

@@ -305,13 +305,20 @@ func (b *Broker) Publish(vhostName, exchangeName, key string, m Message) error {
 		return err
 	}
 	if b.tracing() {
-		e := Event{Kind: EventPublish, Vhost: v.name, Exchange: exchangeName, RoutingKey: key}
-		e.Body, e.Properties = b.ownCopy(&m)
-		b.record(e)
+		b.tracePublish(v, exchangeName, key, &m)
 	}
 	_, _, _, err = b.publish(v, x, key, &m, ttl, hasTTL)
 	b.flush()
 	return err
+}
+
+// tracePublish records Publish's event. Out of line, as the other trace
+// events of the hot paths are: an Event is large, and an untraced call's
+// frame need not hold one.
+func (b *Broker) tracePublish(v *vhost, exchangeName, key string, m *Message) {
+	e := Event{Kind: EventPublish, Vhost: v.name, Exchange: exchangeName, RoutingKey: key}
+	e.Body, e.Properties = b.ownCopy(m)
+	b.record(e)
 }
 
 // publish routes m and enqueues it in every queue it reaches, returning how
@@ -558,11 +565,17 @@ func (ch *Channel) settleCall(m protocol.Method, tag uint64, multiple, requeue b
 		return err
 	}
 	if ch.b.tracing() {
-		e := ch.callEvent(m)
-		settleEvent(&e, m, tag, multiple, requeue)
-		ch.b.record(e)
+		ch.traceSettleCall(m, tag, multiple, requeue)
 	}
 	return ch.end(ch.settle(m, tag, multiple, how))
+}
+
+// traceSettleCall records the call event of a settlement (out of line:
+// see tracePublish).
+func (ch *Channel) traceSettleCall(m protocol.Method, tag uint64, multiple, requeue bool) {
+	e := ch.callEvent(m)
+	settleEvent(&e, m, tag, multiple, requeue)
+	ch.b.record(e)
 }
 
 // settleEvent fills in the trace event of a settlement by method m.
@@ -725,12 +738,7 @@ func (ch *Channel) settleGroup(group []channel.Delivery[delivery], how queue.Set
 	b := ch.b
 	q := group[0].Ref.q
 	if b.tracing() {
-		for _, d := range group {
-			e := connEvent(EventSettle, ch.conn, ch.id)
-			e.DeliveryTag, e.Queue, e.Requeue, e.ConsumerTag = d.Tag, q.Name(), how.Requeues(), d.ConsumerTag
-			e.MessageID, e.Body = d.Ref.m.ID, d.Ref.m.Body
-			b.record(e)
-		}
+		ch.traceSettle(group, how)
 	}
 	if q.deleted {
 		return
@@ -763,6 +771,18 @@ func (ch *Channel) settleGroup(group []channel.Delivery[delivery], how queue.Set
 		b.deadLetter(d.q, d.m, d.reason, nil)
 	}
 	b.flush()
+}
+
+// traceSettle records the settle events of a group (out of line: see
+// tracePublish).
+func (ch *Channel) traceSettle(group []channel.Delivery[delivery], how queue.Settlement) {
+	q := group[0].Ref.q
+	for _, d := range group {
+		e := connEvent(EventSettle, ch.conn, ch.id)
+		e.DeliveryTag, e.Queue, e.Requeue, e.ConsumerTag = d.Tag, q.Name(), how.Requeues(), d.ConsumerTag
+		e.MessageID, e.Body = d.Ref.m.ID, d.Ref.m.Body
+		ch.b.record(e)
+	}
 }
 
 // MaxMessageSizeCap is the most RabbitMQ takes for max_message_size,

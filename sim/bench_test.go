@@ -77,7 +77,7 @@ func newLifecycle(tb testing.TB, opts sim.QueueOptions, consumers, prefetch int)
 // one (Consumer.Next), and returns its channel and delivery tag, what the
 // benchmarks settle it by. Only the tag leaves: a Delivery is large (320
 // bytes), and returning it through here cost the loop two copies of its
-// own, 176 instructions a lifecycle (callgrind) that no client pays.
+// own, about 175 instructions a lifecycle (callgrind) that no client pays.
 func (l *lifecycle) next(tb testing.TB) (*sim.Channel, uint64) {
 	for i, c := range l.consumers {
 		if d, ok := c.Next(); ok {

@@ -322,10 +322,13 @@ func (g *gen) deleteQueue() {
 	if q.kind != "classic" && g.chance(80) {
 		op.IfUnused = false // 540 for a quorum queue or a stream, which closes the connection
 	}
+	was := q.deleted
 	if !op.IfUnused && !op.IfEmpty {
 		q.deleted = true
 	}
-	g.add(op)
+	if !g.add(op) {
+		q.deleted = was // add left the step out (seed 15358)
+	}
 }
 
 func (g *gen) deleteExchange() {

@@ -188,8 +188,9 @@ func (g *gen) finish() {
 }
 
 // add appends a step, after the advance its timers need, and asks the
-// simulator what came of it.
-func (g *gen) add(op scenarios.Op) {
+// simulator what came of it. It reports whether it did: a step that looks
+// at a stream's count too soon after a write is left out.
+func (g *gen) add(op scenarios.Op) bool {
 	cost := stepBound(op)
 	if adminStep(op) {
 		// rabbitmqctl takes seconds: no timer may run meanwhile.
@@ -210,7 +211,7 @@ func (g *gen) add(op scenarios.Op) {
 			wait = roundUp(wait, 100*time.Millisecond)
 			if g.clock.straddles(wait) || !g.chance(25) {
 				g.starting = g.starting[:0]
-				return
+				return false
 			}
 			starting := slices.Clone(g.starting) // this step's, not the advance's
 			g.starting = g.starting[:0]
@@ -243,12 +244,13 @@ func (g *gen) add(op scenarios.Op) {
 		// A step the drivers cannot run at all (an operator step on a
 		// user that is gone): a scenario has none.
 		g.ops, g.view = g.ops[:len(g.ops)-1], prev
-		return
+		return false
 	}
 	if a, ok := op.(scenarios.Advance); ok {
 		g.clock.advance(a.D)
 	}
 	g.clock.drift += cost
+	return true
 }
 
 // stepBound is the most real time the recording of a step may take

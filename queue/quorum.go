@@ -296,6 +296,11 @@ func publisherCopy(m *Message) *Message {
 func (q *quorum[T]) Dispatch() int {
 	n := 0
 	for {
+		if len(q.out) > 0 && q.headExpired() {
+			// What was checked out goes first: its takes came before
+			// the expiry, and the trace must say so.
+			q.deliverOut()
+		}
 		q.expire()
 		if q.Ready() == 0 {
 			break

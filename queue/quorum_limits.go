@@ -59,6 +59,12 @@ func (q *quorum[T]) expire() {
 	q.ensureTTLTimerFor(m)
 }
 
+// headExpired says whether expire would drop the head now.
+func (q *quorum[T]) headExpired() bool {
+	m := q.head()
+	return m != nil && m.Expires && m.Expiry <= q.env.Now()
+}
+
 // head returns the message the next take would return, or nil.
 func (q *quorum[T]) head() *Message {
 	if m := q.returns.front(); m != nil {

@@ -170,7 +170,12 @@ func (d *amqpDriver) unp(s string) string {
 func newWireDriver(s *Scenario, reads Reads) (*amqpDriver, error) {
 	cfg := sim.Config{Seed: s.Seed, Version: s.Version}
 	s.Cluster.config(&cfg)
-	w := newWireSim(cfg, reads)
+	s.Settings.config(&cfg)
+	b, err := sim.Open(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", s.Path, err)
+	}
+	w := newWireSim(b, cfg, reads)
 	d := &amqpDriver{url: "amqp://guest:guest@amqpsim/", name: s.Name, dial: w.dial, sim: w,
 		chanOf: map[string]map[uint16]string{}, conns: map[string]*amqp.Connection{}, taps: map[string]*tap{},
 		chans: map[string]*amqp.Channel{}}

@@ -51,13 +51,22 @@
 //     expectations came from; Record writes it. A file recorded on several
 //     releases has one source rabbitmq line per release series (3.10.8,
 //     4.0.5, 4.3.6), and each is replayed on its own release's profile.
+//     "source hand-written 4.2" is a release's answers written by hand
+//     (from the rabbitmq-server source, for a release no broker here
+//     runs); a file may hold several, one line each, beside recordings or
+//     not, and each replays on its release's profile.
 //     "seed N" seeds the simulator (sim.Config.Seed). "rabbitmq 4.3" names
 //     the release whose profile replays a file with one source (or none)
 //     (sim.Config.Version); without it, the release of the source line,
 //     else sim.DefaultVersion. "cluster 3 NAME NAME NAME" says the
 //     scenario runs on a cluster of that many nodes, with those names
-//     (sim.Config.Nodes, NodeNames; see "Clusters" below). All come
-//     before the first step.
+//     (sim.Config.Nodes, NodeNames; see "Clusters" below). "config
+//     consumer_timeout=3000 channel_tick_interval=1000" gives the broker
+//     settings the answers were measured with (Settings: consumer_timeout,
+//     channel_tick_interval, consumer_max_per_channel, RabbitMQ's names and
+//     units), which the simulator takes from its Config; Record refuses
+//     such a file, since a broker's settings are shared by every
+//     recording on it. All come before the first step.
 //   - Any other line that starts in column 1 is a step.
 //   - An indented line is a result line of the step above it (no blank line
 //     in between). Record rewrites these lines and nothing else; a comment

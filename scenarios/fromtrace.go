@@ -104,7 +104,7 @@ func FromTrace(trace []sim.Event, o TraceOptions) (*Scenario, *Result, error) {
 		s.Steps = append(s.Steps, step)
 		s.items = append(s.items, item{step: step})
 	}
-	d := &traceDriver{w: w, shadow: newSimDriver(shadow), final: o.Final}
+	d := &traceDriver{w: w, shadow: newSimDriver(sim.New(shadow), shadow), final: o.Final}
 	res, err := newRunner(d, s).run()
 	if err != nil {
 		return nil, nil, err

@@ -23,6 +23,14 @@ import (
 // so that where the releases agree the file says so once, and where they
 // differ the difference is read off the recording. A release's results
 // are the lines without brackets and those that name it, in file order.
+//
+// A hand-written file can hold several releases' answers the same way,
+// one "source hand-written VERSION" line each (any release with a
+// profile, such as 4.2, which no broker here runs): the answers that
+// the rabbitmq-server source its comment cites gives on each side of a
+// change. They replay like recordings, each on its own profile; the
+// upgrade check does not read them off as it reads recordings, and a
+// broker's recording of a release replaces its hand-written answers.
 
 // addSource reads a source directive's value into the scenario. A release
 // without a profile is no error yet (noProfile): a rabbitmq directive can
@@ -30,19 +38,28 @@ import (
 func (s *Scenario) addSource(rest string) (msg string, noProfile error) {
 	f := strings.Fields(rest)
 	if len(f) == 0 {
-		return `expected "source rabbitmq VERSION DATE" or "source hand-written"`, nil
+		return `expected "source rabbitmq VERSION DATE", "source hand-written" or "source hand-written VERSION"`, nil
 	}
-	if f[0] != "rabbitmq" || len(f) < 2 {
+	perRelease := (f[0] == "rabbitmq" || f[0] == "hand-written") && len(f) >= 2
+	if !perRelease {
 		if len(s.recordings) > 0 || s.Source != "" {
-			return fmt.Sprintf("source %q: a file has one source, or one source rabbitmq line per release", rest), nil
+			return fmt.Sprintf("source %q: a file has one source, or one source line per release", rest), nil
 		}
 		s.Source = rest
 		return "", nil
 	}
 	if s.Source != "" && len(s.recordings) == 0 {
-		return fmt.Sprintf("source %q: a file has one source, or one source rabbitmq line per release", rest), nil
+		return fmt.Sprintf("source %q: a file has one source, or one source line per release", rest), nil
 	}
 	v, err := sim.ParseVersion(f[1])
+	if f[0] == "hand-written" {
+		switch {
+		case len(f) > 2:
+			return fmt.Sprintf("source %q: expected \"source hand-written VERSION\", such as 4.2", rest), nil
+		case err != nil:
+			return fmt.Sprintf("source %q: %v", rest, err), nil
+		}
+	}
 	if err != nil {
 		s.Source = rest
 		return "", fmt.Errorf("%v; add a line \"rabbitmq VERSION\" to replay it on one of those", err)
@@ -136,7 +153,9 @@ func (s *Scenario) view(v sim.Version) {
 }
 
 // Releases returns the releases the file holds answers of (its source
-// rabbitmq directives), in file order; none for a hand-written file.
+// rabbitmq and source hand-written VERSION directives), in file order;
+// none for a file with one source of another kind ("source
+// hand-written").
 func (s *Scenario) Releases() []sim.Version {
 	out := make([]sim.Version, len(s.recordings))
 	for i, r := range s.recordings {
@@ -144,6 +163,23 @@ func (s *Scenario) Releases() []sim.Version {
 	}
 	return out
 }
+
+// Recorded returns the releases whose answers a broker gave (the source
+// rabbitmq directives), in file order: Releases without the hand-written
+// ones.
+func (s *Scenario) Recorded() []sim.Version {
+	var out []sim.Version
+	for _, r := range s.recordings {
+		if !r.handWritten() {
+			out = append(out, r.version)
+		}
+	}
+	return out
+}
+
+// handWritten reports whether the answers are written by hand ("source
+// hand-written 4.2"), not a broker's.
+func (r recording) handWritten() bool { return strings.HasPrefix(r.source, "hand-written") }
 
 // On returns a copy of the scenario whose expectations (Steps' Expect),
 // Source and Version are those of release v's recording, and false when

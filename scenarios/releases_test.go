@@ -121,6 +121,47 @@ func TestReleasesRecordingMerges(t *testing.T) {
 	}
 }
 
+// A hand-written file holds the answers of several releases as a
+// recorded one does, one "source hand-written VERSION" line each: they
+// replay each on its own profile, but are no broker's recording, so the
+// upgrade check predicts from the profiles instead of reading them off,
+// and a broker's recording of one of the releases replaces its answers.
+func TestReleasesHandWritten(t *testing.T) {
+	src := strings.NewReplacer("# a file recorded on three releases", "# a file written for three releases",
+		"source rabbitmq 3.10.8 2026-12-01", "source hand-written 3.10",
+		"source rabbitmq 4.0.5 2026-12-01", "source hand-written 4.2",
+		"source rabbitmq 4.3.6 2026-12-01", "source hand-written 4.3",
+		"[4.0 4.3]", "[4.2 4.3]").Replace(threeReleases)
+	s, err := Parse("h.txt", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(s.Format()); got != src {
+		t.Errorf("Format does not round-trip:\n%s", got)
+	}
+	if got := s.Releases(); !slices.Equal(got, []sim.Version{sim.V3_10, sim.V4_2, sim.V4_3}) || len(s.Recorded()) > 0 {
+		t.Errorf("Releases() = %v, Recorded() = %v; want three releases, none recorded", got, s.Recorded())
+	}
+	if s.Version != sim.V4_3 || s.Source != "hand-written 4.3" {
+		t.Errorf("the default view is %s from %q", s.Version, s.Source)
+	}
+	view, ok := s.On(sim.V4_2)
+	if !ok || view.Steps[3].Expect[0] != "ch1 <- channel.close 406 (basic.consume): new text" {
+		t.Fatalf("On(4.2): %v", view)
+	}
+	c, err := Compare(s, sim.V3_10, sim.V4_2)
+	if err != nil || c.Recorded {
+		t.Errorf("Compare read the hand-written answers off as a recording: %v %+v", err, c)
+	}
+	rec := (&Result{Scenario: view, Got: [][]string{nil, nil, {"declare-ok ready=0 consumers=0"}, nil}}).Recorded("rabbitmq 4.2.1 2026-12-02")
+	if got := rec.Recorded(); !slices.Equal(got, []sim.Version{sim.V4_2}) || len(rec.Releases()) != 3 {
+		t.Errorf("after a broker recorded 4.2: Recorded() = %v, Releases() = %v", got, rec.Releases())
+	}
+	if out := string(rec.Format()); !strings.Contains(out, "source rabbitmq 4.2.1 2026-12-02\nsource hand-written 4.3\n") {
+		t.Errorf("the broker's recording did not replace 4.2's hand-written answers:\n%s", out)
+	}
+}
+
 func TestReleasesParseErrors(t *testing.T) {
 	for src, want := range map[string]string{
 		"source rabbitmq 3.10.8 d\nconn c1\n  [4.0] x\n":                             "r.txt:3:3: [4.0]: the file has no recording of RabbitMQ 4.0",
@@ -128,6 +169,10 @@ func TestReleasesParseErrors(t *testing.T) {
 		"source rabbitmq 3.10.8 d\nsource rabbitmq 3.10.9 d\nconn c1\n":              "a second recording of RabbitMQ 3.10",
 		"source rabbitmq 3.10.8 d\nsource rabbitmq 4.3.6 d\nrabbitmq 4.3\nconn c1\n": "remove the rabbitmq directive",
 		"source hand-written\nsource rabbitmq 4.3.6 d\nconn c1\n":                    "a file has one source",
+		"source hand-written\nsource hand-written 4.2\nconn c1\n":                    "a file has one source",
+		"source hand-written 4.2\nsource hand-written 4.2\nconn c1\n":                "a second recording of RabbitMQ 4.2",
+		"source hand-written 3.11\nconn c1\n":                                        "r.txt:1:8: source \"hand-written 3.11\": ",
+		"source hand-written 4.2 2026-12-01\nconn c1\n":                              `expected "source hand-written VERSION"`,
 	} {
 		if _, err := Parse("r.txt", []byte(src)); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: error %v, want %q", src, err, want)

@@ -30,11 +30,17 @@ func ReplayOn(s *Scenario, v sim.Version, permit ...string) (*Result, error) {
 	return replayWith(s, sim.Config{Version: v, Permit: permit})
 }
 
-// replayWith replays s on a simulator configured by cfg, seeded by s.
+// replayWith replays s on a simulator configured by cfg, seeded and set
+// up by s's directives.
 func replayWith(s *Scenario, cfg sim.Config) (*Result, error) {
 	cfg.Seed = s.Seed
 	s.Cluster.config(&cfg)
-	d := newSimDriver(cfg)
+	s.Settings.config(&cfg)
+	b, err := sim.Open(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", s.Path, err)
+	}
+	d := newSimDriver(b, cfg)
 	res, err := newRunner(d, s).run()
 	if res != nil {
 		res.Trace = d.b.Trace()
@@ -117,6 +123,9 @@ func Record(s *Scenario, o RecordOptions) (*Scenario, *Result, error) {
 		return nil, nil, fmt.Errorf("%s runs on a cluster of %d nodes: record it on one (amqpsim record --cluster CMD)", s.Path, s.Cluster.Nodes)
 	case s.Cluster == nil && o.Cluster != "":
 		return nil, nil, fmt.Errorf("%s has no cluster directive: record it on a single broker (amqpsim record --url URL)", s.Path)
+	case s.Settings != nil:
+		return nil, nil, fmt.Errorf("%s sets broker settings (config %s), which every recording on the broker shares: "+
+			"the recorder does not change them; measure the file on a broker of its own and write its results by hand", s.Path, s.Settings)
 	case s.Cluster != nil:
 		var err error
 		if cluster, err = newClusterCtl(o.Cluster, o.Pending); err != nil {

@@ -23,7 +23,8 @@ type Scenario struct {
 	Name string // the file name without ".txt"
 	Path string // where it was read from, for messages
 	// Source is the source directive of the release whose expectations
-	// Steps hold: "rabbitmq 3.10.8 2026-11-30", "hand-written", or "".
+	// Steps hold: "rabbitmq 3.10.8 2026-11-30", "hand-written 4.2",
+	// "hand-written", or "".
 	Source string
 	Seed   uint64 // the seed directive: sim.Config.Seed for the replay
 	// Version is the RabbitMQ profile the expectations in Steps are of,
@@ -36,17 +37,22 @@ type Scenario struct {
 	// Cluster is the cluster directive: the scenario runs on a cluster of
 	// that many nodes (nil: on one node).
 	Cluster *ClusterSpec
-	Steps   []*Step
-	items   []item // every line in order
-	// recordings are the file's "source rabbitmq" directives, in file
-	// order: the releases whose answers it holds (Releases).
+	// Settings is the config directive: broker settings the scenario was
+	// measured with (nil: RabbitMQ's defaults).
+	Settings *Settings
+	Steps    []*Step
+	items    []item // every line in order
+	// recordings are the file's "source rabbitmq" and "source
+	// hand-written VERSION" directives, in file order: the releases
+	// whose answers it holds (Releases).
 	recordings []recording
 }
 
-// recording is one "source rabbitmq VERSION DATE" directive.
+// recording is one "source rabbitmq VERSION DATE" or "source
+// hand-written VERSION" directive.
 type recording struct {
 	version sim.Version
-	source  string // "rabbitmq 4.0.5 2026-12-01"
+	source  string // "rabbitmq 4.0.5 2026-12-01" or "hand-written 4.2"
 }
 
 // Step is one operation line and the result lines indented under it.
@@ -56,7 +62,7 @@ type Step struct {
 	Op     Op
 	Expect []string // the expected result lines of the scenario's Version, without indentation
 	// byRelease holds every recorded release's result lines, in a file
-	// with source rabbitmq directives; Expect is Version's.
+	// with a source line per release; Expect is Version's.
 	byRelease map[sim.Version][]string
 }
 
@@ -65,7 +71,7 @@ type Step struct {
 type item struct {
 	text  string
 	step  *Step
-	dir   string // "source", "seed", "rabbitmq" or "cluster"
+	dir   string // "source", "seed", "rabbitmq", "cluster" or "config"
 	later bool   // a source directive after the first: Format writes them all at the first
 }
 
@@ -97,6 +103,7 @@ func Parse(name string, src []byte) (*Scenario, error) {
 	names := newNames()
 	var last *Step
 	explicit := false   // a rabbitmq directive chose the version
+	settingsLine := 0   // the config directive's line
 	var noProfile error // a source release without a profile, unless explicit
 	noProfileLine := 0
 	lines := strings.Split(strings.TrimSuffix(string(src), "\n"), "\n")
@@ -131,7 +138,7 @@ func Parse(name string, src []byte) (*Scenario, error) {
 				switch d {
 				case "source":
 					if rest == "" {
-						fail(n, len(text)+2, `expected "source rabbitmq VERSION DATE" or "source hand-written"`)
+						fail(n, len(text)+2, `expected "source rabbitmq VERSION DATE", "source hand-written" or "source hand-written VERSION"`)
 					}
 					msg, err := s.addSource(rest)
 					if msg != "" {
@@ -152,6 +159,12 @@ func Parse(name string, src []byte) (*Scenario, error) {
 						fail(n, 9, "%s", msg)
 					}
 					s.Cluster = c
+				case "config":
+					st, msg := parseSettings(rest)
+					if msg != "" {
+						fail(n, 8, "%s", msg)
+					}
+					s.Settings, settingsLine = st, n
 				case "seed":
 					v, err := strconv.ParseUint(rest, 10, 64)
 					if err != nil {
@@ -198,11 +211,16 @@ func Parse(name string, src []byte) (*Scenario, error) {
 		return nil, &ParseError{File: name, Line: 1, Col: 1, Msg: "a file recorded on several releases replays each on its own profile: remove the rabbitmq directive"}
 	}
 	s.chooseVersion(explicit)
+	for _, v := range append(s.Releases(), s.Version) {
+		if msg := s.Settings.check(v); msg != "" {
+			return nil, &ParseError{File: name, Line: settingsLine, Col: 8, Msg: msg}
+		}
+	}
 	return s, nil
 }
 
 func directive(text string) (string, string, bool) {
-	for _, d := range []string{"source", "seed", "rabbitmq", "cluster"} {
+	for _, d := range []string{"source", "seed", "rabbitmq", "cluster", "config"} {
 		if text == d || strings.HasPrefix(text, d+" ") || strings.HasPrefix(text, d+"\t") {
 			return d, strings.TrimSpace(text[len(d):]), true
 		}
@@ -258,6 +276,8 @@ func (s *Scenario) Format() []byte {
 			fmt.Fprintf(&b, "rabbitmq %s\n", s.Version)
 		case it.dir == "cluster":
 			fmt.Fprintf(&b, "cluster %s\n", s.Cluster)
+		case it.dir == "config":
+			fmt.Fprintf(&b, "config %s\n", s.Settings)
 		default:
 			b.WriteString(it.text)
 			b.WriteByte('\n')
@@ -275,6 +295,10 @@ func (s *Scenario) Clone() *Scenario {
 		cl := *s.Cluster
 		cl.Names = slices.Clone(s.Cluster.Names)
 		c.Cluster = &cl
+	}
+	if s.Settings != nil {
+		st := *s.Settings
+		c.Settings = &st
 	}
 	c.Steps = make([]*Step, len(s.Steps))
 	c.items = make([]item, len(s.items))
@@ -387,7 +411,7 @@ func (s *Scenario) addDirective(d string) {
 		switch it.dir {
 		case d:
 			return
-		case "source", "seed", "rabbitmq", "cluster":
+		case "source", "seed", "rabbitmq", "cluster", "config":
 			at = i + 1
 		}
 	}

@@ -53,8 +53,9 @@ type simDriver struct {
 // recordings show 10-15 s (pause-node-silent-connection.txt).
 const clientGiveUp = 15 * time.Second
 
-func newSimDriver(cfg sim.Config) *simDriver {
-	return &simDriver{b: sim.New(cfg), conns: map[string]*sim.Connection{}, chans: map[string]*sim.Channel{},
+// newSimDriver runs a scenario on b, made of cfg.
+func newSimDriver(b *sim.Broker, cfg sim.Config) *simDriver {
+	return &simDriver{b: b, conns: map[string]*sim.Connection{}, chans: map[string]*sim.Channel{},
 		chanOf: map[string]map[uint16]string{}, connOf: map[string]string{},
 		clustered: cfg.Nodes > 1, ended: map[string]bool{}, awaiting: map[string][]chanOp{},
 		pausedAt: map[int]time.Time{}, gaveUp: map[string]bool{}}
@@ -243,8 +244,8 @@ type wireSim struct {
 	clients []net.Conn
 }
 
-func newWireSim(cfg sim.Config, reads Reads) *wireSim {
-	b := sim.New(cfg)
+// newWireSim serves b, made of cfg, over the in-memory wire.
+func newWireSim(b *sim.Broker, cfg sim.Config, reads Reads) *wireSim {
 	w := &wireSim{b: b, srv: wire.NewServer(b), reads: reads, rng: rand.New(rand.NewPCG(cfg.Seed, 1))}
 	if cfg.Nodes > 1 {
 		w.nodes = cfg.Nodes

@@ -79,8 +79,9 @@ type Comparison struct {
 
 // Compare returns every step of a scenario where release to answers
 // differently from release from: the upgrade check. When the file holds
-// recordings of both releases (Scenario.On), the differences are read off
-// the recordings, exactly (Comparison.Recorded); otherwise they are
+// broker recordings of both releases (Scenario.Recorded), the differences
+// are read off the recordings, exactly (Comparison.Recorded); otherwise,
+// hand-written answers included, they are
 // predicted by replaying it on the simulator of each release
 // (CompareProfiles). permit names deprecated features both releases
 // permit (sim.Config.Permit); no recording has them, so with permit the
@@ -90,7 +91,8 @@ type Comparison struct {
 func Compare(s *Scenario, from, to sim.Version, permit ...string) (*Comparison, error) {
 	a, okFrom := s.On(from)
 	b, okTo := s.On(to)
-	if !okFrom || !okTo || len(permit) > 0 {
+	recorded := s.Recorded()
+	if !okFrom || !okTo || len(permit) > 0 || !slices.Contains(recorded, from) || !slices.Contains(recorded, to) {
 		return CompareProfiles(s, from, to, permit...)
 	}
 	c := &Comparison{Scenario: a, From: from, To: to, Recorded: true}

@@ -1,27 +1,14 @@
 package sim_test
 
 import (
-	"fmt"
 	"testing"
 	"time"
 
-	"github.com/amqpsim/amqpsim/protocol"
 	"github.com/amqpsim/amqpsim/sim"
 )
 
-// x-message-ttl and x-expires above ten years are RabbitMQ's 406
-// value_too_large (measured on RabbitMQ 3.10.8); ten years is accepted.
-func TestTTLArgumentsBounded(t *testing.T) {
-	e := newEnv(t)
-	for _, arg := range []string{"x-message-ttl", "x-expires"} {
-		ch := e.channel(e.conn)
-		_, err := ch.QueueDeclare("q-"+arg, sim.QueueOptions{Args: sim.Table{arg: int64(315360000001)}})
-		wantErr(t, err, 406, fmt.Sprintf("PRECONDITION_FAILED - invalid arg '%s' for queue 'q-%s' in vhost '/': {value_too_large,315360000001}", arg, arg), protocol.QueueDeclare)
-		if _, err := e.ch.QueueDeclare("ok-"+arg, sim.QueueOptions{Args: sim.Table{arg: int64(315360000000)}}); err != nil {
-			t.Errorf("%s of ten years refused: %v", arg, err)
-		}
-	}
-}
+// The bounds of x-message-ttl and x-expires are a scenario
+// (scenarios/testdata/measured/ttl-arguments-bounded.txt).
 
 // Expiries are counted from the broker's start, so a clock past 2262 (where
 // Unix nanoseconds overflow) still expires a 1 h message after an hour; the

@@ -32,7 +32,7 @@ func TestQueueStats(t *testing.T) {
 // ChannelStats and ConsumerStats show each window: prefetch, outstanding, blocked, active, and the channel's limiter.
 func TestChannelAndConsumerStats(t *testing.T) {
 	// 3.10: from 4.3 global_qos is denied and global=true is per consumer
-	// (TestGlobalQosPerConsumer43).
+	// (scenarios/testdata/profiles/global-qos-per-consumer.txt).
 	e := newEnvOn(t, sim.V3_10)
 	e.declare("q", sim.QueueOptions{})
 	e.qos(e.ch, 1, false)

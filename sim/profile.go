@@ -306,7 +306,8 @@ type Profile struct {
 	//     rabbit_fifo:return_one/...; release-notes/4.3.0.md.
 	//   - QuorumCountsProperties (4.3+): RS@v4.3.5 rabbit_fifo:
 	//     maybe_enqueue/8 (Size = MetaSize + BodySize); RS@v4.2.9 and
-	//     RS@v4.1.8 count BodySize alone (TestQuorumCountsProperties43).
+	//     RS@v4.1.8 count BodySize alone
+	//     (scenarios/testdata/profiles/quorum-counts-properties.txt).
 	//     Recorded on 3.10.8, 4.0.5 and 4.3.6
 	//     (quorum-max-length-bytes-properties.txt).
 	//   - OnlyQueueVersion2 (4.3+): RS@v4.3.5

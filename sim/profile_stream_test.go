@@ -3,40 +3,16 @@ package sim_test
 import (
 	"testing"
 
-	"github.com/amqpsim/amqpsim/protocol"
 	"github.com/amqpsim/amqpsim/sim"
 )
 
 // The stream rules of this file were measured on RabbitMQ 4.0.5 and 4.3.6
 // (scenarios/library/stream-*.txt, each recorded on 3.10.8 too);
-// sim/profile.go sets them in one block of Version.Profile.
-
-// 4.0 names a "stream queue" in basic.consume's refusals
-// (stream-consume-checks.txt on 4.0.5 and 4.3.6).
-func TestStreamQueueTexts40(t *testing.T) {
-	for _, tc := range []struct {
-		v               sim.Version
-		prefetch, noAck string
-	}{
-		{sim.V3_10, "consumer prefetch count is not set for 'queue 's' in vhost '/''",
-			"automatic acknowledgement not supported by stream queues queue 's' in vhost '/'"},
-		{sim.V3_13, "consumer prefetch count is not set for 'queue 's' in vhost '/''",
-			"automatic acknowledgement not supported by stream queues queue 's' in vhost '/'"},
-		{sim.V4_0, "consumer prefetch count is not set for stream queue 's' in vhost '/'",
-			"automatic acknowledgement not supported by stream queue 's' in vhost '/'"},
-		{sim.V4_3, "consumer prefetch count is not set for stream queue 's' in vhost '/'",
-			"automatic acknowledgement not supported by stream queue 's' in vhost '/'"},
-	} {
-		e := newEnvOn(t, tc.v)
-		e.declare("s", sim.QueueOptions{Durable: true, Args: streamArgs})
-		_, err := e.ch.Consume("s", sim.ConsumeOptions{Tag: "a"})
-		wantErr(t, err, 406, "PRECONDITION_FAILED - "+tc.prefetch, protocol.BasicConsume)
-		ch := e.channel(e.conn)
-		e.qos(ch, 2, false)
-		_, err = ch.Consume("s", sim.ConsumeOptions{Tag: "a", NoAck: true})
-		wantErr(t, err, 540, "NOT_IMPLEMENTED - "+tc.noAck, protocol.BasicConsume)
-	}
-}
+// sim/profile.go sets them in one block of Version.Profile. Their texts
+// are scenarios (stream-consume-checks.txt in the library,
+// stream-queue-texts.txt and stream-reject-refused-310.txt in
+// scenarios/testdata/profiles); what stays here is the stream's byte
+// count and first offset, which no scenario step shows.
 
 // retentionStream declares s with 400-byte segments and a 1200-byte limit
 // and publishes m1..m9, one chunk each: three segments of three messages
@@ -110,32 +86,5 @@ func TestStreamReadAheadCrash43(t *testing.T) {
 			e.must(ch.Ack(d.DeliveryTag, false))
 		}
 		diff(t, tc.v.String()+" deliveries", []string{"m4", "m5", "m6", "m7", "m8", "m9", "m10"}, got)
-	}
-}
-
-// A 3.10 stream refuses basic.reject with 540, which closes the
-// connection: the refused delivery is not settled, and goes with the
-// channel's other deliveries, so the stream counts none unacked after.
-// (Fuzz seeds 2054 and 2075: the simulator kept counting one.)
-func TestStreamRefusedSettlementLeavesNothingUnacked310(t *testing.T) {
-	e := newEnvOn(t, sim.V3_10)
-	e.declare("s", sim.QueueOptions{Durable: true, Args: streamArgs})
-	e.qos(e.ch, 5, false)
-	if _, err := e.ch.Consume("s", sim.ConsumeOptions{Tag: "a"}); err != nil {
-		t.Fatal(err)
-	}
-	for _, body := range []string{"m1", "m2"} {
-		if err := e.ch.Publish("", "s", sim.PublishOptions{}, sim.Message{Body: []byte(body)}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	err := e.ch.Reject(2, false)
-	wantErr(t, err, 540, "NOT_IMPLEMENTED - basic.nack and basic.reject not supported by stream queues queue 's' in vhost '/'", protocol.BasicReject)
-	st, err := e.b.QueueStats("/", "s")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st.Unacked != 0 {
-		t.Fatalf("after the connection closed: %+v, want nothing unacked", st)
 	}
 }

@@ -39,10 +39,16 @@ type checker struct {
 	pending *arrival         // a message on its way into a queue
 
 	// For the step being checked.
-	closeRequeued map[*cMsg]bool         // requeued by a channel close
-	delivered     map[int][]sim.Delivery // by consumer handle
-	gotten        bool                   // the basic.get-ok's fetch is done
-	bad           []string
+	closeRequeued map[*cMsg]bool // requeued by a channel close
+	// passed are the messages a quorum delivery passed this step: a
+	// checkout hands each consumer its messages together, consumers in
+	// registration order (quorum-delivery-groups.txt), so a delivery may
+	// come before one of a message ahead of it, which the same step must
+	// then deliver too.
+	passed    []passedMsg
+	delivered map[int][]sim.Delivery // by consumer handle
+	gotten    bool                   // the basic.get-ok's fetch is done
+	bad       []string
 }
 
 type cQueue struct {
@@ -206,6 +212,12 @@ func (k *checker) check(op scenarios.Op, obs observation, trace []sim.Event) []s
 		k.event(obs, e)
 	}
 	k.at = len(trace)
+	for _, p := range k.passed {
+		if p.ahead.state == stReady {
+			k.fail("invariant 7: %s: %q delivered while %q, ahead of it, stayed ready", p.ahead.q.name, p.m.body, p.ahead.body)
+		}
+	}
+	k.passed = k.passed[:0]
 	k.arrive()
 	if _, isGet := op.(scenarios.Get); isGet && obs.Result.GetOK && !k.gotten {
 		k.fail("basic.get-ok without its trace event")

@@ -47,6 +47,10 @@ func (k *checker) makeReady(m *cMsg) {
 	m.state = stReady
 }
 
+// passedMsg is a quorum delivery of m that came before the delivery of
+// ahead, a message ahead of it (checker.passed).
+type passedMsg struct{ m, ahead *cMsg }
+
 // take removes m from its queue's ready messages. It must be the head,
 // except that messages a channel close requeued during this step may be
 // ahead of it (the close puts them back queue by queue, unseen, while
@@ -59,6 +63,10 @@ func (k *checker) take(m *cMsg, why string) {
 		return
 	}
 	for _, x := range q.ready[:i] {
+		if q.args.Quorum && why == "delivered" {
+			k.passed = append(k.passed, passedMsg{m: m, ahead: x})
+			continue
+		}
 		if !k.closeRequeued[x] {
 			k.fail("invariant 7: %s: %q %s while %q, ahead of it, stayed ready", q.name, m.body, why, x.body)
 			break

@@ -161,6 +161,10 @@ type mQueue struct {
 	// ready messages at the head that are returns, served first.
 	quorum  bool
 	returns int
+	// requeued: a settlement requeued messages to the tail (3.10 without
+	// a delivery limit), each checked out on its own: the next checkout
+	// is not grouped by consumer (handOut).
+	requeued bool
 }
 
 type mMsg struct {

@@ -1,6 +1,7 @@
 package modeltest
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"sort"
@@ -176,6 +177,9 @@ func (m *model) settle(ch *mChan, ds []mEntry, requeue, reject bool) {
 	}
 	sort.SliceStable(groups, func(i, j int) bool {
 		a, b := groups[i], groups[j]
+		if a.q.quorum != b.q.quorum { // a quorum queue's wait for consensus (settle-classic-before-quorum.txt)
+			return !a.q.quorum
+		}
 		if a.q.id != b.q.id {
 			return a.q.id < b.q.id
 		}
@@ -216,12 +220,17 @@ func (m *model) settle(ch *mChan, ds []mEntry, requeue, reject bool) {
 			m.unblock(q, ch)
 		}
 		m.heldDead = nil
-		if requeue {
+		if requeue && !q.quorum {
 			m.dropOverLimit(q)
 			m.dropExpired(q)
 		}
 		m.markDirty(q)
 		m.flush()
+		if requeue && q.quorum {
+			// rabbit_fifo's return checks out, then evaluates the limits
+			// (quorum-return-before-limit.txt).
+			m.dropOverLimit(q)
+		}
 		for _, h := range held {
 			m.deadLetter(h.q, h.msg, h.reason)
 		}
@@ -402,8 +411,17 @@ func (m *model) dispatch(q *mQueue) {
 // it, while there is one; with expire, expired heads are dropped after
 // every delivery (the delivered head itself may have expired).
 func (m *model) deliverReady(q *mQueue, expire bool) {
+	// A quorum queue's checkout sends each consumer its messages
+	// together, consumers in registration order (quorum-delivery-groups.txt):
+	// the tags are given when the checkout ends, or before an expiry.
+	var batch []checkedOut
+	defer func() { m.handOut(batch, q) }()
 	for {
 		if q.quorum {
+			if len(batch) > 0 && len(q.ready) > 0 && q.ready[0].expires && q.ready[0].expiry <= m.now {
+				m.handOut(batch, q)
+				batch = batch[:0]
+			}
 			m.expireQuorum(q) // rabbit_fifo:checkout_one/4 expires first
 		}
 		if len(q.ready) == 0 {
@@ -420,36 +438,71 @@ func (m *model) deliverReady(q *mQueue, expire bool) {
 			redelivered = m.takeQuorum(q, msg)
 		}
 		msg.delivered = true
-		ch := c.ch
-		ch.lastTag++
 		if !c.noAck {
 			q.unacked++
 			c.outstanding++
-			ch.ledger = append(ch.ledger, mEntry{at: m.now, tag: ch.lastTag, q: q, msg: msg, cons: c})
-			m.syncTick(ch)
 		}
-		d := delivery(c.tag, ch.lastTag, redelivered, q.name, msg)
 		if q.quorum {
-			d = withDeliveryCount(d, msg, false)
 			if !c.hasCredit() {
 				m.block(c) // rabbit_fifo drops it from the service queue at once
 			}
+			batch = append(batch, checkedOut{c, msg, redelivered})
+			continue
 		}
-		c.inbox = append(c.inbox, d)
-		if redelivered {
-			m.cover["redelivery to a consumer"]++
-		}
-		if msg.prio > 0 {
-			m.cover["priority message delivered"]++
-		}
-		if ch.limit > 0 && ch.volume == ch.limit {
-			m.cover["delivery filled the global limit"]++
-		}
-		m.noteDelivery(msg)
+		m.hand(c, q, msg, redelivered)
 		if expire {
 			m.dropExpired(q)
 		}
 	}
+}
+
+// checkedOut is a message a quorum queue's checkout gave a consumer.
+type checkedOut struct {
+	c           *mCons
+	msg         *mMsg
+	redelivered bool
+}
+
+// handOut delivers what one quorum checkout took, grouped by consumer in
+// registration order, unless the checkout followed 3.10's per-message
+// requeues (q.requeued), each checked out on its own.
+func (m *model) handOut(batch []checkedOut, q *mQueue) {
+	if !q.requeued {
+		slices.SortStableFunc(batch, func(a, b checkedOut) int {
+			return cmp.Compare(slices.Index(m.cons, a.c), slices.Index(m.cons, b.c))
+		})
+	}
+	if len(batch) > 0 {
+		q.requeued = false
+	}
+	for _, o := range batch {
+		m.hand(o.c, q, o.msg, o.redelivered)
+	}
+}
+
+// hand gives a delivery its tag and puts it in the consumer's inbox.
+func (m *model) hand(c *mCons, q *mQueue, msg *mMsg, redelivered bool) {
+	ch := c.ch
+	ch.lastTag++
+	if !c.noAck {
+		ch.ledger = append(ch.ledger, mEntry{at: m.now, tag: ch.lastTag, q: q, msg: msg, cons: c})
+		m.syncTick(ch)
+	}
+	d := delivery(c.tag, ch.lastTag, redelivered, q.name, msg)
+	if q.quorum {
+		d = withDeliveryCount(d, msg, false)
+	}
+	c.inbox = append(c.inbox, d)
+	if redelivered {
+		m.cover["redelivery to a consumer"]++
+	}
+	if msg.prio > 0 {
+		m.cover["priority message delivered"]++
+	}
+	if ch.limit > 0 && ch.volume == ch.limit {
+		m.cover["delivery filled the global limit"]++
+	}
+	m.noteDelivery(msg)
 }
 
 // next picks the consumer for the head message: on a single active consumer

@@ -173,6 +173,11 @@ func (m *model) getQuorum(ch *mChan, q *mQueue, o scenarios.Get, r *result) {
 		ch.ledger = append(ch.ledger, mEntry{at: m.now, tag: ch.lastTag, q: q, msg: msg})
 		m.syncTick(ch)
 	}
+	if o.NoAck {
+		// {dequeue, settled}: the settlement's checkout expires the new
+		// head before the count (quorum-get-noack-expires.txt).
+		m.expireQuorum(q)
+	}
 	d := withDeliveryCount(delivery("", ch.lastTag, redelivered, q.name, msg), msg, true)
 	d.MessageCount = len(q.ready)
 	r.GetOK, r.Get = true, &d
@@ -208,6 +213,7 @@ func (m *model) giveBack(q *mQueue, msg *mMsg, toBack bool) {
 		return
 	}
 	if toBack {
+		q.requeued = true
 		q.seq++
 		msg.seq = q.seq
 		q.ready = append(q.ready, msg)

@@ -127,21 +127,6 @@ func (e *env) exists(q string) bool {
 	return err == nil
 }
 
-// dv is the part of a delivery most tests compare.
-type dv struct {
-	Tag         uint64
-	Body        string
-	Redelivered bool
-}
-
-func brief(ds []sim.Delivery) []dv {
-	out := []dv{}
-	for _, d := range ds {
-		out = append(out, dv{d.DeliveryTag, string(d.Body), d.Redelivered})
-	}
-	return out
-}
-
 func bodies(ds []sim.Delivery) []string {
 	out := []string{}
 	for _, d := range ds {

@@ -141,8 +141,15 @@ func (c *Channel[Q, R]) TakeAll() []Delivery[R] { return c.ledger.takeAll() }
 // returns the queues to resume.
 func (c *Channel[Q, R]) Released(ds []Delivery[R]) []Q {
 	if c.limiter.limit == 0 {
+		// No channel-wide limit, the common case: small enough to
+		// inline, this costs a settlement no call.
 		return nil
 	}
+	return c.released(ds)
+}
+
+// released is Released under a channel-wide limit.
+func (c *Channel[Q, R]) released(ds []Delivery[R]) []Q {
 	n := 0
 	for _, d := range ds {
 		if d.ConsumerTag != "" {

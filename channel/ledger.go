@@ -33,11 +33,17 @@ func (l *ledger[R]) oldest() *Delivery[R] {
 }
 
 func (l *ledger[R]) find(tag uint64) (int, bool) {
-	es := l.entries[l.start:]
-	i := 0 // the oldest, the common case
-	if len(es) > 0 && es[0].Tag < tag {
-		i = sort.Search(len(es), func(i int) bool { return es[i].Tag >= tag })
+	if s := l.start; s < len(l.entries) && l.entries[s].Tag == tag {
+		// The oldest, the common case: small enough to inline.
+		return s, l.entries[s].live
 	}
+	return l.search(tag)
+}
+
+// search is find by binary search.
+func (l *ledger[R]) search(tag uint64) (int, bool) {
+	es := l.entries[l.start:]
+	i := sort.Search(len(es), func(i int) bool { return es[i].Tag >= tag })
 	if i < len(es) && es[i].Tag == tag && es[i].live {
 		return l.start + i, true
 	}
@@ -57,7 +63,24 @@ func (l *ledger[R]) hole(i int, out []Delivery[R]) []Delivery[R] {
 
 // take appends the delivery of entries[i] to out and removes it.
 func (l *ledger[R]) take(i int, out []Delivery[R]) []Delivery[R] {
-	out = l.hole(i, out)
+	if i != l.start {
+		out = l.hole(i, out)
+		l.trim()
+		return out
+	}
+	// The oldest, the common case, leaves no hole: the entry is cleared
+	// once, and the start moves past it.
+	out = append(out, l.entries[i].Delivery)
+	l.entries[i] = entry[R]{}
+	l.live--
+	l.start++
+	if l.live == 0 {
+		// Emptied, as a ledger settled in order mostly is: what is
+		// left are holes, which hold nothing but their tags, and there
+		// is nothing to trim.
+		l.entries, l.start = l.entries[:0], 0
+		return out
+	}
 	l.trim()
 	return out
 }

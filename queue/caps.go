@@ -55,6 +55,10 @@ type Caps struct {
 	// so that an error later in the same read closes the channel first
 	// (a quorum queue's; measured on 3.10.8, 4.0.5 and 4.3.6).
 	DeliversAfterConsensus bool
+	// RefusesSettlements: CheckSettle may refuse a settlement (a 3.10
+	// stream's nack, reject and recover: Rules.StreamAnySettlement). The
+	// other types take every one, and the broker does not ask them.
+	RefusesSettlements bool
 	// RaftConsumers: the queue's consumers live in its Raft state
 	// machine (a quorum queue: rabbit_fifo). On a cluster a consumer
 	// whose node crashed stays, suspected down, with its deliveries until

@@ -13,7 +13,7 @@ import (
 // TestCaps: each type's fixed answers, one row a type, release and
 // declaration: what the broker reads instead of asking the type.
 func TestCaps(t *testing.T) {
-	v43 := queue.Rules{ConsumerTimeoutQuorumOnly: true, QuorumConsumerTimeout: true}
+	v43 := queue.Rules{ConsumerTimeoutQuorumOnly: true, QuorumConsumerTimeout: true, StreamAnySettlement: true}
 	for _, tc := range []struct {
 		name    string
 		durable bool
@@ -41,7 +41,7 @@ func TestCaps(t *testing.T) {
 			queue.Caps{SingleActive: true, Replicated: true, RegistersEnqueuers: true, DeleteWaitsForMembers: true,
 				LateConfirms: queue.AllLate, DeliversAfterConsensus: true, RaftConsumers: true}, [2]bool{true, true}, ""},
 		{"stream", true, queue.Rules{}, protocol.Table{"x-queue-type": "stream"},
-			queue.Caps{Replicated: true, LosesCutOffSide: true, ConsumerTimeout: true, LateConfirms: queue.AllLate, StoresAMQP10: true}, [2]bool{true, true},
+			queue.Caps{Replicated: true, LosesCutOffSide: true, ConsumerTimeout: true, LateConfirms: queue.AllLate, RefusesSettlements: true, StoresAMQP10: true}, [2]bool{true, true},
 			"Could not set leader PID for queue 'q' in vhost '/' on node 'rabbit@n' because the metadata store operation timed out"},
 		{"stream 4.3", true, v43, protocol.Table{"x-queue-type": "stream"},
 			queue.Caps{Replicated: true, LosesCutOffSide: true, LateConfirms: queue.AllLate, StoresAMQP10: true}, [2]bool{true, true}, ""},

@@ -116,7 +116,11 @@ func (q *classic[T]) Publish(m *Message, ttl int64, hasTTL bool) bool {
 		}
 		return false
 	}
-	m.Expiry, m.Expires = q.expiryAt(q.env.Now(), ttl, hasTTL)
+	if hasTTL || l.HasMessageTTL {
+		m.Expiry, m.Expires = q.expiryAt(q.env.Now(), ttl, hasTTL)
+	} else {
+		m.Expiry, m.Expires = 0, false // no call for the clock: nothing expires
+	}
 	wasEmpty := q.readyCount == 0
 	// Only the queue's x-message-ttl 0 discards (deliver_or_enqueue
 	// matches #q{ttl = 0, dlx = undefined}); a message whose own

@@ -78,7 +78,15 @@ func (q *classic[T]) Resume(g *consumer.Group[T]) { q.rotation.Resume(g) }
 // fetch: RabbitMQ's fetch takes the head even if it has expired and drops
 // expired heads only afterwards (drop_expired_msgs). It returns the number
 // of messages delivered.
-func (q *classic[T]) Dispatch() int { return q.dispatch(true) }
+func (q *classic[T]) Dispatch() int {
+	if q.readyCount == 0 {
+		// Nothing to hand out, as after most publishes and settlements:
+		// small enough to inline, this costs the broker's dispatch no
+		// call of dispatch.
+		return 0
+	}
+	return q.dispatch(true)
+}
 
 // dispatch is Dispatch; dropAfterFetch false skips drop_expired_msgs, for
 // attempt_delivery of a publish.

@@ -307,7 +307,8 @@ type Queue[T any] interface {
 	// CheckSettle reports whether the type takes a settlement of its
 	// deliveries by method m (basic.ack, nack, reject, recover or
 	// recover-async), with RabbitMQ's error when it does not. The
-	// channel asks before it settles anything.
+	// channel asks before it settles anything, if the type may refuse
+	// (Caps.RefusesSettlements).
 	CheckSettle(m protocol.Method, how Settlement) error
 	// Settle applies a channel's settlement of one group of deliveries
 	// from this queue and gives their consumers credit back.

@@ -119,7 +119,8 @@ func (s *stream[T]) Restart(bool) {}
 // measured).
 func (d *declared) streamCaps() Caps {
 	return Caps{Replicated: true, LosesCutOffSide: true, ConsumerTimeout: !d.opts.Rules.ConsumerTimeoutQuorumOnly, LateConfirms: AllLate, StoresAMQP10: true,
-		declareTimedOut: declareTimedOutText("Could not set leader PID for " + d.Resource()),
+		RefusesSettlements: !d.opts.Rules.StreamAnySettlement,
+		declareTimedOut:    declareTimedOutText("Could not set leader PID for " + d.Resource()),
 		// Of the keys amqpsim models, rabbit_stream_queue's
 		// unsupported_policies has the classic and quorum ones
 		// (RS@v3.10.8, v4.3.5).

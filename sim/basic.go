@@ -288,13 +288,7 @@ func (ch *Channel) published(exchangeName, key string, o PublishOptions, m *Mess
 // gets for a body larger than MaxMessageSize.
 func (b *Broker) Publish(vhostName, exchangeName, key string, m Message) error {
 	b.mu.Lock()
-	err := b.publishAlone(vhostName, exchangeName, key, &m)
-	b.mu.Unlock()
-	return err
-}
-
-// publishAlone is Publish; caller holds the lock.
-func (b *Broker) publishAlone(vhostName, exchangeName, key string, m *Message) error {
+	defer b.mu.Unlock()
 	v, err := b.lookupVhost(vhostName)
 	if err != nil {
 		return err
@@ -311,13 +305,20 @@ func (b *Broker) publishAlone(vhostName, exchangeName, key string, m *Message) e
 		return err
 	}
 	if b.tracing() {
-		e := Event{Kind: EventPublish, Vhost: v.name, Exchange: exchangeName, RoutingKey: key}
-		e.Body, e.Properties = b.ownCopy(m)
-		b.record(e)
+		b.tracePublish(v, exchangeName, key, &m)
 	}
-	_, _, _, err = b.publish(v, x, key, m, ttl, hasTTL)
+	_, _, _, err = b.publish(v, x, key, &m, ttl, hasTTL)
 	b.flush()
 	return err
+}
+
+// tracePublish records Publish's event. Out of line, as the other trace
+// events of the hot paths are: an Event is large, and an untraced call's
+// frame need not hold one.
+func (b *Broker) tracePublish(v *vhost, exchangeName, key string, m *Message) {
+	e := Event{Kind: EventPublish, Vhost: v.name, Exchange: exchangeName, RoutingKey: key}
+	e.Body, e.Properties = b.ownCopy(m)
+	b.record(e)
 }
 
 // publish routes m and enqueues it in every queue it reaches, returning how
@@ -364,7 +365,9 @@ func (b *Broker) enqueue(queues []*brokerQueue, x *exchange, key string, m *Mess
 	if len(queues) == 0 {
 		return 0, false, confirmAtOnce, false
 	}
-	crashed = slices.ContainsFunc(queues, func(q *brokerQueue) bool { return q.caps.StoresAMQP10 }) &&
+	// Only a header converts badly: a message without any, as most are,
+	// looks no further.
+	crashed = len(m.Headers) > 0 && slices.ContainsFunc(queues, func(q *brokerQueue) bool { return q.caps.StoresAMQP10 }) &&
 		b.profile.Queue.ConversionCrashes(m.Headers)
 	body, props := b.ownCopy(m)
 	if props != nil {
@@ -574,11 +577,17 @@ func (ch *Channel) settleCall(m protocol.Method, tag uint64, multiple, requeue b
 		return err
 	}
 	if ch.b.tracing() {
-		e := ch.callEvent(m)
-		settleEvent(&e, m, tag, multiple, requeue)
-		ch.b.record(e)
+		ch.traceSettleCall(m, tag, multiple, requeue)
 	}
 	return ch.end(ch.settle(m, tag, multiple, how))
+}
+
+// traceSettleCall records the call event of a settlement (out of line:
+// see tracePublish).
+func (ch *Channel) traceSettleCall(m protocol.Method, tag uint64, multiple, requeue bool) {
+	e := ch.callEvent(m)
+	settleEvent(&e, m, tag, multiple, requeue)
+	ch.b.record(e)
 }
 
 // settleEvent fills in the trace event of a settlement by method m.
@@ -636,7 +645,7 @@ func (ch *Channel) settle(m protocol.Method, tag uint64, multiple bool, how queu
 	// (a stream's count of unacked deliveries leaked one per refused
 	// delivery: fuzz seeds 2054 and 2075). A transaction only stages the
 	// settlement: the queue's type is asked at the commit (TxCommit).
-	if ch.tx == nil {
+	if ch.tx == nil && mayRefuse(ds) {
 		if err := ch.checkSettle(ds, m, how); err != nil {
 			ch.core.Restore(ds)
 			clear(ds)
@@ -649,9 +658,28 @@ func (ch *Channel) settle(m protocol.Method, tag uint64, multiple bool, how queu
 		return nil
 	}
 	ch.apply(ds, how)
-	scratch.Zero(ds)
+	// Only the references keep anything of weight alive (a queue, a
+	// message, a consumer; the consumer tag at most a short string):
+	// clearing them alone is cheaper than clearing the whole delivery,
+	// on every settlement.
+	for i := range ds {
+		ds[i].Ref = delivery{}
+	}
 	ch.settled = ds[:0]
 	return nil
+}
+
+// mayRefuse reports whether a queue of deliveries ds may refuse their
+// settlement (queue.Caps.RefusesSettlements), so that checkSettle must
+// ask: small enough to inline, this costs the settlements no queue can
+// refuse, most of them, no call.
+func mayRefuse(ds []channel.Delivery[delivery]) bool {
+	for i := range ds {
+		if ds[i].Ref.q.caps.RefusesSettlements {
+			return true
+		}
+	}
+	return false
 }
 
 // checkSettle asks the queues of deliveries ds, in order, whether their
@@ -661,7 +689,7 @@ func (ch *Channel) settle(m protocol.Method, tag uint64, multiple bool, how queu
 func (ch *Channel) checkSettle(ds []channel.Delivery[delivery], m protocol.Method, how queue.Settlement) error {
 	for i := range ds {
 		d := &ds[i] // a Delivery is large: not copied per iteration
-		if q := d.Ref.q; !q.deleted && !ch.lostDelivery(d.Ref, d.Tag) {
+		if q := d.Ref.q; q.caps.RefusesSettlements && !q.deleted && !ch.lostDelivery(d.Ref, d.Tag) {
 			if err := q.CheckSettle(m, how); err != nil {
 				return err
 			}
@@ -684,6 +712,21 @@ func (ch *Channel) checkSettle(ds []channel.Delivery[delivery], m protocol.Metho
 // the next (each is a command of its own, checked out on its own).
 func (ch *Channel) apply(ds []channel.Delivery[delivery], how queue.Settlement) {
 	released := ch.core.Released(ds)
+	if len(ds) == 1 {
+		// One delivery is one group, whatever its queue's type: an ack of
+		// one delivery, the common case, needs no sort and no closure.
+		ch.settleGroup(ds, how)
+	} else {
+		ch.settleGroups(ds, how)
+	}
+	ch.resumeConsumers(released)
+	ch.syncTick()
+}
+
+// settleGroups is apply's settlement of several deliveries: their groups
+// in RabbitMQ's order, those of the queues that deliver after consensus
+// last.
+func (ch *Channel) settleGroups(ds []channel.Delivery[delivery], how queue.Settlement) {
 	late := false
 	channel.Groups(ds, func(group []channel.Delivery[delivery]) {
 		if group[0].Ref.q.caps.DeliversAfterConsensus {
@@ -699,8 +742,6 @@ func (ch *Channel) apply(ds []channel.Delivery[delivery], how queue.Settlement) 
 			}
 		})
 	}
-	ch.resumeConsumers(released)
-	ch.syncTick()
 }
 
 // settleGroup settles one group of deliveries of one queue and dispatches
@@ -709,12 +750,7 @@ func (ch *Channel) settleGroup(group []channel.Delivery[delivery], how queue.Set
 	b := ch.b
 	q := group[0].Ref.q
 	if b.tracing() {
-		for _, d := range group {
-			e := connEvent(EventSettle, ch.conn, ch.id)
-			e.DeliveryTag, e.Queue, e.Requeue, e.ConsumerTag = d.Tag, q.Name(), how.Requeues(), d.ConsumerTag
-			e.MessageID, e.Body = d.Ref.m.ID, d.Ref.m.Body
-			b.record(e)
-		}
+		ch.traceSettle(group, how)
 	}
 	if q.deleted {
 		return
@@ -740,10 +776,25 @@ func (ch *Channel) settleGroup(group []channel.Delivery[delivery], how queue.Set
 	b.settled = settled[:0]
 	b.markDirty(q)
 	b.flush()
+	if len(held) == 0 {
+		return
+	}
 	for _, d := range held {
 		b.deadLetter(d.q, d.m, d.reason, nil)
 	}
 	b.flush()
+}
+
+// traceSettle records the settle events of a group (out of line: see
+// tracePublish).
+func (ch *Channel) traceSettle(group []channel.Delivery[delivery], how queue.Settlement) {
+	q := group[0].Ref.q
+	for _, d := range group {
+		e := connEvent(EventSettle, ch.conn, ch.id)
+		e.DeliveryTag, e.Queue, e.Requeue, e.ConsumerTag = d.Tag, q.Name(), how.Requeues(), d.ConsumerTag
+		e.MessageID, e.Body = d.Ref.m.ID, d.Ref.m.Body
+		ch.b.record(e)
+	}
 }
 
 // MaxMessageSizeCap is the most RabbitMQ takes for max_message_size,
@@ -769,9 +820,18 @@ func (cfg Config) maxMessageSize(p *Profile) uint64 {
 // bytes over the limit is refused with 406. RabbitMQ drops "configured"
 // from the text when the limit is the 512 MiB cap; amqpsim keeps it.
 func (b *Broker) checkMessageSize(size uint64) error {
-	if max := b.MaxMessageSize(); size > max {
-		return protocol.Errorf(protocol.PreconditionFailed, protocol.BasicPublish,
-			"message size %d is larger than configured max size %d", size, max)
+	if size > b.maxMessageSize {
+		return messageTooLarge(size, b.maxMessageSize)
 	}
 	return nil
+}
+
+// messageTooLarge is checkMessageSize's refusal. It is kept out of line
+// (the compiler would inline it) so that checkMessageSize inlines into
+// every publish.
+//
+//go:noinline
+func messageTooLarge(size, max uint64) error {
+	return protocol.Errorf(protocol.PreconditionFailed, protocol.BasicPublish,
+		"message size %d is larger than configured max size %d", size, max)
 }

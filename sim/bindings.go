@@ -68,16 +68,16 @@ func checkRoutingHeaders(headers Table) error {
 // runs out.
 func (b *Broker) route(v *vhost, x *exchange, keys []string, headers Table, out []*brokerQueue) ([]*brokerQueue, error) {
 	if x.name == "" { // the default exchange reaches the queues named by the keys, and nothing else
+		if len(keys) == 1 {
+			// No CC or BCC: one queue at most, nothing to mark or sort.
+			if q := v.defaultRoute(keys[0]); q != nil {
+				out = append(out, q)
+			}
+			return out, nil
+		}
 		b.routeMark++
 		for _, k := range keys {
-			q := v.routed // nil once deleted (deleteQueue)
-			if q == nil || q.Name() != k {
-				if q = v.queues[k]; q == nil {
-					continue
-				}
-				v.routed = q
-			}
-			if q.routeMark != b.routeMark {
+			if q := v.defaultRoute(k); q != nil && q.routeMark != b.routeMark {
 				q.routeMark = b.routeMark
 				out = append(out, q)
 			}
@@ -118,6 +118,19 @@ func (b *Broker) route(v *vhost, x *exchange, keys []string, headers Table, out 
 	}
 	sortQueues(r.out)
 	return r.out, nil
+}
+
+// defaultRoute returns the queue the default exchange routes key to, or
+// nil.
+func (v *vhost) defaultRoute(key string) *brokerQueue {
+	if q := v.routed; q != nil && v.routedName == key { // nil once deleted (deleteQueue)
+		return q
+	}
+	q := v.queues[key]
+	if q != nil {
+		v.routed, v.routedName = q, key
+	}
+	return q
 }
 
 // router is route's state, kept by the broker so that a publish

@@ -598,9 +598,15 @@ func (b *Broker) markDirty(q *brokerQueue) {
 
 // flush dispatches every dirty queue; caller holds the lock.
 func (b *Broker) flush() {
-	if len(b.dirty) == 0 && len(b.fired) == 0 {
-		return
+	if len(b.dirty) > 0 || len(b.fired) > 0 {
+		// Out of line: a call with nothing to dispatch, as many are, pays
+		// no call for flush.
+		b.dispatchDirty()
 	}
+}
+
+// dispatchDirty is flush when there is something to dispatch.
+func (b *Broker) dispatchDirty() {
 	for {
 		for b.flushed < len(b.dirty) {
 			q := b.dirty[b.flushed]
@@ -620,10 +626,15 @@ func (b *Broker) flush() {
 	}
 }
 
-func (b *Broker) lookupVhost(name string) (*vhost, error) {
-	if v := b.lastVhost; v != nil && v.name == name {
-		return v, nil
+func (b *Broker) lookupVhost(name string) (v *vhost, err error) {
+	if v = b.lastVhost; v == nil || v.name != name {
+		v, err = b.findVhost(name) // out of line: the same vhost as last time costs no call
 	}
+	return
+}
+
+// findVhost is lookupVhost of a vhost other than the last one.
+func (b *Broker) findVhost(name string) (*vhost, error) {
 	v, ok := b.vhosts[name]
 	if !ok {
 		return nil, fmt.Errorf("%w %q", ErrNoVhost, name)

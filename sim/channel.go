@@ -376,9 +376,15 @@ func (ch *Channel) Qos(prefetchCount, prefetchSize int, global bool) error {
 // queues the limiter released, starting at a seeded random position as
 // RabbitMQ's notify_queues does.
 func (ch *Channel) resumeConsumers(qs []*brokerQueue) {
-	if len(qs) == 0 {
-		return
+	if len(qs) > 0 {
+		// Out of line: most settlements release nothing, and this is
+		// small enough to inline into them.
+		ch.resumeQueues(qs)
 	}
+}
+
+// resumeQueues is resumeConsumers of queues that were released.
+func (ch *Channel) resumeQueues(qs []*brokerQueue) {
 	start := 0
 	if len(qs) > 1 {
 		start = ch.b.rng.IntN(len(qs))

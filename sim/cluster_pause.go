@@ -78,5 +78,6 @@ func (c *Connection) Hung() bool {
 	return c.hung()
 }
 
-// hung is Hung; caller holds the lock.
-func (c *Connection) hung() bool { return c.node > 0 && c.b.topo.Hung(c.node) }
+// hung is Hung; caller holds the lock. A broker of one node cannot hang
+// (PauseNode), which every consumer's read asks first.
+func (c *Connection) hung() bool { return c.b.multiNode && c.node > 0 && c.b.topo.Hung(c.node) }

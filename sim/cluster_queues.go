@@ -91,6 +91,10 @@ func (ch *Channel) forgetQueue(q *brokerQueue) []*queue.Message {
 // lostDelivery reports whether the delivery with tag is one the channel
 // lost with its queue (forgetQueue).
 func (ch *Channel) lostDelivery(r delivery, tag uint64) bool {
+	if len(ch.lost) == 0 {
+		// Most channels lost nothing: no map lookup on every settlement.
+		return false
+	}
 	last, ok := ch.lost[r.q]
 	return ok && tag <= last
 }

@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"github.com/amqpsim/amqpsim/channel"
 	"github.com/amqpsim/amqpsim/consumer"
 	"github.com/amqpsim/amqpsim/queue"
 )
@@ -45,22 +44,6 @@ func (c *Consumer) Tag() string { return c.tag }
 // Queue returns the name of the queue it consumes from.
 func (c *Consumer) Queue() string { return c.queue }
 
-// deliver sends a message to the consumer: a delivery tag, a ledger entry
-// unless no-ack, and basic.deliver pushed to the client. Caller holds the
-// lock.
-func (c *Consumer) deliver(m *queue.Message, redelivered bool) {
-	ch, b := c.ch, c.ch.b
-	tag := ch.core.NextTag()
-	if !c.core.NoAck {
-		ch.core.Record(channel.Delivery[delivery]{Tag: tag, Queue: c.q.id, ConsumerTag: c.core.Tag, At: b.now,
-			Ref: delivery{q: c.q, m: m, c: c.core}})
-		if c.q.caps.ConsumerTimeout {
-			ch.armTick()
-		}
-	}
-	ch.pushDelivery(c, tag, redelivered, m, c.q.caps.DeliversAfterConsensus)
-}
-
 // Next takes the oldest delivery to the consumer not yet taken, if any.
 func (c *Consumer) Next() (d Delivery, ok bool) {
 	// Small enough to inline: a reader that polls its consumers pays no
@@ -81,8 +64,8 @@ func (c *Consumer) take(d *Delivery) bool {
 		b.mu.unlockView() // its node sends nothing (cluster_pause.go)
 		return false
 	}
-	it, ok := c.ch.conn.out.next(&c.lane)
-	if !ok {
+	var it outItem
+	if !c.ch.conn.out.next(&c.lane, &it) {
 		b.mu.unlockView() // nothing changed
 		return false
 	}

@@ -125,11 +125,17 @@ func (b *Broker) Deliveries() uint64 {
 // queue side of the outbox (queuePush), where the close must follow it.
 // Caller holds the lock.
 func (ch *Channel) delivered(queueName, ctag string, fromQueue bool) {
-	b := ch.b
-	b.delivered++
-	if len(b.armed) == 0 {
-		return
+	ch.b.delivered++
+	if len(ch.b.armed) > 0 {
+		// Out of line: without armed faults, the common case, this is
+		// small enough to inline into every delivery.
+		ch.countArmed(queueName, ctag, fromQueue)
 	}
+}
+
+// countArmed is delivered's count of the armed faults.
+func (ch *Channel) countArmed(queueName, ctag string, fromQueue bool) {
+	b := ch.b
 	kept := b.armed[:0]
 	var fire []*armedFault
 	for _, f := range b.armed {

@@ -22,10 +22,12 @@ type vhost struct {
 	perms      map[string]*permission
 	topicPerms map[string]map[string]*topicPermission
 	// direct is the default exchange, which is never deleted; routed is
-	// the queue the default exchange last routed to, unless deleted since:
-	// lookups the publish path makes without the maps.
-	direct *exchange
-	routed *brokerQueue
+	// the queue the default exchange last routed to, unless deleted since,
+	// and routedName its name (a queue's name never changes): lookups the
+	// publish path makes without the maps, or a call to the queue.
+	direct     *exchange
+	routed     *brokerQueue
+	routedName string
 }
 
 // exchange is one exchange and the bindings it is the source of.
@@ -98,8 +100,15 @@ func exchangeResource(name, vhost string) string {
 
 func (v *vhost) exchange(name string, m protocol.Method) (*exchange, error) {
 	if name == "" {
+		// The default exchange, the most published to: small enough to
+		// inline, this costs such a publish no call.
 		return v.direct, nil
 	}
+	return v.namedExchange(name, m)
+}
+
+// namedExchange is exchange of a name that is not the default exchange's.
+func (v *vhost) namedExchange(name string, m protocol.Method) (*exchange, error) {
 	x, ok := v.exchanges[name]
 	if !ok {
 		return nil, protocol.Errorf(protocol.NotFound, m, "no %s", exchangeResource(name, v.name))

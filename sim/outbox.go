@@ -165,9 +165,15 @@ func (o *outbox) beginCall() { o.staging = true }
 
 func (o *outbox) endCall() {
 	o.staging = false
-	if len(o.staged) == 0 && cap(o.staged) <= keepCap {
-		return // most calls: nothing to append, clear or release
+	if len(o.staged) > 0 || cap(o.staged) > keepCap {
+		// Most calls have nothing to append, clear or release: small
+		// enough to inline, endCall then costs them no call.
+		o.appendStaged()
 	}
+}
+
+// appendStaged is endCall when something was staged.
+func (o *outbox) appendStaged() {
 	for i := range o.staged {
 		o.add(o.staged[i].outItem, o.staged[i].lane)
 	}
@@ -222,11 +228,13 @@ func (l *lane) valid(o *outbox) {
 	}
 }
 
-// next takes the oldest push of lane l.
-func (o *outbox) next(l *lane) (outItem, bool) {
+// next takes the oldest push of lane l into it, and reports whether there
+// was one. It fills it in place rather than return it: an item is large
+// enough that each copy shows on the delivery path.
+func (o *outbox) next(l *lane, it *outItem) bool {
 	l.valid(o)
 	if l.read == len(l.seqs) {
-		return outItem{}, false
+		return false
 	}
 	seq := l.seqs[l.read]
 	l.read++
@@ -240,30 +248,41 @@ func (o *outbox) next(l *lane) (outItem, bool) {
 		n := copy(l.seqs, l.seqs[l.read:])
 		l.seqs, l.read = l.seqs[:n], 0
 	}
-	i, ok := o.find(seq)
-	if !ok {
-		panic("sim: outbox: a lane's push is not waiting")
+	if h := o.head; h < len(o.log) && o.log[h].seq == seq && !o.log[h].taken {
+		// The oldest push, the common case: the head moves past it,
+		// with no search and no mark.
+		*it = o.log[h]
+		o.log[h] = outItem{}
+		o.head++
+	} else {
+		i, ok := o.find(seq)
+		if !ok {
+			panic("sim: outbox: a lane's push is not waiting")
+		}
+		*it = o.log[i]
+		o.log[i] = outItem{seq: seq, taken: true}
+		o.taken++
 	}
-	it := o.log[i]
-	o.log[i] = outItem{seq: seq, taken: true}
-	o.taken++
 	if it.method == protocol.BasicDeliver {
 		o.deliveriesTaken++
 	}
-	o.compact()
+	if o.head == len(o.log) {
+		// Emptied, as a log read as fast as it is written mostly is:
+		// compact would only find that.
+		o.log, o.head = shrink(o.log), 0
+	} else {
+		o.compact()
+	}
 	if o.pending() == 0 {
 		o.busy.Store(false)
 	}
-	return it, true
+	return true
 }
 
 // find returns the index of the item with sequence number seq, which is
 // in the log.
 func (o *outbox) find(seq uint64) (int, bool) {
 	live := o.log[o.head:]
-	if len(live) > 0 && live[0].seq == seq { // the common case: the oldest
-		return o.head, !live[0].taken
-	}
 	i, ok := slices.BinarySearchFunc(live, seq, func(it outItem, s uint64) int {
 		switch {
 		case it.seq < s:

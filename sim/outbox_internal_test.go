@@ -12,7 +12,7 @@ func TestOutboxReclaimsTakenPrefix(t *testing.T) {
 	o.add(outItem{}, &l)
 	for range 100000 {
 		o.add(outItem{}, &l)
-		if _, ok := o.next(&l); !ok {
+		if !o.next(&l, new(outItem)) {
 			t.Fatal("the lane's oldest push not found")
 		}
 	}
@@ -36,7 +36,7 @@ func TestOutboxUnreadLaneHoldsOnlyItself(t *testing.T) {
 	for range 100000 {
 		o.add(outItem{}, &unread)
 		o.add(outItem{}, &busy)
-		o.next(&busy)
+		o.next(&busy, new(outItem))
 	}
 	if o.pending() != 100000 {
 		t.Fatalf("%d pending, want 100000", o.pending())
@@ -48,11 +48,11 @@ func TestOutboxUnreadLaneHoldsOnlyItself(t *testing.T) {
 	if len(got) != 100000 || o.pending() != 0 {
 		t.Fatalf("drained %d, %d pending", len(got), o.pending())
 	}
-	if _, ok := o.next(&unread); ok {
+	if o.next(&unread, new(outItem)) {
 		t.Error("a lane still had a push after Drain took everything")
 	}
 	o.add(outItem{}, &unread)
-	if _, ok := o.next(&unread); !ok {
+	if !o.next(&unread, new(outItem)) {
 		t.Error("a lane lost a push made after the Drain")
 	}
 }

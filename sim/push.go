@@ -152,12 +152,19 @@ func (ch *Channel) lane(m protocol.Method) *lane {
 func (ch *Channel) pushDelivery(cons *Consumer, tag uint64, redelivered bool, m *queue.Message, late bool) {
 	it := outItem{method: protocol.BasicDeliver, channel: ch.id, tag: tag, cons: cons, redelivered: redelivered, msg: m}
 	if ch.b.tracing() {
-		p := it.push()
-		ch.b.record(pushEvent(ch.conn, &p))
+		ch.tracePush(&it)
 	}
 	ch.conn.out.queuePush(it, &cons.lane, ch, late)
 	ch.conn.unsent++
 	ch.delivered(cons.queue, cons.tag, true)
+}
+
+// tracePush records the push it holds. Out of line: the large Push and
+// Event it builds would otherwise weigh on every delivery's frame, traced
+// or not.
+func (ch *Channel) tracePush(it *outItem) {
+	p := it.push()
+	ch.b.record(pushEvent(ch.conn, &p))
 }
 
 // pushCancel pushes basic.cancel of consumer tag on behalf of its queue:
@@ -236,11 +243,9 @@ func (ch *Channel) takeLane(l *lane) []Push {
 	ch.b.mu.Lock()
 	defer ch.b.mu.Unlock()
 	var out []Push
-	for {
-		it, ok := ch.conn.out.next(l)
-		if !ok {
-			return out
-		}
+	var it outItem
+	for ch.conn.out.next(l, &it) {
 		out = append(out, it.push())
 	}
+	return out
 }

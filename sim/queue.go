@@ -3,6 +3,7 @@ package sim
 import (
 	"time"
 
+	"github.com/amqpsim/amqpsim/channel"
 	"github.com/amqpsim/amqpsim/cluster"
 	"github.com/amqpsim/amqpsim/consumer"
 	"github.com/amqpsim/amqpsim/protocol"
@@ -78,13 +79,24 @@ func (q *brokerQueue) CanSend(c *consumer.Consumer[*Consumer]) bool {
 }
 
 // Deliver sends m to consumer c, unless the queue's member on c's node
-// never started (cluster_consumers.go).
+// never started (cluster_consumers.go): a delivery tag, a ledger entry
+// unless no-ack, and basic.deliver pushed to the client.
 func (q *brokerQueue) Deliver(c *consumer.Consumer[*Consumer], m *queue.Message, redelivered bool) {
-	if q.cluster.Absent != 0 && q.memberAbsent(c.Owner().ch.conn.node) {
-		c.Owner().inTransit = append(c.Owner().inTransit, m)
+	cs := c.Owner()
+	ch := cs.ch
+	if q.cluster.Absent != 0 && q.memberAbsent(ch.conn.node) {
+		cs.inTransit = append(cs.inTransit, m)
 		return
 	}
-	c.Owner().deliver(m, redelivered)
+	tag := ch.core.NextTag()
+	if !c.NoAck {
+		ch.core.Record(channel.Delivery[delivery]{Tag: tag, Queue: q.id, ConsumerTag: c.Tag, At: q.b.now,
+			Ref: delivery{q: q, m: m, c: c}})
+		if q.caps.ConsumerTimeout {
+			ch.armTick()
+		}
+	}
+	ch.pushDelivery(cs, tag, redelivered, m, q.caps.DeliversAfterConsensus)
 }
 
 // DeadLetter dead-letters m, which left the queue for reason; during a

@@ -43,6 +43,16 @@ func (ch *Channel) armTick() {
 // syncTick stops the tick once nothing can time out: the channel is
 // closed, or holds no unacked delivery. Caller holds the lock.
 func (ch *Channel) syncTick() {
+	if t := ch.tick; t != nil && t.index >= 0 {
+		// Only a running tick has anything to stop: small enough to
+		// inline, this costs a settlement on a channel without one no
+		// call.
+		ch.stopTickIfIdle()
+	}
+}
+
+// stopTickIfIdle is syncTick of a running tick.
+func (ch *Channel) stopTickIfIdle() {
 	if ch.tickOff() || ch.core.Unacked() == 0 {
 		ch.b.stop(ch.tick)
 	}

@@ -82,6 +82,13 @@ func Errorf(code int, m Method, format string, args ...any) *Error {
 	return &Error{Code: code, Text: text, Method: m, Hard: IsHard(code)}
 }
 
+// ChannelCrash is what a client sees when RabbitMQ's channel process
+// crashes (on a value its own code has no clause for): the connection
+// closes with 541 INTERNAL_ERROR, no explanation and no method.
+func ChannelCrash() *Error {
+	return &Error{Code: InternalError, Text: codeNames[InternalError], Hard: true}
+}
+
 // Error says whether the error closes a channel or a connection, with its
 // code, the method and RabbitMQ's text.
 func (e *Error) Error() string {

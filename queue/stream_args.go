@@ -80,15 +80,6 @@ func (d *declared) validateStream() error {
 	return nil
 }
 
-// internalError is how RabbitMQ 3.10.8 answers a value its own parser
-// crashes on (an x-max-age or x-stream-offset string that does not start
-// with a digit): the channel process dies and the connection closes with
-// 541 INTERNAL_ERROR, no explanation, no method (stream-declare-crash.txt,
-// stream-offset-errors.txt).
-func internalError() *protocol.Error {
-	return &protocol.Error{Code: protocol.InternalError, Text: protocol.CodeName(protocol.InternalError), Hard: true}
-}
-
 // errInvalidMaxAge is check_max_age's {error, invalid_max_age}.
 type errInvalidMaxAge struct{}
 
@@ -105,7 +96,7 @@ var maxAgeForm = regexp.MustCompile(`^([0-9]*)(.*)$`)
 func ParseMaxAge(s string) (time.Duration, error) {
 	m := maxAgeForm.FindStringSubmatch(s)
 	if m[1] == "" {
-		return 0, internalError()
+		return 0, protocol.ChannelCrash()
 	}
 	n, err := strconv.ParseInt(m[1], 10, 64)
 	if err != nil || n <= 0 {
@@ -256,8 +247,10 @@ func erlangBinary(s string) string {
 // basic.consume's other checks passed.
 func (o Offset) Crashes() bool { return o.crash }
 
-// CrashError is the 541 a crashing offset closes the connection with.
-func (o Offset) CrashError() error { return internalError() }
+// CrashError is the 541 a crashing offset closes the connection with:
+// 3.10.8's parser crashes on a string that does not start with a digit
+// (stream-offset-errors.txt).
+func (o Offset) CrashError() error { return protocol.ChannelCrash() }
 
 // Filter is a stream consumer's RabbitMQ 3.13 filter (x-stream-filter and
 // x-stream-match-unfiltered), read by ParseFilter.

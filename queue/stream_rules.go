@@ -81,7 +81,7 @@ func (s *stream[T]) CheckSettle(m protocol.Method, how Settlement) error {
 		return nil
 	}
 	if m == protocol.BasicRecover || m == protocol.BasicRecoverAsync {
-		return internalError()
+		return protocol.ChannelCrash()
 	}
 	return protocol.Errorf(protocol.NotImplemented, m, "basic.nack and basic.reject not supported by stream queues %s", s.Resource())
 }

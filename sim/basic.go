@@ -346,7 +346,7 @@ func (b *Broker) publish(v *vhost, x *exchange, key string, m *Message, ttl time
 	routed, rejected, stage, crashed := b.enqueue(b.routed, x, key, m, ttl, hasTTL, id)
 	scratch.Zero(b.routed)
 	if crashed {
-		return 0, false, confirmAtOnce, channelCrash()
+		return 0, false, confirmAtOnce, protocol.ChannelCrash()
 	}
 	if replied {
 		routed++

@@ -137,14 +137,7 @@ func (q *brokerQueue) Refused(m *queue.Message, reason string) {
 // RabbitMQ does when a channel process crashes, behind what the queues
 // pushed.
 func (q *brokerQueue) Crash(c *consumer.Consumer[*Consumer]) {
-	c.Owner().ch.conn.fault(channelCrash(), true)
-}
-
-// channelCrash is what a client sees when RabbitMQ's channel process
-// crashes: the connection closes with 541 INTERNAL_ERROR, no
-// explanation, no method.
-func channelCrash() *protocol.Error {
-	return &protocol.Error{Code: protocol.InternalError, Text: protocol.CodeName(protocol.InternalError), Hard: true}
+	c.Owner().ch.conn.fault(protocol.ChannelCrash(), true)
 }
 
 // ConsumerTimeout is consumer_timeout (Config.ConsumerTimeout), none

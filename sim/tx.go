@@ -151,7 +151,7 @@ func (ch *Channel) TxCommit() error {
 		}
 		enqueue(true)
 		if crashed { // a message a stream could not take: the channel dies, confirming nothing
-			return channelCrash()
+			return protocol.ChannelCrash()
 		}
 		partial := false
 		for i, p := range tx.publishes {

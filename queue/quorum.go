@@ -339,9 +339,9 @@ type checkedOut[T any] struct {
 }
 
 // deliverOut delivers what one Dispatch checked out, grouped by consumer
-// in registration order: rabbit_fifo's checkout collects each consumer's
-// messages in a map and sends each consumer one delivery effect, in the
-// order of its keys, so a channel numbers a consumer's messages together
+// in the order of their keys (q.keys: registration order): rabbit_fifo's
+// checkout collects each consumer's messages in a map and sends each
+// consumer one delivery effect, in the order of the map's keys, so a channel numbers a consumer's messages together
 // and an earlier consumer's first (recorded on 3.10.8, 4.0.5 and 4.3.6:
 // quorum-delivery-groups.txt, where a consumer registered later takes a
 // returned message first and still gets the higher tag).
@@ -352,7 +352,7 @@ func (q *quorum[T]) deliverOut() {
 	q.requeued = false
 	if grouped && len(out) > 1 && slices.ContainsFunc(out[1:], func(o checkedOut[T]) bool { return o.c != out[0].c }) {
 		slices.SortStableFunc(out, func(a, b checkedOut[T]) int {
-			return cmp.Compare(slices.Index(q.consumers, a.c), slices.Index(q.consumers, b.c))
+			return cmp.Compare(q.keys[a.c], q.keys[b.c])
 		})
 	}
 	for _, o := range out {

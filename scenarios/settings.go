@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -77,6 +78,9 @@ func (st *Settings) check(v sim.Version) string {
 	return fmt.Sprintf("RabbitMQ %s has no consumer_max_per_channel (4.0+)", v)
 }
 
+// maxMillis is the most milliseconds a time.Duration holds.
+const maxMillis = int64(math.MaxInt64 / time.Millisecond)
+
 // parseSettings reads a config directive's value, or returns what is
 // wrong with it.
 func parseSettings(rest string) (*Settings, string) {
@@ -95,12 +99,13 @@ func parseSettings(rest string) (*Settings, string) {
 		seen[k] = true
 		n, err := strconv.ParseInt(v, 10, 64)
 		positive := err == nil && n > 0
+		ms := positive && n <= maxMillis // a duration that does not overflow
 		switch {
 		case k == "consumer_timeout" && v == "false":
 			st.ConsumerTimeout = -1
-		case k == "consumer_timeout" && positive:
+		case k == "consumer_timeout" && ms:
 			st.ConsumerTimeout = time.Duration(n) * time.Millisecond
-		case k == "channel_tick_interval" && positive:
+		case k == "channel_tick_interval" && ms:
 			st.ChannelTickInterval = time.Duration(n) * time.Millisecond
 		case k == "consumer_max_per_channel" && positive && n <= 1<<31:
 			st.ConsumerMaxPerChannel = int(n)

@@ -34,11 +34,12 @@ func TestSettingsDirective(t *testing.T) {
 		t.Errorf("Record: %v, want a refusal before dialling", err)
 	}
 	for bad, msg := range map[string]string{
-		"config":                                       "expected \"config KEY=VALUE...\"",
-		"config consumer_timeout=0":                    `"consumer_timeout=0"`,
-		"config consumer_timeout=soon":                 `"consumer_timeout=soon"`,
-		"config prefetch=1":                            `"prefetch=1"`,
-		"config consumer_timeout=1 consumer_timeout=2": "each key once",
+		"config":                                                      "expected \"config KEY=VALUE...\"",
+		"config consumer_timeout=0":                                   `"consumer_timeout=0"`,
+		"config consumer_timeout=soon":                                `"consumer_timeout=soon"`,
+		"config channel_tick_interval=9223372036855":                  `"channel_tick_interval=9223372036855"`,
+		"config prefetch=1":                                           `"prefetch=1"`,
+		"config consumer_timeout=1 consumer_timeout=2":                "each key once",
 		"source hand-written 3.13\nconfig consumer_max_per_channel=1": "c.txt:2:8: RabbitMQ 3.13 has no consumer_max_per_channel",
 	} {
 		if _, err := scenarios.Parse("c.txt", []byte(bad+"\nconn c1\n")); err == nil || !strings.Contains(err.Error(), msg) {

@@ -179,7 +179,9 @@ type Rules struct {
 	// StreamConvertsXContainers: converting a message for a stream
 	// converts its x- headers' arrays and tables too (3.13's mc_amqpl
 	// stores x- headers as message annotations, recursively), where 3.10
-	// leaves out every array and table header (ConversionCrashes).
+	// leaves out every array and table header (ConversionCrashes); and
+	// what the stream's consumers get back is mc_amqpl's round trip, not
+	// rabbit_msg_record's (storedHeader, basicFromHeaders).
 	StreamConvertsXContainers bool
 	// QueueModeUnchecked takes any x-queue-mode, of any type, on a
 	// classic queue (4.3, where classic queues have one storage); a

@@ -258,7 +258,8 @@ func (s *stream[T]) roll(now, size int64) bool {
 // propsBlock is how many messages' properties a stream allocates at once.
 const propsBlock = 256
 
-// withStreamOffset returns p with the x-stream-offset header set to the
+// withStreamOffset returns p as the stream's readers get it back
+// (Rules.storedHeader) with the x-stream-offset header set to the
 // offset; p is not modified. The copies are carved from blocks: the
 // header map and the boxed offset are then the only allocations a message
 // costs the stream.
@@ -272,8 +273,18 @@ func (s *stream[T]) withStreamOffset(p *protocol.Properties, offset int64) *prot
 		*c = *p
 	}
 	h := make(protocol.Table, len(c.Headers)+1)
-	for k, v := range c.Headers {
+	_, xcc := c.Headers["x-cc"]
+	for k0, v0 := range c.Headers {
+		k, v, ok := s.opts.Rules.storedHeader(k0, v0)
+		if !ok || k0 == "CC" && xcc && s.opts.Rules.StreamConvertsXContainers {
+			// An x-cc header's CC wins over the CC header's (measured
+			// once: the order of a table's fields decides).
+			continue
+		}
 		h[k] = v
+	}
+	if p != nil {
+		basicFromHeaders(c, p.Headers, h, s.opts.Rules.StreamConvertsXContainers)
 	}
 	h["x-stream-offset"] = offset
 	c.Headers = h

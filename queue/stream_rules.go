@@ -181,3 +181,84 @@ func holdsDecimal(v any) bool {
 	}
 	return false
 }
+
+// storedHeader is header k=v as a stream's consumers get it back: the
+// publishing channel converts the message to AMQP 1.0 for the log, and
+// the reading channel converts it back. ok is false for a header the
+// round trip loses.
+//
+// Up to 3.12 (RS@v3.10.8 rabbit_msg_record) every array and table header
+// is left out. From 3.13 (StreamConvertsXContainers; RS@v3.13.7 and
+// v4.3.5 mc_amqpl: from_091/2, to_091/2, is_internal_header/1) an x-
+// header becomes a message annotation of any type, except the internal
+// ones (x-death, x-exchange, x-routing-key, x-basic-*), which the way back
+// leaves out; an array CC header becomes the annotation x-cc, and so does
+// an x-cc header, both coming back as CC; any other array or table is
+// left out; and a binary comes back a longstr, at any depth. Recorded on
+// 3.10.8, 4.0.5 and 4.3.6: stream-header-conversion.txt.
+func (r Rules) storedHeader(k string, v any) (string, any, bool) {
+	if !r.StreamConvertsXContainers {
+		switch v.(type) {
+		case []any, protocol.Table:
+			return k, nil, false
+		}
+		return k, v, true
+	}
+	switch {
+	case k == "x-cc":
+		return "CC", binaryAsString(v), true
+	case k == "x-death" || k == "x-exchange" || k == "x-routing-key" || strings.HasPrefix(k, "x-basic-"):
+		return k, nil, false
+	case strings.HasPrefix(k, "x-"):
+		return k, binaryAsString(v), true
+	}
+	switch v.(type) {
+	case []any:
+		return k, binaryAsString(v), k == "CC"
+	case protocol.Table:
+		return k, nil, false
+	}
+	return k, binaryAsString(v), true
+}
+
+// binaryAsString returns v with every binary value, at any depth, a
+// longstr; v is not modified.
+func binaryAsString(v any) any {
+	switch v := v.(type) {
+	case []byte:
+		return string(v)
+	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = binaryAsString(e)
+		}
+		return out
+	case protocol.Table:
+		out := make(protocol.Table, len(v))
+		for k, e := range v {
+			out[k] = binaryAsString(e)
+		}
+		return out
+	}
+	return v
+}
+
+// basicFromHeaders is the rest of the round trip: a message's type
+// travels as x-basic-type, its app-id up to 3.12 as x-basic-app-id
+// (RS@v3.10.8 rabbit_msg_record from_amqp091/2 and to_amqp091/1; from
+// 3.13, mc_amqpl keeps the app-id as group-id), and the way back takes
+// the first of each name as the property. So a header of that name whose
+// message lacks the property becomes it; beside the property, up to 3.12
+// the header stays, from 3.13 it is left out as every x-basic- header is
+// (storedHeader). Measured on 3.10.8, 4.0.5 and 4.3.6 with amqp091-go:
+// TestStreamBasicHeaders.
+func basicFromHeaders(p *protocol.Properties, published, h protocol.Table, mc bool) {
+	if v, ok := published["x-basic-type"].(string); ok && p.Type == "" {
+		p.Type = v
+		delete(h, "x-basic-type")
+	}
+	if v, ok := published["x-basic-app-id"].(string); ok && p.AppID == "" && !mc {
+		p.AppID = v
+		delete(h, "x-basic-app-id")
+	}
+}

@@ -88,7 +88,7 @@ var changes = []Change{
 		[]setting{to(func(p *Profile) *bool { return &p.DeadLetterKeepsCC }, true)}},
 	{"stream filtering", V3_13, "a stream consumer with x-stream-filter gets only the messages whose x-stream-filter-value it names; classic and quorum queues refuse x-stream-filter and x-stream-match-unfiltered", "",
 		[]setting{to(func(p *Profile) *bool { return &p.Queue.StreamFiltering }, true)}},
-	{"stream conversion of x- arrays and tables", V3_13, "publishing to a stream a message whose x- header holds an array or a table with a decimal inside crashes the channel (541 INTERNAL_ERROR); 3.12 left such headers out", "",
+	{"stream conversion of x- arrays and tables", V3_13, "a stream's consumers get back x- headers of any type (an array or a table with a decimal inside crashes the publishing channel with 541 INTERNAL_ERROR), CC, and no x-death, x-exchange, x-routing-key or x-basic- header, and a binary comes back a longstr; 3.12 left out every array and table header", "",
 		[]setting{to(func(p *Profile) *bool { return &p.Queue.StreamConvertsXContainers }, true)}},
 	{"unknown exchange type is a channel error", V3_13, "exchange.declare of an unknown type closes the channel with 406, not the connection with 503", "",
 		[]setting{to(func(p *Profile) *bool { return &p.UnknownExchangeTypeChannelError }, true)}},

@@ -173,6 +173,43 @@ func (ch *Channel) publishCall(exchangeName, key string, o PublishOptions, m Mes
 		apply:    func() error { return ch.publishIn(exchangeName, key, o, &m, size) }}
 }
 
+// publishChecks checks a publish's topic permission, reply-to, user-id,
+// expiration and CC and BCC headers in its release's order
+// (Profile.PublishChecksMessageFirst), and returns the expiration. Up to
+// 3.13 (RS@v3.10.8 rabbit_channel handle_method basic.publish): the
+// topic permission, the reply-to (maybe_set_fast_reply_to as the content
+// is decoded), the user-id, the expiration, then the message's headers.
+func (ch *Channel) publishChecks(x *exchange, key string, m *Message) (ttl time.Duration, hasTTL bool, err error) {
+	if ch.b.profile.PublishChecksMessageFirst {
+		if err := ch.replyToFor(m); err != nil {
+			return 0, false, err
+		}
+		if ttl, hasTTL, err = parseExpiration(m.Expiration); err != nil {
+			return 0, false, err
+		}
+		if err := checkRoutingHeaders(m.Headers); err != nil {
+			return 0, false, err
+		}
+		if err := ch.checkTopicAccess(protocol.BasicPublish, permWrite, x, key); err != nil {
+			return 0, false, err
+		}
+		return ttl, hasTTL, ch.checkUserID(m.UserID)
+	}
+	if err := ch.checkTopicAccess(protocol.BasicPublish, permWrite, x, key); err != nil {
+		return 0, false, err
+	}
+	if err := ch.replyToFor(m); err != nil {
+		return 0, false, err
+	}
+	if err := ch.checkUserID(m.UserID); err != nil {
+		return 0, false, err
+	}
+	if ttl, hasTTL, err = parseExpiration(m.Expiration); err != nil {
+		return 0, false, err
+	}
+	return ttl, hasTTL, checkRoutingHeaders(m.Headers)
+}
+
 // publishIn is publish within the call.
 func (ch *Channel) publishIn(exchangeName, key string, o PublishOptions, m *Message, size uint64) error {
 	// rabbit_channel, basic.publish: immediate has its own clause;
@@ -184,7 +221,7 @@ func (ch *Channel) publishIn(exchangeName, key string, o PublishOptions, m *Mess
 		return err
 	}
 	// rabbit_channel, basic.publish: write on the exchange before
-	// it is looked up, then internal, then the topic permission.
+	// it is looked up, then internal, then publishChecks.
 	if err := ch.checkAccess(protocol.BasicPublish, permWrite, "exchange", exchangeName); err != nil {
 		return err
 	}
@@ -195,20 +232,8 @@ func (ch *Channel) publishIn(exchangeName, key string, o PublishOptions, m *Mess
 	if x.internal {
 		return protocol.Errorf(protocol.AccessRefused, protocol.BasicPublish, "cannot publish to internal %s", exchangeResource(x.name, ch.conn.vhost.name))
 	}
-	if err := ch.checkTopicAccess(protocol.BasicPublish, permWrite, x, key); err != nil {
-		return err
-	}
-	if err := ch.checkUserID(m.UserID); err != nil {
-		return err
-	}
-	ttl, hasTTL, err := parseExpiration(m.Expiration)
+	ttl, hasTTL, err := ch.publishChecks(x, key, m)
 	if err != nil {
-		return err
-	}
-	if err := ch.replyToFor(m); err != nil {
-		return err
-	}
-	if err := checkRoutingHeaders(m.Headers); err != nil {
 		return err
 	}
 	if ch.tx != nil {

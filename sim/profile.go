@@ -239,6 +239,14 @@ type Profile struct {
 	// recorded: exchange-unknown-type-closes-connection.txt on 4.0.5 and
 	// 4.3.6).
 	UnknownExchangeTypeChannelError bool
+	// PublishChecksMessageFirst makes basic.publish check the reply-to,
+	// the expiration and the CC and BCC headers (making the message)
+	// before the topic permission and the user-id, where up to 3.13 the
+	// topic permission comes first and the user-id before the expiration
+	// (RS@v4.0.5 and v4.3.5 rabbit_channel handle_method basic.publish,
+	// RS@v3.13.7 the other order; recorded on 4.3.6:
+	// publish-check-order.txt, fuzz seed 18443).
+	PublishChecksMessageFirst bool
 
 	// HTTPMaxBody is the largest request body the management HTTP API
 	// reads; a larger one is refused with 400 "Exceeded HTTP request body

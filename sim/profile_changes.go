@@ -92,6 +92,8 @@ var changes = []Change{
 		[]setting{to(func(p *Profile) *bool { return &p.Queue.StreamConvertsXContainers }, true)}},
 	{"unknown exchange type is a channel error", V3_13, "exchange.declare of an unknown type closes the channel with 406, not the connection with 503", "",
 		[]setting{to(func(p *Profile) *bool { return &p.UnknownExchangeTypeChannelError }, true)}},
+	{"publish checks the message first", V4_0, "basic.publish refuses a bad reply-to, expiration or CC/BCC header before a topic permission or a user-id it refuses", "",
+		[]setting{to(func(p *Profile) *bool { return &p.PublishChecksMessageFirst }, true)}},
 	// 3.13 not read; RS@v4.0.5 rabbit_fifo sets delivery_count from the
 	// annotation at enqueue.
 	{"quorum queues read a dead letter's delivery count", V4_0, "a message dead-lettered by basic.nack or basic.reject, or after a channel that held it closed (in 4.3: after a failed delivery), reaches a quorum queue counted: its first delivery there is redelivered, with x-delivery-count", "",

@@ -170,3 +170,16 @@ var chunkCases = []chunkCase{
 	{name: "seed m4", body: 2, props: protocol.Properties{DeliveryMode: 2, Priority: 7, Expiration: "6000", Headers: protocol.Table{"CC": []any{"s123456.q1"}}}, sizes: [3]int64{222, 188, 188}},
 	{name: "seed m7", body: 2, props: protocol.Properties{DeliveryMode: 2, ContentType: "application/json", CorrelationID: "corr", MessageID: "id1"}, sizes: [3]int64{221, 207, 201}},
 }
+
+// chunkSize runs at every stream publish: it allocates nothing, whatever
+// the message holds.
+func TestStreamChunkSizeAllocatesNothing(t *testing.T) {
+	m := &Message{RoutingKey: "q", Body: []byte("m1"), Properties: &protocol.Properties{
+		ContentType: "t", ReplyTo: "a/b", Expiration: "6000", MessageID: uuid, Timestamp: ts, AppID: "a",
+		Headers: protocol.Table{"s": "v", "i": int32(1), "x-t": protocol.Table{"a": []any{int64(1)}}, "CC": []any{"q"}}}}
+	for _, f := range []StreamFormat{StreamRecord310, StreamMC40, StreamMC42} {
+		if n := testing.AllocsPerRun(100, func() { chunkSize(m, f) }); n != 0 {
+			t.Errorf("format %d: %v allocations", f, n)
+		}
+	}
+}

@@ -30,10 +30,13 @@ import (
 // messages that osiris batches into one chunk when they arrive together (the
 // simulator writes a chunk per message); a message-id or correlation-id of the
 // "urn:uuid:" form whose 36 characters are not a UUID's hex groups (4.x
-// crashes converting it, or stores it in another size); dead-lettered
-// messages on 4.x, whose deaths are stored as an x-opt-deaths annotation,
-// not as the x-death headers the simulator keeps; and a decimal header, which
+// crashes converting it, or stores it in another size); a message
+// dead-lettered a second time after it expired (4.x keeps its expiration
+// in every death, amqpsim in the first); and a decimal header, which
 // crashes the conversion on every release (stream-decimal-header*.txt).
+// A dead letter (4.x; 3.10 drops those to a stream) is sized from the
+// x-death header amqpsim keeps, as the x-opt-deaths annotation RabbitMQ
+// stores instead (TestStreamDeadLetterChunkSizes).
 
 // StreamFormat is how a release turns an AMQP 0-9-1 message into the AMQP
 // 1.0 sections a stream stores, which sets the size of its chunk.
@@ -54,7 +57,8 @@ const (
 	// StreamMC40 is RabbitMQ 4.0's mc_amqpl:convert_to(mc_amqp, ...) and
 	// mc_amqp:protocol_state/2 (3.13's message containers, unmeasured). A
 	// header section always (durable from delivery-mode 2, priority, ttl
-	// from expiration as a uint, first-acquirer, delivery-count 0).
+	// from expiration as a uint, first-acquirer, delivery-count: the failed
+	// deliveries, 0 unless a dead letter's).
 	// Message annotations: the x- headers of any type (tables as maps,
 	// arrays as lists), a CC array as x-cc, x-basic-type, and x-exchange
 	// and x-routing-key, which replace headers of those names.
@@ -74,7 +78,7 @@ const (
 // chunkFixed is a one-message chunk's size beyond its message: the chunk
 // header (48 bytes), the entry's length (4) and the trailer (44, with a
 // 10-character pid).
-const chunkFixed = 48 + 4 + 44
+const chunkFixed = 48 + 4 + trailer
 
 // recorderPrefix calibrates chunk sizes on the library's recordings: the
 // recorder declares each queue and exchange with an 8-character prefix
@@ -94,8 +98,17 @@ const defaultFilterSize = 16
 // f, with the names the recorder would have given it (recorderPrefix). The
 // bloom filter's bytes are the caller's.
 func chunkSize(m *Message, f StreamFormat) int64 {
-	return chunkFixed + int64(messageSize(m, f, recorderPrefix))
+	n := int64(chunkFixed + messageSize(m, f, recorderPrefix))
+	if m.Dead {
+		n -= trailer
+	}
+	return n
 }
+
+// trailer is the size of a chunk's trailer with a 10-character pid. A
+// dead letter's chunk has none: the dead-lettering queue writes it with
+// no writer id (measured on 4.0.5 and 4.3.6).
+const trailer = 44
 
 // messageSize is the size of m's AMQP 1.0 sections in format f, with prefix
 // added to the name the recorder prefixes: the exchange, or through the
@@ -115,7 +128,7 @@ func messageSize(m *Message, f StreamFormat, prefix int) int {
 	if f == StreamRecord310 {
 		return recordSize(p, len(m.Body), ex, rk)
 	}
-	return mcSize(p, f, len(m.Body), ex, rk, cc)
+	return mcSize(m, p, f, ex, rk, cc)
 }
 
 // noProperties stands for a message published without properties.
@@ -140,8 +153,9 @@ func vsize(n, short int) int {
 	return 5 + n
 }
 
-// compound is the size of a list or map of count elements (a map counts
-// keys and values) encoded in s bytes.
+// compound is the size of a list, map or array of count elements (a map
+// counts keys and values) encoded in s bytes (an array's with its
+// constructor).
 func compound(count, s int) int {
 	if count >= 255 || s+1 >= 256 {
 		return 9 + s
@@ -284,16 +298,29 @@ func optional(s string, short int) int {
 }
 
 // mcSize is the size of 4.x's sections (StreamMC40, StreamMC42); cc is the
-// recorder's prefix of each CC key.
-func mcSize(p *protocol.Properties, f StreamFormat, body, ex, rk, cc int) int {
-	// Header: durable, priority, ttl, first-acquirer, delivery-count;
-	// the last two always set, so no trailing null to omit.
-	h := 5 * nullField
+// recorder's prefix of each CC key and of the queue names of a dead
+// letter's deaths.
+func mcSize(m *Message, p *protocol.Properties, f StreamFormat, ex, rk, cc int) int {
+	// A dead letter keeps its expiration, which amqpsim keeps in its
+	// x-death header, and its deaths are an annotation
+	// (mc_amqp:protocol_state_message_annotations/2), not that header.
+	ttl := p.Expiration
+	var deaths []any
+	if m.Dead {
+		deaths, _ = p.Headers["x-death"].([]any)
+		if ttl == "" {
+			ttl = originalExpiration(deaths)
+		}
+	}
+	// Header: durable, priority, ttl, first-acquirer, delivery-count
+	// (the failed deliveries); the last two always set, so no trailing
+	// null to omit.
+	h := 4*nullField + uintSize(uint64(m.Failures))
 	if p.Priority != 0 {
 		h += 2 - nullField
 	}
-	if p.Expiration != "" {
-		h += uintSize(expiration(p.Expiration)) - nullField
+	if ttl != "" {
+		h += uintSize(expiration(ttl)) - nullField
 	}
 	size := section + compound(5, h)
 
@@ -312,7 +339,17 @@ func mcSize(p *protocol.Properties, f StreamFormat, body, ex, rk, cc int) int {
 		if len(k) < 2 || k[:2] != "x-" || k == "x-exchange" || k == "x-routing-key" {
 			continue
 		}
+		if m.Dead && k == "x-death" {
+			continue
+		}
 		ma += vsize(len(k), short4) + valueSize(v, short4)
+		if m.Dead && (k == "x-first-death-queue" || k == "x-last-death-queue") {
+			ma += prefixed(v, cc)
+		}
+		n++
+	}
+	if len(deaths) > 0 {
+		ma += vsize(len("x-opt-deaths"), short4) + deathsSize(deaths, cc)
 		n++
 	}
 	if p.Type != "" {
@@ -361,7 +398,7 @@ func mcSize(p *protocol.Properties, f StreamFormat, body, ex, rk, cc int) int {
 	if n > 0 {
 		size += section + compound(2*n, ap)
 	}
-	return size + section + vsize(body, short4)
+	return size + section + vsize(len(m.Body), short4)
 }
 
 // lastProperty is the position (1 to 13) of the last properties field set
@@ -437,6 +474,84 @@ func ccSize(keys []any, prefix int) int {
 		s += valueSize(k, short4)
 	}
 	return compound(len(keys), s)
+}
+
+// originalExpiration is the expiration a dead letter was published with,
+// which its x-death header keeps.
+func originalExpiration(deaths []any) string {
+	for _, d := range deaths {
+		if t, ok := d.(protocol.Table); ok {
+			if s, ok := t["original-expiration"].(string); ok {
+				return s
+			}
+		}
+	}
+	return ""
+}
+
+// prefixed is what the recorder's prefix adds to v, a queue name.
+func prefixed(v any, prefix int) int {
+	s, ok := v.(string)
+	if !ok || prefix == 0 {
+		return 0
+	}
+	return vsize(len(s)+prefix, short4) - vsize(len(s), short4)
+}
+
+// deathsSize is the size of the x-opt-deaths annotation for the entries
+// of an x-death header: an array of maps (mc_amqp:encode_deaths/1), each
+// element framed as a map32 (8 bytes and its content), with symbol keys:
+// ttl (a uint, when the message had an expiration), queue, reason (a
+// symbol), count (a ulong), first-time and last-time (timestamps),
+// exchange, routing-keys (an array of utf8: a constructor, then each key
+// with a 4-byte length). prefix is the recorder's: queue names and
+// non-empty exchange names get it, and so do routing keys through the
+// default exchange.
+func deathsSize(deaths []any, prefix int) int {
+	s := 1 // the elements' constructor: map32
+	for _, d := range deaths {
+		t, _ := d.(protocol.Table)
+		queue, _ := t["queue"].(string)
+		reason, _ := t["reason"].(string)
+		exchange, _ := t["exchange"].(string)
+		count, _ := protocol.Int(t["count"])
+		e := 0
+		if x, ok := t["original-expiration"].(string); ok {
+			e += vsize(len("ttl"), short4) + uintSize(expiration(x))
+		}
+		e += vsize(len("queue"), short4) + vsize(len(queue)+prefix, short4)
+		e += vsize(len("reason"), short4) + vsize(len(reason), short4)
+		e += vsize(len("count"), short4) + ulongSize(uint64(count))
+		e += vsize(len("first-time"), short4) + timestamp + vsize(len("last-time"), short4) + timestamp
+		xp := 0
+		if exchange != "" {
+			xp = prefix
+		}
+		e += vsize(len("exchange"), short4) + vsize(len(exchange)+xp, short4)
+		keys, _ := t["routing-keys"].([]any)
+		ks := 1 // constructor: str32
+		for _, k := range keys {
+			str, _ := k.(string)
+			ks += 4 + len(str)
+			if exchange == "" {
+				ks += prefix
+			}
+		}
+		e += vsize(len("routing-keys"), short4) + compound(len(keys), ks)
+		s += 8 + e
+	}
+	return compound(len(deaths), s) // an array's header is a list's
+}
+
+// ulongSize is the size of a ulong: ulong0, smallulong, ulong.
+func ulongSize(v uint64) int {
+	switch {
+	case v == 0:
+		return 1
+	case v < 256:
+		return 2
+	}
+	return 9
 }
 
 // expiration reads an expiration the channel has checked (digits), as

@@ -171,6 +171,43 @@ var chunkCases = []chunkCase{
 	{name: "seed m7", body: 2, props: protocol.Properties{DeliveryMode: 2, ContentType: "application/json", CorrelationID: "corr", MessageID: "id1"}, sizes: [3]int64{221, 207, 201}},
 }
 
+// TestStreamDeadLetterChunkSizes checks the chunks of dead letters, as
+// amqpsim's dead-lettering makes them, against those RabbitMQ wrote: a
+// message "m1" published to a classic queue (11 characters, dead-letter
+// exchange "" and routing key the stream's, 11 characters too), then
+// rejected with basic.reject, or published with expiration 10 and
+// expired; measured on 4.0.5 and 4.3.6 on 2026-12-06 (3.10 drops dead
+// letters to a stream). The chunk has no trailer; 4.3 counts the reject
+// as a failed delivery in the header.
+func TestStreamDeadLetterChunkSizes(t *testing.T) {
+	q, s := strings.Repeat("c", 11), strings.Repeat("s", 11)
+	for _, c := range []struct {
+		name     string
+		f        StreamFormat
+		reason   string
+		failures int64
+		want     int64
+	}{
+		{"4.0 rejected", StreamMC40, "rejected", 0, 464},
+		{"4.0 expired", StreamMC40, "expired", 0, 469},
+		{"4.3 rejected", StreamMC42, "rejected", 1, 465},
+		{"4.3 expired", StreamMC42, "expired", 0, 469},
+	} {
+		death := protocol.Table{"count": int64(1), "exchange": "", "queue": q, "reason": c.reason,
+			"routing-keys": []any{q}, "time": ts}
+		if c.reason == "expired" {
+			death["original-expiration"] = "10"
+		}
+		m := &Message{RoutingKey: s, Body: []byte("m1"), Dead: true, Failures: c.failures,
+			Properties: &protocol.Properties{Headers: protocol.Table{"x-death": []any{death},
+				"x-first-death-exchange": "", "x-first-death-queue": q, "x-first-death-reason": c.reason,
+				"x-last-death-exchange": "", "x-last-death-queue": q, "x-last-death-reason": c.reason}}}
+		if got := chunkFixed - trailer + int64(messageSize(m, c.f, 0)); got != c.want {
+			t.Errorf("%s: %d bytes, measured %d", c.name, got, c.want)
+		}
+	}
+}
+
 // chunkSize runs at every stream publish: it allocates nothing, whatever
 // the message holds.
 func TestStreamChunkSizeAllocatesNothing(t *testing.T) {

@@ -26,12 +26,12 @@ import (
 // (chunkSize, stream_chunk.go: osiris's chunk header and trailer around the
 // message's AMQP 1.0 sections, in the release's Rules.StreamFormat),
 // exact for every message property and header type amqp091-go can send, on
-// 3.10.8, 4.0.5 and 4.3.6 (TestStreamChunkSizes). What is not exact:
+// 3.10.8, 4.0.5 and 4.3.6 (TestStreamChunkSizes), and for dead letters on
+// 4.x (TestStreamDeadLetterChunkSizes). What is not exact:
 // the trailer holds the publishing channel's pid as text, taken to have 10
 // characters ("<0.1234.0>"), so a broker whose channel pids have 9 or 11
 // writes each chunk a byte smaller or larger; RabbitMQ batches messages
-// that arrive together into one chunk, amqpsim writes one each; 4.x stores
-// a dead-lettered message's deaths as an annotation amqpsim does not size.
+// that arrive together into one chunk, amqpsim writes one each.
 // So what consumers see matches RabbitMQ (stream-retention-*.txt,
 // stream-chunk-sizes.txt) unless a segment ends within a few bytes of its
 // limit.

@@ -49,6 +49,10 @@ type Config struct {
 	// directory its file goes to, recorded on every broker.
 	Shrink bool
 	Out    string
+	// Keep, when set, is a directory every recording is written to, as
+	// "fuzz-SEED-RELEASE.txt", agreed or not: "amqpsim replay DIR" checks
+	// the batch again on later code without the brokers.
+	Keep string
 	// Wire replays a recording through amqp091-go over the in-memory wire
 	// (scenarios.ReplayWireWith in a synctest bubble), once for each way
 	// the server's reads can cut what the clients write; nil skips those
@@ -282,6 +286,9 @@ func runOne(ctx context.Context, cfg Config, t target, seed uint64) (*Finding, i
 	if err != nil {
 		return nil, len(s.Steps), "", err
 	}
+	if err := keep(cfg, rec, seed, t); err != nil {
+		return nil, len(s.Steps), "", err
+	}
 	diff, where, err := replay(cfg, rec)
 	if err != nil {
 		return nil, len(s.Steps), "", err
@@ -297,6 +304,21 @@ func runOne(ctx context.Context, cfg Config, t target, seed uint64) (*Finding, i
 		return f, len(s.Steps), race, nil
 	}
 	return f, len(s.Steps), divergence, nil
+}
+
+// keep writes a recording to cfg.Keep, when set.
+func keep(cfg Config, rec *scenarios.Scenario, seed uint64, t target) error {
+	if cfg.Keep == "" {
+		return nil
+	}
+	if err := os.MkdirAll(cfg.Keep, 0o755); err != nil {
+		return err
+	}
+	name := fmt.Sprintf("fuzz-%d-%s.txt", seed, t.release)
+	if t.cluster {
+		name = fmt.Sprintf("fuzz-%d-cluster.txt", seed)
+	}
+	return os.WriteFile(filepath.Join(cfg.Keep, name), rec.Format(), 0o644)
 }
 
 // record records s on a target.

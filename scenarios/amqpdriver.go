@@ -53,6 +53,9 @@ type amqpDriver struct {
 	last     time.Time         // latest frame from the broker
 	events   []event
 	chanOf   map[string]map[uint16]string // conn → channel number → name
+	// lateDone is, per channel, closed once its latest pending method's
+	// late answer is in events: the next one's waits for it (do).
+	lateDone map[string]chan struct{}
 
 	conns    map[string]*amqp.Connection
 	taps     map[string]*tap
@@ -335,9 +338,24 @@ func (d *amqpDriver) do(name string, op chanOp) (reply, error) {
 		case <-time.After(d.cluster.pending):
 		}
 	}
+	// A channel's answers come in the order of its methods, but each
+	// pending call returns on a goroutine of its own: the late answers
+	// are shown in the channel's order, each after the one before.
 	conn := d.connOf(name)
+	d.mu.Lock()
+	if d.lateDone == nil {
+		d.lateDone = map[string]chan struct{}{}
+	}
+	before, mine := d.lateDone[name], make(chan struct{})
+	d.lateDone[name] = mine
+	d.mu.Unlock()
 	go func() {
-		if a := <-done; a.err == nil {
+		defer close(mine)
+		a := <-done
+		if before != nil {
+			<-before
+		}
+		if a.err == nil {
 			d.mu.Lock()
 			d.events = append(d.events, event{kind: evLate, conn: conn, ch: name, text: op.String()})
 			d.last = time.Now()

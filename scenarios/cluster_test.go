@@ -47,7 +47,6 @@ func TestCluster(t *testing.T) {
 // simulator's cluster model does not reproduce yet, and how it differs.
 // None does now; a newly recorded case the model lacks goes here.
 var awaitingModel = map[string]string{
-	"fuzz-14018-unacked-after-restart":    "a classic queue recovered on its restarted home still counts the deliveries of a channel on another node as unacked",
 	"fuzz-14036-late-answers-order":       "confirm.select is answered before a quorum queue.delete the channel sent first, which waits on a stopped member",
 	"fuzz-14048-unsynced-persistent-lost": "persistent messages a killed node had not written to disk are lost (a race with the queue's store)",
 }

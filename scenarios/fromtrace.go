@@ -599,6 +599,10 @@ func (d *traceDriver) leader(q string) (leaderInfo, error) {
 	return d.shadow.leader(q)
 }
 
+func (d *traceDriver) classicHomedOn(node int, queues []string) (map[string]bool, error) {
+	return d.shadow.classicHomedOn(node, queues)
+}
+
 // settle returns the pushes the trace shows after the current step.
 func (d *traceDriver) settle(bool) []event {
 	d.shadow.settle(false)

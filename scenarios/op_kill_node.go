@@ -33,5 +33,5 @@ func (o KillNode) args() []string             { return []string{"kill-node", str
 func (o KillNode) change(v *clusterView)      { v.down[o.Node] = "killed" }
 
 func (o KillNode) run(r *runner, _ *rchan) ([]string, reply, error) {
-	return nil, reply{}, r.d.fault(o)
+	return nil, reply{}, r.downNode(o, o.Node)
 }

@@ -66,6 +66,51 @@ func simLeader(b *sim.Broker, q string) (leaderInfo, error) {
 
 func (d *simDriver) leader(q string) (leaderInfo, error) { return simLeader(d.b, q) }
 
+func (d *simDriver) classicHomedOn(node int, queues []string) (map[string]bool, error) {
+	return simClassicHomedOn(d.b, node, queues), nil
+}
+
+// simClassicHomedOn returns which of queues are classic queues of a
+// simulator homed on node.
+func simClassicHomedOn(b *sim.Broker, node int, queues []string) map[string]bool {
+	out := map[string]bool{}
+	for _, q := range queues {
+		leader, _, err := b.QueueLeader("/", q)
+		if err != nil {
+			continue
+		}
+		if d, err := b.QueueDetails("/", q); err == nil && d.Type == "classic" && leader == b.NodeName(node) {
+			out[q] = true
+		}
+	}
+	return out
+}
+
+// classicHomedOn asks the simulator behind the wire, or a running node
+// of a real cluster (rabbitmqctl list_queues: a classic queue's leader is
+// its home).
+func (d *amqpDriver) classicHomedOn(node int, queues []string) (map[string]bool, error) {
+	if d.sim != nil {
+		return simClassicHomedOn(d.sim.b, node, queues), nil
+	}
+	if d.cluster == nil {
+		return nil, nil
+	}
+	rows, err := d.cluster.listQueues(d.cluster.view.firstUp())
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]bool{}
+	for _, q := range queues {
+		for _, r := range rows {
+			if r.Name == d.p(q) && r.Type == "classic" && r.Leader == d.cluster.names[node-1] {
+				out[q] = true
+			}
+		}
+	}
+	return out, nil
+}
+
 // leader reads a queue's leader and members: off the simulator behind the
 // wire, or from a running node of a real cluster with rabbitmqctl.
 func (d *amqpDriver) leader(q string) (leaderInfo, error) {

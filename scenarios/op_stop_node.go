@@ -34,7 +34,7 @@ func (o StopNode) args() []string             { return []string{"stop-node", str
 func (o StopNode) change(v *clusterView)      { v.down[o.Node] = "stopped" }
 
 func (o StopNode) run(r *runner, _ *rchan) ([]string, reply, error) {
-	return nil, reply{}, r.d.fault(o)
+	return nil, reply{}, r.downNode(o, o.Node)
 }
 
 // nodeNumber reads positional word i as a node number.

@@ -232,6 +232,9 @@ type Broker struct {
 	// allocations.
 	routed    []*brokerQueue
 	routeKeys []string
+	// consensus holds, during enqueue, the queues that deliver after
+	// consensus, to be dispatched after the others.
+	consensus []*brokerQueue
 	settled   []queue.Settled[*Consumer]
 	// holdDeadLetters is set during a settlement that may dead-letter:
 	// deadLetters collects its dead letters until its queue has

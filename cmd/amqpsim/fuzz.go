@@ -50,6 +50,7 @@ func runFuzz(args []string, stdout, stderr io.Writer) error {
 	window := fs.Duration("window", 0, "the recorder's quiet window after a step (default 150ms)")
 	shrink := fs.Bool("shrink", true, "shrink each divergence to the smallest scenario that still diverges")
 	out := fs.String("out", "fuzz-findings", "the directory for the divergences' files, each recorded on every broker")
+	keepDir := fs.String("keep", "", "a directory to write every recording to, agreed or not, to replay the batch again later")
 	print := fs.Bool("print", false, "print the generated scenarios and record nothing")
 	noWire := fs.Bool("no-wire", false, "replay in process only, not also through amqp091-go over the in-memory wire")
 	fs.Usage = func() {
@@ -97,7 +98,7 @@ func runFuzz(args []string, stdout, stderr io.Writer) error {
 	}
 	ctls = append(ctls, make([]string, len(urls)-len(ctls))...)
 	cfg := fuzz.Config{Seed: *seed, Count: *count, Options: opts, Cluster: *cluster, Parallel: *parallel,
-		Recordings: *recordings, Window: *window, Shrink: *shrink, Out: *out, Log: stderr}
+		Recordings: *recordings, Window: *window, Shrink: *shrink, Out: *out, Keep: *keepDir, Log: stderr}
 	for i, u := range urls {
 		if *cluster != "" {
 			break

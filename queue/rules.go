@@ -136,13 +136,12 @@ type Rules struct {
 	// redeclare.txt). A value that is no valid age is compared as it is;
 	// the queue keeps the argument as declared.
 	MaxAgeComparedInMs bool
-	// StreamChunkExtra is how many bytes more than 3.10.8 a stream writes
-	// for a message chunk: 12 on 4.0.5 and 4.3.6 (measured: a 2-byte body
-	// published through the default exchange to a stream of a 9-character
-	// name makes a chunk of 149 bytes on 3.10.8, 161 on 4.x), which puts
-	// segments and byte retention where the 4.x recordings have them
-	// (stream-retention-bytes.txt).
-	StreamChunkExtra int64
+	// StreamFormat is how the release stores a message in a stream,
+	// which sets the size of its chunk (StreamFormat's values; measured
+	// on the segment files of 3.10.8, 4.0.5 and 4.3.6,
+	// TestStreamChunkSizes), and so where segments roll and what
+	// x-max-length-bytes keeps.
+	StreamFormat StreamFormat
 	// StreamReadBeforeRetention makes a consumer that attaches to a
 	// stream find its start before the retention evaluation its attach
 	// triggers (when it opens a segment) deletes anything, and read the

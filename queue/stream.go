@@ -49,7 +49,11 @@ type stream[T any] struct {
 	props []protocol.Properties
 	// filtering is RabbitMQ 3.13's stream filtering (Rules.StreamFiltering).
 	filtering bool
-	epoch     time.Time
+	// filterSize is the bytes of a chunk's bloom filter, written when its
+	// message has a filter value (x-stream-filter-size-bytes; a policy's
+	// stream-filter-size-bytes is not modelled).
+	filterSize int64
+	epoch      time.Time
 }
 
 // streamEntry is one message in the log: as it is delivered (its
@@ -64,7 +68,7 @@ type streamEntry struct {
 	filter    string
 	hasFilter bool
 	// seg is the number of the segment the chunk is in, pos its position
-	// in the segment's file and size its bytes (estimated: chunkSize).
+	// in the segment's file and size its bytes (chunkSize).
 	seg  int32
 	size int32
 	pos  int64
@@ -100,7 +104,10 @@ func newStream[T any](env Env[T], d declared) (*stream[T], error) {
 	}
 	d.caps = d.streamCaps()
 	s := &stream[T]{declared: d, env: env, byC: map[*consumer.Consumer[T]]*reader[T]{},
-		filtering: d.opts.Rules.StreamFiltering, epoch: d.opts.Epoch}
+		filtering: d.opts.Rules.StreamFiltering, filterSize: defaultFilterSize, epoch: d.opts.Epoch}
+	if n, ok := protocol.Int(d.opts.Args["x-stream-filter-size-bytes"]); ok {
+		s.filterSize = n
+	}
 	s.retention.configure(d.opts.Args, nil)
 	s.retention.start()
 	return s, nil
@@ -179,7 +186,10 @@ func (s *stream[T]) Publish(m *Message, _ int64, _ bool) bool {
 	}
 	rolled := s.roll(now, snapshotChunk)
 	offset := s.base + int64(len(s.log))
-	size := chunkSize(m) + s.opts.Rules.StreamChunkExtra
+	size := chunkSize(m, s.opts.Rules.StreamFormat)
+	if e.hasFilter {
+		size += s.filterSize
+	}
 	m.Seq = uint64(offset) + 1
 	m.Properties = s.withStreamOffset(m.Properties, offset)
 	e.m = m

@@ -22,25 +22,29 @@ import (
 // the oldest and a later one is opened.
 //
 // What amqpsim models: segments, their rolling, and that evaluation, on the
-// virtual clock. What it does not: the exact bytes. osiris stores each
-// message as AMQP 1.0 sections with the exchange and routing key as
-// annotations, in a 48-byte chunk header plus a record header and the
-// publisher's deduplication trailer; amqpsim estimates a chunk's size
-// (chunkSize), calibrated on the segment files of RabbitMQ 3.10.8 and,
-// for 4.x (Rules.StreamChunkExtra), 4.0.5 and 4.3.6.
-// With segments of a few messages, or limits far from a segment boundary,
-// what consumers see matches RabbitMQ (stream-retention-*.txt); close to a
-// boundary it can differ by a segment. The snapshot chunk that starts each
-// later segment is modelled (60 bytes, or 104 when a consumer's attach
-// opened the segment; one offset), as measured with one publisher; osiris
-// writes one entry per publishing channel, so with several its size
-// differs. osiris 1.13.1 (4.3.6) also opens a segment when a consumer
-// that has read to the end of a full one waits for more (its offset
-// listener's registration makes the writer check: segment files show
-// it); amqpsim opens it at the next write, with the smaller snapshot.
-// A segment limit below one
-// chunk makes RabbitMQ 3.10.8's reader crash (541 at basic.consume); that
-// is not modelled.
+// virtual clock, with the bytes of each chunk as RabbitMQ writes them
+// (chunkSize, stream_chunk.go: osiris's chunk header and trailer around the
+// message's AMQP 1.0 sections, in the release's Rules.StreamFormat),
+// exact for every message property and header type amqp091-go can send, on
+// 3.10.8, 4.0.5 and 4.3.6 (TestStreamChunkSizes), and for dead letters on
+// 4.x (TestStreamDeadLetterChunkSizes). What is not exact:
+// the trailer holds the publishing channel's pid as text, taken to have 10
+// characters ("<0.1234.0>"), so a broker whose channel pids have 9 or 11
+// writes each chunk a byte smaller or larger; RabbitMQ batches messages
+// that arrive together into one chunk, amqpsim writes one each.
+// So what consumers see matches RabbitMQ (stream-retention-*.txt,
+// stream-chunk-sizes.txt) unless a segment ends within a few bytes of its
+// limit.
+//
+// The snapshot chunk that starts each later segment is modelled (60 bytes,
+// or 104 when a consumer's attach opened the segment; one offset), as
+// measured with one publisher; osiris writes one entry per publishing
+// channel, so with several its size differs. osiris 1.13.1 (4.3.6) also
+// opens a segment when a consumer that has read to the end of a full one
+// waits for more (its offset listener's registration makes the writer
+// check: segment files show it); amqpsim opens it at the next write, with
+// the smaller snapshot. A segment limit below one chunk makes RabbitMQ
+// 3.10.8's reader crash (541 at basic.consume); that is not modelled.
 
 // segmentHeader is the size of a new segment file (?LOG_HEADER: "OSIL" and
 // a 32-bit version).
@@ -54,57 +58,9 @@ const snapshotChunk = 60
 
 // attachSnapshotChunk is the size of the chunk that starts a segment a
 // consumer's attach opens: 104 bytes on 3.10.8, 105 on 4.0.5 and 4.3.6
-// (measured with one publishing channel; the byte is not modelled).
+// (measured with one publishing channel; the byte is likely the channel
+// pid's length, as in a message chunk's trailer, and is not modelled).
 const attachSnapshotChunk = 104
-
-// chunkOverhead is a one-message chunk's size beyond its body, exchange and
-// routing key: the chunk header (48 bytes), the record header (4), the
-// AMQP 1.0 framing of the message and its annotations, and the writer's
-// trailer. Measured on RabbitMQ 3.10.8: a 2-byte body published through
-// the default exchange to streams named with 9, 16 and 35 characters makes
-// chunks of 149, 156 and 183 bytes, 138 beyond body and name; a 4.x chunk
-// is larger (Rules.StreamChunkExtra). The constant adds recorderPrefix.
-const chunkOverhead = 138 + recorderPrefix
-
-// recorderPrefix calibrates chunk sizes on the library's recordings: the
-// recorder declares each queue with an 8-character prefix ("s", six hex
-// digits, "."), which the routing key of a publish to it repeats, and the
-// simulator replays on the names as written. With it the replayed
-// segments hold the recorded bytes exactly; a stream's chunks are then
-// estimated 8 bytes high for the name as given.
-const recorderPrefix = 8
-
-// chunkSize estimates the bytes osiris writes for a chunk holding m alone.
-// Properties add their values and a few bytes of framing each (measured:
-// a header a=b adds 12, content-type text/plain 30, persistent 25).
-func chunkSize(m *Message) int64 {
-	n := int64(chunkOverhead + len(m.Body) + len(m.Exchange) + len(m.RoutingKey))
-	p := m.Properties
-	if p == nil {
-		return n
-	}
-	for _, s := range []string{p.ContentType, p.ContentEncoding, p.CorrelationID, p.ReplyTo,
-		p.Expiration, p.MessageID, p.Type, p.UserID, p.AppID, p.ClusterID} {
-		if s != "" {
-			n += int64(len(s)) + 20
-		}
-	}
-	if p.DeliveryMode != 0 {
-		n += 25
-	}
-	if p.Priority != 0 || !p.Timestamp.IsZero() {
-		n += 10
-	}
-	for k, v := range p.Headers {
-		n += int64(len(k)) + 10
-		if s, ok := v.(string); ok {
-			n += int64(len(s))
-		} else {
-			n += 8
-		}
-	}
-	return n
-}
 
 // segment is one segment file: the offset of its first chunk, the
 // timestamp (wall-clock ms) of that chunk, and its size.

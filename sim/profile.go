@@ -340,7 +340,7 @@ type Profile struct {
 	//     ClassicDeliveryCount (4.3+): measured on 4.0.5 and 4.3.6; their
 	//     rows in Changes name the recordings.
 	//   - StreamQueueTexts, StreamAnySettlement, NoHAFailoverArg,
-	//     StreamChunkExtra, StreamReadBeforeRetention (4.0+),
+	//     StreamFormat, StreamReadBeforeRetention (4.0+),
 	//     MaxAgeNoCrash, MaxAgeComparedInMs and StreamReadAheadCrash
 	//     (4.3+): measured on 4.0.5 and 4.3.6; their rows in Changes name
 	//     the recordings.

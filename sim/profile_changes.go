@@ -113,11 +113,19 @@ var changes = []Change{
 	// removed classic queue mirroring (release-notes/4.0.1.md).
 	{"x-cancel-on-ha-failover ignored", V4_0, "basic.consume takes x-cancel-on-ha-failover on any queue and ignores it", "",
 		[]setting{to(func(p *Profile) *bool { return &p.Queue.NoHAFailoverArg }, true)}},
-	// Recorded: stream-retention-bytes.txt on 4.0.5 and 4.3.6, the
-	// size measured there on the segment files; 3.13's message
-	// containers may have made the change, unmeasured.
-	{"stream chunks 12 bytes larger", V4_0, "a stream stores each message in 12 more bytes, so its segments fill and x-max-length-bytes deletes them sooner", "",
-		[]setting{to(func(p *Profile) *int64 { return &p.Queue.StreamChunkExtra }, int64(12))}},
+	// Measured on the segment files of 4.0.5 and 4.3.6 (queue's
+	// TestStreamChunkSizes), the format read in mc_amqpl and mc_amqp;
+	// 3.13's message containers may have made the change, unmeasured.
+	// amqp10_framing:encode_described/3 omits the trailing nulls and
+	// mc_amqpl:convert_to/3 makes reply-to an address from v4.2.0 on
+	// (v4.1.8 has neither).
+	{"stream messages as message containers", V4_0, "a stream stores a message as 4.0's message containers convert it (a header section; x- headers, CC and type as annotations; app-id as group-id; from 4.2 without the properties' trailing nulls and with reply-to as a /queues/ address), which sets where its segments roll and what x-max-length-bytes keeps", "",
+		[]setting{byRelease(func(p *Profile) *queue.StreamFormat { return &p.Queue.StreamFormat }, func(v Version) queue.StreamFormat {
+			if v.atLeast(4, 2) {
+				return queue.StreamMC42
+			}
+			return queue.StreamMC40
+		})}},
 	// Recorded: races/stream-retention-age-at-attach.txt and
 	// races/stream-retention-bytes-at-attach.txt on 4.0.5 and 4.3.6,
 	// the outcome an idle broker gives.

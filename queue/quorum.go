@@ -595,10 +595,18 @@ func btoi(b bool) int {
 	return 0
 }
 
-// Purge removes the ready messages, returns and messages alike; checked
-// out ones stay.
+// Purge removes the ready messages, returns and messages alike, and from
+// 4.3 the at-least-once dead letters waiting for their targets
+// (Rules.QuorumPurgeTakesDeadLetters); checked out ones stay.
 func (q *quorum[T]) Purge() (int, error) {
 	n := q.Ready()
+	if q.opts.Rules.QuorumPurgeTakesDeadLetters && len(q.dlx) > 0 {
+		n += len(q.dlx)
+		clear(q.dlx)
+		q.dlx, q.dlxBytes = q.dlx[:0], 0
+		q.dlxTimer = false
+		q.env.StopTimer(DeadLetterTimer)
+	}
 	q.returns = ring{}
 	q.messages.clear()
 	q.readyBytes = 0

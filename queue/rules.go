@@ -24,6 +24,13 @@ type Rules struct {
 	// compared with delivery_count, x-delivery-count shows it and
 	// x-acquired-count shows the other.
 	SplitDeliveryCount bool
+	// QuorumPurgeTakesDeadLetters: queue.purge of a quorum queue also
+	// drops the at-least-once dead letters it still holds and counts them
+	// in purge-ok (RS@v4.3.5 rabbit_fifo apply_/3 #purge{}: NumReady +
+	// DelayedLen + NumDlx, dlx_purge/1; v4.2.9 counts the ready messages
+	// alone; recorded on 4.3.6: quorum-purge-dead-letters.txt, fuzz seed
+	// 18498).
+	QuorumPurgeTakesDeadLetters bool
 	// QuorumCountsProperties makes a quorum queue count a message's
 	// properties with its body against x-max-length-bytes (and in
 	// ReadyBytes): the encoded size of the property flags and properties

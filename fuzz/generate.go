@@ -63,7 +63,10 @@ type gchan struct {
 	closed  bool // closed by a step of the client's
 	confirm bool
 	tx      bool
-	tags    []string // the consumer tags it was given, in order
+	// txStream: a publish staged in the open transaction may reach a
+	// stream (publish).
+	txStream bool
+	tags     []string // the consumer tags it was given, in order
 }
 
 type gqueue struct {

@@ -247,6 +247,15 @@ type Profile struct {
 	// RS@v3.13.7 the other order; recorded on 4.3.6:
 	// publish-check-order.txt, fuzz seed 18443).
 	PublishChecksMessageFirst bool
+	// TxCommitMissingQueue is what tx.commit does with a staged publish
+	// whose queue was deleted since: 3.10 skips the queue (it looks the
+	// queues up again at the commit); from 4.0 the transaction holds the
+	// queue records routing found, and delivering to a gone one is a
+	// rejection (406 "partial tx completion" after every publish went
+	// out), from 4.3 a 506 RESOURCE_ERROR closing the connection, the
+	// publishes staged after it never delivered (recorded on 3.10.8,
+	// 4.0.5 and 4.3.6: tx-commit-deleted-queue.txt, fuzz seed 20083).
+	TxCommitMissingQueue TxMissingQueue
 
 	// HTTPMaxBody is the largest request body the management HTTP API
 	// reads; a larger one is refused with 400 "Exceeded HTTP request body
@@ -433,3 +442,18 @@ func (p Profile) permit(names []string) Profile {
 // Profile returns the rules of the release the broker simulates, with
 // Config.Permit applied.
 func (b *Broker) Profile() Profile { return b.profile }
+
+// TxMissingQueue is what tx.commit does with a publish whose queue is gone
+// (Profile.TxCommitMissingQueue).
+type TxMissingQueue int
+
+const (
+	// TxSkipsMissingQueue delivers to the queues that are left.
+	TxSkipsMissingQueue TxMissingQueue = iota
+	// TxRejectsMissingQueue counts the publish as rejected: the commit
+	// ends with 406 "partial tx completion".
+	TxRejectsMissingQueue
+	// TxFailsOnMissingQueue closes the connection with 506
+	// RESOURCE_ERROR at that publish.
+	TxFailsOnMissingQueue
+)

@@ -92,6 +92,13 @@ var changes = []Change{
 		[]setting{to(func(p *Profile) *bool { return &p.Queue.StreamConvertsXContainers }, true)}},
 	{"unknown exchange type is a channel error", V3_13, "exchange.declare of an unknown type closes the channel with 406, not the connection with 503", "",
 		[]setting{to(func(p *Profile) *bool { return &p.UnknownExchangeTypeChannelError }, true)}},
+	{"tx commit to a deleted queue fails", V4_0, "tx.commit of a publish whose queue was deleted after it was staged ends with 406 partial tx completion, and from 4.3 closes the connection with 506 RESOURCE_ERROR at that publish, where 3.10 skips the queue", "",
+		[]setting{byRelease(func(p *Profile) *TxMissingQueue { return &p.TxCommitMissingQueue }, func(v Version) TxMissingQueue {
+			if v.atLeast(4, 3) {
+				return TxFailsOnMissingQueue
+			}
+			return TxRejectsMissingQueue
+		})}},
 	{"publish checks the message first", V4_0, "basic.publish refuses a bad reply-to, expiration or CC/BCC header before a topic permission or a user-id it refuses", "",
 		[]setting{to(func(p *Profile) *bool { return &p.PublishChecksMessageFirst }, true)}},
 	// 3.13 not read; RS@v4.0.5 rabbit_fifo sets delivery_count from the

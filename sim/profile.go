@@ -248,13 +248,18 @@ type Profile struct {
 	// publish-check-order.txt, fuzz seed 18443).
 	PublishChecksMessageFirst bool
 	// TxCommitMissingQueue is what tx.commit does with a staged publish
-	// whose queue was deleted since: 3.10 skips the queue (it looks the
-	// queues up again at the commit); from 4.0 the transaction holds the
-	// queue records routing found, and delivering to a gone one is a
-	// rejection (406 "partial tx completion" after every publish went
-	// out), from 4.3 a 506 RESOURCE_ERROR closing the connection, the
-	// publishes staged after it never delivered (recorded on 3.10.8,
-	// 4.0.5 and 4.3.6: tx-commit-deleted-queue.txt, fuzz seed 20083).
+	// whose queue was deleted since. Up to 3.12 the transaction keeps the
+	// queue names routing found and the commit looks them up again: it
+	// skips a deleted queue, and reaches one declared since under a name
+	// the default exchange routed to. From 3.13 it holds the queue
+	// records (RS@v3.13.7 rabbit_channel basic.publish: lookup_many
+	// before staging), and delivering to a gone one is a rejection (406
+	// "partial tx completion" after every publish went out), from 4.3,
+	// unless a queue was declared again under its name, a 506
+	// RESOURCE_ERROR closing the connection, the publishes staged after
+	// it never delivered (recorded on 3.10.8, 4.0.5 and 4.3.6:
+	// tx-commit-deleted-queue.txt and tx-commit-queue-declared.txt, fuzz
+	// seeds 20083 and 20221).
 	TxCommitMissingQueue TxMissingQueue
 
 	// HTTPMaxBody is the largest request body the management HTTP API

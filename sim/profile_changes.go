@@ -92,7 +92,7 @@ var changes = []Change{
 		[]setting{to(func(p *Profile) *bool { return &p.Queue.StreamConvertsXContainers }, true)}},
 	{"unknown exchange type is a channel error", V3_13, "exchange.declare of an unknown type closes the channel with 406, not the connection with 503", "",
 		[]setting{to(func(p *Profile) *bool { return &p.UnknownExchangeTypeChannelError }, true)}},
-	{"tx commit to a deleted queue fails", V4_0, "tx.commit of a publish whose queue was deleted after it was staged ends with 406 partial tx completion, and from 4.3 closes the connection with 506 RESOURCE_ERROR at that publish, where 3.10 skips the queue", "",
+	{"a transaction holds its queues", V3_13, "a transaction's publish goes at tx.commit to the queues routing found when it was published: one deleted since fails the commit with 406 partial tx completion, and from 4.3 closes the connection with 506 RESOURCE_ERROR at that publish; up to 3.12 the commit looked the names up again, skipping a deleted queue and reaching one declared since under a name the default exchange routed to", "",
 		[]setting{byRelease(func(p *Profile) *TxMissingQueue { return &p.TxCommitMissingQueue }, func(v Version) TxMissingQueue {
 			if v.atLeast(4, 3) {
 				return TxFailsOnMissingQueue

@@ -29,6 +29,9 @@ type heldPublish struct {
 	ttl          time.Duration
 	hasTTL       bool
 	queues       []*brokerQueue
+	// names, up to 3.12, are the queues' names, looked up again at the
+	// commit (Profile.TxCommitMissingQueue).
+	names []string
 }
 
 type heldSettle struct {
@@ -40,14 +43,50 @@ type heldSettle struct {
 // when the method arrives, or returns routing's error. The publisher may
 // reuse its buffers.
 func (tx *txState) hold(b *Broker, v *vhost, x *exchange, exchangeName, key string, o PublishOptions, m Message, ttl time.Duration, hasTTL bool) error {
-	queues, err := b.route(v, x, routingKeys(key, m.Headers, nil), m.Headers, nil)
+	keys := routingKeys(key, m.Headers, nil)
+	queues, err := b.route(v, x, keys, m.Headers, nil)
 	if err != nil {
 		return err
 	}
+	var names []string
+	if b.profile.TxCommitMissingQueue == TxSkipsMissingQueue {
+		// Up to 3.12 the transaction keeps the names routing found, the
+		// default exchange's keys whether or not a queue has the name
+		// (rabbit_exchange:route/2), and the commit looks them up
+		// (tx-commit-deleted-queue.txt, tx-commit-queue-declared.txt).
+		for _, q := range queues {
+			names = append(names, q.Name())
+		}
+		if x.name == "" {
+			for _, k := range keys {
+				if !slices.Contains(names, k) {
+					names = append(names, k)
+				}
+			}
+		}
+	}
 	m.Body = append([]byte(nil), m.Body...)
 	tx.publishes = append(tx.publishes, heldPublish{x: x, exchangeName: exchangeName, key: key, opts: o, msg: m,
-		ttl: ttl, hasTTL: hasTTL, queues: queues})
+		ttl: ttl, hasTTL: hasTTL, queues: queues, names: names})
 	return nil
+}
+
+// lookUp replaces the queues of the held publishes that kept names with
+// the queues of those names now, sorted by name as routing gives them.
+func (tx *txState) lookUp(v *vhost) {
+	for i := range tx.publishes {
+		p := &tx.publishes[i]
+		if p.names == nil {
+			continue
+		}
+		p.queues = p.queues[:0]
+		for _, n := range p.names {
+			if q := v.queues[n]; q != nil && !q.deleted {
+				p.queues = append(p.queues, q)
+			}
+		}
+		sortQueues(p.queues)
+	}
 }
 
 // held returns the deliveries the transaction settled, for a rollback or a
@@ -114,6 +153,7 @@ func (ch *Channel) TxCommit() error {
 			rejected bool
 			stage    confirmStage
 		}
+		tx.lookUp(ch.conn.vhost)
 		outcomes := make([]outcome, len(tx.publishes))
 		ids := make([]uint64, len(tx.publishes))
 		for i, p := range tx.publishes {
@@ -126,12 +166,20 @@ func (ch *Channel) TxCommit() error {
 		failAt, missing := len(tx.publishes), (*brokerQueue)(nil)
 		if rule := ch.b.profile.TxCommitMissingQueue; rule != TxSkipsMissingQueue {
 			for i, p := range tx.publishes {
-				if j := slices.IndexFunc(p.queues, func(q *brokerQueue) bool { return q.deleted }); j >= 0 {
-					if rule == TxFailsOnMissingQueue {
-						failAt, missing = i, p.queues[j]
+				for _, q := range p.queues {
+					if !q.deleted {
+						continue
+					}
+					// 4.3 fails to find the name; a queue declared again
+					// under it is a dead process's record, a rejection.
+					if _, again := ch.conn.vhost.queues[q.Name()]; rule == TxFailsOnMissingQueue && !again {
+						failAt, missing = i, q
 						break
 					}
 					outcomes[i].rejected = true
+				}
+				if missing != nil {
+					break
 				}
 			}
 		}

@@ -71,7 +71,9 @@ func (c *clusterModel) pickNode(g *gen) int {
 // starting at 1000 ms, and handle_pre_hibernate flushes): a node killed
 // sooner loses those messages or not as that timer falls
 // (cluster/fuzz-14048-unsynced-persistent-lost.txt, docs/cluster.md),
-// a race the simulator does not model.
+// a race the simulator does not model. Two seconds make it unlikely, not
+// impossible: gen_server2 raises the timeout, up to twice its base, each
+// time the queue wakes soon after hibernating.
 const killQuiet = 2 * time.Second
 
 // nodeFault stops, kills, starts, cuts off or heals a node. At most one

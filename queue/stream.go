@@ -191,7 +191,7 @@ func (s *stream[T]) Publish(m *Message, _ int64, _ bool) bool {
 		size += s.filterSize
 	}
 	m.Seq = uint64(offset) + 1
-	m.Properties = s.withStreamOffset(m.Properties, offset)
+	m.Properties = s.withStreamOffset(m.Properties, offset, m.Dead)
 	e.m = m
 	e.seg, e.pos = s.retention.appended(offset, e.ms, size)
 	e.size = int32(size)
@@ -270,10 +270,13 @@ const propsBlock = 256
 
 // withStreamOffset returns p as the stream's readers get it back
 // (Rules.storedHeader) with the x-stream-offset header set to the
-// offset; p is not modified. The copies are carved from blocks: the
-// header map and the boxed offset are then the only allocations a message
-// costs the stream.
-func (s *stream[T]) withStreamOffset(p *protocol.Properties, offset int64) *protocol.Properties {
+// offset; p is not modified. A dead letter's x-death is its deaths, which
+// 4.x stores as an annotation of their own and gives back (mc_amqp
+// x-opt-deaths, mc_amqpl:convert_from/3). The copies are carved from
+// blocks: the header map and the boxed offset are then the only
+// allocations a message costs the stream, unless a header holds a binary
+// inside an array or table, which 4.x gives back as longstr.
+func (s *stream[T]) withStreamOffset(p *protocol.Properties, offset int64, dead bool) *protocol.Properties {
 	if len(s.props) == 0 {
 		s.props = make([]protocol.Properties, propsBlock)
 	}
@@ -286,6 +289,9 @@ func (s *stream[T]) withStreamOffset(p *protocol.Properties, offset int64) *prot
 	_, xcc := c.Headers["x-cc"]
 	for k0, v0 := range c.Headers {
 		k, v, ok := s.opts.Rules.storedHeader(k0, v0)
+		if dead && k0 == "x-death" && s.opts.Rules.StreamConvertsXContainers {
+			k, v, ok = k0, v0, true
+		}
 		if !ok || k0 == "CC" && xcc && s.opts.Rules.StreamConvertsXContainers {
 			// An x-cc header's CC wins over the CC header's (measured
 			// once: the order of a table's fields decides).

@@ -214,7 +214,9 @@ func (r Rules) storedHeader(k string, v any) (string, any, bool) {
 	}
 	switch v.(type) {
 	case []any:
-		return k, binaryAsString(v), k == "CC"
+		if k != "CC" {
+			return k, nil, false
+		}
 	case protocol.Table:
 		return k, nil, false
 	}
@@ -222,8 +224,12 @@ func (r Rules) storedHeader(k string, v any) (string, any, bool) {
 }
 
 // binaryAsString returns v with every binary value, at any depth, a
-// longstr; v is not modified.
+// longstr; v is not modified, and is returned as it is when it holds no
+// binary.
 func binaryAsString(v any) any {
+	if !holdsBinary(v) {
+		return v
+	}
 	switch v := v.(type) {
 	case []byte:
 		return string(v)
@@ -261,4 +267,21 @@ func basicFromHeaders(p *protocol.Properties, published, h protocol.Table, mc bo
 		p.AppID = v
 		delete(h, "x-basic-app-id")
 	}
+}
+
+// holdsBinary says whether v is or holds a binary value at any depth.
+func holdsBinary(v any) bool {
+	switch v := v.(type) {
+	case []byte:
+		return true
+	case []any:
+		return slices.ContainsFunc(v, holdsBinary)
+	case protocol.Table:
+		for _, e := range v {
+			if holdsBinary(e) {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -190,8 +190,13 @@ func (ch *Channel) publishChecks(x *exchange, key string, m *Message) (ttl time.
 		if err := checkRoutingHeaders(m.Headers); err != nil {
 			return 0, false, err
 		}
-		if err := ch.checkTopicAccess(protocol.BasicPublish, permWrite, x, key); err != nil {
-			return 0, false, err
+		// The topic permission covers every routing key of the message:
+		// the CC and BCC ones too (check_write_permitted_on_topics/4 over
+		// mc:routing_keys/1; users-topic-permissions-cc.txt).
+		for _, k := range routingKeys(key, m.Headers, nil) {
+			if err := ch.checkTopicAccess(protocol.BasicPublish, permWrite, x, k); err != nil {
+				return 0, false, err
+			}
 		}
 		return ttl, hasTTL, ch.checkUserID(m.UserID)
 	}
@@ -410,6 +415,8 @@ func (b *Broker) enqueue(queues []*brokerQueue, x *exchange, key string, m *Mess
 	// the others: a stream's reader hears of its write sooner than a
 	// quorum queue commits, whatever the names (races/stream-before-quorum.txt:
 	// 32 of 36 publishes on 3.10.8, 4.0.5 and 4.3.6; fuzz seed 18002).
+	// Dead-lettering (deadLetter) and a cluster's held publishes keep
+	// routing's reverse order: no recording shows theirs.
 	for i := len(queues) - 1; i >= 0; i-- {
 		q := queues[i]
 		if q.deleted || crashed && q.caps.StoresAMQP10 {

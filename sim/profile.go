@@ -244,8 +244,9 @@ type Profile struct {
 	// before the topic permission and the user-id, where up to 3.13 the
 	// topic permission comes first and the user-id before the expiration
 	// (RS@v4.0.5 and v4.3.5 rabbit_channel handle_method basic.publish,
-	// RS@v3.13.7 the other order; recorded on 4.3.6:
-	// publish-check-order.txt, fuzz seed 18443).
+	// RS@v3.13.7 the other order; recorded on 3.10.8, 4.0.5 and 4.3.6:
+	// publish-check-order.txt, fuzz seed 18443). The topic permission
+	// then covers the CC and BCC keys too (users-topic-permissions-cc.txt).
 	PublishChecksMessageFirst bool
 	// TxCommitMissingQueue is what tx.commit does with a staged publish
 	// whose queue was deleted since. Up to 3.12 the transaction keeps the

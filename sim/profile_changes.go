@@ -99,7 +99,7 @@ var changes = []Change{
 			}
 			return TxRejectsMissingQueue
 		})}},
-	{"publish checks the message first", V4_0, "basic.publish refuses a bad reply-to, expiration or CC/BCC header before a topic permission or a user-id it refuses", "",
+	{"publish checks the message first", V4_0, "basic.publish refuses a bad reply-to, expiration or CC/BCC header before a topic permission or a user-id it refuses, and the topic permission covers the CC and BCC keys", "",
 		[]setting{to(func(p *Profile) *bool { return &p.PublishChecksMessageFirst }, true)}},
 	// 3.13 not read; RS@v4.0.5 rabbit_fifo sets delivery_count from the
 	// annotation at enqueue.

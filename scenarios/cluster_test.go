@@ -44,10 +44,9 @@ func TestCluster(t *testing.T) {
 }
 
 // awaitingModel names the cluster scenarios whose recordings the
-// simulator's cluster model does not reproduce yet, and how it differs.
-// None does now; a newly recorded case the model lacks goes here.
+// simulator's cluster model does not reproduce yet, and how it differs;
+// a newly recorded case the model lacks goes here.
 var awaitingModel = map[string]string{
-	"fuzz-14036-late-answers-order":       "confirm.select is answered before a quorum queue.delete the channel sent first, which waits on a stopped member",
 	"fuzz-14048-unsynced-persistent-lost": "persistent messages published without confirms less than a second before the kill are lost: the classic queue writes them only when it hibernates (a race with gen_server2's backoff timer, which the simulator does not model; the cluster generator waits 2 s before a kill)",
 }
 

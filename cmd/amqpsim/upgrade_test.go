@@ -128,13 +128,13 @@ func TestUpgradeCheck(t *testing.T) {
 // quorum-consumer-timeout-releases.txt; the other quorum-consumer-timeout
 // files end before a tick), the memory-limit policy keys classic
 // queues no longer take (policy-unsupported-key.txt), and the dead letters
-// streams take from 3.12 (dlx-to-stream.txt).
+// streams take from 3.12 (dlx-to-stream.txt, stream-dead-letter-headers.txt).
 func TestUpgradeCheckLibrary(t *testing.T) {
 	code, out, errOut := runCmd("upgrade-check", "--to", "3.12", "--summary")
-	if code != 1 || !strings.Contains(out, ": 5 of ") || !strings.Contains(out, "quorum basic.get without x-delivery-count 0  (1 file: quorum-get)") ||
+	if code != 1 || !strings.Contains(out, ": 6 of ") || !strings.Contains(out, "quorum basic.get without x-delivery-count 0  (1 file: quorum-get)") ||
 		!strings.Contains(out, "per-queue consumer timeout  (2 files: consumer-timeout-argument-ignored, quorum-consumer-timeout-releases)") ||
 		!strings.Contains(out, "classic queues refuse memory-limit policies  (1 file: policy-unsupported-key)") ||
-		!strings.Contains(out, "dead letters reach streams  (1 file: dlx-to-stream)") {
+		!strings.Contains(out, "dead letters reach streams  (2 files: dlx-to-stream, stream-dead-letter-headers)") {
 		t.Errorf("3.12: exit %d\n%s%s", code, out, errOut)
 	}
 	_, out, _ = runCmd("upgrade-check", "--to", "4.3", "--summary")

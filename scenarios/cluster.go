@@ -242,6 +242,22 @@ func Cluster() fs.FS { return embedded(clusterFiles, "cluster") }
 // cluster/fuzz-14018-unacked-after-restart.txt). Quorum queues and
 // streams keep their consumers' deliveries.
 func (r *runner) downNode(op faultOp, node int) error {
+	return r.orphanHeld(op, func(home int, _ *rconn) bool { return home == node })
+}
+
+// partition cuts a node off. A classic queue whose home is on the other
+// side of the cut from a channel takes back what the channel holds from
+// it, as from a channel that closed: it counts them ready, not unacked
+// (cluster/fuzz-22044-partition-takes-back.txt, 4.3.6).
+func (r *runner) partition(op faultOp, node int) error {
+	return r.orphanHeld(op, func(home int, c *rconn) bool { return (home == node) != (c.node == node) })
+}
+
+// orphanHeld runs a fault, and marks what the clients hold from a
+// classic queue as no longer the queue's where lost says so, given the
+// queue's home node and the holding channel's connection, read before
+// the fault.
+func (r *runner) orphanHeld(op faultOp, lost func(home int, c *rconn) bool) error {
 	var queues []string
 	for _, ch := range r.chans {
 		for _, h := range ch.held {
@@ -250,10 +266,10 @@ func (r *runner) downNode(op faultOp, node int) error {
 			}
 		}
 	}
-	var homed map[string]bool
+	var homes map[string]int
 	if len(queues) > 0 {
 		var err error
-		if homed, err = r.d.classicHomedOn(node, queues); err != nil {
+		if homes, err = r.d.classicHomes(queues); err != nil {
 			return err
 		}
 	}
@@ -262,7 +278,7 @@ func (r *runner) downNode(op faultOp, node int) error {
 	}
 	for _, ch := range r.chans {
 		for _, h := range ch.held {
-			if homed[h.Queue] {
+			if home, ok := homes[h.Queue]; ok && lost(home, ch.conn) {
 				h.orphan = true
 			}
 		}

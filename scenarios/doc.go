@@ -223,7 +223,10 @@
 // queue observes from a connection of the driver's own by a passive declare,
 // so it shows what queue.declare-ok shows (ready messages and consumers);
 // unacked is the number of deliveries from the queue the scenario's clients
-// hold unsettled, which RabbitMQ shows only through its management API. On
+// hold unsettled, which RabbitMQ shows only through its management API,
+// less those the queue no longer counts: of a queue deleted since, or of
+// a classic queue whose node stopped or crashed, or was cut off from the
+// holding channel's (the queue took them back). On
 // the simulator (either driver) a line "! the simulator counts unacked=N"
 // follows when its own count differs: the deliveries from the queue its
 // channels hold, unacked ones and those a 4.3 quorum queue timed out and

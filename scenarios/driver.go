@@ -43,9 +43,9 @@ type driver interface {
 	inject(o Fault) error
 	// leader returns where a queue's leader and members are (op_leader.go).
 	leader(queue string) (leaderInfo, error)
-	// classicHomedOn returns which of queues are classic queues homed on
-	// node (cluster.go's downNode).
-	classicHomedOn(node int, queues []string) (map[string]bool, error)
+	// classicHomes returns the home node of each of queues that is a
+	// classic queue (cluster.go's orphanHeld).
+	classicHomes(queues []string) (map[string]int, error)
 	// finish closes everything the driver opened or created.
 	finish() error
 }

@@ -599,8 +599,8 @@ func (d *traceDriver) leader(q string) (leaderInfo, error) {
 	return d.shadow.leader(q)
 }
 
-func (d *traceDriver) classicHomedOn(node int, queues []string) (map[string]bool, error) {
-	return d.shadow.classicHomedOn(node, queues)
+func (d *traceDriver) classicHomes(queues []string) (map[string]int, error) {
+	return d.shadow.classicHomes(queues)
 }
 
 // settle returns the pushes the trace shows after the current step.

@@ -84,11 +84,11 @@ func (o Conn) run(r *runner, _ *rchan) ([]string, reply, error) {
 			out = append(out, refused.line)
 		}
 		err = nil
-		c := &rconn{name: o.Name, closed: true}
+		c := &rconn{name: o.Name, node: max(o.Node, 1), closed: true}
 		r.conns = append(r.conns, c)
 		r.byConn[o.Name] = c
 	} else if err == nil {
-		c := &rconn{name: o.Name}
+		c := &rconn{name: o.Name, node: max(o.Node, 1)}
 		r.conns = append(r.conns, c)
 		r.byConn[o.Name] = c
 	}

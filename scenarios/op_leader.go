@@ -66,32 +66,37 @@ func simLeader(b *sim.Broker, q string) (leaderInfo, error) {
 
 func (d *simDriver) leader(q string) (leaderInfo, error) { return simLeader(d.b, q) }
 
-func (d *simDriver) classicHomedOn(node int, queues []string) (map[string]bool, error) {
-	return simClassicHomedOn(d.b, node, queues), nil
+func (d *simDriver) classicHomes(queues []string) (map[string]int, error) {
+	return simClassicHomes(d.b, queues), nil
 }
 
-// simClassicHomedOn returns which of queues are classic queues of a
-// simulator homed on node.
-func simClassicHomedOn(b *sim.Broker, node int, queues []string) map[string]bool {
-	out := map[string]bool{}
+// simClassicHomes returns the home node of each of queues that is a
+// classic queue of a simulator.
+func simClassicHomes(b *sim.Broker, queues []string) map[string]int {
+	out := map[string]int{}
 	for _, q := range queues {
 		leader, _, err := b.QueueLeader("/", q)
 		if err != nil {
 			continue
 		}
-		if d, err := b.QueueDetails("/", q); err == nil && d.Type == "classic" && leader == b.NodeName(node) {
-			out[q] = true
+		if d, err := b.QueueDetails("/", q); err != nil || d.Type != "classic" {
+			continue
+		}
+		for _, n := range b.Nodes() {
+			if n.Name == leader {
+				out[q] = n.Number
+			}
 		}
 	}
 	return out
 }
 
-// classicHomedOn asks the simulator behind the wire, or a running node
-// of a real cluster (rabbitmqctl list_queues: a classic queue's leader is
+// classicHomes asks the simulator behind the wire, or a running node of
+// a real cluster (rabbitmqctl list_queues: a classic queue's leader is
 // its home).
-func (d *amqpDriver) classicHomedOn(node int, queues []string) (map[string]bool, error) {
+func (d *amqpDriver) classicHomes(queues []string) (map[string]int, error) {
 	if d.sim != nil {
-		return simClassicHomedOn(d.sim.b, node, queues), nil
+		return simClassicHomes(d.sim.b, queues), nil
 	}
 	if d.cluster == nil {
 		return nil, nil
@@ -100,11 +105,14 @@ func (d *amqpDriver) classicHomedOn(node int, queues []string) (map[string]bool,
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]bool{}
+	out := map[string]int{}
 	for _, q := range queues {
 		for _, r := range rows {
-			if r.Name == d.p(q) && r.Type == "classic" && r.Leader == d.cluster.names[node-1] {
-				out[q] = true
+			if r.Name != d.p(q) || r.Type != "classic" {
+				continue
+			}
+			if n := slices.Index(d.cluster.names, r.Leader); n >= 0 {
+				out[q] = n + 1
 			}
 		}
 	}

@@ -34,5 +34,5 @@ func (o Partition) args() []string             { return []string{"partition", st
 func (o Partition) change(v *clusterView)      { v.cut = []int{o.Node} }
 
 func (o Partition) run(r *runner, _ *rchan) ([]string, reply, error) {
-	return nil, reply{}, r.d.fault(o)
+	return nil, reply{}, r.partition(o, o.Node)
 }

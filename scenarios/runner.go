@@ -27,6 +27,7 @@ type runner struct {
 
 type rconn struct {
 	name   string
+	node   int // the cluster node it is attached to (1 unless said)
 	closed bool
 }
 

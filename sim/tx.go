@@ -161,7 +161,7 @@ func (ch *Channel) TxCommit() error {
 				ids[i] = ch.b.newMessageID()
 			}
 		}
-		// From 4.0 the transaction holds the queues routing found, and
+		// From 3.13 the transaction holds the queues routing found, and
 		// one deleted since fails its publish (Profile.TxCommitMissingQueue).
 		failAt, missing := len(tx.publishes), (*brokerQueue)(nil)
 		if rule := ch.b.profile.TxCommitMissingQueue; rule != TxSkipsMissingQueue {

@@ -3,6 +3,7 @@ package amqptest
 import (
 	"cmp"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/amqpsim/amqpsim/scenarios"
@@ -105,7 +106,10 @@ func placeAlarms(alarms []alarmMark, trace []sim.Event) []scenarios.TraceFault {
 		}
 		out[i] = scenarios.TraceFault{Before: limit, At: m.at, Op: m.op}
 		for k := m.from; k < limit; k++ {
-			if trace[k].Kind == sim.EventBlocked {
+			// A block whose reason lacks this alarm came before the
+			// raise, though after from was read: another alarm raised at
+			// the same moment caused it.
+			if trace[k].Kind == sim.EventBlocked && strings.Contains(trace[k].Reason, m.op.Resource) {
 				out[i].Before = k
 				break
 			}

@@ -156,7 +156,7 @@ func (r Rules) ConversionCrashes(h protocol.Table) bool {
 		case protocol.Decimal:
 			return true
 		case []any, protocol.Table:
-			if r.StreamConvertsXContainers && strings.HasPrefix(k, "x-") && holdsDecimal(v) {
+			if r.StreamConvertsXContainers && strings.HasPrefix(k, "x-") && holds(v, isDecimal) {
 				return true
 			}
 		}
@@ -164,23 +164,28 @@ func (r Rules) ConversionCrashes(h protocol.Table) bool {
 	return false
 }
 
-// holdsDecimal says whether an array or table value holds a decimal at
-// any depth.
-func holdsDecimal(v any) bool {
-	switch v := v.(type) {
-	case protocol.Decimal:
+// holds says whether v is, or holds inside its arrays and tables at any
+// depth, a value is accepts.
+func holds(v any, is func(any) bool) bool {
+	if is(v) {
 		return true
+	}
+	switch v := v.(type) {
 	case []any:
-		return slices.ContainsFunc(v, holdsDecimal)
+		return slices.ContainsFunc(v, func(e any) bool { return holds(e, is) })
 	case protocol.Table:
 		for _, e := range v {
-			if holdsDecimal(e) {
+			if holds(e, is) {
 				return true
 			}
 		}
 	}
 	return false
 }
+
+func isDecimal(v any) bool { _, ok := v.(protocol.Decimal); return ok }
+
+func isBinary(v any) bool { _, ok := v.([]byte); return ok }
 
 // storedHeader is header k=v as a stream's consumers get it back: the
 // publishing channel converts the message to AMQP 1.0 for the log, and
@@ -227,7 +232,7 @@ func (r Rules) storedHeader(k string, v any) (string, any, bool) {
 // longstr; v is not modified, and is returned as it is when it holds no
 // binary.
 func binaryAsString(v any) any {
-	if !holdsBinary(v) {
+	if !holds(v, isBinary) {
 		return v
 	}
 	switch v := v.(type) {
@@ -267,21 +272,4 @@ func basicFromHeaders(p *protocol.Properties, published, h protocol.Table, mc bo
 		p.AppID = v
 		delete(h, "x-basic-app-id")
 	}
-}
-
-// holdsBinary says whether v is or holds a binary value at any depth.
-func holdsBinary(v any) bool {
-	switch v := v.(type) {
-	case []byte:
-		return true
-	case []any:
-		return slices.ContainsFunc(v, holdsBinary)
-	case protocol.Table:
-		for _, e := range v {
-			if holdsBinary(e) {
-				return true
-			}
-		}
-	}
-	return false
 }

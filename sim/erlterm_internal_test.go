@@ -32,3 +32,17 @@ func TestErlangTimeoutLayout(t *testing.T) {
 		t.Errorf("get's text:\n got %q\nwant %q", got, want)
 	}
 }
+
+// The 506 of a transaction's publish to a deleted queue, as RabbitMQ
+// 4.3.6 wrote it for queue names of 8 and 9 characters (amqp091-go's
+// connection error, 2026-12-06).
+func TestMissingQueueErrorLayout(t *testing.T) {
+	for name, want := range map[string]string{
+		"abcdefgh":  `failed to deliver message: {not_found,{resource,<<"/">>,queue,<<"abcdefgh">>}}`,
+		"abcdefghi": "failed to deliver message: {not_found,\n" + strings.Repeat(" ", 31) + `{resource,<<"/">>,queue,<<"abcdefghi">>}}`,
+	} {
+		if got := strings.TrimPrefix(missingQueueError("/", name).Text, "RESOURCE_ERROR - "); got != want {
+			t.Errorf("%s:\n got %q\nwant %q", name, got, want)
+		}
+	}
+}

@@ -265,16 +265,18 @@ func (ch *Channel) transaction(m protocol.Method) (*txState, error) {
 
 // missingQueueError is 4.3's 506 for a transaction's publish to a queue
 // deleted since it was staged: rabbit_channel formats the reason with
-// ~tp, which breaks the term's line when it would reach the 79th column
-// (measured on 4.3.6: a queue name of 8 characters in vhost "/" fits,
-// one of 9 wraps, the second element indented by 31 spaces; a longer
-// name wraps the resource too, which is not modelled, and the scenarios'
-// comparison ignores a line break with its indentation: termLayout).
+// ~tp, which breaks the tuple after its first element when it would pass
+// column 78, as expirationError's (measured on 4.3.6: a queue name of 8
+// characters in vhost "/" fits, one of 9 breaks), but indents the rest by
+// 31 spaces, not one past the brace. A longer name breaks the resource
+// too, which is not modelled; the scenarios' comparison ignores a line
+// break with its indentation (termLayout).
 func missingQueueError(vhost, name string) *protocol.Error {
 	const prefix = "failed to deliver message: "
+	resource := `{resource,<<"` + vhost + `">>,queue,<<"` + name + `">>}`
 	sep := ","
-	if len(prefix)+42+len(vhost)+len(name) >= 79 {
+	if len(prefix)+len("{not_found,"+resource+"}") > 78 {
 		sep = ",\n" + strings.Repeat(" ", 31)
 	}
-	return protocol.Errorf(protocol.ResourceError, protocol.TxCommit, "%s{not_found%s{resource,<<\"%s\">>,queue,<<\"%s\">>}}", prefix, sep, vhost, name)
+	return protocol.Errorf(protocol.ResourceError, protocol.TxCommit, "%s{not_found%s%s}", prefix, sep, resource)
 }

@@ -654,7 +654,14 @@ func (q *quorum[T]) TimerFired(t Timer) bool {
 		q.retryDeadLetters()
 	case TTLTimer:
 		q.ttlSet = false
-		q.expire()
+		if q.opts.Rules.QuorumExpiresEveryHead {
+			// expire_shallow/2: the timer expires every head that is due,
+			// even when the next message to take is not.
+			q.expireHeads()
+			q.ensureTTLTimer()
+		} else {
+			q.expire()
+		}
 	case ExpiresTimer:
 		if q.limits.Expires <= 0 {
 			return false // a policy took x-expires away

@@ -39,7 +39,17 @@ func (q *quorum[T]) expiryAt(ttl int64, hasTTL bool) (int64, bool) {
 // once it is the head (quorum-ttl-returns.txt). It then sets the TTL
 // timer for the new head's expiry. The clock is read only for a head
 // that can expire: dispatch runs this before every message.
+//
+// With Rules.QuorumExpiresEveryHead (4.3) an expired next message starts
+// expireHeads instead.
 func (q *quorum[T]) expire() {
+	if q.opts.Rules.QuorumExpiresEveryHead {
+		if q.headExpired() {
+			q.expireHeads()
+		}
+		q.ensureTTLTimer()
+		return
+	}
 	now, read := int64(0), false
 	var m *Message
 	for {
@@ -56,7 +66,26 @@ func (q *quorum[T]) expire() {
 		q.take()
 		q.deadLetter(publisherCopy(m), "expired")
 	}
-	q.ensureTTLTimerFor(m)
+	q.ensureTTLTimer()
+}
+
+// expireHeads is 4.3's rabbit_fifo:expire_batch/3: the expired messages
+// at the head of the returns, then those at the head of each priority
+// level from the lowest, are dead-lettered with reason expired (or
+// dropped), in that order, whatever is ahead of them in the other
+// queues (quorum-ttl-every-head.txt).
+func (q *quorum[T]) expireHeads() {
+	now := q.env.Now()
+	expired := func(m *Message) bool { return m != nil && m.Expires && m.Expiry <= now }
+	var gone []*Message
+	for expired(q.returns.front()) {
+		gone = append(gone, q.returns.popFront())
+	}
+	gone = q.messages.takeExpiredHeads(expired, gone)
+	for _, m := range gone {
+		q.readyBytes -= int64(m.size)
+		q.deadLetter(publisherCopy(m), "expired")
+	}
 }
 
 // headExpired says whether expire would drop the head now.
@@ -75,15 +104,27 @@ func (q *quorum[T]) head() *Message {
 
 // ensureTTLTimer keeps the TTL timer at the head's expiry, or stops it
 // (rabbit_fifo returns a {timer, expire_msgs, T} effect for the head).
-func (q *quorum[T]) ensureTTLTimer() { q.ensureTTLTimerFor(q.head()) }
-
-// ensureTTLTimerFor is ensureTTLTimer, m being the head.
-func (q *quorum[T]) ensureTTLTimerFor(m *Message) {
+// With Rules.QuorumExpiresEveryHead it is the earliest expiry of the
+// returns' head and each priority level's head (4.3's timer_effect/2).
+func (q *quorum[T]) ensureTTLTimer() {
+	var due int64
+	var set bool
+	earliest := func(m *Message) {
+		if m != nil && m.Expires && (!set || m.Expiry < due) {
+			due, set = m.Expiry, true
+		}
+	}
+	if q.opts.Rules.QuorumExpiresEveryHead {
+		earliest(q.returns.front())
+		q.messages.eachHead(earliest)
+	} else {
+		earliest(q.head())
+	}
 	switch {
-	case m != nil && m.Expires:
-		if !q.ttlSet || q.ttlDue != m.Expiry {
-			q.ttlDue, q.ttlSet = m.Expiry, true
-			q.env.SetTimer(TTLTimer, m.Expiry)
+	case set:
+		if !q.ttlSet || q.ttlDue != due {
+			q.ttlDue, q.ttlSet = due, true
+			q.env.SetTimer(TTLTimer, due)
 		}
 	case q.ttlSet:
 		q.ttlSet = false

@@ -112,6 +112,32 @@ func (r *quorumReady) popFront() *Message {
 	return m
 }
 
+// eachHead calls f with the head of each non-empty level.
+func (r *quorumReady) eachHead(f func(*Message)) {
+	for full := r.full; full != 0; full &= full - 1 {
+		f(r.levels[bits.TrailingZeros32(full)].front())
+	}
+}
+
+// takeExpiredHeads appends to gone, level by level from the lowest, the
+// messages at the level's head for which expired holds
+// (rabbit_fifo_pq:take_while/2 over its ordered buckets), and takes them
+// out.
+func (r *quorumReady) takeExpiredHeads(expired func(*Message) bool, gone []*Message) []*Message {
+	for full := r.full; full != 0; full &= full - 1 {
+		l := bits.TrailingZeros32(full)
+		level := &r.levels[l]
+		for level.len() > 0 && expired(level.front()) {
+			gone = append(gone, level.popFront())
+			r.n--
+		}
+		if level.len() == 0 {
+			r.full &^= 1 << l
+		}
+	}
+	return gone
+}
+
 // all returns the messages in the order they would be taken.
 func (r *quorumReady) all() []*Message {
 	c := r.clone()

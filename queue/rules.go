@@ -31,6 +31,16 @@ type Rules struct {
 	// alone; recorded on 4.3.6: quorum-purge-dead-letters.txt, fuzz seed
 	// 18498).
 	QuorumPurgeTakesDeadLetters bool
+	// QuorumExpiresEveryHead: a quorum queue expires the head of its
+	// returns and the head of each priority level on its own, so an
+	// expired message behind a live one of the returns or of a higher
+	// priority goes when it expires; the TTL timer is set for the
+	// earliest expiry among those heads. Up to 4.2 only the next message
+	// to take expires. RS@v4.3.5 rabbit_fifo expire_shallow/2,
+	// expire_batch/3 and timer_effect/2; v4.2.9 expire_msgs/4 looks at
+	// get_next_msg/1 alone. Recorded on 4.3.6 (quorum-ttl-every-head.txt,
+	// fuzz seed 31018).
+	QuorumExpiresEveryHead bool
 	// QuorumCountsProperties makes a quorum queue count a message's
 	// properties with its body against x-max-length-bytes (and in
 	// ReadyBytes): the encoded size of the property flags and properties

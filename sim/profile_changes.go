@@ -221,6 +221,8 @@ var changes = []Change{
 		[]setting{to(func(p *Profile) *bool { return &p.Queue.SplitDeliveryCount }, true)}},
 	{"quorum purge takes dead letters", V4_3, "queue.purge of a quorum queue also drops the at-least-once dead letters it holds, and purge-ok counts them", "",
 		[]setting{to(func(p *Profile) *bool { return &p.Queue.QuorumPurgeTakesDeadLetters }, true)}},
+	{"quorum queues expire every head", V4_3, "a quorum queue's message expires at its TTL when it is the head of the returned messages or of its priority level, no longer waiting behind a live returned message or a live message of a higher priority", "",
+		[]setting{to(func(p *Profile) *bool { return &p.Queue.QuorumExpiresEveryHead }, true)}},
 	{"quorum bytes count properties", V4_3, "a quorum queue counts a message's encoded properties (2 bytes with none) with its body against x-max-length-bytes, so the limit keeps fewer messages", "",
 		[]setting{to(func(p *Profile) *bool { return &p.Queue.QuorumCountsProperties }, true)}},
 	// Recorded on 4.3.6 (4.0.5 as 3.10.8): dlx-reject-with-routing-key,

@@ -57,6 +57,16 @@ func (g *gen) declaredStream(name string) bool {
 	return false
 }
 
+// anyStream reports whether a stream is declared and not deleted.
+func (g *gen) anyStream() bool {
+	for _, q := range g.queues {
+		if q.kind == "stream" && q.declared && !q.deleted {
+			return true
+		}
+	}
+	return false
+}
+
 func (g *gen) consume() {
 	ch := g.anyChan()
 	q := g.someQueue()

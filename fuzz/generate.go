@@ -41,8 +41,9 @@ type gen struct {
 	unit      time.Duration // the scenario's timer unit: every TTL and expiry is a multiple
 	clock     timing
 	seq       map[string]int // the last number given to each kind of name
-	// streamWrite is the virtual time of the last publish that may have
-	// reached a stream (-1: none): its count lags (streamCountLag).
+	// streamWrite is the virtual time of the last publish or dead letter
+	// that may have reached a stream (-1: none): its count lags
+	// (streamCountLag).
 	streamWrite time.Duration
 	starting    []time.Duration // the timers the next step starts
 	ccSent      bool            // a publish carried CC or BCC (quorumByteLimit)
@@ -248,6 +249,11 @@ func (g *gen) add(op scenarios.Op) bool {
 		// user that is gone): a scenario has none.
 		g.ops, g.view = g.ops[:len(g.ops)-1], prev
 		return false
+	}
+	if at := g.view.deadLettered; at > g.streamWrite && g.anyStream() {
+		// A dead letter is a write to the stream it reaches, at its own
+		// time: an expiry's inside an advance (seed 31107).
+		g.streamWrite = at
 	}
 	if a, ok := op.(scenarios.Advance); ok {
 		g.clock.advance(a.D)

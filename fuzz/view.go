@@ -2,8 +2,10 @@ package fuzz
 
 import (
 	"strings"
+	"time"
 
 	"github.com/amqpsim/amqpsim/scenarios"
+	"github.com/amqpsim/amqpsim/sim"
 )
 
 // view is what the simulator says the steps so far did: which channels
@@ -21,6 +23,9 @@ type view struct {
 	consumed  map[string]int      // per queue, its live consumers
 	last      []string            // the last step's result lines
 	failed    bool                // the last step's replay failed to run
+	// deadLettered is the virtual time of the last dead letter that was
+	// not dropped (-1: none): it may have reached a stream.
+	deadLettered time.Duration
 }
 
 // refused reports whether the broker closed a channel or connection in
@@ -43,7 +48,7 @@ func silentOp(op scenarios.Op) bool { return scenarios.Silent(op) }
 
 // replayView replays the steps so far on the default release's simulator.
 func replayView(g *gen) view {
-	v := view{closed: map[string]bool{}, held: map[string][]heldAt{}, delivered: map[string][]string{}, consumers: map[string][]string{}, consumed: map[string]int{}}
+	v := view{closed: map[string]bool{}, held: map[string][]heldAt{}, delivered: map[string][]string{}, consumers: map[string][]string{}, consumed: map[string]int{}, deadLettered: -1}
 	res, err := scenarios.Replay(g.scenario("view", ""))
 	if res == nil {
 		v.failed = true
@@ -64,6 +69,11 @@ func replayView(g *gen) view {
 				what == "connection dropped", what == "login refused", what == "connection refused":
 				v.closed[who] = true
 			}
+		}
+	}
+	for _, e := range res.Trace {
+		if e.Kind == sim.EventDeadLetter && !e.Dropped {
+			v.deadLettered = e.At
 		}
 	}
 	for _, h := range res.Holdings {

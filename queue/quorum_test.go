@@ -270,6 +270,46 @@ func TestQuorumTTLHeadOnly(t *testing.T) {
 	check(t, "dead", []string{"expired:p1", "expired:p3"}, e.dead)
 }
 
+// 4.3 (Rules.QuorumExpiresEveryHead): the timer is set for the earliest
+// expiry among the heads of the priority levels, and expires every
+// level's expired head, from the lowest level, whatever is ahead of it in
+// a higher one; 3.10's rules expire only the next message to take.
+func TestQuorumExpiresEveryHead(t *testing.T) {
+	prio := func(body string, p uint8) *queue.Message {
+		return &queue.Message{Body: []byte(body), Properties: &protocol.Properties{Priority: p}}
+	}
+	for _, c := range []struct {
+		name        string
+		rules       queue.Rules
+		timer       int64
+		dead, ready []string
+	}{
+		{"3.10", queue.Rules{}, 0, nil, []string{"live", "c", "b", "a"}},
+		{"4.3", queue.Rules{QuorumPriorities: queue.StrictQuorumPriorities, QuorumExpiresEveryHead: true},
+			100, []string{"expired:a", "expired:b"}, []string{"live", "c"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := &qenv{env: env{timers: map[queue.Timer]int64{}}}
+			q, err := queue.New[int](e, "/", "q", queue.Options{Durable: true, Args: quorumArgs(nil), Rules: c.rules})
+			if err != nil {
+				t.Fatal(err)
+			}
+			publish(q, prio("live", 9))
+			q.Publish(prio("c", 9), 300, true)
+			q.Publish(prio("b", 0), 200, true)
+			q.Publish(prio("a", 2), 100, true)
+			if due := e.timers[queue.TTLTimer]; due != c.timer {
+				t.Fatalf("TTL timer at %d, want %d", due, c.timer)
+			}
+			e.now = 1000
+			delete(e.timers, queue.TTLTimer) // it fired
+			q.TimerFired(queue.TTLTimer)
+			check(t, "dead", c.dead, e.dead)
+			check(t, "ready", c.ready, ready(q))
+		})
+	}
+}
+
 // reject-publish takes the message that goes over the limit, then refuses until the queue is at 80% of it.
 func TestQuorumRejectPublishSoftLimit(t *testing.T) {
 	q, e := newQuorum(t, protocol.Table{"x-max-length": int32(2), "x-overflow": "reject-publish"})

@@ -3,7 +3,11 @@ package queue
 // Message TTL and length limits of a quorum queue, as RabbitMQ 3.10.8's
 // rabbit_fifo applies them.
 
-import "time"
+import (
+	"cmp"
+	"slices"
+	"time"
+)
 
 // quorumLowLimit is rabbit_fifo's ?LOW_LIMIT: a queue refusing publishes
 // under reject-publish takes them again once it is down to this share of
@@ -70,10 +74,15 @@ func (q *quorum[T]) expire() {
 }
 
 // expireHeads is 4.3's rabbit_fifo:expire_batch/3: the expired messages
-// at the head of the returns, then those at the head of each priority
-// level from the lowest, are dead-lettered with reason expired (or
-// dropped), in that order, whatever is ahead of them in the other
-// queues (quorum-ttl-every-head.txt).
+// at the head of the returns and at the head of each priority level are
+// dead-lettered with reason expired (or dropped), whatever is ahead of
+// them in the other queues (quorum-ttl-every-head.txt). They go in the
+// order they expired, ties in enqueue order. RabbitMQ takes a batch as
+// returns then levels from the lowest, but its batch holds what expired
+// at one millisecond; on the virtual clock, which stands still between
+// steps that take real time on a broker, messages published in turn
+// with one TTL expire together, and the one published first expired
+// first on the broker.
 func (q *quorum[T]) expireHeads() {
 	now := q.env.Now()
 	expired := func(m *Message) bool { return m != nil && m.Expires && m.Expiry <= now }
@@ -82,6 +91,9 @@ func (q *quorum[T]) expireHeads() {
 		gone = append(gone, q.returns.popFront())
 	}
 	gone = q.messages.takeExpiredHeads(expired, gone)
+	slices.SortFunc(gone, func(a, b *Message) int {
+		return cmp.Or(cmp.Compare(a.Expiry, b.Expiry), cmp.Compare(a.Seq, b.Seq))
+	})
 	for _, m := range gone {
 		q.readyBytes -= int64(m.size)
 		q.deadLetter(publisherCopy(m), "expired")

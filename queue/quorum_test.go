@@ -272,8 +272,9 @@ func TestQuorumTTLHeadOnly(t *testing.T) {
 
 // 4.3 (Rules.QuorumExpiresEveryHead): the timer is set for the earliest
 // expiry among the heads of the priority levels, and expires every
-// level's expired head, from the lowest level, whatever is ahead of it in
-// a higher one; 3.10's rules expire only the next message to take.
+// level's expired head, whatever is ahead of it in a higher one, in
+// expiry order, ties (a and b) in enqueue order; 3.10's rules expire
+// only the next message to take.
 func TestQuorumExpiresEveryHead(t *testing.T) {
 	prio := func(body string, p uint8) *queue.Message {
 		return &queue.Message{Body: []byte(body), Properties: &protocol.Properties{Priority: p}}
@@ -286,7 +287,7 @@ func TestQuorumExpiresEveryHead(t *testing.T) {
 	}{
 		{"3.10", queue.Rules{}, 0, nil, []string{"live", "c", "b", "a"}},
 		{"4.3", queue.Rules{QuorumPriorities: queue.StrictQuorumPriorities, QuorumExpiresEveryHead: true},
-			100, []string{"expired:a", "expired:b"}, []string{"live", "c"}},
+			100, []string{"expired:b", "expired:a"}, []string{"live", "c"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			e := &qenv{env: env{timers: map[queue.Timer]int64{}}}
@@ -296,7 +297,7 @@ func TestQuorumExpiresEveryHead(t *testing.T) {
 			}
 			publish(q, prio("live", 9))
 			q.Publish(prio("c", 9), 300, true)
-			q.Publish(prio("b", 0), 200, true)
+			q.Publish(prio("b", 0), 100, true)
 			q.Publish(prio("a", 2), 100, true)
 			if due := e.timers[queue.TTLTimer]; due != c.timer {
 				t.Fatalf("TTL timer at %d, want %d", due, c.timer)

@@ -176,6 +176,10 @@ func (g *gen) anyClosedChan() bool {
 	return false
 }
 
+// wrongPassword is the password of a connection whose login is to be
+// refused.
+const wrongPassword = "wrong"
+
 func (g *gen) openConn() {
 	c := &gconn{name: g.name("c")}
 	op := scenarios.Conn{Name: c.name}
@@ -184,7 +188,7 @@ func (g *gen) openConn() {
 		c.user = u
 		op.User, op.Password = u.name, u.password
 		if g.chance(10) {
-			op.Password = "wrong"
+			op.Password = wrongPassword
 		}
 	}
 	if g.cluster != nil {

@@ -266,6 +266,9 @@ func (g *gen) add(op scenarios.Op) bool {
 // beyond its advance: a step the recorder watches for a quiet window, a
 // connection's open (a dial and a handshake), a silent one.
 func stepBound(op scenarios.Op) time.Duration {
+	if c, ok := op.(scenarios.Conn); ok && c.Password == wrongPassword {
+		return watchedStepDrift + loginRefusedDelay
+	}
 	if _, ok := op.(scenarios.Conn); ok || !silentOp(op) {
 		return watchedStepDrift
 	}

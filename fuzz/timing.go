@@ -14,6 +14,10 @@ import (
 const (
 	watchedStepDrift = 600 * time.Millisecond
 	silentStepDrift  = 250 * time.Millisecond
+	// loginRefusedDelay is what a refused login adds: rabbit_reader's
+	// ?SILENT_CLOSE_DELAY (a refused login's step took 3.0 s on each
+	// release, seed 32056).
+	loginRefusedDelay = 3 * time.Second
 	// deadlineMargin is how far each clock must stay from a deadline: a
 	// broker's timer fires a few milliseconds late, and RabbitMQ expires a
 	// classic queue's head on a timer of its own.

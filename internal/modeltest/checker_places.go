@@ -72,6 +72,7 @@ func (k *checker) take(m *cMsg, why string) {
 			break
 		}
 	}
+	k.taken[m] = true
 	q.ready = slices.Delete(q.ready, i, i+1)
 	if i < q.returns {
 		q.returns--

@@ -401,7 +401,7 @@ func (r *UpgradeReport) String() string {
 // to answer when it moves from 3.x to 4.3 (TestUpgradingConsumersDoc).
 var consumerChanges = []string{"publisher's x-death ignored", "x-last-death headers", "classic delivery-count",
 	"global_qos denied", "consumer timeout on quorum queues only", "quorum queues time deliveries out",
-	"basic.reject and basic.nack counted apart", "quorum delivery limit 20", "x-queue-type defaults to classic",
+	"basic.reject and basic.nack counted apart", "quorum queues expire every head", "quorum delivery limit 20", "x-queue-type defaults to classic",
 	"stream nack, reject and recover", "max_message_size 16 MiB"}
 
 // ConsumerDoc returns the row of docs/upgrading-consumers.md for the

@@ -658,10 +658,8 @@ func (q *quorum[T]) TimerFired(t Timer) bool {
 			// expire_shallow/2: the timer expires every head that is due,
 			// even when the next message to take is not.
 			q.expireHeads()
-			q.ensureTTLTimer()
-		} else {
-			q.expire()
 		}
+		q.expire()
 	case ExpiresTimer:
 		if q.limits.Expires <= 0 {
 			return false // a policy took x-expires away

@@ -165,6 +165,7 @@ func (ch *Channel) TxCommit() error {
 		// one deleted since fails its publish (Profile.TxCommitMissingQueue).
 		failAt, missing := len(tx.publishes), (*brokerQueue)(nil)
 		if rule := ch.b.profile.TxCommitMissingQueue; rule != TxSkipsMissingQueue {
+		scan:
 			for i, p := range tx.publishes {
 				for _, q := range p.queues {
 					if !q.deleted {
@@ -174,12 +175,9 @@ func (ch *Channel) TxCommit() error {
 					// under it is a dead process's record, a rejection.
 					if _, again := ch.conn.vhost.queues[q.Name()]; rule == TxFailsOnMissingQueue && !again {
 						failAt, missing = i, q
-						break
+						break scan
 					}
 					outcomes[i].rejected = true
-				}
-				if missing != nil {
-					break
 				}
 			}
 		}

@@ -42,33 +42,19 @@ func (q *quorum[T]) expiryAt(ttl int64, hasTTL bool) (int64, bool) {
 // until p2 is taken); a returned message keeps its expiry and expires
 // once it is the head (quorum-ttl-returns.txt). It then sets the TTL
 // timer for the new head's expiry. The clock is read only for a head
-// that can expire: dispatch runs this before every message.
+// that can expire (headExpired): dispatch runs this before every message.
 //
 // With Rules.QuorumExpiresEveryHead (4.3) an expired next message starts
 // expireHeads instead.
 func (q *quorum[T]) expire() {
-	if q.opts.Rules.QuorumExpiresEveryHead {
-		if q.headExpired() {
-			q.expireHeads()
+	switch {
+	case !q.headExpired():
+	case q.opts.Rules.QuorumExpiresEveryHead:
+		q.expireHeads()
+	default:
+		for q.headExpired() {
+			q.deadLetter(publisherCopy(q.take()), "expired")
 		}
-		q.ensureTTLTimer()
-		return
-	}
-	now, read := int64(0), false
-	var m *Message
-	for {
-		m = q.head()
-		if m == nil || !m.Expires {
-			break
-		}
-		if !read {
-			now, read = q.env.Now(), true
-		}
-		if m.Expiry > now {
-			break
-		}
-		q.take()
-		q.deadLetter(publisherCopy(m), "expired")
 	}
 	q.ensureTTLTimer()
 }
